@@ -1,0 +1,43 @@
+import type { z } from 'zod';
+import type { ChatMessage, Environment } from '../rollout/types.ts';
+import type { Rng } from '../util/random.ts';
+
+/**
+ * A text-level policy: reads the chat exactly as the policy would see it (the current window,
+ * parsed into turns) and writes the next assistant turn. Scripted experts and summary writers are
+ * TextPolicies; rollout/text-policy-sampler.ts turns one into a TokenSampler.
+ */
+export type TextPolicy = (messages: readonly ChatMessage[], rng: Rng) => string;
+
+/** Summary writers every family provides (spec §7 Table 1 analogue). */
+export interface SummaryWriters {
+  /** Keeps exactly the facts still needed (and the goal). */
+  oracle: TextPolicy;
+  /** The oracle summary with each fact dropped with probability p, and sometimes the goal. */
+  lossy(p: number): TextPolicy;
+}
+
+/** Seed ranges are half-open [start, end); train and eval ranges never overlap. */
+export interface SeedRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * One procedurally generated task family. Knobs is a zod object schema whose defaults are the
+ * family's standard difficulty; variants are named knob overrides (held-out combinations).
+ */
+export interface TaskFamily<Knobs extends Record<string, unknown> = Record<string, unknown>> {
+  readonly name: string;
+  readonly description: string;
+  readonly knobs: z.ZodType<Knobs>;
+  /** Named held-out variants: overrides of the default knobs never used in training. */
+  readonly variants: Readonly<Record<string, Partial<Knobs>>>;
+  readonly trainSeeds: SeedRange;
+  readonly evalSeeds: SeedRange;
+  /** A fresh environment instance with these knobs (validated by `knobs`). */
+  create(knobs?: Partial<Knobs>): Environment;
+  /** A scripted expert that acts well from the visible context alone. */
+  readonly expert: TextPolicy;
+  readonly summaryWriters: SummaryWriters;
+}

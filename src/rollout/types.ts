@@ -1,0 +1,74 @@
+/**
+ * The runtime's small interfaces. Environments speak text; the runtime owns tokens; samplers
+ * (the embedded model, scripted policies, remote engines) take and return token ids.
+ */
+
+/** What a task gives at the start of an episode. */
+export interface EnvReset {
+  /** The user instruction u (spec §2). */
+  instruction: string;
+}
+
+/** What a task gives after each action. */
+export interface EnvStep {
+  observation: string;
+  done: boolean;
+  /** The verified outcome; only meaningful when done (1 pass, 0 fail unless graded). */
+  reward: number;
+}
+
+/** A task instance. Text in, text out; one episode at a time per instance. */
+export interface Environment {
+  /** Registered family name, e.g. 'kv-ledger'. */
+  readonly name: string;
+  reset(seed: number): EnvReset;
+  step(action: string): EnvStep;
+}
+
+/** Token ids <-> text for one vocabulary. */
+export interface Tokenizer {
+  readonly vocabSize: number;
+  encode(text: string): number[];
+  decode(tokens: ArrayLike<number>): string;
+  /** Id of a special token such as '<eot>'; throws if absent. */
+  specialId(name: string): number;
+}
+
+/** One prompt to continue. */
+export interface SampleRequest {
+  /** Token ids exactly as the policy sees them. */
+  prompt: readonly number[];
+  /** At most this many new tokens. */
+  maxTokens: number;
+  /** Generation stops after emitting any of these (the stop token is returned and counted). */
+  stopTokens: readonly number[];
+  /** Why the runtime asks: lets a router send summaries to another writer. Informational. */
+  stage?: 'act' | 'summarize';
+}
+
+export interface SamplingParams {
+  temperature: number;
+  topP: number;
+}
+
+export interface SampleResult {
+  /** New tokens, including the stop token if one ended generation. */
+  tokens: number[];
+  /** log pi(token | prefix) under the sampling distribution, one per new token; null when unknown (scripted). */
+  logprobs: (number | null)[];
+  finishReason: 'stop' | 'length';
+}
+
+/**
+ * A batched sampler: every call carries all requests that need tokens now, so engines run full
+ * batches. Results come back in request order.
+ */
+export interface TokenSampler {
+  sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]>;
+}
+
+/** A parsed chat turn, as a text-level policy sees it. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'observation';
+  content: string;
+}
