@@ -6,25 +6,97 @@
 export { Rng, mixSeed } from './util/random.ts';
 
 // --- tensor ---
-export { gemm } from './tensor/gemm.ts';
+export { gemm, gemmBackend } from './tensor/gemm.ts';
 export type { GemmArgs } from './tensor/gemm.ts';
+export { nativeStatus } from './tensor/native.ts';
+export type { NativeStatus } from './tensor/native.ts';
 
 // --- model ---
 export { WordTokenizer, UnknownWordError } from './model/tokenizer.ts';
 export { VOCAB } from './model/vocab.ts';
+export { modelConfig, modelPresetNames, parseModelConfig, ModelConfigSchema } from './model/config.ts';
+export type { ModelConfig, ModelPresetName } from './model/config.ts';
+export { PolicyModel } from './model/policy.ts';
+export { CriticModel } from './model/critic.ts';
+export { ModelSampler } from './model/sampler.ts';
+export { SequenceTooLongError } from './model/pack.ts';
+export { saveCheckpoint, loadCheckpoint } from './model/checkpoint.ts';
+export { CheckpointFormatError } from './model/safetensors.ts';
+export { toHfConfig, fromHfConfig } from './model/hf-config.ts';
+export { Profiler } from './model/profiler.ts';
+// optimizer (src/optim, owned by the model area)
+export { AdamW } from './optim/adamw.ts';
+export { OptimizerConfigSchema, DEFAULT_OPTIMIZER, parseOptimizerConfig } from './optim/config.ts';
+export type { OptimizerConfig } from './optim/config.ts';
+export { learningRate } from './optim/schedule.ts';
+export { clipGradNorm, gradNorm } from './optim/clip.ts';
 
 // --- rl ---
 export type { TrainablePolicy, TrainableCritic, PolicyForward } from './rl/trainable.ts';
+export { computeSegmentAdvantages, segmentLambda, localGae, generatedPositions } from './rl/segment-advantages.ts';
+export type { SegmentAdvantageInput, SegmentAdvantageOptions, SegmentAdvantageOutput, LambdaSpec } from './rl/segment-advantages.ts';
+export { aggregateLoss, aggregationWeights, LOSS_AGGREGATIONS } from './rl/aggregate-loss.ts';
+export type { LossAggregation } from './rl/aggregate-loss.ts';
+export { maskedWhiten } from './rl/whiten.ts';
+export { policyLoss, surrogateToken } from './rl/policy-loss.ts';
+export type { PolicyLossOptions, PolicyLossTerms } from './rl/policy-loss.ts';
+export { valueLoss, valueLossToken } from './rl/value-loss.ts';
+export type { ValueLossOptions, ValueLossTerms } from './rl/value-loss.ts';
+export {
+  estimateAdvantages, getAdvantageEstimator, advantageEstimatorNames, groupNormalizedRewards,
+  compactionGaeConfigSchema, broadcastConfigSchema,
+} from './rl/advantage-estimators.ts';
+export type {
+  AdvantageEstimator, AdvantageEstimatorName, EpisodeAdvantageInput, EstimatorSegment, EstimatorOutput,
+} from './rl/advantage-estimators.ts';
+export { packByTokens, buildMinibatches } from './rl/minibatches.ts';
+export { ppoConfigSchema, parsePpoConfig } from './rl/ppo-config.ts';
+export type { PpoConfig, PpoConfigInput } from './rl/ppo-config.ts';
+export { ppoUpdate, policyMask } from './rl/ppo-update.ts';
+export type { PpoSegment, PpoMetrics } from './rl/ppo-update.ts';
+export { recomputeOld } from './rl/recompute-old.ts';
+export type { RecomputeSegment, RecomputeResult } from './rl/recompute-old.ts';
+export { RlInputError } from './rl/errors.ts';
 
 // --- rollout ---
 export type {
   Environment, EnvReset, EnvStep, Tokenizer, TokenSampler, SampleRequest, SampleResult,
   SamplingParams, ChatMessage,
 } from './rollout/types.ts';
+export {
+  createChatLayout, DEFAULT_CHAT_TEMPLATES, encodeTaskTurn, encodeObservationTurn, encodeResumeTurn,
+} from './rollout/chat-layout.ts';
+export type { ChatLayout, ChatTemplates } from './rollout/chat-layout.ts';
+export { parseChat } from './rollout/parse-chat.ts';
+export { RolloutConfigSchema, resolveRolloutConfig, budgetTerms, budgetProblems, RolloutConfigError } from './rollout/config.ts';
+export type { RolloutConfig, RolloutConfigInput, BudgetTerms } from './rollout/config.ts';
+export { runEpisodes } from './rollout/runner.ts';
+export type { RunEpisodesOptions } from './rollout/runner.ts';
+export { EpisodeRun, InstructionTooLongError } from './rollout/episode.ts';
+export type { EpisodeSpec, EpisodePhase } from './rollout/episode.ts';
+export {
+  EpisodeRecordSchema, SegmentSchema, EpisodeEventSchema, OUTCOMES, isSuccess, segmentArrays,
+  recordsToJsonl, parseRecordsJsonl, RecordParseError,
+} from './rollout/record.ts';
+export type { EpisodeRecord, Segment, EpisodeEvent, CompactionEvent, Outcome } from './rollout/record.ts';
+export { RecordWriter, readRecordsFile } from './rollout/record-file.ts';
+export { renderEpisode } from './rollout/render.ts';
+export { textPolicySampler } from './rollout/text-policy-sampler.ts';
 
 // --- env ---
 export type { TaskFamily, TextPolicy, SummaryWriters, SeedRange } from './env/family.ts';
 export { registerFamily, getFamily, familyNames } from './env/registry.ts';
+export { BUILTIN_FAMILIES, registerBuiltinFamilies } from './env/builtin.ts';
+export { kvLedger, KvLedgerEnv, kvLedgerKnobs, kvLedgerVariants, generateKvLedger, verifyKvLedger } from './env/kv-ledger/index.ts';
+export type { KvLedgerKnobs, KvLedgerTask } from './env/kv-ledger/index.ts';
+export { fogCourier, FogCourierEnv, fogCourierKnobs, fogCourierVariants, generateFogCourier, verifyFogCourier } from './env/fog-courier/index.ts';
+export type { FogCourierKnobs, FogCourierTask } from './env/fog-courier/index.ts';
+export { hopSearch, HopSearchEnv, hopSearchKnobs, hopSearchVariants, generateHopSearch, verifyHopSearch } from './env/hop-search/index.ts';
+export type { HopSearchKnobs, HopSearchTask } from './env/hop-search/index.ts';
+export { readWindow, words } from './env/visible-window.ts';
+export type { VisibleWindow, VisibleStep } from './env/visible-window.ts';
+export { makeSummaryWriters, renderSummary, dropClauses, SUMMARY_TOKEN_LIMIT } from './env/summary-writers.ts';
+export type { SummaryContent } from './env/summary-writers.ts';
 
 // --- eval ---
 

@@ -27,6 +27,8 @@ export const WORDS = [
   'go', 'take', 'drop', 'room', 'item', 'items', 'here', 'exits', 'north', 'south', 'east', 'west',
   'deliver', 'carry', 'carrying', 'target', 'search', 'open', 'doc', 'docs', 'results', 'question',
   'who', 'what', 'where', 'correct', 'wrong', 'invalid', 'action', 'count', 'add', 'total', 'sum',
+  // task suite (src/env/, docs/tasks.md): fog-courier look/summary words, hop-search relations
+  'look', 'path', 'back', 'boss', 'friend', 'pet', 'home', 'rival', 'coach',
 ] as const;
 
 export const VOCAB: readonly string[] = [...SPECIALS, ...NUMBERS, ...LETTERS, ...PUNCTUATION, ...WORDS];

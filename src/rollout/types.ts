@@ -44,6 +44,12 @@ export interface SampleRequest {
   stopTokens: readonly number[];
   /** Why the runtime asks: lets a router send summaries to another writer. Informational. */
   stage?: 'act' | 'summarize';
+  /**
+   * Which episode asks (added by the rollout runtime; optional, informational). Lets remote
+   * engines keep one episode's requests on one replica (prefix-cache affinity) and lets tests
+   * attribute sampled tokens to episodes.
+   */
+  episodeId?: string;
 }
 
 export interface SamplingParams {
@@ -56,6 +62,8 @@ export interface SampleResult {
   tokens: number[];
   /** log pi(token | prefix) under the sampling distribution, one per new token; null when unknown (scripted). */
   logprobs: (number | null)[];
+  /** Entropy of pi(. | prefix) at each new token, when the sampler knows it (the embedded model does). */
+  entropies?: number[];
   finishReason: 'stop' | 'length';
 }
 

@@ -1,11 +1,44 @@
-import { gemmRef, type GemmArgs } from './gemm-ref.ts';
+import { gemmRef, resolveGemm, type GemmArgs } from './gemm-ref.ts';
+import { nativeAddon } from './native.ts';
 
 export type { GemmArgs } from './gemm-ref.ts';
 
+// Reused for every call: the scalar arguments cross into C++ as one typed array (no allocation,
+// no per-field property lookups), which keeps the sampler's many small calls cheap.
+const params = new Float64Array(17);
+
 /**
  * The GEMM every layer calls. Dispatches to the native addon when it is built and to the
- * TypeScript twin otherwise (see gemm-ref.ts for the argument convention).
+ * TypeScript twin otherwise (see gemm-ref.ts for the argument convention). Bounds are checked
+ * here for both paths, so a bad call is a clear error rather than a segfault.
  */
 export function gemm(args: GemmArgs): void {
-  gemmRef(args);
+  if (nativeAddon === null) {
+    gemmRef(args);
+    return;
+  }
+  const r = resolveGemm(args);
+  params[0] = r.m;
+  params[1] = r.n;
+  params[2] = r.k;
+  params[3] = r.transA ? 1 : 0;
+  params[4] = r.transB ? 1 : 0;
+  params[5] = r.accumulate ? 1 : 0;
+  params[6] = r.alpha;
+  params[7] = r.lda;
+  params[8] = r.ldb;
+  params[9] = r.ldc;
+  params[10] = r.offA;
+  params[11] = r.offB;
+  params[12] = r.offC;
+  params[13] = r.batch;
+  params[14] = r.strideA;
+  params[15] = r.strideB;
+  params[16] = r.strideC;
+  nativeAddon.gemm(args.a, args.b, args.c, params);
+}
+
+/** Which implementation gemm() runs: 'native' (the addon) or 'typescript' (gemmRef). */
+export function gemmBackend(): 'native' | 'typescript' {
+  return nativeAddon === null ? 'typescript' : 'native';
 }

@@ -1,0 +1,107 @@
+// Node-API entry points. Typed arrays are passed zero-copy (their data pointers); the scalar
+// arguments arrive packed in one Float64Array so a call costs a handful of napi calls, not one
+// property lookup per field (the sampler makes many small calls; see bench/gemm.ts).
+#include <napi.h>
+
+#include "gemm.h"
+#include "thread-pool.h"
+
+namespace {
+
+constexpr size_t kParamCount = 17;
+
+// Order must match GEMM_PARAM_ORDER in src/tensor/native.ts.
+crl::GemmParams unpack(const double* v) {
+  crl::GemmParams p;
+  p.m = static_cast<int64_t>(v[0]);
+  p.n = static_cast<int64_t>(v[1]);
+  p.k = static_cast<int64_t>(v[2]);
+  p.trans_a = v[3] != 0;
+  p.trans_b = v[4] != 0;
+  p.accumulate = v[5] != 0;
+  p.alpha = static_cast<float>(v[6]);
+  p.lda = static_cast<int64_t>(v[7]);
+  p.ldb = static_cast<int64_t>(v[8]);
+  p.ldc = static_cast<int64_t>(v[9]);
+  p.off_a = static_cast<int64_t>(v[10]);
+  p.off_b = static_cast<int64_t>(v[11]);
+  p.off_c = static_cast<int64_t>(v[12]);
+  p.batch = static_cast<int64_t>(v[13]);
+  p.stride_a = static_cast<int64_t>(v[14]);
+  p.stride_b = static_cast<int64_t>(v[15]);
+  p.stride_c = static_cast<int64_t>(v[16]);
+  return p;
+}
+
+bool is_f32(const Napi::Value& v) {
+  return v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_float32_array;
+}
+
+// gemm(a: Float32Array, b: Float32Array, c: Float32Array, params: Float64Array(17)): undefined
+Napi::Value Gemm(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 4 || !is_f32(info[0]) || !is_f32(info[1]) || !is_f32(info[2]) ||
+      !info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+    Napi::TypeError::New(env, "gemm(a, b, c, params): three Float32Arrays and a Float64Array").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  auto params = info[3].As<Napi::Float64Array>();
+  if (params.ElementLength() < kParamCount) {
+    Napi::TypeError::New(env, "gemm: params must hold 17 numbers").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const float* a = info[0].As<Napi::Float32Array>().Data();
+  const float* b = info[1].As<Napi::Float32Array>().Data();
+  float* c = info[2].As<Napi::Float32Array>().Data();
+  crl::gemm(a, b, c, unpack(params.Data()));
+  return env.Undefined();
+}
+
+// A no-op with the same argument marshalling as gemm: the bench subtracts it to get kernel time.
+Napi::Value Noop(const Napi::CallbackInfo& info) {
+  if (info.Length() == 4 && is_f32(info[0]) && is_f32(info[1]) && is_f32(info[2])) {
+    volatile const float* c = info[2].As<Napi::Float32Array>().Data();
+    (void)c;
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value Info(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("threads", crl::pool().size());
+#if defined(__AVX512F__)
+  o.Set("isa", "avx512");
+#elif defined(__AVX2__)
+  o.Set("isa", "avx2");
+#elif defined(__AVX__)
+  o.Set("isa", "avx");
+#elif defined(__aarch64__)
+  o.Set("isa", "neon");
+#else
+  o.Set("isa", "generic");
+#endif
+  o.Set("parallelMinFlops", static_cast<double>(crl::g_parallel_min_flops));
+  return o;
+}
+
+// Tuning hook for bench/gemm.ts (the cutoff below which one thread is used).
+Napi::Value SetParallelMinFlops(const Napi::CallbackInfo& info) {
+  if (info.Length() == 1 && info[0].IsNumber()) {
+    const double v = info[0].As<Napi::Number>().DoubleValue();
+    if (v >= 0) crl::g_parallel_min_flops = static_cast<int64_t>(v);
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
+  exports.Set("noop", Napi::Function::New(env, Noop, "noop"));
+  exports.Set("info", Napi::Function::New(env, Info, "info"));
+  exports.Set("setParallelMinFlops", Napi::Function::New(env, SetParallelMinFlops, "setParallelMinFlops"));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(crl_native, Init)

@@ -1,0 +1,24 @@
+// Float32 GEMM with the convention of src/tensor/gemm-ref.ts:
+//   C = alpha * op(A) @ op(B) + (accumulate ? C : 0), row-major, strided batches.
+// Bounds are checked by the TypeScript caller (resolveGemm) before this is reached.
+#pragma once
+#include <cstdint>
+
+namespace crl {
+
+struct GemmParams {
+  int64_t m, n, k;
+  bool trans_a, trans_b, accumulate;
+  float alpha;
+  int64_t lda, ldb, ldc;
+  int64_t off_a, off_b, off_c;
+  int64_t batch, stride_a, stride_b, stride_c;
+};
+
+void gemm(const float* a, const float* b, float* c, const GemmParams& p);
+
+// Products below this many FLOPs (2*m*n*k*batch) run on the calling thread only: waking the
+// second core costs more than it saves (measured with bench/gemm.ts, see docs/decisions/0002).
+extern int64_t g_parallel_min_flops;
+
+}  // namespace crl

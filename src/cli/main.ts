@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { reportError } from './errors.ts';
+// One line per subcommand: import its register function here and call it below.
+import { registerRunCommand } from './run.ts';
+
+/** Builds the `crl` program with every registered subcommand. */
+export function buildProgram(): Command {
+  const program = new Command('crl')
+    .description('CompactionRL: train and run long-horizon agents that compact their own context')
+    .showHelpAfterError()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerRunCommand(program);
+  return program;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync([...argv]);
+    return 0;
+  } catch (e) {
+    return reportError(e);
+  }
+}
+
+// Only run when executed directly (tests import buildProgram).
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli/main.ts')) {
+  process.exitCode = await main(process.argv);
+}

@@ -1,0 +1,64 @@
+import { existsSync, statSync } from 'node:fs';
+import { loadCheckpoint } from '../model/checkpoint.ts';
+import { ModelSampler } from '../model/sampler.ts';
+import type { TaskFamily, TextPolicy } from '../env/family.ts';
+import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
+import type { TokenSampler, Tokenizer } from '../rollout/types.ts';
+import { mixSeed, Rng } from '../util/random.ts';
+import { CliError } from './errors.ts';
+import type { SummaryWriterChoice } from './run-flags.ts';
+
+/** The acting policy for `crl run --policy`: the family's expert, or a checkpoint directory. */
+export async function actorSampler(options: {
+  policy: string;
+  family: TaskFamily<any>;
+  tokenizer: Tokenizer;
+  seed: number;
+  /** C, which the model's maxSeqLen must cover. */
+  contextWindow: number;
+}): Promise<TokenSampler> {
+  const { policy, family, tokenizer, seed } = options;
+  if (policy === 'expert') return textPolicySampler({ tokenizer, policy: family.expert, rng: new Rng(mixSeed(seed, 1)) });
+  if (!existsSync(policy) || !statSync(policy).isDirectory()) {
+    throw new CliError(`--policy: expected "expert" or a checkpoint directory, but ${JSON.stringify(policy)} is not a directory`);
+  }
+  return checkpointSampler({ dir: policy, seed, tokenizer, contextWindow: options.contextWindow });
+}
+
+/** Summary writers by name (registry, not branches); `self` reuses the actor object. */
+const WRITERS: Record<SummaryWriterChoice['kind'], (family: TaskFamily<any>, choice: SummaryWriterChoice) => TextPolicy | 'self'> = {
+  self: () => 'self',
+  oracle: (family) => family.summaryWriters.oracle,
+  null: () => () => '',
+  lossy: (family, choice) => family.summaryWriters.lossy(choice.kind === 'lossy' ? choice.p : 0),
+};
+
+export function summarySampler(options: {
+  choice: SummaryWriterChoice;
+  family: TaskFamily<any>;
+  actor: TokenSampler;
+  tokenizer: Tokenizer;
+  seed: number;
+}): TokenSampler {
+  const { choice, family, actor, tokenizer, seed } = options;
+  const policy = WRITERS[choice.kind](family, choice);
+  // The same object as the actor: the runner then batches actions and summaries in one call.
+  if (policy === 'self') return actor;
+  return textPolicySampler({ tokenizer, policy, rng: new Rng(mixSeed(seed, 2)) });
+}
+
+/**
+ * The embedded model as a sampler: src/model/checkpoint.ts loads the policy, ModelSampler runs it
+ * with a KV cache. The model must cover the vocabulary and the context window C.
+ */
+async function checkpointSampler(options: { dir: string; seed: number; tokenizer: Tokenizer; contextWindow: number }): Promise<TokenSampler> {
+  const { policy } = await loadCheckpoint(options.dir);
+  const cfg = policy.config;
+  if (cfg.vocabSize < options.tokenizer.vocabSize) {
+    throw new CliError(`--policy ${options.dir}: the model's vocabulary has ${cfg.vocabSize} tokens, the tokenizer ${options.tokenizer.vocabSize}`);
+  }
+  if (cfg.maxSeqLen < options.contextWindow) {
+    throw new CliError(`--policy ${options.dir}: the model's maxSeqLen ${cfg.maxSeqLen} is below the context window ${options.contextWindow}; pass --context ${cfg.maxSeqLen} or less (with a matching --threshold)`);
+  }
+  return new ModelSampler({ policy, rng: new Rng(mixSeed(options.seed, 3)) });
+}

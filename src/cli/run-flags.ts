@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { CliError } from './errors.ts';
+
+/** `--summary-writer`: who writes summaries (Table 1 analogue, spec §8). */
+export type SummaryWriterChoice = { kind: 'self' } | { kind: 'oracle' } | { kind: 'null' } | { kind: 'lossy'; p: number };
+
+const int = (min: number) => z.coerce.number().int().min(min);
+
+export const RunFlagsSchema = z
+  .object({
+    env: z.string().min(1),
+    policy: z.string().min(1).default('expert'),
+    episodes: int(1).default(8),
+    windows: int(1).default(4),
+    context: int(8).optional(),
+    threshold: int(1).optional(),
+    tail: int(0).optional(),
+    seed: int(0).default(0),
+    summaryWriter: z.string().default('self'),
+    concurrency: int(1).optional(),
+    temperature: z.coerce.number().min(0).optional(),
+    topP: z.coerce.number().gt(0).max(1).optional(),
+    out: z.string().min(1),
+  })
+  .strict();
+export type RunFlags = z.infer<typeof RunFlagsSchema>;
+
+const FLAG_NAMES: Record<string, string> = { summaryWriter: '--summary-writer', topP: '--top-p' };
+
+/** Parses commander's raw option values; a bad value names its flag. */
+export function parseRunFlags(raw: Record<string, unknown>): RunFlags & { writer: SummaryWriterChoice } {
+  const r = RunFlagsSchema.safeParse(raw);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => {
+      const key = String(i.path[0] ?? '');
+      const flag = FLAG_NAMES[key] ?? `--${key}`;
+      return `${flag}: ${i.message}${key in raw ? ` (got ${JSON.stringify(raw[key])})` : ''}`;
+    });
+    throw new CliError(lines.join('\n'));
+  }
+  return { ...r.data, writer: parseSummaryWriter(r.data.summaryWriter) };
+}
+
+export function parseSummaryWriter(s: string): SummaryWriterChoice {
+  if (s === 'self' || s === 'oracle' || s === 'null') return { kind: s };
+  const m = /^lossy:(\d*\.?\d+)$/.exec(s);
+  if (m && Number(m[1]) <= 1) return { kind: 'lossy', p: Number(m[1]) };
+  throw new CliError(`--summary-writer: expected self, oracle, null or lossy:P with P in [0, 1] (got ${JSON.stringify(s)})`);
+}

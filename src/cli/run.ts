@@ -1,0 +1,114 @@
+import { SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
+import type { TaskFamily } from '../env/family.ts';
+import { WordTokenizer } from '../model/tokenizer.ts';
+import { resolveRolloutConfig, RolloutConfigError } from '../rollout/config.ts';
+import { isSuccess, type EpisodeRecord } from '../rollout/record.ts';
+import { RecordWriter } from '../rollout/record-file.ts';
+import { runEpisodes } from '../rollout/runner.ts';
+import { CliError } from './errors.ts';
+import { familyFor, loadFamilies } from './load-envs.ts';
+import { actorSampler, summarySampler } from './policy-samplers.ts';
+import { parseRunFlags, type RunFlags } from './run-flags.ts';
+
+/** The last line `crl run` prints (issue 4). */
+export interface RunSummary {
+  passAt1: number;
+  episodes: number;
+  meanCompactions: number;
+  meanGeneratedTokens: number;
+  truncated: number;
+}
+
+export function summarizeRecords(records: readonly EpisodeRecord[]): RunSummary {
+  const n = records.length;
+  const mean = (f: (r: EpisodeRecord) => number) => (n === 0 ? 0 : records.reduce((a, r) => a + f(r), 0) / n);
+  return {
+    passAt1: mean((r) => (isSuccess(r.reward) ? 1 : 0)),
+    episodes: n,
+    meanCompactions: mean((r) => r.compactions),
+    meanGeneratedTokens: mean((r) => r.generatedTokens),
+    truncated: records.filter((r) => r.outcome === 'truncated').length,
+  };
+}
+
+/** Task seeds: episode i gets the family's eval range, offset by --seed, wrapping around. */
+export function evalTaskSeeds(family: TaskFamily<any>, options: { episodes: number; seed: number }): number[] {
+  const { start, end } = family.evalSeeds;
+  const size = end - start;
+  return Array.from({ length: options.episodes }, (_, i) => start + ((options.seed + i) % size));
+}
+
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('run a policy with compaction on N tasks and write one JSONL record per episode')
+    .requiredOption('--env <name>', 'registered task family')
+    .option('--policy <expert|dir>', 'the family expert, or a checkpoint directory', 'expert')
+    .option('--episodes <n>', 'number of tasks', '8')
+    .option('--windows <K>', 'context windows per episode (K - 1 compactions)', '4')
+    .option('--context <C>', 'context window C in tokens (default 256)')
+    .option('--threshold <T>', 'compaction threshold T_comp (default 112)')
+    .option('--tail <k>', 'whole steps carried into the rebuilt window (default 2)')
+    .option('--seed <s>', 'offset into the eval seed range; also seeds the samplers', '0')
+    .option('--summary-writer <w>', 'self | oracle | null | lossy:P', 'self')
+    .option('--concurrency <n>', 'episodes in flight at once (default: all)')
+    .option('--temperature <t>', 'sampling temperature (default 1)')
+    .option('--top-p <p>', 'nucleus sampling mass (default 1)')
+    .requiredOption('--out <file.jsonl>', 'where to write the episode records')
+    .action(async (opts: Record<string, unknown>) => {
+      const summary = await runCommand(parseRunFlags(opts));
+      process.stdout.write(JSON.stringify(summary) + '\n');
+    });
+}
+
+async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunSummary> {
+  loadFamilies();
+  const family = familyFor(flags.env);
+  const tokenizer = new WordTokenizer();
+  const { config, layout } = resolveWithFlagNames(() => resolveRolloutConfig({ tokenizer, input: rolloutInput(flags) }));
+  const actor = await actorSampler({ policy: flags.policy, family, tokenizer, seed: flags.seed, contextWindow: config.contextWindow });
+  const summarizer = summarySampler({ choice: flags.writer, family, actor, tokenizer, seed: flags.seed });
+  const size = family.evalSeeds.end - family.evalSeeds.start;
+  if (flags.episodes > size) process.stderr.write(`crl: warning: ${flags.episodes} episodes exceed the ${size} eval seeds of ${family.name}; seeds repeat\n`);
+  const episodes = evalTaskSeeds(family, flags).map((seed, i) => ({ episodeId: `${family.name}-${seed}-${i}`, env: family.create(), seed }));
+
+  const writer = new RecordWriter(flags.out);
+  const bar = new SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | pass {pass}' });
+  bar.start(episodes.length, 0, { pass: 0 });
+  let passed = 0;
+  const records = await runEpisodes({
+    episodes, config, layout, actor, summarizer, concurrency: flags.concurrency,
+    onEpisodeEnd: (rec) => {
+      writer.write(rec);
+      if (isSuccess(rec.reward)) passed++;
+      bar.increment(1, { pass: passed });
+    },
+  });
+  bar.stop();
+  process.stderr.write(`crl: wrote ${records.length} episode records to ${flags.out}\n`);
+  return summarizeRecords(records);
+}
+
+/** Rollout config messages use config names; say which flag sets each. */
+function resolveWithFlagNames<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof RolloutConfigError) {
+      throw new CliError(`${e.message}\n(flags: --context sets contextWindow, --threshold compactThreshold, --tail tailSteps, --windows maxWindows)`);
+    }
+    throw e;
+  }
+}
+
+/** Only the flags the user gave override the rollout defaults. */
+function rolloutInput(flags: RunFlags): Record<string, unknown> {
+  const input: Record<string, unknown> = { maxWindows: flags.windows };
+  if (flags.context !== undefined) input.contextWindow = flags.context;
+  if (flags.threshold !== undefined) input.compactThreshold = flags.threshold;
+  if (flags.tail !== undefined) input.tailSteps = flags.tail;
+  if (flags.temperature !== undefined) input.temperature = flags.temperature;
+  if (flags.topP !== undefined) input.topP = flags.topP;
+  return input;
+}

@@ -1,0 +1,91 @@
+/**
+ * CLI flags that override config keys (flags win over the file). A table, not a chain of ifs:
+ * the train command declares one option per row and this module maps parsed values to a nested
+ * partial config that the schema then validates.
+ */
+export interface ConfigFlag {
+  /** commander option name without dashes, kebab-case. */
+  flag: string;
+  /** Where the value goes in TrainConfig. */
+  path: readonly string[];
+  kind: 'int' | 'number' | 'string' | 'boolean' | 'json';
+  help: string;
+}
+
+export const CONFIG_FLAGS: readonly ConfigFlag[] = [
+  { flag: 'name', path: ['name'], kind: 'string', help: 'run label used in reports' },
+  { flag: 'algorithm', path: ['algorithm'], kind: 'string', help: 'compaction-rl | ppo-single-window | broadcast' },
+  { flag: 'train-summaries', path: ['ablation', 'trainSummaries'], kind: 'boolean', help: 'summary tokens in the policy loss (true|false)' },
+  { flag: 'loss-aggregation', path: ['ablation', 'lossAggregation'], kind: 'string', help: 'token-mean | segment-mean' },
+  { flag: 'cross-trajectory', path: ['ablation', 'crossTrajectory'], kind: 'boolean', help: 'cross-trajectory GAE correction (true|false)' },
+  { flag: 'env', path: ['env', 'name'], kind: 'string', help: 'task family' },
+  { flag: 'knobs', path: ['env', 'knobs'], kind: 'json', help: 'task knobs as JSON, e.g. \'{"chunks":8}\'' },
+  { flag: 'context', path: ['rollout', 'contextWindow'], kind: 'int', help: 'C: context window in tokens' },
+  { flag: 'threshold', path: ['rollout', 'compactThreshold'], kind: 'int', help: 'T_comp: compaction threshold' },
+  { flag: 'tail', path: ['rollout', 'tailSteps'], kind: 'int', help: 'k: tail steps kept verbatim' },
+  { flag: 'windows', path: ['rollout', 'maxWindows'], kind: 'int', help: 'K: most windows per episode' },
+  { flag: 'summary-tokens', path: ['rollout', 'summaryMaxTokens'], kind: 'int', help: 'L_sum: most summary tokens' },
+  { flag: 'batch', path: ['batchEpisodes'], kind: 'int', help: 'B: episodes per iteration' },
+  { flag: 'epochs', path: ['ppo', 'epochs'], kind: 'int', help: 'E: epochs per iteration' },
+  { flag: 'policy-lr', path: ['optim', 'policyLr'], kind: 'number', help: 'policy learning rate' },
+  { flag: 'critic-lr', path: ['optim', 'criticLr'], kind: 'number', help: 'critic learning rate' },
+  { flag: 'model', path: ['model', 'preset'], kind: 'string', help: 'model preset' },
+  { flag: 'init', path: ['model', 'init'], kind: 'string', help: 'checkpoint to start from (SFT base)' },
+  { flag: 'seed', path: ['seed'], kind: 'int', help: 'run seed' },
+  { flag: 'iterations', path: ['iterations'], kind: 'int', help: 'training iterations' },
+  { flag: 'checkpoint-every', path: ['checkpointEvery'], kind: 'int', help: 'checkpoint every N iterations' },
+];
+
+/** commander turns `--policy-lr` into `policyLr`. */
+export function camelFlag(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * Parses one flag's raw string. Bad numbers are left as strings on purpose: the schema then
+ * reports them with the config path, in the same format as file errors.
+ */
+function parseFlagValue(kind: ConfigFlag['kind'], raw: string, flag: string): unknown {
+  switch (kind) {
+    case 'int':
+    case 'number': {
+      const n = Number(raw);
+      return raw.trim() !== '' && Number.isFinite(n) ? n : raw;
+    }
+    case 'boolean':
+      return raw === 'true' ? true : raw === 'false' ? false : raw;
+    case 'json':
+      try {
+        return JSON.parse(raw);
+      } catch {
+        throw new Error(`--${flag}: not valid JSON: ${raw}`);
+      }
+    default:
+      return raw;
+  }
+}
+
+/** Builds the nested override object from commander's parsed options (strings). */
+export function flagsToConfig(options: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of CONFIG_FLAGS) {
+    const raw = options[camelFlag(f.flag)];
+    if (raw === undefined) continue;
+    let node = out;
+    f.path.slice(0, -1).forEach((k) => {
+      node[k] ??= {};
+      node = node[k] as Record<string, unknown>;
+    });
+    node[f.path[f.path.length - 1]!] = parseFlagValue(f.kind, String(raw), f.flag);
+  }
+  return out;
+}
+
+/** Deep merge of plain objects; `b` wins. Arrays and scalars are replaced, not merged. */
+export function deepMerge(a: unknown, b: unknown): unknown {
+  const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+  if (!isObj(a) || !isObj(b)) return b === undefined ? a : b;
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = deepMerge(a[k], v);
+  return out;
+}

@@ -1,0 +1,23 @@
+import type { TaskFamily } from '../family.ts';
+import { makeSummaryWriters } from '../summary-writers.ts';
+import { HopSearchEnv } from './env.ts';
+import { hopSearchExpert, hopSearchNeeded } from './expert.ts';
+import { hopSearchKnobs, hopSearchVariants, type HopSearchKnobs } from './knobs.ts';
+
+export const hopSearch: TaskFamily<HopSearchKnobs> = {
+  name: 'hop-search',
+  description: 'search and open generated documents to answer multi-hop questions exactly',
+  knobs: hopSearchKnobs as unknown as TaskFamily<HopSearchKnobs>['knobs'],
+  variants: hopSearchVariants,
+  trainSeeds: { start: 0, end: 1_000_000 },
+  evalSeeds: { start: 1_000_000, end: 1_010_000 },
+  create: (knobs) => new HopSearchEnv(knobs),
+  expert: hopSearchExpert,
+  summaryWriters: makeSummaryWriters(hopSearchNeeded),
+};
+
+export { HopSearchEnv } from './env.ts';
+export { generateHopSearch, verifyHopSearch } from './generate.ts';
+export type { HopSearchTask } from './generate.ts';
+export { hopSearchKnobs, hopSearchVariants } from './knobs.ts';
+export type { HopSearchKnobs } from './knobs.ts';

@@ -1,0 +1,68 @@
+import { Rng, mixSeed } from '../../util/random.ts';
+import { LETTERS } from '../../model/vocab.ts';
+import type { KvLedgerKnobs } from './knobs.ts';
+
+/** One operation in the stream, as words: `set a 5`, `del a`, `filler 17`. */
+export type KvOp = { kind: 'set'; key: string; value: number } | { kind: 'del'; key: string } | { kind: 'filler'; n: number };
+
+export interface KvLedgerTask {
+  chunks: KvOp[][]; // [chunks][chunkOps]
+  queries: string[]; // keys, in answer order
+  /** The expected answer words: the latest value of each queried key, or 'none'. */
+  answer: string[];
+  queryPosition: 'start' | 'end';
+}
+
+const FAMILY_SALT = 0x6b76; // keeps this family's streams apart from other families at equal seeds
+
+export function opText(op: KvOp): string {
+  if (op.kind === 'set') return `set ${op.key} ${op.value}`;
+  if (op.kind === 'del') return `del ${op.key}`;
+  return `filler ${op.n}`;
+}
+
+/** Seeded generator: the same (seed, knobs) always gives the same task. */
+export function generateKvLedger(seed: number, k: KvLedgerKnobs): KvLedgerTask {
+  const rng = new Rng(mixSeed(FAMILY_SALT, seed));
+  const pool = rng.shuffle([...LETTERS]).slice(0, k.keys);
+  const live = new Map<string, number>();
+  const everSet = new Set<string>();
+  const lastTouch = new Map<string, number>(); // key -> index of the last chunk that set or deleted it
+  const chunks: KvOp[][] = [];
+  for (let c = 0; c < k.chunks; c++) {
+    const ops: KvOp[] = [];
+    for (let i = 0; i < k.chunkOps; i++) ops.push(nextOp({ rng, k, pool, live }));
+    for (const op of ops) {
+      if (op.kind !== 'filler') lastTouch.set(op.key, c);
+      if (op.kind === 'set') {
+        live.set(op.key, op.value);
+        everSet.add(op.key);
+      } else if (op.kind === 'del') live.delete(op.key);
+    }
+    chunks.push(ops);
+  }
+  // Query the keys untouched for longest (ties broken at random): their answers lie furthest back,
+  // so they must survive compaction (issue 5). Never-written keys top up the list ('none').
+  const candidates = rng.shuffle([...everSet]).sort((a, b) => lastTouch.get(a)! - lastTouch.get(b)!);
+  for (const key of rng.shuffle([...pool])) if (!everSet.has(key)) candidates.push(key);
+  const queries = candidates.slice(0, k.queries);
+  const answer = queries.map((q) => (live.has(q) ? String(live.get(q)) : 'none'));
+  return { chunks, queries, answer, queryPosition: k.queryPosition };
+}
+
+function nextOp(o: { rng: Rng; k: KvLedgerKnobs; pool: string[]; live: Map<string, number> }): KvOp {
+  const { rng, k, pool, live } = o;
+  const r = rng.next();
+  const liveKeys = [...live.keys()];
+  const free = pool.filter((p) => !live.has(p));
+  if (r < k.fillerRate) return { kind: 'filler', n: rng.int(64) };
+  if (liveKeys.length > 0 && r < k.fillerRate + k.deleteRate) return { kind: 'del', key: rng.pick(liveKeys) };
+  const overwrite = r < k.fillerRate + k.deleteRate + k.overwriteRate || free.length === 0;
+  if (overwrite && liveKeys.length > 0) return { kind: 'set', key: rng.pick(liveKeys), value: rng.int(64) };
+  return { kind: 'set', key: rng.pick(free.length > 0 ? free : pool), value: rng.int(64) };
+}
+
+/** Exact verifier: the answer words must equal the expected values, in query order. */
+export function verifyKvLedger(task: KvLedgerTask, answer: readonly string[]): boolean {
+  return answer.length === task.answer.length && answer.every((w, i) => w === task.answer[i]);
+}

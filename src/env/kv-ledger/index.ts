@@ -1,0 +1,23 @@
+import type { TaskFamily } from '../family.ts';
+import { makeSummaryWriters } from '../summary-writers.ts';
+import { KvLedgerEnv } from './env.ts';
+import { kvLedgerExpert, kvLedgerNeeded } from './expert.ts';
+import { kvLedgerKnobs, kvLedgerVariants, type KvLedgerKnobs } from './knobs.ts';
+
+export const kvLedger: TaskFamily<KvLedgerKnobs> = {
+  name: 'kv-ledger',
+  description: 'read a stream of chunks of set / del / filler operations, then answer queries about the latest values',
+  knobs: kvLedgerKnobs as unknown as TaskFamily<KvLedgerKnobs>['knobs'],
+  variants: kvLedgerVariants,
+  trainSeeds: { start: 0, end: 1_000_000 },
+  evalSeeds: { start: 1_000_000, end: 1_010_000 },
+  create: (knobs) => new KvLedgerEnv(knobs),
+  expert: kvLedgerExpert,
+  summaryWriters: makeSummaryWriters(kvLedgerNeeded),
+};
+
+export { KvLedgerEnv } from './env.ts';
+export { generateKvLedger, verifyKvLedger } from './generate.ts';
+export type { KvLedgerTask } from './generate.ts';
+export { kvLedgerKnobs, kvLedgerVariants } from './knobs.ts';
+export type { KvLedgerKnobs } from './knobs.ts';

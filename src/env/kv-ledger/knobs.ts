@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/**
+ * kv-ledger difficulty knobs (docs/tasks.md). Defaults are sized so the median expert episode
+ * needs 2–3.5 windows at C = 256, T_comp = 96 (docs/decisions/0006-task-design.md).
+ * Caps keep every observation <= 32 tokens, the answer <= 12, and the oracle summary <= 48.
+ */
+export const kvLedgerKnobs = z
+  .object({
+    chunks: z.number().int().min(1).max(60).default(11),
+    /** Operations per chunk (set / del / filler). */
+    chunkOps: z.number().int().min(1).max(7).default(4),
+    /** Distinct keys in play; at most this many are live at once. */
+    keys: z.number().int().min(2).max(10).default(8),
+    overwriteRate: z.number().min(0).max(1).default(0.3),
+    deleteRate: z.number().min(0).max(1).default(0.15),
+    fillerRate: z.number().min(0).max(1).default(0.25),
+    queries: z.number().int().min(1).max(8).default(3),
+    /** Where the queries are shown: in the instruction, or only after the last chunk. */
+    queryPosition: z.enum(['start', 'end']).default('start'),
+  })
+  .strict()
+  .refine((k) => k.queries <= k.keys, { message: 'queries must be <= keys' })
+  .refine((k) => k.overwriteRate + k.deleteRate + k.fillerRate <= 1, {
+    message: 'overwriteRate + deleteRate + fillerRate must be <= 1',
+  });
+
+export type KvLedgerKnobs = z.infer<typeof kvLedgerKnobs>;
+
+/** Held-out knob combinations, never used in training (issue 5). */
+export const kvLedgerVariants: Record<string, Partial<KvLedgerKnobs>> = {
+  'queries-end': { queryPosition: 'end' },
+  'long-horizon': { chunks: 15 },
+  'dense-writes': { overwriteRate: 0.5, deleteRate: 0.25, fillerRate: 0.05 },
+};

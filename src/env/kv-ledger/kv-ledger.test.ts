@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { WordTokenizer } from '../../model/tokenizer.ts';
+import { KnobsError } from '../knobs.ts';
+import { playDirect } from '../testing/direct-episode.ts';
+import { generateKvLedger, verifyKvLedger, kvLedger, kvLedgerKnobs, KvLedgerEnv } from './index.ts';
+
+const tok = new WordTokenizer();
+const defaults = kvLedgerKnobs.parse({});
+
+describe('kv-ledger', () => {
+  it('generates the same task for the same seed and different tasks for different seeds', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2_000_000 }), (seed) => {
+        expect(generateKvLedger(seed, defaults)).toEqual(generateKvLedger(seed, defaults));
+      }),
+      { numRuns: 50 },
+    );
+    const a = JSON.stringify(generateKvLedger(1, defaults));
+    const b = JSON.stringify(generateKvLedger(2, defaults));
+    expect(a).not.toBe(b);
+  });
+
+  it('the expert (one unbounded window) is always right, and any perturbed answer is rejected', () => {
+    for (let seed = 0; seed < 60; seed++) {
+      for (const variant of [{}, ...Object.values(kvLedger.variants)]) {
+        const env = new KvLedgerEnv(variant);
+        const ep = playDirect({ env, seed, policy: kvLedger.expert });
+        expect(ep.reward).toBe(1);
+        const answer = ep.actions[ep.actions.length - 1]!.split(' ').slice(1);
+        const task = env.current;
+        expect(verifyKvLedger(task, answer)).toBe(true);
+        const i = seed % answer.length;
+        const wrong = [...answer];
+        wrong[i] = answer[i] === 'none' ? '7' : answer[i] === '7' ? '8' : 'none';
+        expect(verifyKvLedger(task, wrong)).toBe(false);
+        expect(verifyKvLedger(task, answer.slice(1))).toBe(false);
+      }
+    }
+  });
+
+  it('keeps observations <= 32 tokens and actions <= 12 at the largest knobs', () => {
+    const env = new KvLedgerEnv({ chunkOps: 7, queries: 8, keys: 10, queryPosition: 'end' });
+    for (let seed = 0; seed < 30; seed++) {
+      const ep = playDirect({ env, seed, policy: kvLedger.expert });
+      for (const o of ep.observations) expect(tok.encode(o).length).toBeLessThanOrEqual(32);
+      for (const a of ep.actions) expect(tok.encode(a).length).toBeLessThanOrEqual(11); // + <eot> = 12
+    }
+  });
+
+  it('without the summary facts the expert answers wrongly', () => {
+    // The first window's facts are gone: only the goal survives, then the last chunks are read.
+    const env = new KvLedgerEnv({ chunks: 6 });
+    let wrong = 0;
+    for (let seed = 0; seed < 40; seed++) {
+      const ep = playDirect({ env, seed, policy: kvLedger.expert });
+      const last = ep.messages.slice(-2 * 3); // the last 3 steps only
+      const head = { role: 'user' as const, content: `queries ${env.current.queries.join(' ')}` };
+      const action = kvLedger.expert([head, ...last.slice(0, -2)], undefined as never);
+      if (!verifyKvLedger(env.current, action.split(' ').slice(1))) wrong++;
+    }
+    expect(wrong).toBeGreaterThan(30);
+  });
+
+  it('rejects unknown and out-of-range knobs with a readable error', () => {
+    expect(() => new KvLedgerEnv({ chunks: 0 })).toThrow(KnobsError);
+    expect(() => new KvLedgerEnv({ bogus: 1 } as never)).toThrow(/bogus/);
+    expect(() => new KvLedgerEnv({ queries: 9 })).toThrow(/queries/);
+  });
+
+  it('answers invalid actions without ending the episode', () => {
+    const env = new KvLedgerEnv();
+    env.reset(3);
+    expect(env.step('go north')).toEqual({ observation: 'invalid action', done: false, reward: 0 });
+  });
+});

@@ -1,0 +1,47 @@
+import type { ChatMessage } from '../rollout/types.ts';
+import type { Rng } from '../util/random.ts';
+import type { SummaryWriters, TextPolicy } from './family.ts';
+import { readWindow, type VisibleWindow } from './visible-window.ts';
+
+/**
+ * What a family's oracle keeps at a compaction point. `goal` clauses are the task statement
+ * (dropped "sometimes" by lossy writers), `facts` the state still needed, `meta` bookkeeping
+ * that is never dropped (e.g. fog-courier's step counter that aligns the summary with the tail).
+ */
+export interface SummaryContent {
+  goal: string[];
+  facts: string[];
+  meta: string[];
+}
+
+/** Spec default L_sum: summaries are at most this many tokens. */
+export const SUMMARY_TOKEN_LIMIT = 48;
+
+/** Clauses joined by ' , ' — every family's parser treats ',' as an ordinary separator. */
+export function renderSummary(c: SummaryContent): string {
+  return [...c.goal, ...c.meta, ...c.facts].join(' , ');
+}
+
+/**
+ * lossy(p): each fact dropped with probability p; each goal clause with probability p / 2
+ * ("sometimes the goal", issue 5). Meta clauses are kept: dropping them would corrupt, not forget.
+ */
+export function dropClauses(c: SummaryContent, p: number, rng: Rng): SummaryContent {
+  return {
+    goal: c.goal.filter(() => rng.next() >= p / 2),
+    meta: c.meta,
+    facts: c.facts.filter(() => rng.next() >= p),
+  };
+}
+
+/** Builds oracle and lossy(p) writers from a family's "what is still needed" function. */
+export function makeSummaryWriters(needed: (w: VisibleWindow) => SummaryContent): SummaryWriters {
+  const oracle: TextPolicy = (messages: readonly ChatMessage[]) => renderSummary(needed(readWindow(messages)));
+  return {
+    oracle,
+    lossy(p: number): TextPolicy {
+      if (!(p >= 0 && p <= 1)) throw new Error(`lossy summary writer needs 0 <= p <= 1, got ${p}`);
+      return (messages, rng) => renderSummary(dropClauses(needed(readWindow(messages)), p, rng));
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import type { TaskFamily } from '../env/family.ts';
+import { estimateAdvantages } from '../rl/advantage-estimators.ts';
+import type { PpoSegment } from '../rl/ppo-update.ts';
+import { recomputeOld } from '../rl/recompute-old.ts';
+import type { ChatLayout } from '../rollout/chat-layout.ts';
+import type { RolloutConfig } from '../rollout/config.ts';
+import type { EpisodeRecord } from '../rollout/record.ts';
+import { runEpisodes } from '../rollout/runner.ts';
+import type { TokenSampler } from '../rollout/types.ts';
+import type { Rng } from '../util/random.ts';
+import type { TrainConfig } from '../config/train-config.ts';
+import type { AlgorithmSpec } from './algorithms.ts';
+import type { TrainerModels } from './trainer-models.ts';
+
+/** One segment of the batch, flattened (spec §3), with the episode it came from. */
+export interface BatchSegment {
+  episode: number;
+  kind: 'execution' | 'summary';
+  tokens: Int32Array; // [T]
+  lossMask: Uint8Array; // [T]
+  samplerLogprobs: (number | null)[]; // [T]
+}
+
+/** Stage 1: B episodes on training seeds; `groupSize` samples per task (broadcast's baseline group). */
+export async function sampleEpisodes(options: {
+  family: TaskFamily;
+  knobs: Record<string, unknown>;
+  rollout: RolloutConfig;
+  layout: ChatLayout;
+  sampler: TokenSampler;
+  batchEpisodes: number;
+  groupSize: number;
+  iteration: number;
+  rng: Rng;
+}): Promise<EpisodeRecord[]> {
+  const { family, rng } = options;
+  const tasks = Math.ceil(options.batchEpisodes / options.groupSize);
+  const span = family.trainSeeds.end - family.trainSeeds.start;
+  const seeds = Array.from({ length: tasks }, () => family.trainSeeds.start + rng.int(span));
+  const episodes = Array.from({ length: options.batchEpisodes }, (_, i) => ({
+    episodeId: `it${options.iteration}-ep${i}`,
+    env: family.create(options.knobs),
+    seed: seeds[Math.floor(i / options.groupSize)]!,
+  }));
+  return runEpisodes({
+    episodes, config: options.rollout, layout: options.layout, actor: options.sampler, policyVersion: () => options.iteration - 1,
+  });
+}
+
+/** Stage 2: records -> flat segment list, token ids exactly as recorded (spec §3). */
+export function buildSegments(records: readonly EpisodeRecord[]): BatchSegment[] {
+  return records.flatMap((r, episode) =>
+    r.segments.map((s) => ({
+      episode, kind: s.kind, tokens: Int32Array.from(s.tokens), lossMask: Uint8Array.from(s.lossMask), samplerLogprobs: s.logprobs,
+    })),
+  );
+}
+
+/** Stage 3: trainer-side old logprobs and critic values (spec §6). */
+export function criticValues(options: { segments: readonly BatchSegment[]; models: TrainerModels; batchTokens: number }) {
+  return recomputeOld({
+    segments: options.segments.map((s) => ({ tokens: s.tokens, lossMask: s.lossMask, samplerLogprobs: s.samplerLogprobs })),
+    policy: options.models.policy,
+    ...(options.models.critic ? { critic: options.models.critic } : {}),
+    batchTokens: options.batchTokens,
+  });
+}
+
+/** Stage 4: advantages and returns from the estimator registry (spec §4 / §7 broadcast). */
+export function computeAdvantages(options: {
+  records: readonly EpisodeRecord[];
+  segments: readonly BatchSegment[];
+  values: Float32Array[] | null;
+  algorithm: AlgorithmSpec;
+  config: TrainConfig;
+}): { advantages: Float32Array[]; returns: Float32Array[] } {
+  const { records, segments, values, config } = options;
+  const byEpisode = records.map(() => [] as number[]);
+  segments.forEach((s, i) => byEpisode[s.episode]!.push(i));
+  const episodes = records.map((r, e) => ({
+    taskKey: `${r.env}:${r.seed}`,
+    reward: r.reward,
+    segments: byEpisode[e]!.map((i) => ({ kind: segments[i]!.kind, lossMask: segments[i]!.lossMask, ...(values ? { values: values[i]! } : {}) })),
+  }));
+  const estConfig = options.algorithm.estimator === 'compaction-gae' ? { ...config.advantage, crossTrajectory: config.ablation.crossTrajectory } : {};
+  const out = estimateAdvantages({ estimator: options.algorithm.estimator, episodes, config: estConfig });
+  const advantages: Float32Array[] = new Array(segments.length);
+  const returns: Float32Array[] = new Array(segments.length);
+  byEpisode.forEach((idx, e) => idx.forEach((i, k) => {
+    advantages[i] = out.advantages[e]![k]!;
+    returns[i] = out.returns[e]![k]!;
+  }));
+  return { advantages, returns };
+}
+
+/** Stage 5 input: the PPO batch. Without a critic, old values are zeros (unused by the update). */
+export function ppoSegments(options: { segments: readonly BatchSegment[]; oldLogprobs: Float32Array[]; oldValues: Float32Array[] | null; advantages: Float32Array[]; returns: Float32Array[] }): PpoSegment[] {
+  return options.segments.map((s, i) => ({
+    kind: s.kind, tokens: s.tokens, lossMask: s.lossMask, oldLogprobs: options.oldLogprobs[i]!,
+    oldValues: options.oldValues?.[i] ?? new Float32Array(s.tokens.length), advantages: options.advantages[i]!, returns: options.returns[i]!,
+  }));
+}
+
+/** Stage 6: rollout metrics, including spec §8 Figure 4's summary length and tokens per execution turn. */
+export function rolloutMetrics(records: readonly EpisodeRecord[]): Record<string, number> {
+  const n = Math.max(1, records.length);
+  let summaryTokens = 0;
+  let summaries = 0;
+  let execTokens = 0;
+  let steps = 0;
+  for (const r of records) {
+    for (const s of r.segments) {
+      const g = s.lossMask.reduce<number>((a, m) => a + m, 0);
+      if (s.kind === 'summary') {
+        summaryTokens += g;
+        summaries++;
+      } else execTokens += g;
+    }
+    steps += r.steps;
+  }
+  const frac = (o: string) => records.filter((r) => r.outcome === o).length / n;
+  return {
+    'rollout/success_rate': frac('success'),
+    'rollout/truncated_rate': frac('truncated'),
+    'rollout/step_limit_rate': frac('step-limit'),
+    'rollout/reward_mean': records.reduce((a, r) => a + r.reward, 0) / n,
+    'rollout/compactions_per_episode': records.reduce((a, r) => a + r.compactions, 0) / n,
+    'rollout/summary_tokens': summaries ? summaryTokens / summaries : Number.NaN,
+    'rollout/tokens_per_exec_turn': steps ? execTokens / steps : Number.NaN,
+    'rollout/generated_tokens': records.reduce((a, r) => a + r.generatedTokens, 0),
+  };
+}

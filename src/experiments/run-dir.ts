@@ -1,0 +1,52 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { RUN_FILES } from '../report/run-files.ts';
+import { writeFileAtomic } from './atomic-fs.ts';
+
+/** Paths of one run directory (layout: src/report/run-files.ts). */
+export interface RunPaths {
+  root: string;
+  config: string;
+  metrics: string;
+  samples: string;
+  eval: string;
+  report: string;
+}
+
+export function runPaths(root: string): RunPaths {
+  const r = resolve(root);
+  return {
+    root: r,
+    config: join(r, RUN_FILES.config),
+    metrics: join(r, RUN_FILES.metrics),
+    samples: join(r, RUN_FILES.samples),
+    eval: join(r, RUN_FILES.eval),
+    report: join(r, RUN_FILES.report),
+  };
+}
+
+/** A fresh run directory name: <system>-<UTC timestamp>. */
+export function newRunName(system: string, now = new Date()): string {
+  return `${system}-${now.toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}`;
+}
+
+/**
+ * Creates the run directory and writes the resolved config ({ system, config }). Refuses to reuse a
+ * directory that already has a config: that is what --resume is for.
+ */
+export function createRunDir(options: { dir: string; system: string; config: unknown }): RunPaths {
+  const paths = runPaths(options.dir);
+  if (existsSync(paths.config)) throw new Error(`${paths.root} already holds a run; continue it with --resume ${paths.root} or choose another --out`);
+  for (const d of [paths.root, paths.samples, paths.eval]) mkdirSync(d, { recursive: true });
+  writeFileAtomic(paths.config, `${JSON.stringify({ system: options.system, config: options.config }, null, 2)}\n`);
+  return paths;
+}
+
+/** Reads a run's stored { system, config } (validated by the caller's schema). */
+export function readRunConfig(dir: string): { paths: RunPaths; system: string; config: unknown } {
+  const paths = runPaths(dir);
+  if (!existsSync(paths.config)) throw new Error(`${paths.root} is not a run directory (no ${RUN_FILES.config})`);
+  const raw = JSON.parse(readFileSync(paths.config, 'utf8')) as { system?: unknown; config?: unknown };
+  if (typeof raw.system !== 'string') throw new Error(`${paths.config}: missing "system"`);
+  return { paths, system: raw.system, config: raw.config };
+}

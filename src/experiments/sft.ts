@@ -1,0 +1,119 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { modelConfig } from '../model/config.ts';
+import { PolicyModel } from '../model/policy.ts';
+import { WordTokenizer } from '../model/tokenizer.ts';
+import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
+import { buildMinibatches } from '../rl/minibatches.ts';
+import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts';
+import { runEpisodes } from '../rollout/runner.ts';
+import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
+import { mixSeed, Rng } from '../util/random.ts';
+import { writeFileAtomic } from './atomic-fs.ts';
+import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
+import { appendMetrics, truncateMetrics } from './metrics-log.ts';
+import type { ProgressReporter } from './progress.ts';
+import { createRunDir, runPaths } from './run-dir.ts';
+import { taskFamily } from './task-families.ts';
+
+/**
+ * The SFT base policy (issue 5, spec §7 "base"): expert episodes with compaction, summaries by a
+ * lossy writer (so the base summarizes imperfectly and leaves room for RL), cross-entropy on the
+ * generated tokens only (actions and summaries; loss masks of spec §3).
+ */
+export const SftConfigSchema = z
+  .object({
+    env: z.object({ name: z.string().min(1).default('kv-ledger'), knobs: z.record(z.string(), z.unknown()).default({}) }).strict().prefault({}),
+    rollout: RolloutConfigSchema.prefault({}),
+    model: z.object({ preset: z.string().min(1).default('reference') }).strict().prefault({}),
+    /** Expert episodes to imitate (training seeds). */
+    episodes: z.number().int().positive().default(64),
+    epochs: z.number().int().positive().default(4),
+    /** lossy(p) summaries: each needed fact dropped with probability p (issue 5). */
+    lossyP: z.number().min(0).max(1).default(0.3),
+    lr: z.number().positive().default(1e-3),
+    batchTokens: z.number().int().positive().default(2048),
+    seed: z.number().int().nonnegative().default(0),
+  })
+  .strict();
+export type SftConfig = z.infer<typeof SftConfigSchema>;
+export type SftConfigInput = z.input<typeof SftConfigSchema>;
+
+/**
+ * Runs SFT into runDir (created if new; an existing one is resumed at epoch granularity) and
+ * returns the final checkpoint directory, a model checkpoint usable as model.init and --policy.
+ */
+export async function runSft(options: { runDir: string; config: SftConfig; progress?: ProgressReporter }): Promise<{ checkpoint: string }> {
+  const { config } = options;
+  const paths = runPaths(options.runDir);
+  if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config });
+  const tokenizer = new WordTokenizer();
+  const family = await taskFamily(config.env.name);
+  const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
+  const rng = new Rng(mixSeed(config.seed, 0x5f7));
+
+  // Data: expert acts, lossy(p) writes the summaries; the same records every time (seeded).
+  const span = family.trainSeeds.end - family.trainSeeds.start;
+  const records = await runEpisodes({
+    episodes: Array.from({ length: config.episodes }, (_, i) => ({ episodeId: `sft-${i}`, env: family.create(config.env.knobs), seed: family.trainSeeds.start + rng.int(span) })),
+    config: rollout, layout,
+    actor: textPolicySampler({ tokenizer, policy: family.expert, rng: rng.fork() }),
+    summarizer: textPolicySampler({ tokenizer, policy: family.summaryWriters.lossy(config.lossyP), rng: rng.fork() }),
+  });
+  const segments = records.flatMap((r) => r.segments).map((s) => ({ tokens: Int32Array.from(s.tokens), mask: Uint8Array.from(s.lossMask) }));
+
+  const cfg = modelConfig(config.model.preset, { vocabSize: tokenizer.vocabSize, maxSeqLen: rollout.contextWindow });
+  const steps = config.epochs * Math.max(1, Math.ceil(segments.reduce((a, s) => a + s.tokens.length, 0) / config.batchTokens));
+  const policy = new PolicyModel({ config: cfg, optim: { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(10, steps) }, rng: rng.fork() });
+  const ckpt = latestCheckpoint(paths.root);
+  let start = 0;
+  if (ckpt) {
+    const loaded = await loadCheckpoint(ckpt.dir);
+    policy.net.params.set(loaded.policy.net.params);
+    policy.net.optimizer.state.m.set(loaded.policy.net.optimizer.state.m);
+    policy.net.optimizer.state.v.set(loaded.policy.net.optimizer.state.v);
+    policy.net.optimizer.state.step = loaded.policy.net.optimizer.state.step;
+    start = ckpt.iteration;
+  }
+  truncateMetrics({ path: paths.metrics, lastIteration: start });
+  options.progress?.start({ total: config.epochs, first: start + 1 });
+  for (let epoch = start + 1; epoch <= config.epochs; epoch++) {
+    const metrics = sftEpoch({ policy, segments, batchTokens: config.batchTokens, rng: new Rng(mixSeed(config.seed, epoch)) });
+    appendMetrics({ path: paths.metrics, iteration: epoch, metrics });
+    await saveCheckpointDir({ runDir: paths.root, iteration: epoch, write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: epoch } }) });
+    options.progress?.update({ iteration: epoch, metrics });
+  }
+  options.progress?.stop();
+  writeFileAtomic(`${paths.root}/sft-data.json`, JSON.stringify({ episodes: records.length, expertSuccess: records.filter((r) => r.reward >= 1).length / records.length }));
+  return { checkpoint: latestCheckpoint(paths.root)!.dir };
+}
+
+/** One pass of cross-entropy over generated tokens: dL/dlogprob = -1/N at masked positions. */
+function sftEpoch(options: { policy: PolicyModel; segments: readonly { tokens: Int32Array; mask: Uint8Array }[]; batchTokens: number; rng: Rng }): Record<string, number> {
+  const { policy, segments } = options;
+  let lossSum = 0;
+  let confident = 0;
+  let count = 0;
+  for (const mb of buildMinibatches({ lengths: segments.map((s) => s.tokens.length), tokenBudget: options.batchTokens, rng: options.rng })) {
+    const tokens = mb.map((i) => segments[i]!.tokens);
+    const masks = mb.map((i) => segments[i]!.mask);
+    const n = masks.reduce((a, m) => a + m.reduce((x, y) => x + y, 0), 0);
+    if (n === 0) continue;
+    const { logprobs } = policy.forward(tokens, { train: true });
+    const grads = logprobs.map((lp, k) => {
+      const g = new Float32Array(lp.length);
+      for (let t = 0; t < lp.length; t++) {
+        if (masks[k]![t] !== 1) continue;
+        g[t] = -1 / n;
+        lossSum -= lp[t]!;
+        if (lp[t]! > Math.log(0.5)) confident++; // p > 0.5 implies the token is the argmax
+        count++;
+      }
+      return g;
+    });
+    policy.backward({ logprobs: grads });
+    policy.step();
+  }
+  return { 'sft/loss': count ? lossSum / count : Number.NaN, 'sft/token_acc_p50': count ? confident / count : Number.NaN };
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { modelConfig, modelPresetNames, parseModelConfig } from './config.ts';
+import { fromHfConfig, toHfConfig } from './hf-config.ts';
+import { paramCount, tensorSpecs } from './weights.ts';
+
+describe('ModelConfig', () => {
+  it('has the issue presets', () => {
+    expect(modelPresetNames()).toEqual(['tiny', 'reference', 'large']);
+    const r = modelConfig('reference');
+    expect([r.vocabSize, r.dModel, r.nLayers, r.nHeads, r.mlpHidden, r.maxSeqLen]).toEqual([128, 128, 4, 4, 512, 256]);
+    const l = modelConfig('large');
+    expect([l.dModel, l.nLayers, l.nHeads, l.maxSeqLen]).toEqual([256, 6, 8, 512]);
+  });
+
+  it('rejects unknown presets, unknown keys and bad head sizes with clear messages', () => {
+    expect(() => modelConfig('huge')).toThrow(/unknown model preset 'huge'; valid presets: tiny, reference, large/);
+    expect(() => parseModelConfig({ ...modelConfig('tiny'), dropout: 0.1 })).toThrow(/invalid model config/);
+    expect(() => modelConfig('tiny', { nHeads: 3 })).toThrow(/multiple of nHeads/);
+  });
+
+  it('round-trips through a Hugging Face config.json', () => {
+    for (const name of modelPresetNames()) {
+      const cfg = modelConfig(name, { tiedEmbeddings: name === 'tiny' });
+      expect(fromHfConfig(JSON.parse(JSON.stringify(toHfConfig(cfg))))).toEqual(cfg);
+    }
+    expect(() => fromHfConfig({ ...toHfConfig(modelConfig('tiny')), num_key_value_heads: 1 })).toThrow(/grouped-query/);
+  });
+
+  it('counts parameters: Llama names and shapes', () => {
+    const cfg = modelConfig('reference');
+    const specs = tensorSpecs(cfg, 'lm');
+    // embed + lm_head 2*128*128, per layer 4*C^2 + 3*C*F + 2*C, final norm C
+    expect(paramCount(specs)).toBe(2 * 128 * 128 + 4 * (4 * 128 * 128 + 3 * 128 * 512 + 2 * 128) + 128);
+    expect(specs.find((s) => s.name === 'model.layers.3.mlp.down_proj.weight')!.shape).toEqual([128, 512]);
+    expect(specs.find((s) => s.name === 'model.norm.weight')!.decay).toBe(false);
+  });
+});

@@ -1,0 +1,83 @@
+import type { TrainableCritic } from '../rl/trainable.ts';
+import type { OptimizerConfig } from '../optim/config.ts';
+import type { Rng } from '../util/random.ts';
+import type { ModelConfig } from './config.ts';
+import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
+import type { PolicyModel } from './policy.ts';
+import { paramCount, tensorSpecs } from './weights.ts';
+
+/**
+ * The critic: a separate Llama trunk of the policy's shape with a scalar value head
+ * (score.weight [1, C], score.bias [1]); values[t] = V(x[<t]) is read at row start + t - 1.
+ * fromPolicy copies the policy's trunk (spec §6) and starts the head at zero.
+ */
+export class CriticModel implements TrainableCritic {
+  readonly net: LlamaNetwork;
+
+  constructor({ config, optim, rng, params }: { config: ModelConfig; optim: OptimizerConfig; rng?: Rng; params?: Float32Array }) {
+    this.net = new LlamaNetwork({ cfg: config, head: 'value', optim, ...(rng ? { rng } : {}), ...(params ? { params } : {}) });
+  }
+
+  static fromPolicy({ policy, optim }: { policy: PolicyModel; optim: OptimizerConfig }): CriticModel {
+    return new CriticModel({ config: policy.config, optim, params: trunkCopy(policy) });
+  }
+
+  get config(): ModelConfig {
+    return this.net.cfg;
+  }
+
+  forward(tokens: readonly Int32Array[], options: { train?: boolean } = {}): { values: Float32Array[] } {
+    const { cfg, w, profiler: prof } = this.net;
+    const { batch, ws } = this.net.runTrunk(tokens, options.train ?? false);
+    const t = prof ? prof.now() : 0;
+    const c = cfg.dModel;
+    const sw = w.score!;
+    const b = w.scoreBias![0]!;
+    for (let r = 0; r < batch.n; r++) {
+      let s = b;
+      const o = r * c;
+      for (let i = 0; i < c; i++) s += ws.lnf[o + i]! * sw[i]!;
+      ws.values[r] = s;
+    }
+    if (prof) prof.lap('value-head', t);
+    return { values: unpackShifted(ws.values, batch) };
+  }
+
+  backward(grads: { values: readonly Float32Array[] }): void {
+    const { cfg, w, g } = this.net;
+    const { batch, ws } = this.net.takePending();
+    packShifted({ rows: ws.dvalues, grads: grads.values, batch, what: 'value' });
+    const c = cfg.dModel;
+    const sw = w.score!;
+    const gw = g.score!;
+    let gb = 0;
+    for (let r = 0; r < batch.n; r++) {
+      const dv = ws.dvalues[r]!;
+      const o = r * c;
+      gb += dv;
+      for (let i = 0; i < c; i++) {
+        ws.dlnf[o + i] = dv * sw[i]!;
+        gw[i] += dv * ws.lnf[o + i]!;
+      }
+    }
+    g.scoreBias![0] += gb;
+    this.net.backwardTrunk(batch, ws);
+  }
+
+  step(): { gradNorm: number; lr: number } {
+    return this.net.step();
+  }
+}
+
+/** A critic parameter buffer whose trunk tensors are copies of the policy's; the head is zero. */
+function trunkCopy(policy: PolicyModel): Float32Array {
+  const src = policy.net;
+  const specs = tensorSpecs(src.cfg, 'value');
+  const byName = new Map(src.specs.map((t) => [t.name, t]));
+  const out = new Float32Array(paramCount(specs));
+  for (const t of specs) {
+    const from = byName.get(t.name);
+    if (from) out.set(src.params.subarray(from.offset, from.offset + from.size), t.offset);
+  }
+  return out;
+}

@@ -1,0 +1,58 @@
+import type { PolicyForward, TrainablePolicy } from '../rl/trainable.ts';
+import type { OptimizerConfig } from '../optim/config.ts';
+import { linearBackward, linearForward } from '../tensor/linear.ts';
+import { logprobBackward, logprobForward } from '../tensor/logprob.ts';
+import type { Rng } from '../util/random.ts';
+import type { ModelConfig } from './config.ts';
+import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
+
+/**
+ * The policy: Llama trunk + lm_head, implementing TrainablePolicy (rl/trainable.ts).
+ * Row r of the packed batch predicts the token at r + 1, which the position convention reports
+ * at index t = r + 1 - start. SFT is backward with dL/dlogprob = -1/N at the target tokens.
+ */
+export class PolicyModel implements TrainablePolicy {
+  readonly net: LlamaNetwork;
+
+  constructor({ config, optim, rng, params }: { config: ModelConfig; optim: OptimizerConfig; rng?: Rng; params?: Float32Array }) {
+    this.net = new LlamaNetwork({ cfg: config, head: 'lm', optim, ...(rng ? { rng } : {}), ...(params ? { params } : {}) });
+  }
+
+  get config(): ModelConfig {
+    return this.net.cfg;
+  }
+
+  forward(tokens: readonly Int32Array[], options: { train?: boolean } = {}): PolicyForward {
+    const { cfg, w, profiler: prof } = this.net;
+    const { batch, ws } = this.net.runTrunk(tokens, options.train ?? false);
+    let t = prof ? prof.now() : 0;
+    linearForward({ out: ws.logits, inp: ws.lnf, weight: w.lmHead!, n: batch.n, inF: cfg.dModel, outF: cfg.vocabSize });
+    if (prof) t = prof.lap('linear', t);
+    logprobForward({ probs: ws.logits, targets: batch.targets, logprobs: ws.lp, entropies: ws.ent, n: batch.n, v: cfg.vocabSize });
+    if (prof) prof.lap('logprob', t);
+    return { logprobs: unpackShifted(ws.lp, batch), entropies: unpackShifted(ws.ent, batch) };
+  }
+
+  backward(grads: { logprobs: readonly Float32Array[]; entropies?: readonly Float32Array[] }): void {
+    const { cfg, w, g, profiler: prof } = this.net;
+    const { batch, ws } = this.net.takePending();
+    const { n } = batch;
+    packShifted({ rows: ws.dlp, grads: grads.logprobs, batch, what: 'logprob' });
+    if (grads.entropies) packShifted({ rows: ws.dent, grads: grads.entropies, batch, what: 'entropy' });
+    let t = prof ? prof.now() : 0;
+    ws.dlogits.fill(0, 0, n * cfg.vocabSize);
+    logprobBackward({
+      dlogits: ws.dlogits, probs: ws.logits, targets: batch.targets, dlogprobs: ws.dlp,
+      dentropies: grads.entropies ? ws.dent : null, entropies: ws.ent, n, v: cfg.vocabSize,
+    });
+    if (prof) t = prof.lap('logprob', t);
+    ws.dlnf.fill(0, 0, n * cfg.dModel);
+    linearBackward({ dinp: ws.dlnf, dweight: g.lmHead!, dout: ws.dlogits, inp: ws.lnf, weight: w.lmHead!, n, inF: cfg.dModel, outF: cfg.vocabSize });
+    if (prof) prof.lap('linear', t);
+    this.net.backwardTrunk(batch, ws);
+  }
+
+  step(): { gradNorm: number; lr: number } {
+    return this.net.step();
+  }
+}

@@ -1,0 +1,109 @@
+import { endianness } from 'node:os';
+import { z } from 'zod';
+
+/**
+ * The safetensors format, written by hand (it is tiny): 8-byte little-endian header length,
+ * a JSON header {name: {dtype, shape, data_offsets: [begin, end]}, __metadata__?: {str: str}},
+ * then raw little-endian data, offsets relative to the data start. Only F32 is used here.
+ */
+export interface NamedTensor {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+}
+
+export interface SafetensorsFile {
+  metadata: Record<string, string>;
+  tensors: Map<string, { dtype: string; shape: number[]; bytes: Uint8Array }>;
+}
+
+export class CheckpointFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckpointFormatError';
+  }
+}
+
+function assertLittleEndian(): void {
+  // Float32Array bytes are host-order; the format is little-endian.
+  if (endianness() !== 'LE') throw new Error('safetensors I/O needs a little-endian host');
+}
+
+export function encodeSafetensors(tensors: readonly NamedTensor[], metadata: Record<string, string> = {}): Buffer {
+  assertLittleEndian();
+  const header: Record<string, unknown> = {};
+  if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
+  let offset = 0;
+  for (const t of tensors) {
+    const n = t.shape.reduce((a, b) => a * b, 1);
+    if (n !== t.data.length) throw new Error(`tensor ${t.name}: shape [${t.shape}] holds ${n} values but data has ${t.data.length}`);
+    header[t.name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + t.data.byteLength] };
+    offset += t.data.byteLength;
+  }
+  let json = JSON.stringify(header);
+  // Pad the header with spaces so the data starts 8-byte aligned (what the reference writer does).
+  json += ' '.repeat((8 - ((8 + Buffer.byteLength(json)) % 8)) % 8);
+  const hbytes = Buffer.from(json, 'utf8');
+  const out = Buffer.alloc(8 + hbytes.length + offset);
+  out.writeBigUInt64LE(BigInt(hbytes.length), 0);
+  hbytes.copy(out, 8);
+  let p = 8 + hbytes.length;
+  for (const t of tensors) {
+    out.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), p);
+    p += t.data.byteLength;
+  }
+  return out;
+}
+
+const EntrySchema = z.object({
+  dtype: z.string(),
+  shape: z.array(z.number().int().nonnegative()),
+  data_offsets: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
+}).strict();
+
+/** Parses a file's bytes; `what` names the file in errors. */
+export function decodeSafetensors(buf: Uint8Array, what: string): SafetensorsFile {
+  assertLittleEndian();
+  if (buf.length < 8) throw new CheckpointFormatError(`${what}: too short to be a safetensors file`);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const hlen = Number(view.getBigUint64(0, true));
+  if (8 + hlen > buf.length) throw new CheckpointFormatError(`${what}: header length ${hlen} runs past the end of the file`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(Buffer.from(buf.buffer, buf.byteOffset + 8, hlen).toString('utf8'));
+  } catch {
+    throw new CheckpointFormatError(`${what}: the header is not valid JSON`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new CheckpointFormatError(`${what}: the header is not a JSON object`);
+  const dataStart = 8 + hlen;
+  const metadata: Record<string, string> = {};
+  const tensors: SafetensorsFile['tensors'] = new Map();
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (name === '__metadata__') {
+      const m = z.record(z.string(), z.string()).safeParse(value);
+      if (!m.success) throw new CheckpointFormatError(`${what}: __metadata__ must map strings to strings`);
+      Object.assign(metadata, m.data);
+      continue;
+    }
+    const e = EntrySchema.safeParse(value);
+    if (!e.success) throw new CheckpointFormatError(`${what}: tensor ${name} has a malformed header entry`);
+    const [b, end] = e.data.data_offsets;
+    if (end < b || dataStart + end > buf.length) throw new CheckpointFormatError(`${what}: tensor ${name}'s data offsets [${b}, ${end}] fall outside the file`);
+    tensors.set(name, { dtype: e.data.dtype, shape: e.data.shape, bytes: buf.subarray(dataStart + b, dataStart + end) });
+  }
+  return { metadata, tensors };
+}
+
+/**
+ * Copies tensor `name` of file into dst after checking dtype and shape; errors name the tensor.
+ */
+export function readTensorInto({ file, name, shape, dst, what }: { file: SafetensorsFile; name: string; shape: readonly number[]; dst: Float32Array; what: string }): void {
+  const t = file.tensors.get(name);
+  if (!t) throw new CheckpointFormatError(`${what}: missing tensor ${name}`);
+  if (t.dtype !== 'F32') throw new CheckpointFormatError(`${what}: tensor ${name} has dtype ${t.dtype}, expected F32`);
+  if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+    throw new CheckpointFormatError(`${what}: tensor ${name} has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]`);
+  }
+  if (t.bytes.length !== dst.byteLength) throw new CheckpointFormatError(`${what}: tensor ${name} has ${t.bytes.length} bytes, expected ${dst.byteLength}`);
+  new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(t.bytes);
+}

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { linearForward } from '../tensor/linear.ts';
+import { Rng } from '../util/random.ts';
+import { modelConfig } from './config.ts';
+import { KvDecoder } from './kv-decoder.ts';
+import { PolicyModel } from './policy.ts';
+import { ModelSampler } from './sampler.ts';
+import { randomSequences, scrambleWeights, TEST_OPTIM } from './test-helpers.ts';
+
+function setup(seed = 1) {
+  const cfg = modelConfig('tiny');
+  const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(seed) });
+  scrambleWeights(policy.net, seed + 1);
+  return { cfg, policy };
+}
+
+/** Full-sequence logits from the training path: row t predicts token t + 1. */
+function fullLogits(policy: PolicyModel, seq: Int32Array): Float32Array {
+  const { cfg } = policy.net;
+  const { batch, ws } = policy.net.runTrunk([seq], false);
+  const out = new Float32Array(batch.n * cfg.vocabSize);
+  linearForward({ out, inp: ws.lnf, weight: policy.net.w.lmHead!, n: batch.n, inF: cfg.dModel, outF: cfg.vocabSize });
+  return out;
+}
+
+describe('KvDecoder', () => {
+  it('KV-cache logits equal full-sequence forward logits over ragged prompts', () => {
+    const { cfg, policy } = setup();
+    const rng = new Rng(3);
+    const prompts = randomSequences({ rng, lengths: [3, 7, 1], cfg });
+    const conts = randomSequences({ rng, lengths: [6, 2, 9], cfg });
+    const dec = new KvDecoder(policy.net);
+    const v = cfg.vocabSize;
+    const got: Float32Array[][] = prompts.map(() => []);
+    let logits = dec.start({ prompts, maxTotal: 16 });
+    prompts.forEach((_, i) => got[i]!.push(logits.slice(i * v, (i + 1) * v)));
+    for (let step = 0; step < 9; step++) {
+      const slots = [0, 1, 2].filter((i) => step < conts[i]!.length);
+      logits = dec.step({ slotIds: Int32Array.from(slots), tokens: Int32Array.from(slots, (i) => conts[i]![step]!), count: slots.length });
+      slots.forEach((slot, a) => got[slot]!.push(logits.slice(a * v, (a + 1) * v)));
+    }
+    let maxDiff = 0;
+    prompts.forEach((p, i) => {
+      const full = Int32Array.from([...p, ...conts[i]!]);
+      const ref = fullLogits(policy, full);
+      got[i]!.forEach((row, k) => {
+        const r = p.length - 1 + k;
+        for (let j = 0; j < v; j++) maxDiff = Math.max(maxDiff, Math.abs(row[j]! - ref[r * v + j]!));
+      });
+    });
+    console.log(`kv-cache vs full forward logits: max diff ${maxDiff.toExponential(2)}`);
+    expect(maxDiff).toBeLessThan(1e-4);
+  });
+});
+
+describe('ModelSampler', () => {
+  it('log-probs and entropies of sampled tokens equal training log-probs on the same tokens', async () => {
+    const { cfg, policy } = setup();
+    const sampler = new ModelSampler({ policy, rng: new Rng(7) });
+    const prompts = randomSequences({ rng: new Rng(8), lengths: [4, 1, 10, 6], cfg });
+    const res = await sampler.sample(prompts.map((p) => ({ prompt: Array.from(p), maxTokens: 12, stopTokens: [] })), { temperature: 0.8, topP: 0.9 });
+    const full = prompts.map((p, i) => Int32Array.from([...p, ...res[i]!.tokens]));
+    const train = policy.forward(full);
+    let maxLp = 0;
+    let maxEnt = 0;
+    res.forEach((r, i) => {
+      expect(r.tokens.length).toBe(12);
+      expect(r.finishReason).toBe('length');
+      r.tokens.forEach((_, k) => {
+        const t = prompts[i]!.length + k;
+        maxLp = Math.max(maxLp, Math.abs(r.logprobs[k]! - train.logprobs[i]![t]!));
+        maxEnt = Math.max(maxEnt, Math.abs(r.entropies![k]! - train.entropies[i]![t]!));
+      });
+    });
+    console.log(`sampler vs training: logprob max diff ${maxLp.toExponential(2)}, entropy max diff ${maxEnt.toExponential(2)}`);
+    expect(maxLp).toBeLessThan(1e-4);
+    expect(maxEnt).toBeLessThan(1e-4);
+  });
+
+  it('same seed, same tokens; another seed, other tokens', () => {
+    const { cfg, policy } = setup();
+    const reqs = randomSequences({ rng: new Rng(9), lengths: [2, 5, 3], cfg }).map((p) => ({ prompt: Array.from(p), maxTokens: 20, stopTokens: [] }));
+    const run = (seed: number) => new ModelSampler({ policy, rng: new Rng(seed) }).sampleSync(reqs, { temperature: 1, topP: 1 }).map((r) => r.tokens);
+    expect(run(11)).toEqual(run(11));
+    expect(run(11)).not.toEqual(run(12));
+  });
+
+  it('greedy (temperature 0) and a tiny top-p both pick the argmax of the full forward', () => {
+    const { cfg, policy } = setup();
+    const prompt = Array.from(randomSequences({ rng: new Rng(10), lengths: [5], cfg })[0]!);
+    for (const params of [{ temperature: 0, topP: 1 }, { temperature: 1, topP: 1e-6 }]) {
+      const r = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync([{ prompt, maxTokens: 8, stopTokens: [] }], params)[0]!;
+      const seq = [...prompt, ...r.tokens];
+      const logits = fullLogits(policy, Int32Array.from(seq));
+      r.tokens.forEach((tok, k) => {
+        const row = logits.subarray((prompt.length - 1 + k) * cfg.vocabSize, (prompt.length + k) * cfg.vocabSize);
+        expect(tok).toBe(row.indexOf(Math.max(...row)));
+      });
+    }
+  });
+
+  it('stops after a stop token (returned and counted) and at maxTokens', () => {
+    const { policy } = setup();
+    const prompt = [1, 2, 3];
+    const greedy = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync([{ prompt, maxTokens: 6, stopTokens: [] }], { temperature: 0, topP: 1 })[0]!;
+    const stop = greedy.tokens[2]!;
+    const firstStop = greedy.tokens.indexOf(stop);
+    const [a, b, c] = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync([
+      { prompt, maxTokens: 6, stopTokens: [stop] },
+      { prompt, maxTokens: 4, stopTokens: [] },
+      { prompt, maxTokens: 0, stopTokens: [] },
+    ], { temperature: 0, topP: 1 });
+    expect(a!.tokens).toEqual(greedy.tokens.slice(0, firstStop + 1));
+    expect(a!.finishReason).toBe('stop');
+    expect(b!.tokens).toEqual(greedy.tokens.slice(0, 4));
+    expect(b!.finishReason).toBe('length');
+    expect(c!.tokens).toEqual([]);
+  });
+
+  it('shares weights with the live policy: a step changes what it samples', () => {
+    const { cfg, policy } = setup();
+    const sampler = new ModelSampler({ policy, rng: new Rng(1) });
+    const req = [{ prompt: [1, 2, 3], maxTokens: 1, stopTokens: [] }];
+    const before = sampler.sampleSync(req, { temperature: 0, topP: 1 })[0]!;
+    policy.net.params.fill(0, policy.net.specs.find((s) => s.name === 'lm_head.weight')!.offset);
+    const after = sampler.sampleSync(req, { temperature: 0, topP: 1 })[0]!;
+    expect(after.logprobs[0]).toBeCloseTo(-Math.log(cfg.vocabSize), 5);
+    expect(before.logprobs[0]).not.toBeCloseTo(-Math.log(cfg.vocabSize), 2);
+  });
+
+  it('rejects a prompt plus maxTokens longer than maxSeqLen with a clear error', () => {
+    const { policy } = setup();
+    const sampler = new ModelSampler({ policy, rng: new Rng(1) });
+    expect(() => sampler.sampleSync([{ prompt: new Array(30).fill(1), maxTokens: 3, stopTokens: [] }], { temperature: 1, topP: 1 }))
+      .toThrow(/prompt \(30\) \+ maxTokens \(3\) of 33 tokens exceeds the model's maxSeqLen 32/);
+    expect(() => sampler.sampleSync([{ prompt: [], maxTokens: 3, stopTokens: [] }], { temperature: 1, topP: 1 })).toThrow(/empty/);
+  });
+});

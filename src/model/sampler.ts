@@ -1,0 +1,76 @@
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../rollout/types.ts';
+import type { Rng } from '../util/random.ts';
+import { KvDecoder } from './kv-decoder.ts';
+import { SequenceTooLongError } from './pack.ts';
+import type { PolicyModel } from './policy.ts';
+import { drawScratch, drawToken } from './sampling.ts';
+
+/**
+ * The embedded engine's TokenSampler: batched generation with a KV cache over ragged prompts.
+ * It reads the live PolicyModel's parameter buffer, so "publishing new weights" after a step is a
+ * no-op. logprobs (and entropies) are under the model's temperature-1, untruncated distribution,
+ * whatever temperature/top-p were used to pick the token (see sampling.ts for why).
+ * Randomness: one rng.next() per sampled token, slots visited in request order each step, so a
+ * seed and the same requests reproduce the same tokens.
+ */
+export class ModelSampler implements TokenSampler {
+  private readonly decoder: KvDecoder;
+  private readonly rng: Rng;
+
+  constructor({ policy, rng }: { policy: PolicyModel; rng: Rng }) {
+    this.decoder = new KvDecoder(policy.net);
+    this.rng = rng;
+  }
+
+  async sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]> {
+    return this.sampleSync(requests, params);
+  }
+
+  sampleSync(requests: readonly SampleRequest[], params: SamplingParams): SampleResult[] {
+    const cfg = this.decoder.cfg;
+    if (!(params.temperature >= 0)) throw new Error(`temperature must be >= 0 (0 = greedy), got ${params.temperature}`);
+    if (!(params.topP > 0 && params.topP <= 1)) throw new Error(`topP must be in (0, 1], got ${params.topP}`);
+    const b = requests.length;
+    let maxTotal = 1;
+    requests.forEach((r, i) => {
+      if (r.prompt.length === 0) throw new Error(`request ${i}: the prompt is empty; it needs at least one token`);
+      if (!Number.isInteger(r.maxTokens) || r.maxTokens < 0) throw new Error(`request ${i}: maxTokens must be a non-negative integer, got ${r.maxTokens}`);
+      const total = r.prompt.length + r.maxTokens;
+      if (total > cfg.maxSeqLen) throw new SequenceTooLongError(total, cfg.maxSeqLen, `request ${i}: prompt (${r.prompt.length}) + maxTokens (${r.maxTokens})`);
+      maxTotal = Math.max(maxTotal, total);
+    });
+    const results: SampleResult[] = requests.map(() => ({ tokens: [], logprobs: [], entropies: [], finishReason: 'length' }));
+    if (b === 0) return results;
+    const v = cfg.vocabSize;
+    const scratch = drawScratch(v);
+    const stops = requests.map((r) => new Set(r.stopTokens));
+    const slotIds = new Int32Array(b);
+    const next = new Int32Array(b);
+    let logits = this.decoder.start({ prompts: requests.map((r) => r.prompt), maxTotal });
+    let count = 0;
+    for (let i = 0; i < b; i++) slotIds[i] = i;
+    let active = b;
+    while (active > 0) {
+      count = 0;
+      for (let a = 0; a < active; a++) {
+        const slot = slotIds[a]!;
+        const req = requests[slot]!;
+        const res = results[slot]!;
+        if (res.tokens.length >= req.maxTokens) continue; // maxTokens 0
+        const d = drawToken({ logits, offset: a * v, v, temperature: params.temperature, topP: params.topP, rng: this.rng, scratch });
+        res.tokens.push(d.token);
+        res.logprobs.push(d.logprob);
+        res.entropies!.push(d.entropy);
+        if (stops[slot]!.has(d.token)) res.finishReason = 'stop';
+        else if (res.tokens.length < req.maxTokens) {
+          slotIds[count] = slot;
+          next[count] = d.token;
+          count++;
+        }
+      }
+      active = count;
+      if (active > 0) logits = this.decoder.step({ slotIds, tokens: next, count: active });
+    }
+    return results;
+  }
+}

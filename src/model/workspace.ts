@@ -1,0 +1,96 @@
+import type { ModelConfig } from './config.ts';
+
+/**
+ * Preallocated activation and gradient buffers for up to `capacity` packed tokens, reused across
+ * calls so hot loops never allocate. Buffers may be longer than the current batch; every kernel
+ * takes explicit row counts. N = capacity rows, C = dModel, F = mlpHidden, V = vocab,
+ * P = attention-probability capacity (sum of H * L^2), H = heads, Lm = longest sequence.
+ */
+export class Workspace {
+  readonly capacity: number;
+  readonly probCapacity: number;
+  readonly maxLen: number;
+  readonly resid: Float32Array[]; // L+1 x [N, C]: input of each layer, then the trunk output
+  readonly ln1: Float32Array[]; // L x [N, C]
+  readonly rstd1: Float32Array[]; // L x [N]
+  readonly qkv: Float32Array[]; // L x [N, 3C] post-RoPE q, k and v
+  readonly probs: Float32Array[]; // L x [P]
+  readonly att: Float32Array[]; // L x [N, C]
+  readonly mid: Float32Array[]; // L x [N, C] residual after attention
+  readonly ln2: Float32Array[]; // L x [N, C]
+  readonly rstd2: Float32Array[]; // L x [N]
+  readonly gateUp: Float32Array[]; // L x [N, 2F]
+  readonly act: Float32Array[]; // L x [N, F]
+  readonly lnf: Float32Array; // [N, C]
+  readonly rstdf: Float32Array; // [N]
+  readonly logits: Float32Array; // [N, V] logits, then probabilities
+  readonly lp: Float32Array; // [N] log-prob of the next token
+  readonly ent: Float32Array; // [N]
+  readonly values: Float32Array; // [N]
+  // gradients (scratch, reused per layer)
+  readonly dres: Float32Array; // [N, C]
+  readonly dln: Float32Array; // [N, C]
+  readonly datt: Float32Array; // [N, C]
+  readonly dqkv: Float32Array; // [N, 3C]
+  readonly dgateUp: Float32Array; // [N, 2F]
+  readonly dact: Float32Array; // [N, F]
+  readonly dlnf: Float32Array; // [N, C]
+  readonly dlogits: Float32Array; // [N, V]
+  readonly dlp: Float32Array; // [N]
+  readonly dent: Float32Array; // [N]
+  readonly dvalues: Float32Array; // [N]
+  readonly attScratch: Float32Array; // [H, Lm, Lm]
+
+  constructor({ cfg, capacity, probCapacity, maxLen }: { cfg: ModelConfig; capacity: number; probCapacity: number; maxLen: number }) {
+    const { dModel: c, mlpHidden: f, vocabSize: v, nLayers: nl } = cfg;
+    const n = Math.max(1, capacity);
+    this.capacity = n;
+    this.probCapacity = probCapacity;
+    this.maxLen = maxLen;
+    const per = (size: number) => Array.from({ length: nl }, () => new Float32Array(size));
+    this.resid = Array.from({ length: nl + 1 }, () => new Float32Array(n * c));
+    this.ln1 = per(n * c);
+    this.rstd1 = per(n);
+    this.qkv = per(n * 3 * c);
+    this.probs = per(Math.max(1, probCapacity));
+    this.att = per(n * c);
+    this.mid = per(n * c);
+    this.ln2 = per(n * c);
+    this.rstd2 = per(n);
+    this.gateUp = per(n * 2 * f);
+    this.act = per(n * f);
+    this.lnf = new Float32Array(n * c);
+    this.rstdf = new Float32Array(n);
+    this.logits = new Float32Array(n * v);
+    this.lp = new Float32Array(n);
+    this.ent = new Float32Array(n);
+    this.values = new Float32Array(n);
+    this.dres = new Float32Array(n * c);
+    this.dln = new Float32Array(n * c);
+    this.datt = new Float32Array(n * c);
+    this.dqkv = new Float32Array(n * 3 * c);
+    this.dgateUp = new Float32Array(n * 2 * f);
+    this.dact = new Float32Array(n * f);
+    this.dlnf = new Float32Array(n * c);
+    this.dlogits = new Float32Array(n * v);
+    this.dlp = new Float32Array(n);
+    this.dent = new Float32Array(n);
+    this.dvalues = new Float32Array(n);
+    this.attScratch = new Float32Array(Math.max(1, cfg.nHeads * maxLen * maxLen));
+  }
+
+  fits({ n, probSize, maxLen }: { n: number; probSize: number; maxLen: number }): boolean {
+    return n <= this.capacity && probSize <= this.probCapacity && maxLen <= this.maxLen;
+  }
+}
+
+/** Returns ws if the batch fits, else a new workspace sized for it (old one is dropped). */
+export function ensureWorkspace({ ws, cfg, n, probSize, maxLen }: { ws: Workspace | null; cfg: ModelConfig; n: number; probSize: number; maxLen: number }): Workspace {
+  if (ws && ws.fits({ n, probSize, maxLen })) return ws;
+  return new Workspace({
+    cfg,
+    capacity: Math.max(n, ws?.capacity ?? 0),
+    probCapacity: Math.max(probSize, ws?.probCapacity ?? 0),
+    maxLen: Math.max(maxLen, ws?.maxLen ?? 0),
+  });
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { AdamW } from './adamw.ts';
+import { clipGradNorm, gradNorm } from './clip.ts';
+import { DEFAULT_OPTIMIZER, parseOptimizerConfig } from './config.ts';
+import { learningRate } from './schedule.ts';
+
+describe('learning-rate schedule', () => {
+  const cfg = { lr: 1, warmupSteps: 4, totalSteps: 14, minLrRatio: 0.1 };
+  it('warms up linearly, then follows a cosine down to lr * minLrRatio', () => {
+    expect(learningRate(cfg, 0)).toBeCloseTo(0.25, 12);
+    expect(learningRate(cfg, 3)).toBeCloseTo(1, 12);
+    expect(learningRate(cfg, 4)).toBeCloseTo(1, 12);
+    expect(learningRate(cfg, 9)).toBeCloseTo(0.55, 12);
+    expect(learningRate(cfg, 14)).toBeCloseTo(0.1, 12);
+    expect(learningRate(cfg, 100)).toBeCloseTo(0.1, 12);
+  });
+});
+
+describe('gradient clipping', () => {
+  it('scales to the max norm and reports the norm before clipping', () => {
+    const g = new Float32Array([3, 4]);
+    expect(clipGradNorm(g, 1)).toBeCloseTo(5, 6);
+    expect(gradNorm(g)).toBeCloseTo(1, 5);
+    const h = new Float32Array([0.3, 0.4]);
+    clipGradNorm(h, 1);
+    expect(Array.from(h)).toEqual([Math.fround(0.3), Math.fround(0.4)]);
+  });
+});
+
+describe('AdamW', () => {
+  it('first step moves each parameter by lr * sign(grad); decay only where marked', () => {
+    const cfg = { ...DEFAULT_OPTIMIZER, lr: 0.1, warmupSteps: 0, gradClip: 0, weightDecay: 0.5 };
+    const opt = new AdamW({ cfg, size: 4, ranges: [{ offset: 0, size: 2, decay: true }, { offset: 2, size: 2, decay: false }] });
+    const p = new Float32Array([1, 1, 1, 1]);
+    const g = new Float32Array([2, -3, 2, -3]);
+    const { lr } = opt.step(p, g);
+    expect(lr).toBeCloseTo(0.1, 12);
+    // decoupled decay: p *= 1 - lr * wd, then the Adam step of size lr (|m_hat / sqrt(v_hat)| = 1).
+    expect(p[0]).toBeCloseTo(1 * (1 - 0.05) - 0.1, 5);
+    expect(p[1]).toBeCloseTo(1 * (1 - 0.05) + 0.1, 5);
+    expect(p[2]).toBeCloseTo(0.9, 5);
+    expect(p[3]).toBeCloseTo(1.1, 5);
+    expect(Array.from(g)).toEqual([0, 0, 0, 0]);
+    expect(opt.state.step).toBe(1);
+  });
+
+  it('minimises a quadratic', () => {
+    const cfg = { ...DEFAULT_OPTIMIZER, lr: 0.05, warmupSteps: 0, totalSteps: 500, gradClip: 0, weightDecay: 0 };
+    const opt = new AdamW({ cfg, size: 3, ranges: [] });
+    const p = new Float32Array([3, -2, 0.5]);
+    const g = new Float32Array(3);
+    for (let i = 0; i < 400; i++) {
+      for (let j = 0; j < 3; j++) g[j] = 2 * (p[j]! - j);
+      opt.step(p, g);
+    }
+    for (let j = 0; j < 3; j++) expect(Math.abs(p[j]! - j)).toBeLessThan(1e-2);
+  });
+
+  it('rejects unknown config keys with a clear message', () => {
+    expect(() => parseOptimizerConfig({ ...DEFAULT_OPTIMIZER, lrr: 1 })).toThrow(/invalid optimizer config/);
+  });
+});

@@ -1,0 +1,32 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { collectReportData } from './collect-runs.ts';
+import { renderFigures } from './plots.ts';
+import { renderHtml } from './render-html.ts';
+import { renderMarkdown } from './render-markdown.ts';
+import { buildTables } from './tables.ts';
+
+function writeAtomic(path: string, text: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+/**
+ * `crl report`: reads run/pipeline directories and writes report.html (self-contained),
+ * report.md and figures/*.svg into outDir. Missing data renders as "not run".
+ */
+export async function writeReport(options: { runDirs: readonly string[]; outDir: string; title?: string; trainingWindows?: number }): Promise<{ html: string; markdown: string; warnings: string[] }> {
+  const data = collectReportData(options.runDirs);
+  const tables = buildTables(data.evals, options.trainingWindows ?? 4);
+  const figures = await renderFigures(data.curves);
+  const title = options.title ?? 'CompactionRL report';
+  const view = { title, tables, figures, warnings: data.warnings, sources: options.runDirs };
+  mkdirSync(join(options.outDir, 'figures'), { recursive: true });
+  for (const f of figures) if (f.svg) writeAtomic(join(options.outDir, 'figures', `${f.def.id}.svg`), f.svg);
+  const html = join(options.outDir, 'report.html');
+  const markdown = join(options.outDir, 'report.md');
+  writeAtomic(html, renderHtml(view));
+  writeAtomic(markdown, renderMarkdown(view));
+  return { html, markdown, warnings: data.warnings };
+}

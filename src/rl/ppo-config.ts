@@ -1,0 +1,44 @@
+/**
+ * PPO update settings (spec §5–6). The schema is the single source of truth; parse({}) gives the
+ * paper's defaults (clip 0.2, KL 0, 50 critic warm-up iterations, 2 critic updates per policy
+ * update, token-level loss, summary training on, whitening on).
+ */
+import { z } from 'zod';
+import { RlInputError } from './errors.ts';
+import { LOSS_AGGREGATIONS } from './aggregate-loss.ts';
+
+export const ppoConfigSchema = z
+  .object({
+    /** E: passes over the batch per iteration. */
+    epochs: z.number().int().min(1).default(1),
+    /** Token budget of one minibatch (whole segments; a longer segment goes alone). */
+    minibatchTokens: z.number().int().min(1).default(4096),
+    /** eps_low: rho clipped from below at 1 - clipLow. */
+    clipLow: z.number().min(0).max(1).default(0.2),
+    /** eps_high: rho clipped from above at 1 + clipHigh. */
+    clipHigh: z.number().min(0).default(0.2),
+    /** eps_v for the clipped value loss; null turns value clipping off. */
+    valueClip: z.number().min(0).nullable().default(0.2),
+    klCoef: z.number().min(0).default(0),
+    entropyCoef: z.number().min(0).default(0),
+    lossAggregation: z.enum(LOSS_AGGREGATIONS as ['token-mean', 'segment-mean']).default('token-mean'),
+    /** false: summary tokens leave the policy loss M; the critic still trains on them (spec §5). */
+    trainSummaries: z.boolean().default(true),
+    /** Iterations 0 .. n-1 train the critic only (spec §6). Ignored when no critic is given. */
+    criticWarmupIterations: z.number().int().min(0).default(50),
+    /** Critic optimizer steps per minibatch for each policy step (spec §6, paper: 2). */
+    criticUpdatesPerPolicyUpdate: z.number().int().min(1).default(2),
+    /** Whiten advantages over the batch's optimized tokens before the epochs (spec §4). */
+    whitenAdvantages: z.boolean().default(true),
+  })
+  .strict();
+
+export type PpoConfig = z.infer<typeof ppoConfigSchema>;
+export type PpoConfigInput = z.input<typeof ppoConfigSchema>;
+
+/** Parses a PPO config; unknown keys and bad values give one readable error. */
+export function parsePpoConfig(input: unknown): PpoConfig {
+  const r = ppoConfigSchema.safeParse(input ?? {});
+  if (!r.success) throw new RlInputError(`invalid PPO config: ${z.prettifyError(r.error)}`);
+  return r.data;
+}

@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import { ppoUpdate, type PpoSegment } from './ppo-update.ts';
+import { recomputeOld } from './recompute-old.ts';
+import { TabularCritic, TabularPolicy } from './testing/tabular-models.ts';
+import { Rng } from '../util/random.ts';
+
+// Vocab: 0 = start of an execution window, 3 = start of a summary (distinct contexts so the
+// policy rows touched by each kind can be told apart), 1 and 2 = generated tokens.
+const EXEC_CTX = 0;
+const SUM_CTX = 3;
+
+function batch(policy: TabularPolicy, critic: TabularCritic): PpoSegment[] {
+  const raw = [
+    { kind: 'execution' as const, tokens: [EXEC_CTX, 1], adv: 1, ret: 1 },
+    { kind: 'execution' as const, tokens: [EXEC_CTX, 2], adv: -1, ret: 0 },
+    { kind: 'execution' as const, tokens: [EXEC_CTX, 1], adv: 1, ret: 1 },
+    { kind: 'summary' as const, tokens: [SUM_CTX, 1], adv: 1, ret: 1 },
+    { kind: 'summary' as const, tokens: [SUM_CTX, 2], adv: -1, ret: 1 },
+  ];
+  const segs = raw.map((r) => ({ kind: r.kind, tokens: Int32Array.from(r.tokens), lossMask: Uint8Array.from([0, 1]) }));
+  const old = recomputeOld({ segments: segs, policy, critic, batchTokens: 4 });
+  return segs.map((s, i) => ({
+    ...s,
+    oldLogprobs: old.oldLogprobs[i]!,
+    oldValues: old.oldValues![i]!,
+    advantages: Float32Array.from([0, raw[i]!.adv]),
+    returns: Float32Array.from([0, raw[i]!.ret]),
+  }));
+}
+
+const models = () => ({ policy: new TabularPolicy({ vocab: 4, lr: 0.5 }), critic: new TabularCritic({ vocab: 4, lr: 0.2 }) });
+const baseConfig = { epochs: 2, minibatchTokens: 4, criticWarmupIterations: 0, criticUpdatesPerPolicyUpdate: 1, whitenAdvantages: false };
+
+describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
+  it('raises the logprob of positive-advantage tokens and lowers negative ones', () => {
+    const { policy, critic } = models();
+    const before = { up: policy.logprob(EXEC_CTX, 1), down: policy.logprob(EXEC_CTX, 2) };
+    const m = ppoUpdate({ segments: batch(policy, critic), policy, critic, config: baseConfig, iteration: 0, rng: new Rng(1) });
+    expect(policy.logprob(EXEC_CTX, 1)).toBeGreaterThan(before.up + 0.05);
+    expect(policy.logprob(EXEC_CTX, 2)).toBeLessThan(before.down - 0.05);
+    expect(m['tokens/execution']).toBe(3);
+    expect(m['tokens/summary']).toBe(2);
+    expect(m['train/policy_updated']).toBe(1);
+    expect(m['policy/clipfrac']).toBeGreaterThanOrEqual(0);
+    expect(m['policy/clipfrac']).toBeLessThanOrEqual(1);
+    expect(m['policy/approx_kl']).toBeGreaterThanOrEqual(0);
+    expect(m['policy/entropy']).toBeGreaterThan(0);
+    expect(m['optim/grad_norm']).toBeGreaterThan(0);
+    for (const v of Object.values(m)) expect(Number.isNaN(v) || Number.isFinite(v)).toBe(true);
+  });
+
+  it('trainSummaries: false removes summary tokens from the policy loss only', () => {
+    const { policy, critic } = models();
+    const sumRowBefore = Array.from(policy.logits.slice(SUM_CTX * 4, SUM_CTX * 4 + 4));
+    const m = ppoUpdate({ segments: batch(policy, critic), policy, critic, config: { ...baseConfig, trainSummaries: false }, iteration: 0, rng: new Rng(2) });
+    expect(Array.from(policy.logits.slice(SUM_CTX * 4, SUM_CTX * 4 + 4))).toEqual(sumRowBefore);
+    expect(policy.logprob(EXEC_CTX, 1)).toBeGreaterThan(Math.log(0.25) + 0.05);
+    expect(critic.table[SUM_CTX]).toBeGreaterThan(0.05); // critic still trains on summary tokens (return 1)
+    expect(m['tokens/summary']).toBe(0);
+    expect(m['tokens/execution']).toBe(3);
+    // With summary training on, the summary row moves.
+    const b = models();
+    ppoUpdate({ segments: batch(b.policy, b.critic), policy: b.policy, critic: b.critic, config: baseConfig, iteration: 0, rng: new Rng(2) });
+    expect(b.policy.logprob(SUM_CTX, 1)).toBeGreaterThan(Math.log(0.25) + 0.05);
+  });
+
+  it('during critic warm-up only the critic trains; afterwards both do', () => {
+    const { policy, critic } = models();
+    const config = { ...baseConfig, criticWarmupIterations: 2, criticUpdatesPerPolicyUpdate: 2 };
+    const logitsBefore = Array.from(policy.logits);
+    const warm = ppoUpdate({ segments: batch(policy, critic), policy, critic, config, iteration: 1, rng: new Rng(3) });
+    expect(Array.from(policy.logits)).toEqual(logitsBefore);
+    expect(critic.table[EXEC_CTX]).not.toBe(0);
+    expect(warm['train/policy_updated']).toBe(0);
+    expect(warm['train/policy_steps']).toBe(0);
+    expect(warm['tokens/execution']).toBe(0);
+    expect(warm['train/critic_steps']).toBeGreaterThan(0);
+    const after = ppoUpdate({ segments: batch(policy, critic), policy, critic, config, iteration: 2, rng: new Rng(3) });
+    expect(policy.logprob(EXEC_CTX, 1)).toBeGreaterThan(Math.log(0.25) + 0.05);
+    // 2 critic updates per policy update (every minibatch here has policy tokens).
+    expect(after['train/critic_steps']).toBe(2 * after['train/policy_steps']!);
+  });
+
+  it('without a critic (critic-free estimator) there is no warm-up and no value loss', () => {
+    const { policy, critic } = models();
+    const segments = batch(policy, critic);
+    const m = ppoUpdate({ segments, policy, config: { ...baseConfig, criticWarmupIterations: 5 }, iteration: 0, rng: new Rng(4) });
+    expect(m['train/policy_updated']).toBe(1);
+    expect(m['train/critic_steps']).toBe(0);
+    expect(m['loss/value']).toBe(0);
+  });
+
+  it('the critic moves toward the returns and explained variance is reported from old values', () => {
+    const { policy, critic } = models();
+    critic.table[EXEC_CTX] = 0.5;
+    const segments = batch(policy, critic);
+    const m = ppoUpdate({ segments, policy, critic, config: { ...baseConfig, epochs: 30, minibatchTokens: 100, criticUpdatesPerPolicyUpdate: 3, valueClip: null }, iteration: 0, rng: new Rng(5) });
+    // Exec returns 1, 0, 1 -> least-squares value 2/3; old value 0.5 everywhere in exec.
+    expect(critic.table[EXEC_CTX]).toBeCloseTo(2 / 3, 3);
+    // targets [1,0,1,1,1], predictions [0.5,0.5,0.5,0,0]: 1 - Var(resid)/Var(G).
+    const g = [1, 0, 1, 1, 1];
+    const r = [0.5, -0.5, 0.5, 1, 1];
+    const v = (xs: number[]) => { const mu = xs.reduce((a, b) => a + b) / xs.length; return xs.reduce((a, x) => a + (x - mu) ** 2, 0) / xs.length; };
+    expect(m['value/explained_variance']).toBeCloseTo(1 - v(r) / v(g), 5);
+  });
+
+  it("lossAggregation reaches the policy loss: 'token-mean' vs 'segment-mean' over one minibatch; E epochs", () => {
+    const run = (lossAggregation: 'token-mean' | 'segment-mean') => {
+      const { policy, critic } = models();
+      const raw = [
+        { tokens: [EXEC_CTX, 1, 1], adv: [0, 1, 1] }, // 2 tokens, A = +1
+        { tokens: [EXEC_CTX, 2], adv: [0, -1] }, // 1 token, A = -1
+      ];
+      const segs = raw.map((r) => ({ kind: 'execution' as const, tokens: Int32Array.from(r.tokens), lossMask: Uint8Array.from(r.adv, (_, t) => (t > 0 ? 1 : 0)) }));
+      const old = recomputeOld({ segments: segs, policy, critic, batchTokens: 100 });
+      const segments = segs.map((s, i) => ({
+        ...s, oldLogprobs: old.oldLogprobs[i]!, oldValues: old.oldValues![i]!,
+        advantages: Float32Array.from(raw[i]!.adv), returns: new Float32Array(s.tokens.length),
+      }));
+      return ppoUpdate({ segments, policy, critic, config: { ...baseConfig, epochs: 1, minibatchTokens: 100, lossAggregation }, iteration: 0, rng: new Rng(8) });
+    };
+    // First step has ratio 1, so loss/policy = -aggregate(A): token-mean -(1+1-1)/3, segment-mean -(1-1)/2.
+    expect(run('token-mean')['loss/policy']).toBeCloseTo(-1 / 3, 6);
+    expect(run('segment-mean')['loss/policy']).toBeCloseTo(0, 6);
+    expect(run('token-mean')['train/policy_steps']).toBe(1);
+  });
+
+  it('runs E epochs of minibatches', () => {
+    const { policy, critic } = models();
+    // 5 segments of 2 tokens, budget 4 -> 3 minibatches per epoch.
+    const m = ppoUpdate({ segments: batch(policy, critic), policy, critic, config: { ...baseConfig, epochs: 3 }, iteration: 0, rng: new Rng(9) });
+    expect(m['train/policy_steps']).toBe(9);
+    expect(m['train/critic_steps']).toBe(9);
+  });
+
+  it('whitening statistics come from the optimized tokens M only', () => {
+    const run = (summaryAdvantage: number): number[] => {
+      const { policy, critic } = models();
+      const segments = batch(policy, critic).map((seg) =>
+        seg.kind === 'summary' ? { ...seg, advantages: Float32Array.from([0, summaryAdvantage]) } : seg);
+      ppoUpdate({ segments, policy, critic, config: { ...baseConfig, whitenAdvantages: true, trainSummaries: false }, iteration: 0, rng: new Rng(6) });
+      return Array.from(policy.logits.slice(EXEC_CTX * 4, EXEC_CTX * 4 + 4));
+    };
+    expect(run(100)).toEqual(run(-100));
+  });
+
+  it('rejects unknown config keys and bad segments with clear messages', () => {
+    const { policy, critic } = models();
+    const segments = batch(policy, critic);
+    expect(() => ppoUpdate({ segments, policy, critic, config: { epoch: 1 } as never, iteration: 0, rng: new Rng(1) })).toThrow(/invalid PPO config/);
+    expect(() => ppoUpdate({ segments, policy, critic, config: { lossAggregation: 'sum' } as never, iteration: 0, rng: new Rng(1) })).toThrow(/lossAggregation/);
+    const bad = [{ ...segments[0]!, advantages: new Float32Array(3) }];
+    expect(() => ppoUpdate({ segments: bad, policy, critic, config: baseConfig, iteration: 0, rng: new Rng(1) })).toThrow(/advantages vs tokens/);
+  });
+});

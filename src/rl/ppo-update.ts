@@ -1,0 +1,174 @@
+/**
+ * One PPO iteration's update over a batch of segments (spec §5–6), reading top to bottom:
+ * optimized-token masks -> whitening -> E epochs x minibatches (policy step, then critic steps) -> metrics.
+ *
+ * The policy loss runs over M = generated tokens of execution segments, plus summary segments when
+ * trainSummaries is on, aggregated with the configured mode. The critic trains on every generated
+ * token (summaries included), token-mean (spec §5: "token-level mean over generated positions").
+ * While iteration < criticWarmupIterations only the critic trains; without a critic there is
+ * nothing to warm up and the policy trains from iteration 0.
+ */
+import type { Rng } from '../util/random.ts';
+import type { TrainableCritic, TrainablePolicy } from './trainable.ts';
+import { RlInputError, requireBinaryMask, requireSameLength } from './errors.ts';
+import { aggregateLoss, aggregationWeights } from './aggregate-loss.ts';
+import { policyLoss } from './policy-loss.ts';
+import { valueLoss } from './value-loss.ts';
+import { maskedWhiten } from './whiten.ts';
+import { buildMinibatches } from './minibatches.ts';
+import { parsePpoConfig, type PpoConfig, type PpoConfigInput } from './ppo-config.ts';
+import { explainedVariance, maskedCount, maskedMean } from './masked-stats.ts';
+
+export interface PpoSegment {
+  kind: 'execution' | 'summary';
+  tokens: Int32Array; // [T]
+  lossMask: Uint8Array; // [T] 1 on generated tokens
+  oldLogprobs: Float32Array; // [T] trainer-recomputed (spec §6), position convention of trainable.ts
+  oldValues: Float32Array; // [T] critic values before this update
+  advantages: Float32Array; // [T] from an advantage estimator (not yet whitened)
+  returns: Float32Array; // [T] critic targets
+}
+
+export type PpoMetrics = Record<string, number>;
+
+const METRIC_KEYS = [
+  'loss/policy', 'loss/value', 'policy/entropy', 'policy/clipfrac', 'policy/approx_kl',
+  'value/explained_variance', 'optim/grad_norm', 'optim/critic_grad_norm', 'tokens/execution', 'tokens/summary',
+  'train/policy_updated', 'train/policy_steps', 'train/critic_steps',
+] as const;
+
+/** The policy loss mask: summary tokens leave M when trainSummaries is off (spec §5). */
+export function policyMask(segment: Pick<PpoSegment, 'kind' | 'lossMask'>, trainSummaries: boolean): Uint8Array {
+  return segment.kind === 'summary' && !trainSummaries ? new Uint8Array(segment.lossMask.length) : segment.lossMask;
+}
+
+function validateSegments(segments: PpoSegment[]): void {
+  segments.forEach((seg, s) => {
+    if (seg.kind !== 'execution' && seg.kind !== 'summary') throw new RlInputError(`segments[${s}].kind must be 'execution' or 'summary'`);
+    requireBinaryMask(seg.lossMask, `segments[${s}].lossMask`);
+    for (const key of ['lossMask', 'oldLogprobs', 'oldValues', 'advantages', 'returns'] as const) {
+      requireSameLength({ a: seg[key], b: seg.tokens, what: `segments[${s}] ${key} vs tokens` });
+    }
+  });
+}
+
+class MeanAccumulator {
+  private sums = new Map<string, { sum: number; n: number }>();
+  add(key: string, value: number): void {
+    const e = this.sums.get(key) ?? { sum: 0, n: 0 };
+    e.sum += value;
+    e.n += 1;
+    this.sums.set(key, e);
+  }
+  mean(key: string): number {
+    const e = this.sums.get(key);
+    return e ? e.sum / e.n : 0;
+  }
+  count(key: string): number {
+    return this.sums.get(key)?.n ?? 0;
+  }
+}
+
+function policyStep(options: {
+  policy: TrainablePolicy; tokens: Int32Array[]; masks: Uint8Array[]; oldLogprobs: Float32Array[];
+  advantages: Float32Array[]; config: PpoConfig; acc: MeanAccumulator;
+}): void {
+  const { policy, tokens, masks, config, acc } = options;
+  const fwd = policy.forward(tokens, { train: true });
+  const terms = policyLoss({
+    logprobs: fwd.logprobs, oldLogprobs: options.oldLogprobs, advantages: options.advantages, entropies: fwd.entropies,
+    masks, clipLow: config.clipLow, clipHigh: config.clipHigh, klCoef: config.klCoef, entropyCoef: config.entropyCoef,
+  });
+  const mode = config.lossAggregation;
+  const weights = aggregationWeights({ masks, mode });
+  const scale = (g: Float32Array[]): Float32Array[] => g.map((x, s) => x.map((v, t) => v * weights[s]![t]!));
+  policy.backward({
+    logprobs: scale(terms.gradLogprobs),
+    ...(config.entropyCoef !== 0 ? { entropies: scale(terms.gradEntropies) } : {}),
+  });
+  const { gradNorm } = policy.step();
+  acc.add('loss/policy', aggregateLoss({ perToken: terms.perToken, masks, mode }));
+  acc.add('policy/entropy', maskedMean({ values: fwd.entropies, masks }));
+  acc.add('policy/clipfrac', maskedMean({ values: terms.clipped, masks }));
+  acc.add('policy/approx_kl', maskedMean({ values: terms.approxKl, masks }));
+  acc.add('optim/grad_norm', gradNorm);
+}
+
+function criticStep(options: {
+  critic: TrainableCritic; tokens: Int32Array[]; masks: Uint8Array[]; oldValues: Float32Array[];
+  returns: Float32Array[]; config: PpoConfig; acc: MeanAccumulator;
+}): void {
+  const { critic, tokens, masks, config, acc } = options;
+  const { values } = critic.forward(tokens, { train: true });
+  const terms = valueLoss({ values, oldValues: options.oldValues, returns: options.returns, masks, valueClip: config.valueClip });
+  const weights = aggregationWeights({ masks, mode: 'token-mean' });
+  critic.backward({ values: terms.gradValues.map((x, s) => x.map((v, t) => v * weights[s]![t]!)) });
+  const { gradNorm } = critic.step();
+  acc.add('loss/value', aggregateLoss({ perToken: terms.perToken, masks, mode: 'token-mean' }));
+  acc.add('optim/critic_grad_norm', gradNorm);
+}
+
+/** Runs the update for one iteration and returns `group/name` metrics (means over optimizer steps). */
+export function ppoUpdate(options: {
+  segments: PpoSegment[];
+  policy: TrainablePolicy;
+  critic?: TrainableCritic; // optional for critic-free estimators
+  config: PpoConfigInput; // parsed again with ppoConfigSchema at run time (unknown keys rejected)
+  iteration: number; // 0-based
+  rng: Rng; // minibatch shuffling
+}): PpoMetrics {
+  const { segments, policy, critic, iteration, rng } = options;
+  const config = parsePpoConfig(options.config);
+  if (!Number.isInteger(iteration) || iteration < 0) throw new RlInputError(`iteration must be a non-negative integer, got ${iteration}`);
+  validateSegments(segments);
+
+  const trainPolicy = !critic || iteration >= config.criticWarmupIterations;
+  const pMasks = segments.map((seg) => policyMask(seg, config.trainSummaries));
+  const cMasks = segments.map((seg) => seg.lossMask);
+  const rawAdv = segments.map((seg) => seg.advantages);
+  // Whitening statistics come from M, the tokens the policy loss actually sees (spec §4).
+  const advantages = config.whitenAdvantages ? maskedWhiten({ values: rawAdv, masks: pMasks }) : rawAdv;
+
+  const acc = new MeanAccumulator();
+  const lengths = segments.map((seg) => seg.tokens.length);
+  for (let epoch = 0; epoch < config.epochs; epoch++) {
+    for (const mb of buildMinibatches({ lengths, tokenBudget: config.minibatchTokens, rng })) {
+      const pick = <T>(xs: T[]): T[] => mb.map((i) => xs[i]!);
+      const tokens = mb.map((i) => segments[i]!.tokens);
+      const masks = pick(pMasks);
+      if (trainPolicy && maskedCount(masks) > 0) {
+        policyStep({ policy, tokens, masks, oldLogprobs: mb.map((i) => segments[i]!.oldLogprobs), advantages: pick(advantages), config, acc });
+      }
+      const critMasks = pick(cMasks);
+      if (critic && maskedCount(critMasks) > 0) {
+        for (let k = 0; k < config.criticUpdatesPerPolicyUpdate; k++) {
+          criticStep({
+            critic, tokens, masks: critMasks, oldValues: mb.map((i) => segments[i]!.oldValues),
+            returns: mb.map((i) => segments[i]!.returns), config, acc,
+          });
+        }
+      }
+    }
+  }
+
+  const count = (kind: PpoSegment['kind']): number =>
+    trainPolicy ? maskedCount(pMasks.filter((_, s) => segments[s]!.kind === kind)) : 0;
+  const metrics: PpoMetrics = {
+    'loss/policy': acc.mean('loss/policy'),
+    'loss/value': acc.mean('loss/value'),
+    'policy/entropy': acc.mean('policy/entropy'),
+    'policy/clipfrac': acc.mean('policy/clipfrac'),
+    'policy/approx_kl': acc.mean('policy/approx_kl'),
+    'value/explained_variance': explainedVariance({
+      predictions: segments.map((s) => s.oldValues), targets: segments.map((s) => s.returns), masks: cMasks,
+    }),
+    'optim/grad_norm': acc.mean('optim/grad_norm'),
+    'optim/critic_grad_norm': acc.mean('optim/critic_grad_norm'),
+    'tokens/execution': count('execution'),
+    'tokens/summary': count('summary'),
+    'train/policy_updated': trainPolicy ? 1 : 0,
+    'train/policy_steps': acc.count('optim/grad_norm'),
+    'train/critic_steps': acc.count('optim/critic_grad_norm'),
+  };
+  return Object.fromEntries(METRIC_KEYS.map((k) => [k, metrics[k]!]));
+}

@@ -1,0 +1,87 @@
+/**
+ * Old log-probs and values recomputed by the training engine (spec §6: "Old logprobs are
+ * recomputed by the training engine; the sampler's logprobs are kept to report the mismatch").
+ * Runs forward with train: false, in chunks of whole segments by token budget.
+ */
+import type { TrainableCritic, TrainablePolicy } from './trainable.ts';
+import { RlInputError, requireBinaryMask, requireSameLength } from './errors.ts';
+import { packByTokens } from './minibatches.ts';
+
+export interface RecomputeSegment {
+  tokens: Int32Array; // [T]
+  lossMask: Uint8Array; // [T]
+  /**
+   * Sampler log-probs, either aligned with tokens ([T]) or one per generated token ([n], in order,
+   * as rollout segments record them, spec §3). null / NaN entries (scripted samplers) are skipped.
+   */
+  samplerLogprobs?: ArrayLike<number | null>;
+}
+
+export interface RecomputeResult {
+  oldLogprobs: Float32Array[]; // [T] per segment
+  oldValues: Float32Array[] | null; // [T] per segment; null without a critic
+  /** max |sampler - trainer| log-prob over generated tokens with a known sampler log-prob; 0 if none. */
+  maxLogprobMismatch: number;
+  /** mean of the same absolute differences; 0 if none. */
+  meanLogprobMismatch: number;
+  /** how many generated tokens had a sampler log-prob to compare. */
+  comparedTokens: number;
+}
+
+/** Sampler log-prob of the generated token at position t, or null when unknown. */
+function samplerAt(options: { sampler: ArrayLike<number | null>; positionIndex: number; t: number; aligned: boolean }): number | null {
+  const v = options.aligned ? options.sampler[options.t] : options.sampler[options.positionIndex];
+  return v === null || v === undefined || Number.isNaN(v) ? null : v;
+}
+
+export function recomputeOld(options: {
+  segments: RecomputeSegment[];
+  policy: TrainablePolicy;
+  critic?: TrainableCritic;
+  batchTokens: number; // forward chunk size, whole segments
+}): RecomputeResult {
+  const { segments, policy, critic, batchTokens } = options;
+  segments.forEach((seg, s) => {
+    requireSameLength({ a: seg.lossMask, b: seg.tokens, what: `segments[${s}] lossMask vs tokens` });
+    requireBinaryMask(seg.lossMask, `segments[${s}].lossMask`);
+  });
+  const oldLogprobs: Float32Array[] = new Array(segments.length);
+  const oldValues: Float32Array[] | null = critic ? new Array(segments.length) : null;
+  for (const chunk of packByTokens({ lengths: segments.map((s) => s.tokens.length), tokenBudget: batchTokens })) {
+    const tokens = chunk.map((i) => segments[i]!.tokens);
+    const fwd = policy.forward(tokens, { train: false });
+    const vals = critic?.forward(tokens, { train: false });
+    chunk.forEach((i, k) => {
+      oldLogprobs[i] = fwd.logprobs[k]!;
+      if (oldValues && vals) oldValues[i] = vals.values[k]!;
+    });
+  }
+
+  let maxDiff = 0;
+  let sumDiff = 0;
+  let compared = 0;
+  segments.forEach((seg, s) => {
+    if (!seg.samplerLogprobs) return;
+    const n = seg.lossMask.reduce((a, m) => a + m, 0);
+    const aligned = seg.samplerLogprobs.length === seg.tokens.length;
+    if (!aligned && seg.samplerLogprobs.length !== n) {
+      throw new RlInputError(
+        `segments[${s}].samplerLogprobs has ${seg.samplerLogprobs.length} entries; expected ${seg.tokens.length} (one per token) or ${n} (one per generated token)`,
+      );
+    }
+    let j = 0;
+    for (let t = 0; t < seg.tokens.length; t++) {
+      if (seg.lossMask[t] !== 1) continue;
+      const sampled = samplerAt({ sampler: seg.samplerLogprobs, positionIndex: j++, t, aligned });
+      if (sampled === null) continue;
+      const d = Math.abs(sampled - oldLogprobs[s]![t]!);
+      maxDiff = Math.max(maxDiff, d);
+      sumDiff += d;
+      compared++;
+    }
+  });
+  return {
+    oldLogprobs, oldValues, maxLogprobMismatch: maxDiff,
+    meanLogprobMismatch: compared > 0 ? sumDiff / compared : 0, comparedTokens: compared,
+  };
+}

@@ -1,0 +1,232 @@
+import {
+  encodeObservationTurn, encodeResumeTurn, encodeTaskTurn, maxResumeTurnLength, type ChatLayout,
+} from './chat-layout.ts';
+import type { RolloutConfig } from './config.ts';
+import { isSuccess, type EpisodeEvent, type EpisodeRecord, type Outcome, type Segment } from './record.ts';
+import type { Environment, SampleRequest, SampleResult } from './types.ts';
+import { chooseTailSteps, ContextWindow } from './window.ts';
+
+/** One episode to run: a fresh environment instance and the task seed for its reset. */
+export interface EpisodeSpec {
+  episodeId: string;
+  env: Environment;
+  seed: number;
+}
+
+/** The task instruction cannot fit a window with this config (a user-fixable setting). */
+export class InstructionTooLongError extends Error {
+  constructor(options: { env: string; seed: number; needed: number; room: number; config: RolloutConfig }) {
+    const { env, seed, needed, room, config } = options;
+    super(
+      `the ${env} task with seed ${seed} needs ${needed} tokens to start a window (system prompt + instruction` +
+        `${config.resume.includeTask ? ' + longest resume turn, since resume.includeTask is on' : ''}), but ` +
+        `contextWindow ${config.contextWindow} - compactThreshold ${config.compactThreshold} leaves ${room}. ` +
+        `Raise contextWindow to ${config.compactThreshold + needed} or more.`,
+    );
+    this.name = 'InstructionTooLongError';
+  }
+}
+
+export type EpisodePhase = 'act' | 'summarize' | 'done';
+
+/**
+ * The per-episode state machine of spec §2. The runner asks each live episode for its next
+ * request, samples them all in one batch, and hands each result back with accept().
+ */
+export class EpisodeRun {
+  phase: EpisodePhase = 'act';
+  private window = new ContextWindow();
+  private taskTurn: number[] = [];
+  private readonly segments: Segment[] = [];
+  private readonly events: EpisodeEvent[] = [];
+  private windowVersion: number | null = null;
+  private steps = 0;
+  private compactions = 0;
+  private reward = 0;
+  private outcome: Outcome = 'failure';
+
+  constructor(
+    readonly spec: EpisodeSpec,
+    private readonly config: RolloutConfig,
+    private readonly layout: ChatLayout,
+  ) {}
+
+  /** Resets the environment and opens the first window: `s ⊕ u`. */
+  start(): void {
+    const { instruction } = this.spec.env.reset(this.spec.seed);
+    this.taskTurn = encodeTaskTurn(this.layout, instruction);
+    const c = this.config;
+    const room = c.contextWindow - c.compactThreshold;
+    const needed =
+      this.layout.systemTurn.length +
+      this.taskTurn.length +
+      (c.resume.includeTask ? maxResumeTurnLength(this.layout, c.summaryMaxTokens) : 0);
+    if (needed > room) {
+      throw new InstructionTooLongError({ env: this.spec.env.name, seed: this.spec.seed, needed, room, config: c });
+    }
+    this.window.pushContext(this.layout.systemTurn);
+    this.window.pushContext(this.taskTurn);
+    this.decide();
+  }
+
+  /** The request for the current phase: act continues `h ⊕ <asst>`, summarize continues `h ⊕ q_sum`. */
+  request(): SampleRequest {
+    const c = this.config;
+    const h = this.window.tokens;
+    const req: SampleRequest =
+      this.phase === 'act'
+        ? { prompt: [...h, this.layout.ids.asst], maxTokens: c.maxActionTokens, stopTokens: [this.layout.ids.eot], stage: 'act', episodeId: this.spec.episodeId }
+        : this.phase === 'summarize'
+          ? { prompt: [...h, ...this.layout.summaryPrompt], maxTokens: c.summaryMaxTokens, stopTokens: [this.layout.ids.eot], stage: 'summarize', episodeId: this.spec.episodeId }
+          : failDone(this.spec.episodeId);
+    // The invariant spec §2 asks the runtime to assert: no policy call sees more than C tokens.
+    if (req.prompt.length + req.maxTokens > c.contextWindow) {
+      throw new Error(
+        `internal: episode ${this.spec.episodeId} would see ${req.prompt.length} + ${req.maxTokens} > C = ${c.contextWindow} tokens`,
+      );
+    }
+    return req;
+  }
+
+  accept(result: SampleResult, policyVersion: number): void {
+    const maxTokens = this.phase === 'act' ? this.config.maxActionTokens : this.config.summaryMaxTokens;
+    checkResult(result, { maxTokens, eot: this.layout.ids.eot, episodeId: this.spec.episodeId });
+    if (this.phase === 'act') this.acceptAction(result, policyVersion);
+    else if (this.phase === 'summarize') this.acceptSummary(result, policyVersion);
+    else failDone(this.spec.episodeId);
+  }
+
+  private acceptAction(result: SampleResult, policyVersion: number): void {
+    const { ids, tokenizer } = this.layout;
+    this.windowVersion ??= policyVersion;
+    const w = this.window;
+    w.beginStep();
+    w.pushContext([ids.asst]);
+    w.pushGenerated(result.tokens, result.logprobs);
+    const ended = result.tokens[result.tokens.length - 1] === ids.eot;
+    // An action cut at its cap gets a template <eot> (mask 0) so the layout stays parseable.
+    if (!ended) w.pushContext([ids.eot]);
+    const actionText = tokenizer.decode(ended ? result.tokens.slice(0, -1) : result.tokens);
+    const out = this.spec.env.step(actionText);
+    this.steps++;
+    const obs = encodeObservationTurn({ layout: this.layout, observation: out.observation, maxTokens: this.config.maxObservationTokens });
+    if (obs.cut) {
+      this.events.push({ kind: 'observation-cut', step: this.steps, originalTokens: obs.originalTokens, keptTokens: this.config.maxObservationTokens });
+    }
+    w.pushContext(obs.tokens);
+    if (out.done) this.finish(out.reward, isSuccess(out.reward) ? 'success' : 'failure');
+    else this.decide();
+  }
+
+  private acceptSummary(result: SampleResult, policyVersion: number): void {
+    const c = this.config;
+    const old = this.window;
+    this.closeExecution();
+    const summaryPrefix = old.tokens.length + this.layout.summaryPrompt.length;
+    const tokens = [...old.tokens, ...this.layout.summaryPrompt, ...result.tokens];
+    this.segments.push({
+      kind: 'summary',
+      index: this.segments.length,
+      policyVersion,
+      tokens,
+      lossMask: tokens.map((_, i) => (i >= summaryPrefix ? 1 : 0)),
+      logprobs: tokens.map((_, i) => (i >= summaryPrefix ? (result.logprobs[i - summaryPrefix] ?? null) : null)),
+    });
+
+    // h' = s ⊕ [u] ⊕ u_resume(S) ⊕ whole tail steps, shrunk oldest first (spec §2).
+    const head = [
+      ...this.layout.systemTurn,
+      ...(c.resume.includeTask ? this.taskTurn : []),
+      ...encodeResumeTurn(this.layout, result.tokens),
+    ];
+    const kept = chooseTailSteps({
+      headLength: head.length, window: old, tailSteps: c.tailSteps, contextWindow: c.contextWindow, compactThreshold: c.compactThreshold,
+    });
+    const next = new ContextWindow();
+    next.pushContext(head);
+    const firstKept = old.stepCount - kept;
+    for (let s = firstKept; s < old.stepCount; s++) {
+      const from = old.stepStarts[s]!;
+      const to = s + 1 < old.stepCount ? old.stepStarts[s + 1]! : old.length;
+      next.beginStep();
+      next.pushContext(old.tokens.slice(from, to));
+    }
+    this.compactions++;
+    this.events.push({
+      kind: 'compaction',
+      compaction: this.compactions,
+      afterStep: this.steps,
+      windowTokensBefore: old.length,
+      windowTokensAfter: next.length,
+      summaryTokens: result.tokens.length,
+      tailStepsKept: kept,
+      tailStepsDropped: Math.min(c.tailSteps, old.stepCount) - kept,
+    });
+    this.window = next;
+    this.windowVersion = null;
+    this.decide();
+  }
+
+  /** Before every action (spec §2): act if T_comp is free, else compact if allowed, else truncate. */
+  private decide(): void {
+    const c = this.config;
+    if (this.steps >= c.stepLimit) this.finish(0, 'step-limit');
+    else if (c.contextWindow - this.window.length >= c.compactThreshold) this.phase = 'act';
+    else if (this.compactions < c.maxWindows - 1) this.phase = 'summarize';
+    else this.finish(0, 'truncated');
+  }
+
+  private closeExecution(): void {
+    const w = this.window;
+    this.segments.push({
+      kind: 'execution',
+      index: this.segments.length,
+      policyVersion: this.windowVersion ?? 0,
+      tokens: w.tokens.slice(),
+      lossMask: w.lossMask.slice(),
+      logprobs: w.logprobs.slice(),
+    });
+  }
+
+  private finish(reward: number, outcome: Outcome): void {
+    this.closeExecution();
+    this.reward = reward;
+    this.outcome = outcome;
+    this.phase = 'done';
+  }
+
+  record(): EpisodeRecord {
+    if (this.phase !== 'done') throw new Error(`internal: episode ${this.spec.episodeId} is still running`);
+    let generated = 0;
+    for (const s of this.segments) for (const m of s.lossMask) generated += m;
+    return {
+      episodeId: this.spec.episodeId,
+      env: this.spec.env.name,
+      seed: this.spec.seed,
+      reward: this.reward,
+      outcome: this.outcome,
+      compactions: this.compactions,
+      contextWindow: this.config.contextWindow,
+      maxWindows: this.config.maxWindows,
+      steps: this.steps,
+      generatedTokens: generated,
+      segments: this.segments,
+      events: this.events,
+    };
+  }
+}
+
+function failDone(episodeId: string): never {
+  throw new Error(`internal: episode ${episodeId} is done and has no request`);
+}
+
+/** A sampler that breaks the TokenSampler contract is a bug in that sampler: say which rule. */
+function checkResult(result: SampleResult, options: { maxTokens: number; eot: number; episodeId: string }): void {
+  const n = result.tokens.length;
+  const where = `sampler result for episode ${options.episodeId}`;
+  if (n === 0) throw new Error(`${where} has no tokens (at least one is required)`);
+  if (n > options.maxTokens) throw new Error(`${where} has ${n} tokens, more than maxTokens ${options.maxTokens}`);
+  if (result.logprobs.length !== n) throw new Error(`${where} has ${result.logprobs.length} logprobs for ${n} tokens`);
+  const stop = result.tokens.indexOf(options.eot);
+  if (stop !== -1 && stop !== n - 1) throw new Error(`${where} continues after its stop token`);
+}

@@ -1,0 +1,37 @@
+import { gemm } from './gemm.ts';
+
+/**
+ * Bias-free linear layer with Hugging Face weight layout [out, in]: out = inp @ W^T.
+ * N = rows, I = in features, O = out features. Backward ADDS into dinp and dweight.
+ * Both directions are single GEMM calls so the native kernel carries the FLOPs.
+ */
+export interface LinearForwardArgs {
+  out: Float32Array; // [N, O]
+  inp: Float32Array; // [N, I]
+  weight: Float32Array; // [O, I]
+  n: number;
+  inF: number;
+  outF: number;
+  /** Add into out (residual connection) instead of overwriting it. */
+  accumulate?: boolean;
+}
+
+export function linearForward({ out, inp, weight, n, inF, outF, accumulate = false }: LinearForwardArgs): void {
+  gemm({ a: inp, b: weight, c: out, m: n, n: outF, k: inF, transB: true, accumulate });
+}
+
+export interface LinearBackwardArgs {
+  dinp: Float32Array | null; // [N, I] accumulated; null when the input needs no gradient
+  dweight: Float32Array; // [O, I] accumulated
+  dout: Float32Array; // [N, O]
+  inp: Float32Array; // [N, I]
+  weight: Float32Array; // [O, I]
+  n: number;
+  inF: number;
+  outF: number;
+}
+
+export function linearBackward({ dinp, dweight, dout, inp, weight, n, inF, outF }: LinearBackwardArgs): void {
+  if (dinp) gemm({ a: dout, b: weight, c: dinp, m: n, n: inF, k: outF, accumulate: true });
+  gemm({ a: dout, b: inp, c: dweight, m: outF, n: inF, k: n, transA: true, accumulate: true });
+}

@@ -1,0 +1,71 @@
+/**
+ * Loads the Node-API addon built by scripts/build-native.mjs (native/), or explains why not.
+ *
+ * The addon is optional by design (docs/decisions/0002-native-kernels.md): when it is missing,
+ * failed to build, or CRL_NATIVE=0 is set, every kernel runs its TypeScript twin and ONE warning
+ * says why and what it costs. Nothing here throws at import time.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+export interface NativeAddon {
+  /** C = alpha op(A) op(B) (+ C); params in GEMM_PARAM_ORDER. Bounds are NOT checked natively. */
+  gemm(a: Float32Array, b: Float32Array, c: Float32Array, params: Float64Array): void;
+  /** Same marshalling as gemm, no work: per-call overhead measurement. */
+  noop(a: Float32Array, b: Float32Array, c: Float32Array, params: Float64Array): void;
+  info(): { threads: number; isa: string; parallelMinFlops: number };
+  /** Products below this many FLOPs stay on one thread. */
+  setParallelMinFlops(flops: number): void;
+}
+
+export interface NativeStatus {
+  available: boolean;
+  reason?: string;
+}
+
+/** Order of the Float64Array passed to NativeAddon.gemm (must match native/src/addon.cc). */
+export const GEMM_PARAM_ORDER = [
+  'm', 'n', 'k', 'transA', 'transB', 'accumulate', 'alpha', 'lda', 'ldb', 'ldc',
+  'offA', 'offB', 'offC', 'batch', 'strideA', 'strideB', 'strideC',
+] as const;
+
+const NATIVE_DIR = fileURLToPath(new URL('../../native/', import.meta.url));
+const ADDON_PATH = `${NATIVE_DIR}build/Release/crl_native.node`;
+/** Written by scripts/build-native.mjs when the build fails at install time. */
+export const BUILD_FAILURE_PATH = `${NATIVE_DIR}build/BUILD_FAILED.txt`;
+
+function load(): { addon: NativeAddon | null; status: NativeStatus } {
+  if (process.env.CRL_NATIVE === '0') {
+    return { addon: null, status: { available: false, reason: 'disabled by CRL_NATIVE=0' } };
+  }
+  if (!existsSync(ADDON_PATH)) {
+    const failure = existsSync(BUILD_FAILURE_PATH)
+      ? `build failed at install: ${readFileSync(BUILD_FAILURE_PATH, 'utf8').trim().split('\n')[0]}`
+      : 'addon not built; run `node scripts/build-native.mjs`';
+    return { addon: null, status: { available: false, reason: failure } };
+  }
+  try {
+    const addon = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;
+    return { addon, status: { available: true } };
+  } catch (err) {
+    const msg = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    return { addon: null, status: { available: false, reason: `cannot load ${ADDON_PATH}: ${msg}` } };
+  }
+}
+
+const loaded = load();
+if (!loaded.status.available) {
+  // One line, once per process: the fallback is correct but much slower, and users should know.
+  process.stderr.write(
+    `compaction-rl: native kernels unavailable (${loaded.status.reason}); ` +
+      'using TypeScript kernels, ~50x slower training\n',
+  );
+}
+
+/** The addon, or null when the TypeScript twins are in use. */
+export const nativeAddon: NativeAddon | null = loaded.addon;
+
+export function nativeStatus(): NativeStatus {
+  return { ...loaded.status };
+}

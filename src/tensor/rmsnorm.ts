@@ -1,0 +1,56 @@
+/**
+ * RMSNorm (Llama): out = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps).
+ * N = rows (packed tokens), C = channels. Backward ADDS into dinp and dweight (llm.c convention:
+ * the residual stream's gradient arrives already in dinp).
+ */
+export interface RmsnormForwardArgs {
+  out: Float32Array; // [N, C]
+  rstd: Float32Array; // [N] saved for backward
+  inp: Float32Array; // [N, C]
+  weight: Float32Array; // [C]
+  n: number;
+  c: number;
+  eps: number;
+}
+
+export function rmsnormForward({ out, rstd, inp, weight, n, c, eps }: RmsnormForwardArgs): void {
+  for (let r = 0; r < n; r++) {
+    const o = r * c;
+    let ss = 0;
+    for (let i = 0; i < c; i++) {
+      const v = inp[o + i]!;
+      ss += v * v;
+    }
+    const s = 1 / Math.sqrt(ss / c + eps);
+    rstd[r] = s;
+    for (let i = 0; i < c; i++) out[o + i] = inp[o + i]! * s * weight[i]!;
+  }
+}
+
+export interface RmsnormBackwardArgs {
+  dinp: Float32Array; // [N, C] accumulated
+  dweight: Float32Array; // [C] accumulated
+  dout: Float32Array; // [N, C]
+  inp: Float32Array; // [N, C]
+  weight: Float32Array; // [C]
+  rstd: Float32Array; // [N]
+  n: number;
+  c: number;
+}
+
+export function rmsnormBackward({ dinp, dweight, dout, inp, weight, rstd, n, c }: RmsnormBackwardArgs): void {
+  for (let r = 0; r < n; r++) {
+    const o = r * c;
+    const s = rstd[r]!;
+    // dx_i = s * w_i * dy_i - s^3 / C * x_i * sum_j dy_j w_j x_j
+    let dot = 0;
+    for (let i = 0; i < c; i++) dot += dout[o + i]! * weight[i]! * inp[o + i]!;
+    const k = (s * s * s * dot) / c;
+    for (let i = 0; i < c; i++) {
+      const dy = dout[o + i]!;
+      const x = inp[o + i]!;
+      dinp[o + i] += s * weight[i]! * dy - k * x;
+      dweight[i] += dy * x * s;
+    }
+  }
+}

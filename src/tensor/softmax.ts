@@ -1,0 +1,77 @@
+/**
+ * Causal row softmax over square score blocks: row i of each [L, L] block keeps columns 0..i and
+ * zeroes the rest (the causal mask). R = blocks (heads), L = sequence length.
+ */
+export interface CausalSoftmaxArgs {
+  x: Float32Array; // [R, L, L] at offset, scores in, probabilities out (in place)
+  offset: number;
+  blocks: number;
+  l: number;
+}
+
+export function causalSoftmaxForward({ x, offset, blocks, l }: CausalSoftmaxArgs): void {
+  for (let b = 0; b < blocks; b++) {
+    for (let i = 0; i < l; i++) {
+      const o = offset + (b * l + i) * l;
+      let mx = -Infinity;
+      for (let j = 0; j <= i; j++) if (x[o + j]! > mx) mx = x[o + j]!;
+      let sum = 0;
+      for (let j = 0; j <= i; j++) {
+        const e = Math.exp(x[o + j]! - mx);
+        x[o + j] = e;
+        sum += e;
+      }
+      const inv = 1 / sum;
+      for (let j = 0; j <= i; j++) x[o + j] = x[o + j]! * inv;
+      for (let j = i + 1; j < l; j++) x[o + j] = 0;
+    }
+  }
+}
+
+export interface CausalSoftmaxBackwardArgs {
+  grad: Float32Array; // [R, L, L] at gradOffset: dL/dprobs in, dL/dscores out (in place)
+  gradOffset: number;
+  probs: Float32Array; // [R, L, L] at probsOffset
+  probsOffset: number;
+  blocks: number;
+  l: number;
+}
+
+/** dS_ij = P_ij * (dP_ij - sum_k P_ik dP_ik); masked entries get 0. */
+export function causalSoftmaxBackward({ grad, gradOffset, probs, probsOffset, blocks, l }: CausalSoftmaxBackwardArgs): void {
+  for (let b = 0; b < blocks; b++) {
+    for (let i = 0; i < l; i++) {
+      const og = gradOffset + (b * l + i) * l;
+      const op = probsOffset + (b * l + i) * l;
+      let dot = 0;
+      for (let j = 0; j <= i; j++) dot += probs[op + j]! * grad[og + j]!;
+      for (let j = 0; j <= i; j++) grad[og + j] = probs[op + j]! * (grad[og + j]! - dot);
+      for (let j = i + 1; j < l; j++) grad[og + j] = 0;
+    }
+  }
+}
+
+export interface SoftmaxRowsArgs {
+  x: Float32Array; // rows at offset + r * stride, first `cols` entries of each (in place)
+  offset: number;
+  rows: number;
+  cols: number;
+  stride: number;
+}
+
+/** Plain row softmax (one query row against all cached keys: the decode step's attention). */
+export function softmaxRowsForward({ x, offset, rows, cols, stride }: SoftmaxRowsArgs): void {
+  for (let r = 0; r < rows; r++) {
+    const o = offset + r * stride;
+    let mx = -Infinity;
+    for (let j = 0; j < cols; j++) if (x[o + j]! > mx) mx = x[o + j]!;
+    let sum = 0;
+    for (let j = 0; j < cols; j++) {
+      const e = Math.exp(x[o + j]! - mx);
+      x[o + j] = e;
+      sum += e;
+    }
+    const inv = 1 / sum;
+    for (let j = 0; j < cols; j++) x[o + j] = x[o + j]! * inv;
+  }
+}
