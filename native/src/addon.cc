@@ -3,7 +3,10 @@
 // property lookup per field (the sampler makes many small calls; see bench/gemm.ts).
 #include <napi.h>
 
+#include <string>
+
 #include "gemm.h"
+#include "ops.h"
 #include "thread-pool.h"
 
 namespace {
@@ -94,10 +97,90 @@ Napi::Value SetParallelMinFlops(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// Float32Array argument i with at least `need` elements, or a thrown error (returns nullptr).
+float* f32_arg(const Napi::CallbackInfo& info, size_t i, int64_t need, const char* fn) {
+  if (i >= info.Length() || !is_f32(info[i])) {
+    Napi::TypeError::New(info.Env(), std::string(fn) + ": argument " + std::to_string(i) + " must be a Float32Array")
+        .ThrowAsJavaScriptException();
+    return nullptr;
+  }
+  auto arr = info[i].As<Napi::Float32Array>();
+  if (need < 0 || static_cast<int64_t>(arr.ElementLength()) < need) {
+    Napi::RangeError::New(info.Env(), std::string(fn) + ": argument " + std::to_string(i) + " too small (" +
+                                          std::to_string(arr.ElementLength()) + " < " + std::to_string(need) + ")")
+        .ThrowAsJavaScriptException();
+    return nullptr;
+  }
+  return arr.Data();
+}
+
+// Non-negative integer argument i, or -1 after throwing.
+int64_t int_arg(const Napi::CallbackInfo& info, size_t i, const char* fn) {
+  if (i < info.Length() && info[i].IsNumber()) {
+    const double v = info[i].As<Napi::Number>().DoubleValue();
+    if (v >= 0 && v == static_cast<double>(static_cast<int64_t>(v))) return static_cast<int64_t>(v);
+  }
+  Napi::TypeError::New(info.Env(), std::string(fn) + ": argument " + std::to_string(i) + " must be a non-negative integer")
+      .ThrowAsJavaScriptException();
+  return -1;
+}
+
+// swigluForward(out, sig, inp, n, f)
+Napi::Value SwigluForward(const Napi::CallbackInfo& info) {
+  const char* fn = "swigluForward";
+  const int64_t n = int_arg(info, 3, fn), f = n < 0 ? -1 : int_arg(info, 4, fn);
+  if (f < 0) return info.Env().Undefined();
+  float* out = f32_arg(info, 0, n * f, fn);
+  float* sig = out ? f32_arg(info, 1, n * f, fn) : nullptr;
+  float* inp = sig ? f32_arg(info, 2, n * 2 * f, fn) : nullptr;
+  if (inp) crl::swiglu_forward(out, sig, inp, n, f);
+  return info.Env().Undefined();
+}
+
+// swigluBackward(dinp, dout, inp, sig, n, f)
+Napi::Value SwigluBackward(const Napi::CallbackInfo& info) {
+  const char* fn = "swigluBackward";
+  const int64_t n = int_arg(info, 4, fn), f = n < 0 ? -1 : int_arg(info, 5, fn);
+  if (f < 0) return info.Env().Undefined();
+  float* dinp = f32_arg(info, 0, n * 2 * f, fn);
+  float* dout = dinp ? f32_arg(info, 1, n * f, fn) : nullptr;
+  float* inp = dout ? f32_arg(info, 2, n * 2 * f, fn) : nullptr;
+  float* sig = inp ? f32_arg(info, 3, n * f, fn) : nullptr;
+  if (sig) crl::swiglu_backward(dinp, dout, inp, sig, n, f);
+  return info.Env().Undefined();
+}
+
+// causalSoftmaxForward(x, offset, blocks, l)
+Napi::Value CausalSoftmaxForward(const Napi::CallbackInfo& info) {
+  const char* fn = "causalSoftmaxForward";
+  const int64_t off = int_arg(info, 1, fn), blocks = off < 0 ? -1 : int_arg(info, 2, fn);
+  const int64_t l = blocks < 0 ? -1 : int_arg(info, 3, fn);
+  if (l < 0) return info.Env().Undefined();
+  float* x = f32_arg(info, 0, off + blocks * l * l, fn);
+  if (x) crl::causal_softmax_forward(x + off, blocks, l);
+  return info.Env().Undefined();
+}
+
+// causalSoftmaxBackward(grad, gradOffset, probs, probsOffset, blocks, l)
+Napi::Value CausalSoftmaxBackward(const Napi::CallbackInfo& info) {
+  const char* fn = "causalSoftmaxBackward";
+  const int64_t goff = int_arg(info, 1, fn), poff = goff < 0 ? -1 : int_arg(info, 3, fn);
+  const int64_t blocks = poff < 0 ? -1 : int_arg(info, 4, fn), l = blocks < 0 ? -1 : int_arg(info, 5, fn);
+  if (l < 0) return info.Env().Undefined();
+  float* g = f32_arg(info, 0, goff + blocks * l * l, fn);
+  float* p = g ? f32_arg(info, 2, poff + blocks * l * l, fn) : nullptr;
+  if (p) crl::causal_softmax_backward(g + goff, p + poff, blocks, l);
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
   exports.Set("noop", Napi::Function::New(env, Noop, "noop"));
   exports.Set("info", Napi::Function::New(env, Info, "info"));
+  exports.Set("swigluForward", Napi::Function::New(env, SwigluForward, "swigluForward"));
+  exports.Set("swigluBackward", Napi::Function::New(env, SwigluBackward, "swigluBackward"));
+  exports.Set("causalSoftmaxForward", Napi::Function::New(env, CausalSoftmaxForward, "causalSoftmaxForward"));
+  exports.Set("causalSoftmaxBackward", Napi::Function::New(env, CausalSoftmaxBackward, "causalSoftmaxBackward"));
   exports.Set("setParallelMinFlops", Napi::Function::New(env, SetParallelMinFlops, "setParallelMinFlops"));
   return exports;
 }

@@ -4,7 +4,7 @@ import { CliError } from './errors.ts';
 /** `--summary-writer`: who writes summaries (Table 1 analogue, spec §8). */
 export type SummaryWriterChoice = { kind: 'self' } | { kind: 'oracle' } | { kind: 'null' } | { kind: 'lossy'; p: number };
 
-const int = (min: number) => z.coerce.number().int().min(min);
+const int = (min: number) => z.coerce.number({ error: 'expected a whole number' }).int({ error: 'expected a whole number' }).min(min);
 
 export const RunFlagsSchema = z
   .object({
@@ -18,8 +18,8 @@ export const RunFlagsSchema = z
     seed: int(0).default(0),
     summaryWriter: z.string().default('self'),
     concurrency: int(1).optional(),
-    temperature: z.coerce.number().min(0).optional(),
-    topP: z.coerce.number().gt(0).max(1).optional(),
+    temperature: z.coerce.number({ error: 'expected a number' }).min(0).optional(),
+    topP: z.coerce.number({ error: 'expected a number' }).gt(0).max(1).optional(),
     out: z.string().min(1),
   })
   .strict();

@@ -37,6 +37,7 @@ export class KvDecoder {
   private att = new Float32Array(0); // [B, C]
   private gateUp = new Float32Array(0); // [B, 2F]
   private act = new Float32Array(0); // [B, F]
+  private sig = new Float32Array(0); // [B, F]
   private scores = new Float32Array(0); // [H, S]
   private positions = new Int32Array(0); // [B]
   /** Logits of the latest start() or step(), row i for the i-th slot passed. */
@@ -62,6 +63,7 @@ export class KvDecoder {
       this.att = new Float32Array(b * c);
       this.gateUp = new Float32Array(b * 2 * f);
       this.act = new Float32Array(b * f);
+      this.sig = new Float32Array(b * f);
       this.scores = new Float32Array(nHeads * s);
       this.positions = new Int32Array(b);
       this.logits = new Float32Array(b * v);
@@ -139,7 +141,7 @@ export class KvDecoder {
       linearForward({ out: this.x, inp: this.att, weight: lw.o, n: count, inF: c, outF: c, accumulate: true });
       rmsnormForward({ out: this.ln, rstd: this.rstd, inp: this.x, weight: lw.ln2, n: count, c, eps });
       linearForward({ out: this.gateUp, inp: this.ln, weight: lw.gateUp, n: count, inF: c, outF: 2 * f });
-      swigluForward({ out: this.act, inp: this.gateUp, n: count, f });
+      swigluForward({ out: this.act, sig: this.sig, inp: this.gateUp, n: count, f });
       linearForward({ out: this.x, inp: this.act, weight: lw.down, n: count, inF: f, outF: c, accumulate: true });
       if (prof) t = prof.lap('decode-linear', t);
     }
@@ -182,9 +184,17 @@ function decodeAttention(a: {
     let mx = -Infinity;
     for (let j = 0; j < len; j++) {
       const ko = base + j * d;
-      let dot = 0;
-      for (let e = 0; e < d; e++) dot += q[qo + e]! * kc[ko + e]!;
-      dot *= scale;
+      // Four accumulators hide the floating-point add latency (JS does not vectorize).
+      let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+      let e = 0;
+      for (; e + 3 < d; e += 4) {
+        d0 += q[qo + e]! * kc[ko + e]!;
+        d1 += q[qo + e + 1]! * kc[ko + e + 1]!;
+        d2 += q[qo + e + 2]! * kc[ko + e + 2]!;
+        d3 += q[qo + e + 3]! * kc[ko + e + 3]!;
+      }
+      for (; e < d; e++) d0 += q[qo + e]! * kc[ko + e]!;
+      const dot = (d0 + d1 + d2 + d3) * scale;
       scores[j] = dot;
       if (dot > mx) mx = dot;
     }

@@ -57,7 +57,7 @@ export function trunkForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs): void
     if (prof) t = prof.lap('rmsnorm', t);
     linearForward({ out: ws.gateUp[l]!, inp: ws.ln2[l]!, weight: lw.gateUp, n, inF: c, outF: 2 * f });
     if (prof) t = prof.lap('linear', t);
-    swigluForward({ out: ws.act[l]!, inp: ws.gateUp[l]!, n, f });
+    swigluForward({ out: ws.act[l]!, sig: ws.sig[l]!, inp: ws.gateUp[l]!, n, f });
     if (prof) t = prof.lap('swiglu', t);
     const next = ws.resid[l + 1]!;
     next.set(mid.subarray(0, n * c));
@@ -87,7 +87,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
     linearBackward({ dinp: ws.dact, dweight: lg.down, dout: dres, inp: ws.act[l]!, weight: lw.down, n, inF: f, outF: c });
     if (prof) t = prof.lap('linear', t);
     ws.dgateUp.fill(0, 0, n * 2 * f);
-    swigluBackward({ dinp: ws.dgateUp, dout: ws.dact, inp: ws.gateUp[l]!, n, f });
+    swigluBackward({ dinp: ws.dgateUp, dout: ws.dact, inp: ws.gateUp[l]!, sig: ws.sig[l]!, n, f });
     if (prof) t = prof.lap('swiglu', t);
     ws.dln.fill(0, 0, n * c);
     linearBackward({ dinp: ws.dln, dweight: lg.gateUp, dout: ws.dgateUp, inp: ws.ln2[l]!, weight: lw.gateUp, n, inF: c, outF: 2 * f });

@@ -21,6 +21,7 @@ export class Workspace {
   readonly rstd2: Float32Array[]; // L x [N]
   readonly gateUp: Float32Array[]; // L x [N, 2F]
   readonly act: Float32Array[]; // L x [N, F]
+  readonly sig: Float32Array[]; // L x [N, F] sigmoid(gate)
   readonly lnf: Float32Array; // [N, C]
   readonly rstdf: Float32Array; // [N]
   readonly logits: Float32Array; // [N, V] logits, then probabilities
@@ -59,6 +60,7 @@ export class Workspace {
     this.rstd2 = per(n);
     this.gateUp = per(n * 2 * f);
     this.act = per(n * f);
+    this.sig = per(n * f);
     this.lnf = new Float32Array(n * c);
     this.rstdf = new Float32Array(n);
     this.logits = new Float32Array(n * v);

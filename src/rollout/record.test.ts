@@ -77,6 +77,12 @@ describe('chunk-sum through the runtime', () => {
     expect(records.filter((r) => r.outcome === 'success').length).toBeLessThan(20);
   });
 
+  it('replays: the same seeds and text policies give identical records', async () => {
+    const a = await run('lossy', 6);
+    const b = await run('lossy', 6);
+    expect(recordsToJsonl(b)).toBe(recordsToJsonl(a));
+  });
+
   it('renders an episode for humans with generated tokens bracketed', async () => {
     const [rec] = await run('expert', 1);
     const text = renderEpisode(rec!, tokenizer);

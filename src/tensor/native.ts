@@ -15,6 +15,13 @@ export interface NativeAddon {
   /** Same marshalling as gemm, no work: per-call overhead measurement. */
   noop(a: Float32Array, b: Float32Array, c: Float32Array, params: Float64Array): void;
   info(): { threads: number; isa: string; parallelMinFlops: number };
+  // Twins of src/tensor/swiglu.ts and softmax.ts (positional arguments; bounds checked natively).
+  swigluForward(out: Float32Array, sig: Float32Array, inp: Float32Array, n: number, f: number): void;
+  swigluBackward(dinp: Float32Array, dout: Float32Array, inp: Float32Array, sig: Float32Array, n: number, f: number): void;
+  causalSoftmaxForward(x: Float32Array, offset: number, blocks: number, l: number): void;
+  causalSoftmaxBackward(
+    grad: Float32Array, gradOffset: number, probs: Float32Array, probsOffset: number, blocks: number, l: number,
+  ): void;
   /** Products below this many FLOPs stay on one thread. */
   setParallelMinFlops(flops: number): void;
 }

@@ -48,20 +48,6 @@ describe('kv-ledger', () => {
     }
   });
 
-  it('without the summary facts the expert answers wrongly', () => {
-    // The first window's facts are gone: only the goal survives, then the last chunks are read.
-    const env = new KvLedgerEnv({ chunks: 6 });
-    let wrong = 0;
-    for (let seed = 0; seed < 40; seed++) {
-      const ep = playDirect({ env, seed, policy: kvLedger.expert });
-      const last = ep.messages.slice(-2 * 3); // the last 3 steps only
-      const head = { role: 'user' as const, content: `queries ${env.current.queries.join(' ')}` };
-      const action = kvLedger.expert([head, ...last.slice(0, -2)], undefined as never);
-      if (!verifyKvLedger(env.current, action.split(' ').slice(1))) wrong++;
-    }
-    expect(wrong).toBeGreaterThan(30);
-  });
-
   it('rejects unknown and out-of-range knobs with a readable error', () => {
     expect(() => new KvLedgerEnv({ chunks: 0 })).toThrow(KnobsError);
     expect(() => new KvLedgerEnv({ bogus: 1 } as never)).toThrow(/bogus/);

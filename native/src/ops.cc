@@ -1,0 +1,136 @@
+// Row-parallel SIMD loops for the non-GEMM ops that dominate a training step once GEMM is native
+// (bench:engine's per-kernel breakdown: swiglu and attention's softmax spend their time in exp).
+#include "ops.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "simd.h"
+#include "thread-pool.h"
+
+namespace crl {
+
+// Below this many elements an op stays on the calling thread (waking a worker costs ~10 us).
+constexpr int64_t kParallelMinElems = 1 << 16;
+
+// Runs body(lo, hi) over row ranges, in parallel when rows * row_cost is large.
+template <typename Body>
+static void for_rows(int64_t rows, int64_t row_cost, const Body& body) {
+  const int64_t nt = pool().size();
+  if (nt <= 1 || rows < 2 || rows * row_cost < kParallelMinElems) {
+    body(0, rows);
+    return;
+  }
+  struct Ctx {
+    const Body* body;
+    int64_t rows, ntasks;
+  } ctx{&body, rows, std::min<int64_t>(rows, 4 * nt)};
+  pool().run(ctx.ntasks, [](void* p, int64_t t) {
+    const Ctx& c = *static_cast<const Ctx*>(p);
+    (*c.body)(c.rows * t / c.ntasks, c.rows * (t + 1) / c.ntasks);
+  }, &ctx);
+}
+
+void swiglu_forward(float* out, float* sig, const float* inp, int64_t n, int64_t f) {
+  for_rows(n, f, [=](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* g = inp + r * 2 * f;
+      const float* u = g + f;
+      float* o = out + r * f;
+      float* s = sig + r * f;
+      int64_t i = 0;
+      for (; i + VW <= f; i += VW) {
+        const vf gv = load(g + i);
+        const vf sv = splat(1.f) / (splat(1.f) + vexp(-gv));
+        store(s + i, sv);
+        store(o + i, gv * sv * load(u + i));
+      }
+      for (; i < f; ++i) {  // tail through a padded vector so results match the body exactly
+        vf gv{};
+        gv[0] = g[i];
+        const float sv = (splat(1.f) / (splat(1.f) + vexp(-gv)))[0];
+        s[i] = sv;
+        o[i] = g[i] * sv * u[i];
+      }
+    }
+  });
+}
+
+void swiglu_backward(float* dinp, const float* dout, const float* inp, const float* sig, int64_t n, int64_t f) {
+  for_rows(n, f, [=](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* g = inp + r * 2 * f;
+      const float* u = g + f;
+      const float* dy = dout + r * f;
+      const float* s = sig + r * f;
+      float* dg = dinp + r * 2 * f;
+      float* du = dg + f;
+      int64_t i = 0;
+      for (; i + VW <= f; i += VW) {
+        const vf gv = load(g + i), uv = load(u + i), dv = load(dy + i), sv = load(s + i);
+        store(dg + i, load(dg + i) + dv * uv * sv * (splat(1.f) + gv * (splat(1.f) - sv)));
+        store(du + i, load(du + i) + dv * gv * sv);
+      }
+      for (; i < f; ++i) {
+        dg[i] += dy[i] * u[i] * s[i] * (1.f + g[i] * (1.f - s[i]));
+        du[i] += dy[i] * g[i] * s[i];
+      }
+    }
+  });
+}
+
+// One causal row: softmax over x[0..len), zeros over x[len..l).
+static inline void softmax_row(float* x, int64_t len, int64_t l) {
+  int64_t j = 0;
+  vf mv = splat(-__builtin_inff());
+  for (; j + VW <= len; j += VW) {
+    const vf v = load(x + j);
+    mv = v > mv ? v : mv;
+  }
+  float mx = hmax(mv);
+  for (; j < len; ++j) mx = std::max(mx, x[j]);
+  vf sv{};
+  for (j = 0; j + VW <= len; j += VW) {
+    const vf e = vexp(load(x + j) - mx);
+    store(x + j, e);
+    sv += e;
+  }
+  float sum = hsum(sv);
+  for (; j < len; ++j) {
+    vf v{};
+    v[0] = x[j] - mx;
+    x[j] = vexp(v)[0];
+    sum += x[j];
+  }
+  const float inv = 1.f / sum;
+  for (j = 0; j + VW <= len; j += VW) store(x + j, load(x + j) * inv);
+  for (; j < len; ++j) x[j] *= inv;
+  if (l > len) std::memset(x + len, 0, sizeof(float) * (l - len));
+}
+
+void causal_softmax_forward(float* x, int64_t blocks, int64_t l) {
+  // Rows of all blocks in one range; row q is row (q % l) of block (q / l), length q % l + 1.
+  for_rows(blocks * l, l / 2 + 1, [=](int64_t lo, int64_t hi) {
+    for (int64_t q = lo; q < hi; ++q) softmax_row(x + q * l, q % l + 1, l);
+  });
+}
+
+void causal_softmax_backward(float* grad, const float* probs, int64_t blocks, int64_t l) {
+  for_rows(blocks * l, l / 2 + 1, [=](int64_t lo, int64_t hi) {
+    for (int64_t q = lo; q < hi; ++q) {
+      float* g = grad + q * l;
+      const float* p = probs + q * l;
+      const int64_t len = q % l + 1;
+      int64_t j = 0;
+      vf dv{};
+      for (; j + VW <= len; j += VW) dv += load(p + j) * load(g + j);
+      float dot = hsum(dv);
+      for (; j < len; ++j) dot += p[j] * g[j];
+      for (j = 0; j + VW <= len; j += VW) store(g + j, load(p + j) * (load(g + j) - dot));
+      for (; j < len; ++j) g[j] = p[j] * (g[j] - dot);
+      if (l > len) std::memset(g + len, 0, sizeof(float) * (l - len));
+    }
+  });
+}
+
+}  // namespace crl

@@ -1,0 +1,17 @@
+// Native twins of the elementwise / row-wise ops in src/tensor/ (swiglu.ts, softmax.ts). Same
+// semantics as the TypeScript versions; pointers already include each buffer's offset.
+#pragma once
+#include <cstdint>
+
+namespace crl {
+
+// out[N, F] = silu(gate) * up and sig[N, F] = sigmoid(gate), where inp[N, 2F] = [gate | up].
+void swiglu_forward(float* out, float* sig, const float* inp, int64_t n, int64_t f);
+// dinp[N, 2F] += d/d[gate | up] given dout[N, F] and the forward's sig.
+void swiglu_backward(float* dinp, const float* dout, const float* inp, const float* sig, int64_t n, int64_t f);
+// In place over x[R, L, L]: row i keeps softmax of columns 0..i, zeros after (causal mask).
+void causal_softmax_forward(float* x, int64_t blocks, int64_t l);
+// In place over grad[R, L, L]: dS = P * (dP - rowsum(P * dP)), zero above the diagonal.
+void causal_softmax_backward(float* grad, const float* probs, int64_t blocks, int64_t l);
+
+}  // namespace crl

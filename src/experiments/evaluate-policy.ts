@@ -1,0 +1,61 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { evaluate } from '../eval/evaluate.ts';
+import type { EvalResult } from '../eval/eval-result.ts';
+import { formatSummaryWriter, parseSummaryWriter } from '../eval/summary-writer.ts';
+import { WordTokenizer } from '../model/tokenizer.ts';
+import { RolloutConfigSchema } from '../rollout/config.ts';
+import { writeFileAtomic } from './atomic-fs.ts';
+import { episodeBatchRunner, evalTaskSeeds, summaryWriterFactory } from './eval-runner.ts';
+import { policySamplerFactory } from './policy-source.ts';
+import { taskFamily } from './task-families.ts';
+
+/** Everything `crl eval` needs; the pipeline calls this once per (system, env, variant, writer). */
+export interface EvalRequest {
+  system: string;
+  /** 'expert', a checkpoint dir or a run dir. */
+  policy: string;
+  env: string;
+  /** 'default' or a held-out variant name of the family. */
+  variant: string;
+  /** self | oracle | null | lossy:P | checkpoint:PATH */
+  summaryWriter: string;
+  rollout: Record<string, unknown>;
+  knobs: Record<string, unknown>;
+  tasks: number;
+  samplesPerTask: number;
+  windows: number[];
+  trainingWindows: number | null;
+  seed: number;
+  out: string;
+}
+
+/** Runs one evaluation and writes its validated JSON file atomically; returns the result. */
+export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
+  const tokenizer = new WordTokenizer();
+  const family = await taskFamily(req.env);
+  let knobs = req.knobs;
+  if (req.variant !== 'default') {
+    const v = family.variants[req.variant];
+    if (!v) throw new Error(`unknown variant ${JSON.stringify(req.variant)} of ${family.name}; valid: default, ${Object.keys(family.variants).join(', ')}`);
+    knobs = { ...knobs, ...v };
+  }
+  const spec = parseSummaryWriter(req.summaryWriter);
+  const actor = await policySamplerFactory({ policy: req.policy, family, tokenizer });
+  const writerCkpt = spec.kind === 'checkpoint' ? (await policySamplerFactory({ policy: spec.path, family, tokenizer })).factory : null;
+  const summarizer = summaryWriterFactory({ spec, family, tokenizer, checkpointSampler: () => writerCkpt! });
+  const run = episodeBatchRunner({ family, knobs, rolloutInput: req.rollout, tokenizer, actor: actor.factory, summarizer, seed: req.seed });
+  const { contextWindow } = RolloutConfigSchema.parse({ ...req.rollout, maxWindows: 1 });
+  const result = await evaluate({
+    run, system: req.system, policy: actor.source, env: req.env, variant: req.variant, summaryWriter: formatSummaryWriter(spec),
+    contextWindow, taskSeeds: evalTaskSeeds(family, req.tasks), samplesPerTask: req.samplesPerTask, windowsList: req.windows,
+    trainingWindows: req.trainingWindows,
+  });
+  mkdirSync(dirname(req.out), { recursive: true });
+  writeFileAtomic(req.out, `${JSON.stringify(result, null, 2)}\n`);
+  return result;
+}
+
+export function evalDone(out: string): boolean {
+  return existsSync(out);
+}

@@ -1,0 +1,33 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TaskFamily } from '../env/family.ts';
+import { loadCheckpoint } from '../model/checkpoint.ts';
+import { ModelSampler } from '../model/sampler.ts';
+import { RUN_FILES } from '../report/run-files.ts';
+import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
+import type { Tokenizer } from '../rollout/types.ts';
+import { latestCheckpoint } from './checkpoint-store.ts';
+import type { SamplerFactory } from './eval-runner.ts';
+
+/**
+ * Resolves what `--policy` (and `checkpoint:PATH` writers) name: 'expert', a model checkpoint
+ * directory, or a run directory (its latest checkpoint).
+ */
+export function resolveCheckpointDir(path: string): string {
+  if (existsSync(join(path, RUN_FILES.checkpoints))) {
+    const latest = latestCheckpoint(path);
+    if (!latest) throw new Error(`run ${path} has no checkpoint yet`);
+    return latest.dir;
+  }
+  if (!existsSync(path)) throw new Error(`policy ${JSON.stringify(path)}: no such checkpoint or run directory (or use "expert")`);
+  return path;
+}
+
+export async function policySamplerFactory(options: { policy: string; family: TaskFamily; tokenizer: Tokenizer }): Promise<{ factory: SamplerFactory; source: string }> {
+  if (options.policy === 'expert') {
+    return { factory: (rng) => textPolicySampler({ tokenizer: options.tokenizer, policy: options.family.expert, rng }), source: 'expert' };
+  }
+  const dir = resolveCheckpointDir(options.policy);
+  const { policy } = await loadCheckpoint(dir);
+  return { factory: (rng) => new ModelSampler({ policy, rng }), source: dir };
+}

@@ -1,0 +1,115 @@
+/**
+ * Each native op against its TypeScript twin (issue 2), on random shapes with odd sizes (SIMD
+ * tails), offsets and values wide enough to reach exp's clamps. Prints the max difference.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../util/random.ts';
+import { nativeOps } from './native-ops.ts';
+import { causalSoftmaxBackward, causalSoftmaxForward } from './softmax.ts';
+import { swigluBackward, swigluForward } from './swiglu.ts';
+
+const requireNative = process.env.CRL_REQUIRE_NATIVE === '1';
+
+function buf(rng: Rng, len: number, scale: number): Float32Array {
+  const out = new Float32Array(len);
+  for (let i = 0; i < len; i++) out[i] = (rng.next() * 2 - 1) * scale;
+  return out;
+}
+
+/** max |x - y| / (1 + |y|): relative for large values, absolute near zero. */
+function maxRelDiff(x: Float32Array, y: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]! - y[i]!) / (1 + Math.abs(y[i]!)));
+  return m;
+}
+
+const dims = fc.record({
+  n: fc.oneof(fc.constantFrom(1, 3, 17), fc.integer({ min: 1, max: 40 })),
+  f: fc.oneof(fc.constantFrom(1, 15, 16, 17, 33), fc.integer({ min: 1, max: 100 })),
+  scale: fc.constantFrom(0.5, 4, 30, 120),
+  seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+});
+
+describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', () => {
+  const ops = nativeOps!;
+
+  it('is available', () => expect(nativeOps).not.toBeNull());
+
+  it('swiglu forward and backward', () => {
+    let worst = 0;
+    fc.assert(
+      fc.property(dims, ({ n, f, scale, seed }) => {
+        const rng = new Rng(seed);
+        const inp = buf(rng, n * 2 * f, scale);
+        const [outT, sigT, outN, sigN] = [0, 0, 0, 0].map(() => new Float32Array(n * f));
+        swigluForward({ out: outT!, sig: sigT!, inp, n, f });
+        ops.swigluForward({ out: outN!, sig: sigN!, inp, n, f });
+        const dout = buf(rng, n * f, 1);
+        const dinpT = buf(rng, n * 2 * f, 1);
+        const dinpN = dinpT.slice();
+        swigluBackward({ dinp: dinpT, dout, inp, sig: sigT!, n, f });
+        ops.swigluBackward({ dinp: dinpN, dout, inp, sig: sigT!, n, f });
+        const d = Math.max(maxRelDiff(outN!, outT!), maxRelDiff(sigN!, sigT!), maxRelDiff(dinpN, dinpT));
+        worst = Math.max(worst, d);
+        expect(d).toBeLessThan(2e-6);
+      }),
+      { numRuns: 150 },
+    );
+    console.log(`swiglu native vs TS max rel diff ${worst.toExponential(2)}`);
+  });
+
+  it('causal softmax forward and backward, at an offset, with the mask zeroed', () => {
+    let worst = 0;
+    fc.assert(
+      fc.property(
+        fc.record({
+          blocks: fc.integer({ min: 1, max: 5 }),
+          l: fc.oneof(fc.constantFrom(1, 2, 16, 17, 33), fc.integer({ min: 1, max: 70 })),
+          off: fc.constantFrom(0, 5),
+          scale: fc.constantFrom(1, 10, 100),
+          seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        }),
+        ({ blocks, l, off, scale, seed }) => {
+          const rng = new Rng(seed);
+          const size = off + blocks * l * l + 3; // 3 trailing guard floats must stay untouched
+          const xT = buf(rng, size, scale);
+          const xN = xT.slice();
+          causalSoftmaxForward({ x: xT, offset: off, blocks, l });
+          ops.causalSoftmaxForward({ x: xN, offset: off, blocks, l });
+          const gT = buf(rng, size, 1);
+          const gN = gT.slice();
+          causalSoftmaxBackward({ grad: gT, gradOffset: off, probs: xT, probsOffset: off, blocks, l });
+          ops.causalSoftmaxBackward({ grad: gN, gradOffset: off, probs: xT, probsOffset: off, blocks, l });
+          const d = Math.max(maxRelDiff(xN, xT), maxRelDiff(gN, gT));
+          worst = Math.max(worst, d);
+          expect(d).toBeLessThan(2e-6);
+        },
+      ),
+      { numRuns: 150 },
+    );
+    console.log(`causal softmax native vs TS max rel diff ${worst.toExponential(2)}`);
+  });
+
+  it('runs the multi-threaded path on large inputs with the same results', () => {
+    const rng = new Rng(5);
+    const n = 600, f = 257; // > 64K elements: split across the pool
+    const inp = buf(rng, n * 2 * f, 8);
+    const [outT, sigT, outN, sigN] = [0, 0, 0, 0].map(() => new Float32Array(n * f));
+    swigluForward({ out: outT!, sig: sigT!, inp, n, f });
+    ops.swigluForward({ out: outN!, sig: sigN!, inp, n, f });
+    expect(maxRelDiff(outN!, outT!)).toBeLessThan(2e-6);
+    const blocks = 4, l = 256;
+    const xT = buf(rng, blocks * l * l, 20);
+    const xN = xT.slice();
+    causalSoftmaxForward({ x: xT, offset: 0, blocks, l });
+    ops.causalSoftmaxForward({ x: xN, offset: 0, blocks, l });
+    expect(maxRelDiff(xN, xT)).toBeLessThan(2e-6);
+  });
+
+  it('rejects undersized buffers with a clear error', () => {
+    const small = new Float32Array(4);
+    expect(() => ops.swigluForward({ out: small, sig: small, inp: small, n: 2, f: 2 })).toThrow(/inp|argument 2 too small/);
+    expect(() => ops.causalSoftmaxForward({ x: small, offset: 1, blocks: 1, l: 2 })).toThrow(/too small/);
+  });
+});
