@@ -173,6 +173,33 @@ Napi::Value CausalSoftmaxBackward(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// decodeAttention(q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset)
+Napi::Value DecodeAttention(const Napi::CallbackInfo& info) {
+  const char* fn = "decodeAttention";
+  int64_t iv[6];  // qOffset, cacheBase, len, s, h, d
+  const size_t idx[6] = {1, 4, 5, 6, 7, 8};
+  for (int i = 0; i < 6; ++i)
+    if ((iv[i] = int_arg(info, idx[i], fn)) < 0) return info.Env().Undefined();
+  const int64_t q_off = iv[0], base = iv[1], len = iv[2], s = iv[3], h = iv[4], d = iv[5];
+  const int64_t out_off = int_arg(info, 11, fn);
+  if (out_off < 0 || info.Length() < 11 || !info[9].IsNumber()) {
+    if (out_off >= 0) Napi::TypeError::New(info.Env(), "decodeAttention: scale must be a number").ThrowAsJavaScriptException();
+    return info.Env().Undefined();
+  }
+  if (len < 1 || len > s) {
+    Napi::RangeError::New(info.Env(), "decodeAttention: need 1 <= len <= s").ThrowAsJavaScriptException();
+    return info.Env().Undefined();
+  }
+  const float scale = static_cast<float>(info[9].As<Napi::Number>().DoubleValue());
+  const int64_t cache_need = h == 0 ? 0 : base + (h - 1) * s * d + len * d;
+  const float* q = f32_arg(info, 0, q_off + h * d, fn);
+  const float* kc = q ? f32_arg(info, 2, cache_need, fn) : nullptr;
+  const float* vc = kc ? f32_arg(info, 3, cache_need, fn) : nullptr;
+  float* out = vc ? f32_arg(info, 10, out_off + h * d, fn) : nullptr;
+  if (out) crl::decode_attention(q + q_off, kc + base, vc + base, out + out_off, len, s, h, d, scale);
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
   exports.Set("noop", Napi::Function::New(env, Noop, "noop"));
@@ -181,6 +208,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("swigluBackward", Napi::Function::New(env, SwigluBackward, "swigluBackward"));
   exports.Set("causalSoftmaxForward", Napi::Function::New(env, CausalSoftmaxForward, "causalSoftmaxForward"));
   exports.Set("causalSoftmaxBackward", Napi::Function::New(env, CausalSoftmaxBackward, "causalSoftmaxBackward"));
+  exports.Set("decodeAttention", Napi::Function::New(env, DecodeAttention, "decodeAttention"));
   exports.Set("setParallelMinFlops", Napi::Function::New(env, SetParallelMinFlops, "setParallelMinFlops"));
   return exports;
 }

@@ -9,20 +9,16 @@
 #include <memory>
 #include <vector>
 
+#include "simd.h"
 #include "thread-pool.h"
 
-#if defined(__AVX512F__) || defined(__AVX__)
-#include <immintrin.h>
-#endif
 
 namespace crl {
 
 #if defined(__AVX512F__)
-constexpr int VW = 16, MR = 12;  // 24 zmm accumulators + 2 B vectors of 32 registers
-#elif defined(__AVX__)
-constexpr int VW = 8, MR = 6;  // 12 ymm accumulators of 16 registers
+constexpr int MR = 12;  // 24 zmm accumulators + 2 B vectors of 32 registers
 #else
-constexpr int VW = 4, MR = 6;  // SSE2 / NEON
+constexpr int MR = 6;  // 12 ymm (AVX) or xmm (SSE2 / NEON) accumulators of 16 registers
 #endif
 constexpr int NR = 2 * VW;
 // KC * NR floats of B (32 KB) stay in L1 while A micro-panels stream from L2 (MC * KC = 192 KB).
@@ -39,8 +35,6 @@ constexpr int64_t kDotMaxM = 16;
 
 int64_t g_parallel_min_flops = 1 << 22;
 
-typedef float vf __attribute__((vector_size(VW * 4)));
-typedef float vfu __attribute__((vector_size(VW * 4), aligned(4), may_alias));
 
 // acc[MR, NR] = sum_p a[p, 0:MR] (outer) b[p, 0:NR]; then C[0:mr, 0:nr] (+)= acc.
 // a: packed [kc, MR]; b: [kc, NR] with row stride bs (NR when packed, ldb when read in place).
@@ -88,25 +82,6 @@ static inline void micro(int64_t kc, const float* __restrict a, const float* __r
       for (int j = 0; j < nr; ++j) row[j] = t[j];
     }
   }
-}
-
-// out[y] = sum of the lanes of v[y], y < 4 (the four dot products of one row block).
-static inline void reduce4(const vf* v, float* out) {
-#if defined(__AVX512F__)
-  // Transpose-and-add inside each 128-bit lane, then fold the four lanes: 11 ops, not 4 x 10.
-  const __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(v[0], v[1]), _mm512_unpackhi_ps(v[0], v[1]));
-  const __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(v[2], v[3]), _mm512_unpackhi_ps(v[2], v[3]));
-  const __m512 u = _mm512_add_ps(_mm512_shuffle_ps(t01, t23, 0x44), _mm512_shuffle_ps(t01, t23, 0xEE));
-  const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(u), 1));  // AVX512F only
-  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(u), hi);
-  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
-#else
-  for (int y = 0; y < 4; ++y) {
-    float s = 0.f;
-    for (int l = 0; l < VW; ++l) s += v[y][l];
-    out[y] = s;
-  }
-#endif
 }
 
 // Short A times transposed B (the sampler's x @ W^T with W stored [out, in]): C[i, j] is a dot

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "simd.h"
 #include "thread-pool.h"
@@ -131,6 +132,57 @@ void causal_softmax_backward(float* grad, const float* probs, int64_t blocks, in
       if (l > len) std::memset(g + len, 0, sizeof(float) * (l - len));
     }
   });
+}
+
+// Scores for 4 keys at a time share the query loads and one reduce4 (see simd.h).
+static void decode_scores(const float* q, const float* k, int64_t len, int64_t d, float scale, float* scores) {
+  const int64_t dv = d / VW * VW;
+  int64_t j = 0;
+  for (; j + 4 <= len; j += 4) {
+    vf acc[4] = {vf{}, vf{}, vf{}, vf{}};
+    const float* k0 = k + j * d;
+    for (int64_t e = 0; e < dv; e += VW) {
+      const vf qv = load(q + e);
+      acc[0] += qv * load(k0 + e);
+      acc[1] += qv * load(k0 + d + e);
+      acc[2] += qv * load(k0 + 2 * d + e);
+      acc[3] += qv * load(k0 + 3 * d + e);
+    }
+    float s4[4];
+    reduce4(acc, s4);
+    for (int y = 0; y < 4; ++y) {
+      for (int64_t e = dv; e < d; ++e) s4[y] += q[e] * k0[y * d + e];
+      scores[j + y] = s4[y] * scale;
+    }
+  }
+  for (; j < len; ++j) {
+    float s1 = 0.f;
+    for (int64_t e = 0; e < d; ++e) s1 += q[e] * k[j * d + e];
+    scores[j] = s1 * scale;
+  }
+}
+
+void decode_attention(const float* q, const float* kc, const float* vc, float* out, int64_t len, int64_t s,
+                      int64_t h, int64_t d, float scale) {
+  thread_local std::vector<float> scratch;
+  if (static_cast<int64_t>(scratch.size()) < len) scratch.resize(len);
+  float* scores = scratch.data();
+  const int64_t dv = d / VW * VW;
+  for (int64_t hh = 0; hh < h; ++hh) {
+    const float* k = kc + hh * s * d;
+    const float* v = vc + hh * s * d;
+    float* o = out + hh * d;
+    decode_scores(q + hh * d, k, len, d, scale, scores);
+    softmax_row(scores, len, len);
+    std::memset(o, 0, sizeof(float) * d);
+    for (int64_t j = 0; j < len; ++j) {
+      const float p = scores[j];
+      const float* vj = v + j * d;
+      int64_t e = 0;
+      for (; e < dv; e += VW) store(o + e, load(o + e) + p * load(vj + e));
+      for (; e < d; ++e) o[e] += p * vj[e];
+    }
+  }
 }
 
 }  // namespace crl

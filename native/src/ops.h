@@ -15,3 +15,13 @@ void causal_softmax_forward(float* x, int64_t blocks, int64_t l);
 void causal_softmax_backward(float* grad, const float* probs, int64_t blocks, int64_t l);
 
 }  // namespace crl
+
+namespace crl {
+
+// One query row per head against a slot's cached keys/values (the sampler's decode step):
+// out[h, 0:d] = softmax_j(scale * q[h] . k[h, j]) v[h, j] over j < len. q: [H, D];
+// kc, vc: [H, S, D] (head stride s * d); out: [H, D].
+void decode_attention(const float* q, const float* kc, const float* vc, float* out, int64_t len, int64_t s,
+                      int64_t h, int64_t d, float scale);
+
+}  // namespace crl

@@ -3,6 +3,10 @@
 #pragma once
 #include <cstdint>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace crl {
 
 #if defined(__AVX512F__)
@@ -41,9 +45,9 @@ inline vf vexp(vf x) {
   p = p * r + splat(5.0000001201e-1f);
   const vf y = p * r * r + r + splat(1.0f);
   // 2^n from the integer bits of t (n = bits(t) - bits(magic)), placed into the exponent.
-  vi ni = reinterpret_cast<const vi&>(t) - vi{} - 0x4B400000;
-  vi bits = (ni + 127) << 23;
-  vf result = y * reinterpret_cast<const vf&>(bits);
+  const vi ni = (vi)t - 0x4B400000;  // same-size vector casts reinterpret the bits
+  const vi bits = (ni + 127) << 23;
+  const vf result = y * (vf)bits;
   return x < lo ? vf{} : result;
 }
 
@@ -51,6 +55,21 @@ inline float hsum(vf v) {
   float s = 0.f;
   for (int l = 0; l < VW; ++l) s += v[l];
   return s;
+}
+
+// out[y] = sum of the lanes of v[y], y < 4 (four dot products at once).
+inline void reduce4(const vf* v, float* out) {
+#if defined(__AVX512F__)
+  // Transpose-and-add inside each 128-bit lane, then fold the four lanes: 11 ops, not 4 x 10.
+  const __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(v[0], v[1]), _mm512_unpackhi_ps(v[0], v[1]));
+  const __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(v[2], v[3]), _mm512_unpackhi_ps(v[2], v[3]));
+  const __m512 u = _mm512_add_ps(_mm512_shuffle_ps(t01, t23, 0x44), _mm512_shuffle_ps(t01, t23, 0xEE));
+  const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(u), 1));  // AVX512F only
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(u), hi);
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+#else
+  for (int y = 0; y < 4; ++y) out[y] = hsum(v[y]);
+#endif
 }
 
 inline float hmax(vf v) {

@@ -3,6 +3,11 @@ import { Command } from 'commander';
 import { reportError } from './errors.ts';
 // One line per subcommand: import its register function here and call it below.
 import { registerRunCommand } from './run.ts';
+import { registerTrainCommand } from './train-command.ts';
+import { registerEvalCommand } from './eval-command.ts';
+import { registerReportCommand } from './report-command.ts';
+import { registerReproduceCommand } from './reproduce-command.ts';
+import { registerSftCommand } from './sft-command.ts';
 
 /** Builds the `crl` program with every registered subcommand. */
 export function buildProgram(): Command {
@@ -11,6 +16,11 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerRunCommand(program);
+  registerTrainCommand(program);
+  registerEvalCommand(program);
+  registerReportCommand(program);
+  registerReproduceCommand(program);
+  registerSftCommand(program);
   return program;
 }
 

@@ -46,3 +46,12 @@ describe.each(BUILTIN_FAMILIES.map((f) => [f.name, f] as const))('%s expert thro
     expect(pass(lossy)).toBeGreaterThan(pass(none));
   });
 });
+
+describe('experts with resume.includeTask (instruction repeated before the summary)', () => {
+  // Parsing, not sizing: the repeated instruction costs room, so allow more windows.
+  it.each(BUILTIN_FAMILIES.map((f) => [f.name, f] as const))('%s never fails with oracle summaries (K = 8)', async (_n, family) => {
+    const seeds = Array.from({ length: 40 }, (_, i) => family.evalSeeds.start + i);
+    const recs = await runExpertEpisodes({ family, seeds, writer: 'oracle', windows: 8, rollout: { resume: { includeTask: true } } });
+    expect(recs.filter((r) => r.reward >= 1).length / recs.length).toBeGreaterThanOrEqual(0.975);
+  });
+});

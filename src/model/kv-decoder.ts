@@ -13,6 +13,7 @@ import { rmsnormForward } from '../tensor/rmsnorm.ts';
 import { ropeForward } from '../tensor/rope.ts';
 import { swigluForward } from '../tensor/swiglu.ts';
 import type { ModelConfig } from './config.ts';
+import { decodeAttention, writeKv } from './decode-attention.ts';
 import type { LlamaNetwork } from './network.ts';
 import { packBatch } from './pack.ts';
 import { trunkForward } from './transformer.ts';
@@ -38,7 +39,9 @@ export class KvDecoder {
   private gateUp = new Float32Array(0); // [B, 2F]
   private act = new Float32Array(0); // [B, F]
   private sig = new Float32Array(0); // [B, F]
-  private scores = new Float32Array(0); // [H, S]
+  private scores = new Float32Array(0); // [B, H, S]
+  private qbuf = new Float32Array(0); // [B, C]
+  private obuf = new Float32Array(0); // [B, C]
   private positions = new Int32Array(0); // [B]
   /** Logits of the latest start() or step(), row i for the i-th slot passed. */
   logits = new Float32Array(0); // [B, V]
@@ -64,7 +67,9 @@ export class KvDecoder {
       this.gateUp = new Float32Array(b * 2 * f);
       this.act = new Float32Array(b * f);
       this.sig = new Float32Array(b * f);
-      this.scores = new Float32Array(nHeads * s);
+      this.scores = new Float32Array(b * nHeads * s);
+      this.qbuf = new Float32Array(b * c);
+      this.obuf = new Float32Array(b * c);
       this.positions = new Int32Array(b);
       this.logits = new Float32Array(b * v);
       this.lens = new Int32Array(b);
@@ -113,7 +118,6 @@ export class KvDecoder {
     const s = this.cacheLen;
     const w = this.net.w;
     const prof = this.net.profiler;
-    const scale = 1 / Math.sqrt(d);
     for (let a = 0; a < count; a++) {
       const pos = this.lens[slotIds[a]!]!;
       if (pos >= s) throw new Error(`KV cache full: slot ${slotIds[a]} holds ${pos} tokens, capacity ${s}`);
@@ -129,14 +133,10 @@ export class KvDecoder {
       linearForward({ out: this.qkv, inp: this.ln, weight: lw.qkv, n: count, inF: c, outF: 3 * c });
       ropeForward({ x: this.qkv, n: count, nHeads: 2 * h, rowStride: 3 * c, offset: 0, positions: this.positions, table: this.net.rope });
       if (prof) t = prof.lap('decode-linear', t);
-      for (let a = 0; a < count; a++) {
-        const slot = slotIds[a]!;
-        const pos = this.positions[a]!;
-        const len = pos + 1;
-        const q0 = a * 3 * c;
-        writeKv({ kc, vc, row: this.qkv, rowOffset: q0, slot, pos, s, h, d });
-        decodeAttention({ q: this.qkv, qOffset: q0, kc, vc, cacheBase: slot * h * s * d, len, s, h, d, scale, scores: this.scores, out: this.att, outOffset: a * c });
-      }
+      decodeAttention({
+        qkv: this.qkv, slotIds, positions: this.positions, count, kc, vc, s, h, d,
+        qbuf: this.qbuf, scores: this.scores, obuf: this.obuf, out: this.att,
+      });
       if (prof) t = prof.lap('decode-attention', t);
       linearForward({ out: this.x, inp: this.att, weight: lw.o, n: count, inF: c, outF: c, accumulate: true });
       rmsnormForward({ out: this.ln, rstd: this.rstd, inp: this.x, weight: lw.ln2, n: count, c, eps });
@@ -153,64 +153,3 @@ export class KvDecoder {
   }
 }
 
-/** Copies one row's post-RoPE k and v ([.., k (C), v (C)] at rowOffset + C) into the cache at (slot, pos). */
-function writeKv({ kc, vc, row, rowOffset, slot, pos, s, h, d }: {
-  kc: Float32Array; vc: Float32Array; row: Float32Array; rowOffset: number; slot: number; pos: number; s: number; h: number; d: number;
-}): void {
-  const c = h * d;
-  for (let hh = 0; hh < h; hh++) {
-    const dst = ((slot * h + hh) * s + pos) * d;
-    const src = rowOffset + c + hh * d;
-    kc.set(row.subarray(src, src + d), dst);
-    vc.set(row.subarray(src + c, src + c + d), dst);
-  }
-}
-
-/**
- * One query row per head against a slot's cached keys and values. Plain loops, not gemm(): these
- * are [1, D] x [D, len] products, far below the size where a GEMM call pays for itself.
- */
-function decodeAttention(a: {
-  q: Float32Array; qOffset: number; // q heads at qOffset, [H, D]
-  kc: Float32Array; vc: Float32Array; cacheBase: number; // [H, S, D] at cacheBase
-  len: number; s: number; h: number; d: number; scale: number;
-  scores: Float32Array; // [>= len]
-  out: Float32Array; outOffset: number; // [H, D]
-}): void {
-  const { q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, scores, out, outOffset } = a;
-  for (let hh = 0; hh < h; hh++) {
-    const qo = qOffset + hh * d;
-    const base = cacheBase + hh * s * d;
-    let mx = -Infinity;
-    for (let j = 0; j < len; j++) {
-      const ko = base + j * d;
-      // Four accumulators hide the floating-point add latency (JS does not vectorize).
-      let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-      let e = 0;
-      for (; e + 3 < d; e += 4) {
-        d0 += q[qo + e]! * kc[ko + e]!;
-        d1 += q[qo + e + 1]! * kc[ko + e + 1]!;
-        d2 += q[qo + e + 2]! * kc[ko + e + 2]!;
-        d3 += q[qo + e + 3]! * kc[ko + e + 3]!;
-      }
-      for (; e < d; e++) d0 += q[qo + e]! * kc[ko + e]!;
-      const dot = (d0 + d1 + d2 + d3) * scale;
-      scores[j] = dot;
-      if (dot > mx) mx = dot;
-    }
-    let sum = 0;
-    for (let j = 0; j < len; j++) {
-      const e = Math.exp(scores[j]! - mx);
-      scores[j] = e;
-      sum += e;
-    }
-    const inv = 1 / sum;
-    const oo = outOffset + hh * d;
-    for (let e = 0; e < d; e++) out[oo + e] = 0;
-    for (let j = 0; j < len; j++) {
-      const p = scores[j]! * inv;
-      const vo = base + j * d;
-      for (let e = 0; e < d; e++) out[oo + e] += p * vc[vo + e]!;
-    }
-  }
-}

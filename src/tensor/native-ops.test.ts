@@ -107,6 +107,63 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
     expect(maxRelDiff(xN, xT)).toBeLessThan(2e-6);
   });
 
+  // Oracle: the same loops as kv-decoder.ts's decodeAttention, in float64.
+  function decodeRef(a: { q: Float32Array; kc: Float32Array; vc: Float32Array; cacheBase: number; len: number;
+    s: number; h: number; d: number; scale: number; out: Float32Array; outOffset: number; qOffset: number }): void {
+    for (let hh = 0; hh < a.h; hh++) {
+      const base = a.cacheBase + hh * a.s * a.d;
+      const sc: number[] = [];
+      for (let j = 0; j < a.len; j++) {
+        let dot = 0;
+        for (let e = 0; e < a.d; e++) dot += a.q[a.qOffset + hh * a.d + e]! * a.kc[base + j * a.d + e]!;
+        sc.push(dot * a.scale);
+      }
+      const mx = Math.max(...sc);
+      const ex = sc.map((x) => Math.exp(x - mx));
+      const sum = ex.reduce((x, y) => x + y, 0);
+      for (let e = 0; e < a.d; e++) {
+        let o = 0;
+        for (let j = 0; j < a.len; j++) o += (ex[j]! / sum) * a.vc[base + j * a.d + e]!;
+        a.out[a.outOffset + hh * a.d + e] = o;
+      }
+    }
+  }
+
+  it('decode attention matches the float64 loops of kv-decoder.ts', () => {
+    let worst = 0;
+    fc.assert(
+      fc.property(
+        fc.record({
+          h: fc.integer({ min: 1, max: 4 }),
+          d: fc.constantFrom(1, 8, 16, 17, 32, 40),
+          s: fc.integer({ min: 1, max: 40 }),
+          frac: fc.double({ min: 0, max: 1, noNaN: true }),
+          slots: fc.integer({ min: 1, max: 3 }),
+          scale: fc.constantFrom(0.1, 0.35, 2),
+          seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        }),
+        ({ h, d, s, frac, slots, scale, seed }) => {
+          const rng = new Rng(seed);
+          const len = Math.max(1, Math.ceil(frac * s));
+          const slot = slots - 1;
+          const kc = buf(rng, slots * h * s * d, 2);
+          const vc = buf(rng, slots * h * s * d, 2);
+          const q = buf(rng, 3 + h * d, 2);
+          const args = { q, qOffset: 3, kc, vc, cacheBase: slot * h * s * d, len, s, h, d, scale, outOffset: 2 };
+          const outRef = new Float32Array(2 + h * d);
+          const outN = new Float32Array(2 + h * d);
+          decodeRef({ ...args, out: outRef });
+          ops.decodeAttention({ ...args, out: outN, scores: new Float32Array(len) });
+          const diff = maxRelDiff(outN, outRef);
+          worst = Math.max(worst, diff);
+          expect(diff).toBeLessThan(1e-5);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    console.log(`decode attention native vs float64 max rel diff ${worst.toExponential(2)}`);
+  });
+
   it('rejects undersized buffers with a clear error', () => {
     const small = new Float32Array(4);
     expect(() => ops.swigluForward({ out: small, sig: small, inp: small, n: 2, f: 2 })).toThrow(/inp|argument 2 too small/);

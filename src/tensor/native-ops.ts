@@ -1,22 +1,33 @@
 /**
  * Native twins of the non-GEMM ops, with the same signatures as their TypeScript originals
- * (swiglu.ts, softmax.ts). `nativeOps` is null when the addon is unavailable, so an op's
+ * (swiglu.ts, softmax.ts, and decodeAttention in src/model/kv-decoder.ts). `nativeOps` is null when the addon is unavailable, so an op's
  * dispatch is one line at the top of its TypeScript function:
  *
  *   if (nativeOps) return nativeOps.swigluForward(args);
  *
  * Why native: after GEMM moved to C++, bench:engine's per-kernel breakdown put SwiGLU and the
- * attention softmax (both exp-bound) at ~60% of a training step; the C++ versions vectorize exp.
+ * attention softmax (both exp-bound) at ~60% of a training step, and the decode step's attention
+ * at ~70% of sampling; the C++ versions vectorize exp and the dot products.
  */
 import { nativeAddon, type NativeAddon } from './native.ts';
 import type { CausalSoftmaxArgs, CausalSoftmaxBackwardArgs } from './softmax.ts';
 import type { SwigluBackwardArgs, SwigluForwardArgs } from './swiglu.ts';
+
+/** Arguments of kv-decoder.ts's decodeAttention (one query row per head against one KV slot). */
+export interface DecodeAttentionArgs {
+  q: Float32Array; qOffset: number; // q heads at qOffset, [H, D]
+  kc: Float32Array; vc: Float32Array; cacheBase: number; // [H, S, D] at cacheBase
+  len: number; s: number; h: number; d: number; scale: number;
+  scores: Float32Array; // [>= len] scratch (unused natively; kept for signature parity)
+  out: Float32Array; outOffset: number; // [H, D]
+}
 
 export interface NativeOps {
   swigluForward(a: SwigluForwardArgs): void;
   swigluBackward(a: SwigluBackwardArgs): void;
   causalSoftmaxForward(a: CausalSoftmaxArgs): void;
   causalSoftmaxBackward(a: CausalSoftmaxBackwardArgs): void;
+  decodeAttention(a: DecodeAttentionArgs): void;
 }
 
 function bind(addon: NativeAddon): NativeOps {
@@ -26,6 +37,8 @@ function bind(addon: NativeAddon): NativeOps {
     causalSoftmaxForward: ({ x, offset, blocks, l }) => addon.causalSoftmaxForward(x, offset, blocks, l),
     causalSoftmaxBackward: ({ grad, gradOffset, probs, probsOffset, blocks, l }) =>
       addon.causalSoftmaxBackward(grad, gradOffset, probs, probsOffset, blocks, l),
+    decodeAttention: ({ q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset }) =>
+      addon.decodeAttention(q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset),
   };
 }
 

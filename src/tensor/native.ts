@@ -22,6 +22,10 @@ export interface NativeAddon {
   causalSoftmaxBackward(
     grad: Float32Array, gradOffset: number, probs: Float32Array, probsOffset: number, blocks: number, l: number,
   ): void;
+  decodeAttention(
+    q: Float32Array, qOffset: number, kc: Float32Array, vc: Float32Array, cacheBase: number,
+    len: number, s: number, h: number, d: number, scale: number, out: Float32Array, outOffset: number,
+  ): void;
   /** Products below this many FLOPs stay on one thread. */
   setParallelMinFlops(flops: number): void;
 }

@@ -51,19 +51,26 @@ const stepNumber = (ws: readonly string[]): number | null => (ws[0] === 'step' &
 const isNewer = (n: number, covered: number): boolean => ((n - covered + 64) % 64) >= 1 && ((n - covered + 64) % 64) < 32;
 
 function readHead(ws: readonly string[], s: FogCourierState): void {
+  let lastStepAt = 0;
   for (let i = 0; i < ws.length; i++) {
     const x = ws[i];
     const next = ws[i + 1];
     if (x === 'deliver' && ws[i + 1] === 'item' && isLetterWord(ws[i + 2]) && ws[i + 4] === 'room' && isNumberWord(ws[i + 5])) {
       s.goal = { item: ws[i + 2]!, room: Number(ws[i + 5]) };
-    } else if (x === 'step' && isNumberWord(next) && s.coveredStep === null) s.coveredStep = Number(next);
+    } else if (x === 'step' && isNumberWord(next)) {
+      // The last `step` wins: with resume.includeTask the instruction's `step 0` precedes the summary's.
+      s.coveredStep = Number(next);
+      lastStepAt = i;
+    }
     else if (x === 'path') s.path = dirsFrom(ws, i + 1);
     else if (x === 'back' && isDir(next)) s.back = next;
     else if (x === 'carry' && isLetterWord(next)) s.carry = true;
     else if (x === 'target' && isDir(next)) s.targetPath = dirsFrom(ws, i + 1);
     else if (x === 'drop' && isLetterWord(next)) s.delivered = true;
   }
-  s.view = findView(ws);
+  // A view counts only if shown after the covered step (the instruction's start room is stale
+  // once a summary follows it).
+  s.view = findView(ws.slice(lastStepAt));
   s.lastStep = s.coveredStep;
 }
 

@@ -33,7 +33,9 @@ function scan(ws: readonly string[], s: HopSearchState, questions: Question[]): 
         rels.push(ws[j]!);
         j += 2;
       }
-      if (isLetterWord(ws[j])) questions.push({ rels, entity: ws[j]! });
+      // Deduplicated: with resume.includeTask the instruction and the summary both state them.
+      const known = questions.some((q) => q.entity === ws[j] && q.rels.join(' ') === rels.join(' '));
+      if (isLetterWord(ws[j]) && !known) questions.push({ rels, entity: ws[j]! });
     } else if (isRel(x) && ws[i + 1] === 'of' && isLetterWord(ws[i + 2]) && ws[i + 3] === 'is' && isLetterWord(ws[i + 4])) {
       s.facts.set(`${x} ${ws[i + 2]}`, ws[i + 4]!);
     } else if (isRel(x) && isLetterWord(ws[i + 1]) && isLetterWord(ws[i + 2])) {

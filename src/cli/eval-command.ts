@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { formatConfigIssues } from '../config/config-error.ts';
+import { evaluatePolicy } from '../experiments/evaluate-policy.ts';
+import { CliError } from './errors.ts';
+
+const int = (min: number) => z.coerce.number().int().min(min);
+const EvalFlagsSchema = z
+  .object({
+    policy: z.string().min(1),
+    env: z.string().min(1),
+    variant: z.string().min(1).default('default'),
+    summaryWriter: z.string().min(1).default('self'),
+    system: z.string().min(1).optional(),
+    tasks: int(1).default(16),
+    samples: int(1).default(4),
+    windows: z.string().regex(/^\d+(,\d+)*$/, 'a comma-separated list of K, e.g. 1,4').default('1,4'),
+    trainingWindows: int(1).optional(),
+    context: int(8).optional(),
+    threshold: int(1).optional(),
+    tail: int(0).optional(),
+    seed: int(0).default(0),
+    out: z.string().min(1).optional(),
+  })
+  .strict();
+
+export function registerEvalCommand(program: Command): void {
+  program
+    .command('eval')
+    .description('Pass@1 with 95% intervals in x1 and xK modes at the same C, optionally with another summary writer')
+    .requiredOption('--policy <expert|dir>', 'acting policy: "expert", a checkpoint directory or a run directory (latest checkpoint)')
+    .requiredOption('--env <name>', 'task family')
+    .option('--variant <name>', 'held-out variant of the family, or "default"')
+    .option('--summary-writer <w>', 'self | oracle | null | lossy:P | checkpoint:PATH (acting policy unchanged)')
+    .option('--system <label>', 'system name recorded in the result (default: the run\'s system or "policy")')
+    .option('--tasks <n>', 'evaluation tasks (eval seeds)')
+    .option('--samples <n>', 'samples per task (spec: >= 4)')
+    .option('--windows <list>', 'modes as K values, e.g. 1,4,8')
+    .option('--training-windows <K>', 'K used in training (marks longer-horizon modes)')
+    .option('--context <C>', 'context window C')
+    .option('--threshold <T>', 'compaction threshold T_comp')
+    .option('--tail <k>', 'tail steps k')
+    .option('--seed <s>', 'sampling seed')
+    .option('--out <file.json>', 'result file (default <policy run>/eval/<env>-<variant>-<writer>.json)')
+    .action(async (raw: Record<string, unknown>) => {
+      const r = EvalFlagsSchema.safeParse(raw);
+      if (!r.success) throw new CliError(formatConfigIssues(r.error.issues).map((l) => `--${l.replace(/^([a-zA-Z]+)/, (k) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))}`).join('\n'));
+      const f = r.data;
+      const rollout: Record<string, unknown> = {};
+      if (f.context !== undefined) rollout.contextWindow = f.context;
+      if (f.threshold !== undefined) rollout.compactThreshold = f.threshold;
+      if (f.tail !== undefined) rollout.tailSteps = f.tail;
+      const out = f.out ?? (f.policy === 'expert' ? undefined : join(f.policy, 'eval', `${f.env}-${f.variant}-${f.summaryWriter}.json`.replace(/[^a-zA-Z0-9_.-]/g, '_')));
+      if (!out) throw new CliError('--out is required when --policy is "expert"');
+      let result;
+      try {
+        result = await evaluatePolicy({
+          system: f.system ?? (f.policy === 'expert' ? 'expert' : 'policy'), policy: f.policy, env: f.env, variant: f.variant, summaryWriter: f.summaryWriter,
+          rollout, knobs: {}, tasks: f.tasks, samplesPerTask: f.samples, windows: f.windows.split(',').map(Number), trainingWindows: f.trainingWindows ?? null, seed: f.seed, out,
+        });
+      } catch (e) {
+        if (e instanceof Error && e.name === 'Error' && /unknown|no such|valid|lossy/.test(e.message)) throw new CliError(e.message);
+        throw e;
+      }
+      const modes = Object.fromEntries(Object.entries(result.modes).map(([m, v]) => [m, { passAt1: v.passAt1, low: v.low, high: v.high }]));
+      process.stdout.write(`${JSON.stringify({ out, system: result.system, env: result.env, variant: result.variant, summaryWriter: result.summaryWriter, modes })}\n`);
+    });
+}

@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import { join } from 'node:path';
+import { formatConfigIssues } from '../config/config-error.ts';
+import { readMetrics } from '../experiments/metrics-log.ts';
+import { createProgress, SFT_FIELDS } from '../experiments/progress.ts';
+import { newRunName } from '../experiments/run-dir.ts';
+import { runSft, SftConfigSchema } from '../experiments/sft.ts';
+import { CliError } from './errors.ts';
+
+export function registerSftCommand(program: Command): void {
+  program
+    .command('sft')
+    .description('train the SFT base policy on expert episodes with lossy(p) summaries (cross-entropy on generated tokens)')
+    .option('--env <name>', 'task family', 'kv-ledger')
+    .option('--episodes <n>', 'expert episodes to imitate')
+    .option('--epochs <n>', 'passes over the episodes')
+    .option('--lossy-p <p>', 'summary fact-drop probability of the lossy writer')
+    .option('--lr <x>', 'learning rate')
+    .option('--model <preset>', 'model preset')
+    .option('--context <C>', 'context window C')
+    .option('--seed <s>', 'seed')
+    .option('--out <dir>', 'run directory (default runs/base-<time>); an existing one is resumed')
+    .action(async (o: Record<string, string | undefined>) => {
+      const num = (x: string | undefined) => (x === undefined ? undefined : Number.isFinite(Number(x)) ? Number(x) : x);
+      const raw = Object.fromEntries(Object.entries({
+        env: { name: o.env }, episodes: num(o.episodes), epochs: num(o.epochs), lossyP: num(o.lossyP), lr: num(o.lr),
+        model: o.model ? { preset: o.model } : undefined, rollout: o.context ? { contextWindow: num(o.context) } : undefined, seed: num(o.seed),
+      }).filter(([, v]) => v !== undefined));
+      const r = SftConfigSchema.safeParse(raw);
+      if (!r.success) throw new CliError(`invalid sft settings:\n  - ${formatConfigIssues(r.error.issues, SftConfigSchema).join('\n  - ')}`);
+      const runDir = o.out ?? join('runs', newRunName('base'));
+      const { checkpoint } = await runSft({ runDir, config: r.data, progress: createProgress({ label: 'sft', fields: SFT_FIELDS }) });
+      const last = readMetrics(join(runDir, 'metrics.jsonl')).pop();
+      process.stdout.write(`${JSON.stringify({ runDir, checkpoint, loss: last?.metrics['sft/loss'] ?? null, tokenAccuracy: last?.metrics['sft/token_acc_p50'] ?? null })}\n`);
+    });
+}

@@ -1,0 +1,57 @@
+import { Option, type Command } from 'commander';
+import { join } from 'node:path';
+import { CONFIG_FLAGS, flagsToConfig } from '../config/config-flags.ts';
+import { loadTrainConfig, parseTrainConfig } from '../config/load-config.ts';
+import type { TrainConfig } from '../config/train-config.ts';
+import { readMetrics } from '../experiments/metrics-log.ts';
+import { createProgress } from '../experiments/progress.ts';
+import { createRunDir, newRunName, readRunConfig } from '../experiments/run-dir.ts';
+import { train } from '../experiments/train-loop.ts';
+import type { ActorKind } from '../experiments/trainer-models.ts';
+import { CliError } from './errors.ts';
+
+/** Turns a plain Error from a user-caused problem into a CliError (message shown, no stack). */
+export function asUserError<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof Error && e.name === 'Error') throw new CliError(e.message);
+    throw e;
+  }
+}
+
+export function actorOption(): Option {
+  return new Option('--actor <kind>', 'who acts while training: the policy (real runs) or the scripted expert (plumbing smoke tests only)')
+    .choices(['policy', 'expert'])
+    .default('policy');
+}
+
+export function registerTrainCommand(program: Command): void {
+  const cmd = program
+    .command('train')
+    .description('train one system (CompactionRL, single-window PPO or broadcast) into a run directory')
+    .option('--config <file.json>', 'TrainConfig JSON (flags override its keys)')
+    .option('--out <dir>', 'run directory (default runs/<name>-<time>)')
+    .option('--resume <run>', 'continue an interrupted run with its stored config');
+  for (const f of CONFIG_FLAGS) cmd.option(`--${f.flag} <${f.kind === 'json' ? 'json' : 'value'}>`, f.help);
+  cmd.addOption(actorOption());
+  cmd.action(async (opts: Record<string, unknown>) => {
+    const actor = opts.actor as ActorKind;
+    let runDir: string;
+    let config: TrainConfig;
+    if (opts.resume) {
+      const given = CONFIG_FLAGS.filter((f) => opts[f.flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined).map((f) => `--${f.flag}`);
+      if (opts.config || given.length) throw new CliError(`--resume continues a run with its stored config; drop ${[...(opts.config ? ['--config'] : []), ...given].join(', ')}`);
+      const stored = asUserError(() => readRunConfig(String(opts.resume)));
+      runDir = stored.paths.root;
+      config = parseTrainConfig(stored.config, `${stored.paths.config}`);
+    } else {
+      config = loadTrainConfig({ ...(opts.config ? { file: String(opts.config) } : {}), overrides: asUserError(() => flagsToConfig(opts)) });
+      runDir = String(opts.out ?? join('runs', newRunName(config.name)));
+      asUserError(() => createRunDir({ dir: runDir, system: config.name, config }));
+    }
+    await train({ runDir, config, actor, progress: createProgress({ label: config.name }) });
+    const last = readMetrics(join(runDir, 'metrics.jsonl')).pop();
+    process.stdout.write(`${JSON.stringify({ runDir, iteration: last?.iteration ?? 0, successRate: last?.metrics['rollout/success_rate'] ?? null })}\n`);
+  });
+}
