@@ -1,7 +1,7 @@
 /**
  * `npm run bench:gemm`: GFLOP/s of the GEMM on 1024^3 and on the reference model's shapes (issue 2),
  * native vs TypeScript; per-call overhead on the sampler's small products; the GEMM ceiling
- * (bench/gemm-ceiling.ts). `--sweep` also measures the one-thread/two-thread crossover that sets
+ * (bench/gemm-ceiling.ts); the non-GEMM native twins vs TypeScript. `--sweep` also measures the one-thread/two-thread crossover that sets
  * the addon's parallel cutoff. The last line is one JSON object.
  *
  * Shapes are m x n x k as gemm() takes them. Reference model: d 128, MLP 512, 16 x 256 = 4096
@@ -11,7 +11,11 @@
 import { parseArgs } from 'node:util';
 import { gemmRef, type GemmArgs } from '../src/tensor/gemm-ref.ts';
 import { gemm } from '../src/tensor/gemm.ts';
+import { nativeOps } from '../src/tensor/native-ops.ts';
 import { nativeAddon, nativeStatus } from '../src/tensor/native.ts';
+import { rmsnormBackwardTs, rmsnormForwardTs } from '../src/tensor/rmsnorm.ts';
+import { causalSoftmaxBackwardTs, causalSoftmaxForwardTs } from '../src/tensor/softmax.ts';
+import { swigluBackwardTs, swigluForwardTs } from '../src/tensor/swiglu.ts';
 import { measureGemmCeiling } from './gemm-ceiling.ts';
 
 type Kernel = (g: GemmArgs) => void;
@@ -122,6 +126,34 @@ function benchSmall(): Record<string, number> {
   return out;
 }
 
+/** The non-GEMM native twins vs their TypeScript originals, at the reference model's sizes. */
+function benchOps(): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!nativeOps) return out;
+  const ops = nativeOps;
+  const n = 4096, f = 512, c = 128, l = 256, blocks = 4;
+  const fill = (len: number) => new Float32Array(len).map((_, i) => ((i * 37) % 101) / 101 - 0.5);
+  const inp = fill(n * 2 * f), act = fill(n * f), sig = fill(n * f), dinp = fill(n * 2 * f);
+  const x = fill(n * c), y = fill(n * c), w = fill(c), dw = fill(c), rstd = fill(n);
+  const probs = fill(blocks * l * l), grad = fill(blocks * l * l);
+  const cases: Array<[string, () => void, () => void]> = [
+    ['swiglu fwd 4096x512', () => swigluForwardTs({ out: act, sig, inp, n, f }), () => ops.swigluForward({ out: act, sig, inp, n, f })],
+    ['swiglu bwd 4096x512', () => swigluBackwardTs({ dinp, dout: act, inp, sig, n, f }), () => ops.swigluBackward({ dinp, dout: act, inp, sig, n, f })],
+    ['rmsnorm fwd 4096x128', () => rmsnormForwardTs({ out: y, rstd, inp: x, weight: w, n, c, eps: 1e-5 }), () => ops.rmsnormForward({ out: y, rstd, inp: x, weight: w, n, c, eps: 1e-5 })],
+    ['rmsnorm bwd 4096x128', () => rmsnormBackwardTs({ dinp: y, dweight: dw, dout: x, inp: x, weight: w, rstd, n, c }), () => ops.rmsnormBackward({ dinp: y, dweight: dw, dout: x, inp: x, weight: w, rstd, n, c })],
+    ['causal softmax fwd 4x256^2', () => causalSoftmaxForwardTs({ x: probs, offset: 0, blocks, l }), () => ops.causalSoftmaxForward({ x: probs, offset: 0, blocks, l })],
+    ['causal softmax bwd 4x256^2', () => causalSoftmaxBackwardTs({ grad, gradOffset: 0, probs, probsOffset: 0, blocks, l }), () => ops.causalSoftmaxBackward({ grad, gradOffset: 0, probs, probsOffset: 0, blocks, l })],
+  ];
+  console.log('\n' + 'op (reference model size)'.padEnd(28) + pad('TS ms', 10) + pad('native ms', 11) + pad('speed-up', 10));
+  for (const [name, ts, native] of cases) {
+    const tsMs = bestMs(ts, 30, 3);
+    const nMs = bestMs(native, 30, 5);
+    out[name] = tsMs / nMs;
+    console.log(name.padEnd(28) + pad(tsMs.toFixed(3), 10) + pad(nMs.toFixed(3), 11) + pad(`${(tsMs / nMs).toFixed(1)}x`, 10));
+  }
+  return out;
+}
+
 /** One thread vs all threads around the cutoff, to pick g_parallel_min_flops by measurement. */
 function sweep(): void {
   if (!nativeAddon) return;
@@ -148,6 +180,7 @@ async function main(): Promise<void> {
   console.log(`native: ${status.available ? `yes (${info!.isa}, ${info!.threads} threads, parallel above ${info!.parallelMinFlops} FLOP)` : `no (${status.reason})`}`);
   const big = benchBig();
   const small = benchSmall();
+  const opsSpeedup = benchOps();
   if (values.sweep) sweep();
   const ceiling = await measureGemmCeiling();
   console.log(`\nGEMM ceiling 1024^3: built-in ${ceiling.builtinGflops.toFixed(1)} GFLOP/s, OpenBLAS ${ceiling.openblasGflops?.toFixed(1) ?? 'not installed'}; winner ${ceiling.winner}`);
@@ -158,6 +191,7 @@ async function main(): Promise<void> {
     modelShapesMinGflops: Math.min(...modelShapes),
     smallCallUs: small['sample 16x128x128'],
     napiNoopUs: small['napi noop'] ?? null,
+    opsSpeedup,
     ceiling,
   }));
 }

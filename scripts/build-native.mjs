@@ -4,8 +4,9 @@
 // src/tensor/native.ts, which then warns once and uses the TypeScript kernels) and exits 0.
 // See docs/decisions/0002-native-kernels.md.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,6 +14,19 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const nativeDir = join(root, 'native');
 const failurePath = join(nativeDir, 'build', 'BUILD_FAILED.txt');
 const TIMEOUT_MS = 300_000;
+// Keep in sync with src/tensor/native.ts.
+const ISA_FLAGS = ['avx', 'avx2', 'fma', 'f16c', 'bmi2', 'avx512f', 'avx512dq', 'avx512bw', 'avx512vl', 'avx512vnni', 'avx512_bf16'];
+
+/** ISA flags that -march=native may use (Linux; elsewhere the CPU model string alone). */
+function isaFlags() {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags')) ?? '';
+    const have = new Set(line.split(':')[1]?.trim().split(/\s+/) ?? []);
+    return ISA_FLAGS.filter((f) => have.has(f)).join(' ');
+  } catch {
+    return '';
+  }
+}
 
 /** node-gyp from our devDependencies, else the copy bundled with npm (production installs). */
 function findNodeGyp() {
@@ -65,4 +79,6 @@ const log = `${res.stdout ?? ''}\n${res.stderr ?? ''}`;
 if (res.error) fail(`node-gyp did not run: ${res.error.message}`, log);
 if (res.status !== 0) fail(summarize(log), log);
 if (!existsSync(join(nativeDir, 'build', 'Release', 'crl_native.node'))) fail('node-gyp produced no crl_native.node', log);
+// -march=native code can crash (SIGILL) on another CPU; the loader compares this signature.
+writeFileSync(join(nativeDir, 'build', 'Release', 'cpu.json'), JSON.stringify({ arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() }));
 console.log('compaction-rl: native kernels built (native/build/Release/crl_native.node)');

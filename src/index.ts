@@ -99,5 +99,30 @@ export { makeSummaryWriters, renderSummary, dropClauses, SUMMARY_TOKEN_LIMIT } f
 export type { SummaryContent } from './env/summary-writers.ts';
 
 // --- eval ---
+export { passAt1, wilsonInterval } from './eval/pass-at-1.ts';
+export type { PassAt1 } from './eval/pass-at-1.ts';
+export { evaluate, evaluateMode } from './eval/evaluate.ts';
+export type { EpisodeBatchRunner, EpisodeOutcome, EpisodeRequest } from './eval/evaluate.ts';
+export { EvalResultSchema, ModeResultSchema, readEvalResult } from './eval/eval-result.ts';
+export type { EvalResult, ModeResult } from './eval/eval-result.ts';
+export { parseSummaryWriter, formatSummaryWriter } from './eval/summary-writer.ts';
+export type { SummaryWriterSpec } from './eval/summary-writer.ts';
 
 // --- experiments ---
+export { TrainConfigSchema, ALGORITHMS } from './config/train-config.ts';
+export type { TrainConfig, TrainConfigInput, Algorithm } from './config/train-config.ts';
+export { loadTrainConfig, parseTrainConfig } from './config/load-config.ts';
+export { ConfigError, formatConfigIssues } from './config/config-error.ts';
+export { train } from './experiments/train-loop.ts';
+export { runSft, SftConfigSchema } from './experiments/sft.ts';
+export type { SftConfig } from './experiments/sft.ts';
+export { reproduce } from './experiments/reproduce.ts';
+export type { ReproduceSummary } from './experiments/reproduce.ts';
+export { getPreset, presetNames } from './experiments/presets.ts';
+export type { Preset, EvalPlan } from './experiments/presets.ts';
+export { SYSTEM_NAMES, systemOverrides } from './experiments/systems.ts';
+export type { SystemName } from './experiments/systems.ts';
+export { evaluatePolicy } from './experiments/evaluate-policy.ts';
+export type { EvalRequest } from './experiments/evaluate-policy.ts';
+export { writeReport } from './report/write-report.ts';
+export { buildTables } from './report/tables.ts';

@@ -3,6 +3,7 @@
 // property lookup per field (the sampler makes many small calls; see bench/gemm.ts).
 #include <napi.h>
 
+#include <cmath>
 #include <string>
 
 #include "gemm.h"
@@ -200,6 +201,43 @@ Napi::Value DecodeAttention(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// Finite number argument i, or NaN after throwing.
+double num_arg(const Napi::CallbackInfo& info, size_t i, const char* fn) {
+  if (i < info.Length() && info[i].IsNumber()) return info[i].As<Napi::Number>().DoubleValue();
+  Napi::TypeError::New(info.Env(), std::string(fn) + ": argument " + std::to_string(i) + " must be a number")
+      .ThrowAsJavaScriptException();
+  return std::nan("");
+}
+
+// rmsnormForward(out, rstd, inp, weight, n, c, eps)
+Napi::Value RmsnormForward(const Napi::CallbackInfo& info) {
+  const char* fn = "rmsnormForward";
+  const int64_t n = int_arg(info, 4, fn), c = n < 0 ? -1 : int_arg(info, 5, fn);
+  const double eps = c < 0 ? std::nan("") : num_arg(info, 6, fn);
+  if (std::isnan(eps)) return info.Env().Undefined();
+  float* out = f32_arg(info, 0, n * c, fn);
+  float* rstd = out ? f32_arg(info, 1, n, fn) : nullptr;
+  float* inp = rstd ? f32_arg(info, 2, n * c, fn) : nullptr;
+  float* w = inp ? f32_arg(info, 3, c, fn) : nullptr;
+  if (w) crl::rmsnorm_forward(out, rstd, inp, w, n, c, static_cast<float>(eps));
+  return info.Env().Undefined();
+}
+
+// rmsnormBackward(dinp, dweight, dout, inp, weight, rstd, n, c)
+Napi::Value RmsnormBackward(const Napi::CallbackInfo& info) {
+  const char* fn = "rmsnormBackward";
+  const int64_t n = int_arg(info, 6, fn), c = n < 0 ? -1 : int_arg(info, 7, fn);
+  if (c < 0) return info.Env().Undefined();
+  float* dinp = f32_arg(info, 0, n * c, fn);
+  float* dw = dinp ? f32_arg(info, 1, c, fn) : nullptr;
+  float* dout = dw ? f32_arg(info, 2, n * c, fn) : nullptr;
+  float* inp = dout ? f32_arg(info, 3, n * c, fn) : nullptr;
+  float* w = inp ? f32_arg(info, 4, c, fn) : nullptr;
+  float* rstd = w ? f32_arg(info, 5, n, fn) : nullptr;
+  if (rstd) crl::rmsnorm_backward(dinp, dw, dout, inp, w, rstd, n, c);
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
   exports.Set("noop", Napi::Function::New(env, Noop, "noop"));
@@ -209,6 +247,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("causalSoftmaxForward", Napi::Function::New(env, CausalSoftmaxForward, "causalSoftmaxForward"));
   exports.Set("causalSoftmaxBackward", Napi::Function::New(env, CausalSoftmaxBackward, "causalSoftmaxBackward"));
   exports.Set("decodeAttention", Napi::Function::New(env, DecodeAttention, "decodeAttention"));
+  exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));
+  exports.Set("rmsnormBackward", Napi::Function::New(env, RmsnormBackward, "rmsnormBackward"));
   exports.Set("setParallelMinFlops", Napi::Function::New(env, SetParallelMinFlops, "setParallelMinFlops"));
   return exports;
 }

@@ -1,6 +1,10 @@
 // Packed, cache-blocked GEMM (Goto/BLIS loop order: jc -> pc -> ic -> jr -> ir) with a register-
 // blocked microkernel written in GCC vector extensions, so one source compiles to AVX-512, AVX2,
 // SSE or NEON depending on -march=native. See docs/decisions/0002-native-kernels.md.
+//
+// Batch invariance: every element of C is the same chain of FMAs over p (in KC blocks), whatever
+// m, n, the thread split or the path (packed or in-place B). A sequence's outputs therefore do
+// not depend on which other sequences share its batch (tested in src/tensor/gemm.test.ts).
 #include "gemm.h"
 
 #include <algorithm>
@@ -28,10 +32,6 @@ constexpr int64_t NC = NR * 128;
 // Below this many rows of A, B is read in place (row-major, no transpose) instead of packed: the
 // pack would cost as much as the product (the sampler's [batch, d] @ [d, n] calls).
 constexpr int64_t kDirectMaxM = 2 * MR;
-
-// Up to this many rows of A, x @ W^T runs as blocked dot products (gemm_dot) instead of packing
-// W transposed, which costs more than the product itself when A is short.
-constexpr int64_t kDotMaxM = 16;
 
 int64_t g_parallel_min_flops = 1 << 22;
 
@@ -84,53 +84,6 @@ static inline void micro(int64_t kc, const float* __restrict a, const float* __r
   }
 }
 
-// Short A times transposed B (the sampler's x @ W^T with W stored [out, in]): C[i, j] is a dot
-// product of two contiguous rows, so neither operand is packed or transposed. Blocks of 4 rows
-// of A by 4 rows of B share their loads; k is vectorized and reduced once per output.
-static void gemm_dot(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
-                     int64_t m, int64_t n, int64_t k, float alpha, bool add) {
-  constexpr int R = 4, Q = 4;  // reduce4 assumes Q == 4
-  const int64_t kv = k / VW * VW;
-  for (int64_t j0 = 0; j0 < n; j0 += Q) {
-    const int q = static_cast<int>(std::min<int64_t>(Q, n - j0));
-    for (int64_t i0 = 0; i0 < m; i0 += R) {
-      const int r = static_cast<int>(std::min<int64_t>(R, m - i0));
-      // Ragged blocks reuse a valid row (the last) so the loop body stays branch-free.
-      const float* ar[R];
-      const float* br[Q];
-      for (int x = 0; x < R; ++x) ar[x] = a + (i0 + std::min(x, r - 1)) * lda;
-      for (int y = 0; y < Q; ++y) br[y] = b + (j0 + std::min(y, q - 1)) * ldb;
-      vf acc[R][Q];
-#pragma GCC unroll 4
-      for (int x = 0; x < R; ++x)
-#pragma GCC unroll 4
-        for (int y = 0; y < Q; ++y) acc[x][y] = vf{};
-      const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3];
-      const float *b0 = br[0], *b1 = br[1], *b2 = br[2], *b3 = br[3];
-      for (int64_t p = 0; p < kv; p += VW) {
-        const vf w0 = *reinterpret_cast<const vfu*>(b0 + p), w1 = *reinterpret_cast<const vfu*>(b1 + p);
-        const vf w2 = *reinterpret_cast<const vfu*>(b2 + p), w3 = *reinterpret_cast<const vfu*>(b3 + p);
-        const vf x0 = *reinterpret_cast<const vfu*>(a0 + p), x1 = *reinterpret_cast<const vfu*>(a1 + p);
-        const vf x2 = *reinterpret_cast<const vfu*>(a2 + p), x3 = *reinterpret_cast<const vfu*>(a3 + p);
-        acc[0][0] += x0 * w0; acc[0][1] += x0 * w1; acc[0][2] += x0 * w2; acc[0][3] += x0 * w3;
-        acc[1][0] += x1 * w0; acc[1][1] += x1 * w1; acc[1][2] += x1 * w2; acc[1][3] += x1 * w3;
-        acc[2][0] += x2 * w0; acc[2][1] += x2 * w1; acc[2][2] += x2 * w2; acc[2][3] += x2 * w3;
-        acc[3][0] += x3 * w0; acc[3][1] += x3 * w1; acc[3][2] += x3 * w2; acc[3][3] += x3 * w3;
-      }
-      for (int x = 0; x < r; ++x) {
-        float* row = c + (i0 + x) * ldc + j0;
-        float sums[Q];
-        reduce4(acc[x], sums);
-        for (int y = 0; y < q; ++y) {
-          float s = sums[y];
-          for (int64_t p = kv; p < k; ++p) s += ar[x][p] * br[y][p];
-          row[y] = add ? row[y] + alpha * s : alpha * s;
-        }
-      }
-    }
-  }
-}
-
 // Packs alpha * op(A)[0:mc, 0:kc] into MR-row panels [ceil(mc/MR), kc, MR], zero-padding the last.
 static void pack_a(const float* a, int64_t lda, bool trans, float alpha, int64_t mc, int64_t kc, float* dst) {
   for (int64_t r = 0; r < mc; r += MR, dst += kc * MR) {
@@ -154,12 +107,60 @@ static void pack_a(const float* a, int64_t lda, bool trans, float alpha, int64_t
   }
 }
 
+#if defined(__AVX512F__)
+// One full NR = 32 panel of a transposed B (stored [N, K]): 16 x 16 blocks transposed in
+// registers (unpack, then 64-bit unpack, then 128-bit lane shuffles) instead of one scalar store
+// per element; the scalar version cost as much as the product for the sampler's x @ W^T.
+static void pack_b_trans_panel(const float* b, int64_t ldb, int64_t kc, float* d) {
+  const int64_t kv = kc / 16 * 16;
+  for (int half = 0; half < 2; ++half) {
+    const float* src = b + half * 16 * ldb;
+    float* dst = d + half * 16;
+    for (int64_t p0 = 0; p0 < kv; p0 += 16) {
+      __m512 r[16], t[16], u[16];
+      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ldb + p0);
+      for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+      }
+      for (int g = 0; g < 16; g += 4) {  // rows g..g+3: u[g + e] holds element e of each lane
+        const __m512d a0 = _mm512_castps_pd(t[g]), a1 = _mm512_castps_pd(t[g + 1]);
+        const __m512d a2 = _mm512_castps_pd(t[g + 2]), a3 = _mm512_castps_pd(t[g + 3]);
+        u[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        u[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        u[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        u[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+      }
+      for (int e = 0; e < 4; ++e) {  // p = 4 * lane + e gathers lane `lane` of the 4 row groups
+        const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x44);
+        const __m512 v1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xEE);
+        const __m512 w0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x44);
+        const __m512 w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xEE);
+        _mm512_storeu_ps(dst + (p0 + e) * NR, _mm512_shuffle_f32x4(v0, w0, 0x88));
+        _mm512_storeu_ps(dst + (p0 + 4 + e) * NR, _mm512_shuffle_f32x4(v0, w0, 0xDD));
+        _mm512_storeu_ps(dst + (p0 + 8 + e) * NR, _mm512_shuffle_f32x4(v1, w1, 0x88));
+        _mm512_storeu_ps(dst + (p0 + 12 + e) * NR, _mm512_shuffle_f32x4(v1, w1, 0xDD));
+      }
+    }
+    for (int jj = 0; jj < 16; ++jj)
+      for (int64_t p = kv; p < kc; ++p) dst[p * NR + jj] = src[jj * ldb + p];
+  }
+}
+#endif
+
 // Packs op(B)[0:kc, j0:nc] into NR-column panels [*, kc, NR] (panel q at dst + q*kc*NR).
 static void pack_b(const float* b, int64_t ldb, bool trans, int64_t kc, int64_t j0, int64_t nc, float* dst) {
   for (int64_t j = j0; j < nc; j += NR) {
     float* d = dst + (j / NR) * kc * NR;
     const int nr = static_cast<int>(std::min<int64_t>(NR, nc - j));
     if (trans) {  // stored [N, K]
+#if defined(__AVX512F__)
+      static_assert(NR == 32, "pack_b_trans_panel packs two 16-column halves");
+      if (nr == NR) {
+        pack_b_trans_panel(b + j * ldb, ldb, kc, d);
+        continue;
+      }
+#endif
       for (int jj = 0; jj < nr; ++jj) {
         const float* src = b + (j + jj) * ldb;
         for (int64_t p = 0; p < kc; ++p) d[p * NR + jj] = src[p];
@@ -210,10 +211,6 @@ static void gemm_block(const float* a, const float* b, float* c, const GemmParam
   }
   a += p.trans_a ? i0 : i0 * p.lda;
   b += p.trans_b ? j0 * p.ldb : j0;
-  if (p.trans_b && !p.trans_a && m <= kDotMaxM) {
-    gemm_dot(a, p.lda, b, p.ldb, c, p.ldc, m, n, p.k, p.alpha, p.accumulate);
-    return;
-  }
   const bool direct = !p.trans_b && m <= kDirectMaxM;
   for (int64_t jc = 0; jc < n; jc += NC) {
     const int64_t nc = std::min(NC, n - jc);

@@ -3,6 +3,7 @@
 #include "ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -181,6 +182,53 @@ void decode_attention(const float* q, const float* kc, const float* vc, float* o
       int64_t e = 0;
       for (; e < dv; e += VW) store(o + e, load(o + e) + p * load(vj + e));
       for (; e < d; ++e) o[e] += p * vj[e];
+    }
+  }
+}
+
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t n, int64_t c,
+                     float eps) {
+  const int64_t cv = c / VW * VW;
+  for_rows(n, c, [=](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* x = inp + r * c;
+      float* o = out + r * c;
+      vf acc{};
+      int64_t i = 0;
+      for (; i < cv; i += VW) acc += load(x + i) * load(x + i);
+      float ss = hsum(acc);
+      for (; i < c; ++i) ss += x[i] * x[i];
+      const float s = 1.f / std::sqrt(ss / static_cast<float>(c) + eps);
+      rstd[r] = s;
+      for (i = 0; i < cv; i += VW) store(o + i, load(x + i) * s * load(weight + i));
+      for (; i < c; ++i) o[i] = x[i] * s * weight[i];
+    }
+  });
+}
+
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                      const float* rstd, int64_t n, int64_t c) {
+  const int64_t cv = c / VW * VW;
+  for (int64_t r = 0; r < n; ++r) {
+    const float* x = inp + r * c;
+    const float* dy = dout + r * c;
+    float* dx = dinp + r * c;
+    const float s = rstd[r];
+    // dx_i = s * w_i * dy_i - s^3 / C * x_i * sum_j dy_j w_j x_j
+    vf acc{};
+    int64_t i = 0;
+    for (; i < cv; i += VW) acc += load(dy + i) * load(weight + i) * load(x + i);
+    float dot = hsum(acc);
+    for (; i < c; ++i) dot += dy[i] * weight[i] * x[i];
+    const float k = s * s * s * dot / static_cast<float>(c);
+    for (i = 0; i < cv; i += VW) {
+      const vf dyv = load(dy + i), xv = load(x + i);
+      store(dx + i, load(dx + i) + s * load(weight + i) * dyv - k * xv);
+      store(dweight + i, load(dweight + i) + dyv * xv * s);
+    }
+    for (; i < c; ++i) {
+      dx[i] += s * weight[i] * dy[i] - k * x[i];
+      dweight[i] += dy[i] * x[i] * s;
     }
   }
 }

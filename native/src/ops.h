@@ -14,14 +14,19 @@ void causal_softmax_forward(float* x, int64_t blocks, int64_t l);
 // In place over grad[R, L, L]: dS = P * (dP - rowsum(P * dP)), zero above the diagonal.
 void causal_softmax_backward(float* grad, const float* probs, int64_t blocks, int64_t l);
 
-}  // namespace crl
-
-namespace crl {
 
 // One query row per head against a slot's cached keys/values (the sampler's decode step):
 // out[h, 0:d] = softmax_j(scale * q[h] . k[h, j]) v[h, j] over j < len. q: [H, D];
 // kc, vc: [H, S, D] (head stride s * d); out: [H, D].
 void decode_attention(const float* q, const float* kc, const float* vc, float* out, int64_t len, int64_t s,
                       int64_t h, int64_t d, float scale);
+
+
+// RMSNorm (rmsnorm.ts): out = x * rstd * w, rstd[r] = 1 / sqrt(mean(x_r^2) + eps). inp, out: [N, C].
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t n, int64_t c, float eps);
+// Adds into dinp [N, C] and dweight [C]. Rows run in order on one thread, so dweight's sums are
+// deterministic (same order as the TypeScript twin).
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                      const float* rstd, int64_t n, int64_t c);
 
 }  // namespace crl

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { join } from 'node:path';
 import { CONFIG_FLAGS, flagsToConfig } from '../config/config-flags.ts';
+import { ConfigError } from '../config/config-error.ts';
 import { loadTrainConfig, parseTrainConfig } from '../config/load-config.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
@@ -17,6 +18,20 @@ export function asUserError<T>(f: () => T): T {
   } catch (e) {
     if (e instanceof Error && e.name === 'Error') throw new CliError(e.message);
     throw e;
+  }
+}
+
+/** Config problems name config paths; say which flag sets each (e.g. "batchEpisodes: ... (--batch)"). */
+function withFlagNames<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    const hint = (line: string) => {
+      const flag = CONFIG_FLAGS.find((c) => line.startsWith(`${c.path.join('.')}:`));
+      return flag ? `${line} (--${flag.flag})` : line;
+    };
+    throw new ConfigError(e.problems.map(hint), e.source);
   }
 }
 
@@ -46,7 +61,7 @@ export function registerTrainCommand(program: Command): void {
       runDir = stored.paths.root;
       config = parseTrainConfig(stored.config, `${stored.paths.config}`);
     } else {
-      config = loadTrainConfig({ ...(opts.config ? { file: String(opts.config) } : {}), overrides: asUserError(() => flagsToConfig(opts)) });
+      config = withFlagNames(() => loadTrainConfig({ ...(opts.config ? { file: String(opts.config) } : {}), overrides: asUserError(() => flagsToConfig(opts)) }));
       runDir = String(opts.out ?? join('runs', newRunName(config.name)));
       asUserError(() => createRunDir({ dir: runDir, system: config.name, config }));
     }

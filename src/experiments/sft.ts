@@ -48,6 +48,8 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   const { config } = options;
   const paths = runPaths(options.runDir);
   if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config });
+  const done = latestCheckpoint(paths.root);
+  if (done && done.iteration >= config.epochs) return { checkpoint: done.dir }; // finished earlier: nothing to redo
   const tokenizer = new WordTokenizer();
   const family = await taskFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });

@@ -9,6 +9,8 @@ import { readMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir } from './run-dir.ts';
 import { train } from './train-loop.ts';
+import { deepMerge } from '../config/config-flags.ts';
+import { SYSTEM_NAMES, systemOverrides } from './systems.ts';
 
 const config = parseTrainConfig({
   env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, batchEpisodes: 3, iterations: 4, checkpointEvery: 2,
@@ -70,6 +72,24 @@ describe('training loop', () => {
     expect(c.iteration).toBe(5);
     expect(readFileSync(join(c.dir, 'x'), 'utf8')).toBe('five');
     expect(existsSync(join(dir, 'checkpoints', `.tmp-iter-000010-${process.pid}`))).toBe(false); // cleaned on load
+  });
+
+  it('wires every system of spec §7 into the update (one iteration each)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'crl-systems-'));
+    const last: Record<string, Record<string, number | null>> = {};
+    for (const system of SYSTEM_NAMES.filter((s) => s !== 'base')) {
+      const c = parseTrainConfig(deepMerge({ env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, batchEpisodes: 4, iterations: 1, ppo: { criticWarmupIterations: 0 } }, systemOverrides(system)));
+      createRunDir({ dir: join(root, system), system, config: c });
+      await train({ runDir: join(root, system), config: c, actor: 'policy' });
+      last[system] = readMetrics(join(root, system, 'metrics.jsonl'))[0]!.metrics;
+    }
+    for (const m of Object.values(last)) expect(m['train/policy_updated']).toBe(1);
+    expect(last['ppo-single-window']!['rollout/compactions_per_episode']).toBe(0); // K = 1
+    expect(last['compaction-rl']!['rollout/compactions_per_episode']).toBeGreaterThan(0);
+    expect(last['compaction-rl']!['tokens/summary']).toBeGreaterThan(0);
+    expect(last['no-summary-training']!['tokens/summary']).toBe(0); // summaries leave the policy loss
+    expect(last['broadcast']!['train/critic_steps']).toBe(0); // critic-free
+    expect(last['compaction-rl']!['train/critic_steps']).toBeGreaterThan(0);
   });
 
   it('refuses to start a second run in the same directory', () => {

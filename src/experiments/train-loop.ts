@@ -49,9 +49,10 @@ export async function train(options: { runDir: string; config: TrainConfig; acto
     const { advantages, returns } = computeAdvantages({ records, segments, values: old.oldValues, algorithm, config });
     const batch = ppoSegments({ segments, oldLogprobs: old.oldLogprobs, oldValues: old.oldValues, advantages, returns });
     const ppo = ppoUpdate({ segments: batch, policy: models.policy, ...(models.critic ? { critic: models.critic } : {}), config: ppoConfig, iteration: iteration - 1, rng: rng.fork() });
+    const rolloutStats = rolloutMetrics(records);
     const metrics = {
-      ...rolloutMetrics(records), ...ppo, 'policy/sampler_logprob_mismatch': old.meanLogprobMismatch,
-      'perf/tokens_per_s': rolloutMetrics(records)['rollout/generated_tokens']! / Math.max(1e-9, sampleSeconds),
+      ...rolloutStats, ...ppo, 'policy/sampler_logprob_mismatch': old.meanLogprobMismatch,
+      'perf/tokens_per_s': rolloutStats['rollout/generated_tokens']! / Math.max(1e-9, sampleSeconds),
       'perf/iteration_s': (performance.now() - t0) / 1000,
     };
     appendMetrics({ path: paths.metrics, iteration, metrics });

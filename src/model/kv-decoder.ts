@@ -1,11 +1,14 @@
 /**
  * Incremental decoding with a KV cache over ragged sequences.
  *
- * Legend: B = slots (sequences in this generation), A = slots advancing in one step, S = cache
+ * Legend: B = slots, A = slots advancing in one step, R = requests in one start(), S = cache
  * length per slot, C = dModel, H = heads, D = C / H, F = mlpHidden, V = vocab.
- * Prefill runs the packed training trunk over all prompts at once (one GEMM per weight) and copies
- * each layer's post-RoPE k and v rows into the cache; every later step runs one new token per
- * advancing slot. Weights are the policy's own views, so new weights are used without copying.
+ * start() gives each prompt a slot. Slots keep their tokens between calls, so a prompt that
+ * extends an earlier prompt + generation (the next turn of an episode) reuses the cached prefix
+ * and only its new tokens are run (kv-extend.ts); with nothing to reuse, prefill runs the packed
+ * training trunk over all prompts at once. step() then runs one new token per advancing slot.
+ * Weights are the policy's own views, so new weights are used without copying; the cache is
+ * dropped when the network's weight version changes (step() or markWeightsChanged()).
  */
 import { embeddingForward } from '../tensor/embedding.ts';
 import { linearForward } from '../tensor/linear.ts';
@@ -14,6 +17,7 @@ import { ropeForward } from '../tensor/rope.ts';
 import { swigluForward } from '../tensor/swiglu.ts';
 import type { ModelConfig } from './config.ts';
 import { decodeAttention, writeKv } from './decode-attention.ts';
+import { extendForward } from './kv-extend.ts';
 import type { LlamaNetwork } from './network.ts';
 import { packBatch } from './pack.ts';
 import { trunkForward } from './transformer.ts';
@@ -25,11 +29,14 @@ export class KvDecoder {
   private ws: Workspace | null = null;
   private slots = 0;
   private cacheLen = 0; // S
-  // Head-major, so one head's keys are contiguous for the decode dot products.
+  // Head-major, so one (slot, head)'s keys are contiguous (see decode-attention.ts).
   private kCache: Float32Array[] = []; // L x [B, H, S, D]
   private vCache: Float32Array[] = []; // L x [B, H, S, D]
   /** Tokens held in each slot's cache. */
   lens = new Int32Array(0); // [B]
+  private history = new Int32Array(0); // [B, S] the tokens behind each slot's cache
+  private cacheVersion = -1; // net.version the cache was computed with
+  private extendScratch = new Float32Array(0); // [H, U, S]
   // step buffers, sized for B rows
   private x = new Float32Array(0); // [B, C]
   private ln = new Float32Array(0); // [B, C]
@@ -73,38 +80,102 @@ export class KvDecoder {
       this.positions = new Int32Array(b);
       this.logits = new Float32Array(b * v);
       this.lens = new Int32Array(b);
+      this.history = new Int32Array(b * s);
       this.slots = b;
       this.cacheLen = s;
     }
   }
 
   /**
-   * Prefills slot i with prompts[i] (each non-empty) and leaves in `logits` row i the logits for
-   * the token after prompts[i]. maxTotal = the longest any slot will grow (prompt + new tokens).
+   * Puts each prompt (non-empty) in a slot and leaves in `logits` row i the logits for the token
+   * after prompts[i]. Returns the slot of each prompt. maxTotal = the longest any slot will grow
+   * (prompt + new tokens).
    */
-  start({ prompts, maxTotal }: { prompts: readonly ArrayLike<number>[]; maxTotal: number }): Float32Array {
-    const { dModel: c, vocabSize: v, nLayers } = this.cfg;
+  start({ prompts, maxTotal }: { prompts: readonly ArrayLike<number>[]; maxTotal: number }): { logits: Float32Array; slots: Int32Array } {
+    const { dModel: c, vocabSize: v } = this.cfg;
+    prompts.forEach((p, i) => {
+      if (p.length === 0) throw new Error(`prompt ${i} is empty; a prompt needs at least one token`);
+    });
     this.allocate(prompts.length, maxTotal);
+    if (this.cacheVersion !== this.net.version) {
+      this.lens.fill(0);
+      this.cacheVersion = this.net.version;
+    }
+    const { slots, prefixes } = this.assignSlots(prompts);
+    if (prefixes.some((p) => p > 0)) this.prefillExtend(prompts, slots, prefixes);
+    else this.prefillFresh(prompts, slots);
+    const s = this.cacheLen;
+    prompts.forEach((p, i) => {
+      const slot = slots[i]!;
+      for (let t = prefixes[i]!; t < p.length; t++) this.history[slot * s + t] = p[t]!;
+      this.lens[slot] = p.length;
+    });
+    // this.ln holds each prompt's final-normed last hidden state, row i for prompt i.
+    linearForward({ out: this.logits, inp: this.ln, weight: this.net.w.lmHead!, n: prompts.length, inF: c, outF: v });
+    return { logits: this.logits, slots };
+  }
+
+  /**
+   * Greedy, in request order: each prompt takes the free slot sharing its longest token prefix.
+   * At least the last prompt token is recomputed, since its logits are needed.
+   */
+  private assignSlots(prompts: readonly ArrayLike<number>[]): { slots: Int32Array; prefixes: Int32Array } {
+    const s = this.cacheLen;
+    const used = new Uint8Array(this.slots);
+    const slots = new Int32Array(prompts.length);
+    const prefixes = new Int32Array(prompts.length);
+    prompts.forEach((p, i) => {
+      let best = -1;
+      let bestLen = -1;
+      for (let slot = 0; slot < this.slots; slot++) {
+        if (used[slot]) continue;
+        const limit = Math.min(this.lens[slot]!, p.length - 1);
+        let k = 0;
+        while (k < limit && this.history[slot * s + k] === p[k]) k++;
+        if (k > bestLen) { best = slot; bestLen = k; }
+      }
+      used[best] = 1;
+      slots[i] = best;
+      prefixes[i] = bestLen;
+    });
+    return { slots, prefixes };
+  }
+
+  /** Nothing to reuse: one packed trunk forward over all prompts, then copy k and v per layer. */
+  private prefillFresh(prompts: readonly ArrayLike<number>[], slots: Int32Array): void {
+    const { dModel: c, nLayers, nHeads: h } = this.cfg;
     const batch = packBatch({ sequences: prompts, cfg: this.cfg });
     this.ws = ensureWorkspace({ ws: this.ws, cfg: this.cfg, n: batch.n, probSize: batch.layout.probSize, maxLen: batch.layout.maxLen });
     const ws = this.ws;
     trunkForward({ cfg: this.cfg, w: this.net.w, ws, batch, rope: this.net.rope, prof: this.net.profiler });
-    const s = this.cacheLen;
     for (let i = 0; i < prompts.length; i++) {
       const row0 = batch.layout.starts[i]!;
       const len = prompts[i]!.length;
-      if (len === 0) throw new Error(`prompt ${i} is empty; a prompt needs at least one token`);
-      this.lens[i] = len;
       for (let l = 0; l < nLayers; l++) {
-        const qkv = ws.qkv[l]!;
         for (let t = 0; t < len; t++) {
-          writeKv({ kc: this.kCache[l]!, vc: this.vCache[l]!, row: qkv, rowOffset: (row0 + t) * 3 * c, slot: i, pos: t, s, h: this.cfg.nHeads, d: c / this.cfg.nHeads });
+          writeKv({ kc: this.kCache[l]!, vc: this.vCache[l]!, row: ws.qkv[l]!, rowOffset: (row0 + t) * 3 * c, slot: slots[i]!, pos: t, s: this.cacheLen, h, d: c / h });
         }
       }
       this.ln.set(ws.lnf.subarray((row0 + len - 1) * c, (row0 + len) * c), i * c);
     }
-    linearForward({ out: this.logits, inp: this.ln, weight: this.net.w.lmHead!, n: prompts.length, inF: c, outF: v });
-    return this.logits;
+  }
+
+  private prefillExtend(prompts: readonly ArrayLike<number>[], slots: Int32Array, prefixes: Int32Array): void {
+    let n = 0;
+    let maxNew = 0;
+    prompts.forEach((p, i) => {
+      n += p.length - prefixes[i]!;
+      maxNew = Math.max(maxNew, p.length - prefixes[i]!);
+    });
+    this.ws = ensureWorkspace({ ws: this.ws, cfg: this.cfg, n, probSize: 1, maxLen: 1 });
+    const need = this.cfg.nHeads * maxNew * this.cacheLen;
+    if (this.extendScratch.length < need) this.extendScratch = new Float32Array(need);
+    const t = this.net.profiler ? this.net.profiler.now() : 0;
+    extendForward({
+      net: this.net, ws: this.ws, kCache: this.kCache, vCache: this.vCache, s: this.cacheLen,
+      slots, prefixes, prompts, scratch: this.extendScratch, lastHidden: this.ln,
+    });
+    if (this.net.profiler) this.net.profiler.lap('prefill-extend', t);
   }
 
   /**
@@ -148,7 +219,11 @@ export class KvDecoder {
     rmsnormForward({ out: this.ln, rstd: this.rstd, inp: this.x, weight: w.norm, n: count, c, eps });
     linearForward({ out: this.logits, inp: this.ln, weight: w.lmHead!, n: count, inF: c, outF: v });
     if (prof) prof.lap('decode-linear', t);
-    for (let a = 0; a < count; a++) this.lens[slotIds[a]!]++;
+    for (let a = 0; a < count; a++) {
+      const slot = slotIds[a]!;
+      this.history[slot * s + this.lens[slot]!] = tokens[a]!;
+      this.lens[slot]++;
+    }
     return this.logits;
   }
 }

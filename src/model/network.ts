@@ -26,6 +26,11 @@ export class LlamaNetwork {
   readonly optimizer: AdamW;
   /** Set by the benchmark to get a per-kernel time breakdown. */
   profiler: Profiler | undefined;
+  /**
+   * Bumped whenever the weights change (step(), markWeightsChanged()), so caches derived from
+   * them (the sampler's KV cache) know to start over.
+   */
+  version = 0;
   private ws: Workspace | null = null;
   private pending: PackedBatch | null = null;
 
@@ -74,7 +79,13 @@ export class LlamaNetwork {
   }
 
   step(): { gradNorm: number; lr: number } {
+    this.version++;
     return this.optimizer.step(this.params, this.grads);
+  }
+
+  /** Call after writing to `params` directly (not needed after step()). */
+  markWeightsChanged(): void {
+    this.version++;
   }
 
   zeroGrad(): void {

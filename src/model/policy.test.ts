@@ -73,6 +73,21 @@ describe.each([false, true])('PolicyModel (tied embeddings: %s)', (tied) => {
 });
 
 describe('PolicyModel behaviour', () => {
+  it('matches the float64 reference on sequences longer than one 64-row attention block', () => {
+    const cfg = modelConfig('tiny', { maxSeqLen: 160 });
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
+    scrambleWeights(policy.net, 2);
+    const seqs = randomSequences({ rng: new Rng(3), lengths: [150, 65], cfg });
+    const out = policy.forward(seqs);
+    const p64 = Float64Array.from(policy.net.params);
+    let maxDiff = 0;
+    seqs.forEach((s, i) => {
+      const r = referenceHeads({ cfg, specs: policy.net.specs, params: p64, tokens: s, head: 'lm' });
+      for (let t = 0; t < s.length; t++) maxDiff = Math.max(maxDiff, Math.abs(out.logprobs[i]![t]! - r.logprobs[t]!));
+    });
+    expect(maxDiff).toBeLessThan(1e-4);
+  });
+
   it('per-token outputs do not depend on batch composition', () => {
     const { policy, seqs } = setup(false);
     const together = policy.forward(seqs);

@@ -10,8 +10,11 @@ import { drawScratch, drawToken } from './sampling.ts';
  * It reads the live PolicyModel's parameter buffer, so "publishing new weights" after a step is a
  * no-op. logprobs (and entropies) are under the model's temperature-1, untruncated distribution,
  * whatever temperature/top-p were used to pick the token (see sampling.ts for why).
- * Randomness: one rng.next() per sampled token, slots visited in request order each step, so a
- * seed and the same requests reproduce the same tokens.
+ * Randomness: one rng.next() per sampled token, requests visited in order each step, so a seed
+ * and the same requests reproduce the same tokens.
+ * Multi-turn: the KV cache persists between calls, so a prompt that extends an earlier prompt and
+ * its generation only runs its new tokens (kv-decoder.ts). If you write to the policy's params
+ * directly (not through step()), call policy.net.markWeightsChanged() so the cache is dropped.
  */
 export class ModelSampler implements TokenSampler {
   private readonly decoder: KvDecoder;
@@ -44,26 +47,28 @@ export class ModelSampler implements TokenSampler {
     const v = cfg.vocabSize;
     const scratch = drawScratch(v);
     const stops = requests.map((r) => new Set(r.stopTokens));
-    const slotIds = new Int32Array(b);
+    const reqIds = new Int32Array(b); // [A] request of each advancing row
+    const slotIds = new Int32Array(b); // [A] its KV slot
     const next = new Int32Array(b);
-    let logits = this.decoder.start({ prompts: requests.map((r) => r.prompt), maxTotal });
-    let count = 0;
-    for (let i = 0; i < b; i++) slotIds[i] = i;
+    const started = this.decoder.start({ prompts: requests.map((r) => r.prompt), maxTotal });
+    let logits = started.logits;
+    for (let i = 0; i < b; i++) reqIds[i] = i;
     let active = b;
     while (active > 0) {
-      count = 0;
+      let count = 0;
       for (let a = 0; a < active; a++) {
-        const slot = slotIds[a]!;
-        const req = requests[slot]!;
-        const res = results[slot]!;
+        const ri = reqIds[a]!;
+        const req = requests[ri]!;
+        const res = results[ri]!;
         if (res.tokens.length >= req.maxTokens) continue; // maxTokens 0
         const d = drawToken({ logits, offset: a * v, v, temperature: params.temperature, topP: params.topP, rng: this.rng, scratch });
         res.tokens.push(d.token);
         res.logprobs.push(d.logprob);
         res.entropies!.push(d.entropy);
-        if (stops[slot]!.has(d.token)) res.finishReason = 'stop';
+        if (stops[ri]!.has(d.token)) res.finishReason = 'stop';
         else if (res.tokens.length < req.maxTokens) {
-          slotIds[count] = slot;
+          reqIds[count] = ri;
+          slotIds[count] = started.slots[ri]!;
           next[count] = d.token;
           count++;
         }

@@ -56,6 +56,16 @@ describe('AdamW', () => {
     for (let j = 0; j < 3; j++) expect(Math.abs(p[j]! - j)).toBeLessThan(1e-2);
   });
 
+  it('skips the update on a non-finite gradient and zeroes the gradient', () => {
+    const opt = new AdamW({ cfg: { ...DEFAULT_OPTIMIZER, warmupSteps: 0 }, size: 2, ranges: [] });
+    const p = new Float32Array([1, 2]);
+    const g = new Float32Array([NaN, 1]);
+    expect(Number.isNaN(opt.step(p, g).gradNorm)).toBe(true);
+    expect(Array.from(p)).toEqual([1, 2]);
+    expect(Array.from(g)).toEqual([0, 0]);
+    expect(opt.state.step).toBe(0);
+  });
+
   it('rejects unknown config keys with a clear message', () => {
     expect(() => parseOptimizerConfig({ ...DEFAULT_OPTIMIZER, lrr: 1 })).toThrow(/invalid optimizer config/);
   });

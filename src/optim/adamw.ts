@@ -33,11 +33,19 @@ export class AdamW {
     for (const r of ranges) if (r.decay) this.decayMask.fill(1, r.offset, r.offset + r.size);
   }
 
-  /** Clips grads, updates params, zeroes grads. */
+  /**
+   * Clips grads, updates params, zeroes grads. A non-finite gradient norm skips the update (and
+   * does not advance the schedule) so one bad batch cannot poison the weights; the caller sees
+   * the NaN/Infinity in gradNorm and can log it.
+   */
   step(params: Float32Array, grads: Float32Array): { gradNorm: number; lr: number } {
     const { betas, eps, weightDecay, gradClip } = this.cfg;
     const norm = clipGradNorm(grads, gradClip);
     const lr = learningRate(this.cfg, this.state.step);
+    if (!Number.isFinite(norm)) {
+      grads.fill(0);
+      return { gradNorm: norm, lr };
+    }
     this.state.step++;
     const t = this.state.step;
     const [b1, b2] = betas;

@@ -112,6 +112,22 @@ describe.skipIf(!native && !requireNative)('native gemm vs gemmRef', () => {
     });
   }
 
+  it('is batch invariant: a row gives bit-identical results alone and inside any larger product', () => {
+    // x @ W^T as the model calls it (weights [out, in]); k > KC and m across every path/split.
+    const rng = new Rng(11);
+    const k = 300, n = 200;
+    const w = filled(n * k, rng);
+    const x = filled(700 * k, rng);
+    const row = 5;
+    const alone = new Float32Array(n);
+    gemm({ a: x, b: w, c: alone, m: 1, n, k, transB: true, offA: row * k });
+    for (const m of [6, 13, 24, 25, 200, 700]) {
+      const c = new Float32Array(m * n);
+      gemm({ a: x, b: w, c, m, n, k, transB: true });
+      expect(Array.from(c.subarray(row * n, row * n + n))).toEqual(Array.from(alone));
+    }
+  });
+
   it('reads subarray views at their byte offset (zero-copy)', () => {
     const rng = new Rng(3);
     const store = filled(1000, rng);

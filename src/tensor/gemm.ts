@@ -13,6 +13,10 @@ const params = new Float64Array(17);
  * here for both paths, so a bad call is a clear error rather than a segfault.
  */
 export function gemm(args: GemmArgs): void {
+  if (profile !== null) {
+    profiledGemm(args);
+    return;
+  }
   if (nativeAddon === null) {
     gemmRef(args);
     return;
@@ -41,4 +45,42 @@ export function gemm(args: GemmArgs): void {
 /** Which implementation gemm() runs: 'native' (the addon) or 'typescript' (gemmRef). */
 export function gemmBackend(): 'native' | 'typescript' {
   return nativeAddon === null ? 'typescript' : 'native';
+}
+
+export interface GemmShapeStats {
+  calls: number;
+  ms: number;
+  flops: number;
+}
+
+// Off by default (one null check per call). The engine benchmark turns it on for one step to
+// report time per GEMM shape ("m x n x k NT xbatch" keys).
+let profile: Map<string, GemmShapeStats> | null = null;
+
+function profiledGemm(args: GemmArgs): void {
+  const p = profile!;
+  profile = null;
+  const t = performance.now();
+  gemm(args);
+  const ms = performance.now() - t;
+  profile = p;
+  const r = resolveGemm(args);
+  const key = `${r.m}x${r.n}x${r.k} ${r.transA ? 'T' : 'N'}${r.transB ? 'T' : 'N'}${r.batch > 1 ? ` x${r.batch}` : ''}`;
+  const s = p.get(key) ?? { calls: 0, ms: 0, flops: 0 };
+  s.calls++;
+  s.ms += ms;
+  s.flops += 2 * r.m * r.n * r.k * r.batch;
+  p.set(key, s);
+}
+
+/** Starts recording time per GEMM shape (replacing any previous recording). */
+export function startGemmProfile(): void {
+  profile = new Map();
+}
+
+/** Stops recording and returns the per-shape totals, most expensive first. */
+export function stopGemmProfile(): Array<[string, GemmShapeStats]> {
+  const p = profile ?? new Map<string, GemmShapeStats>();
+  profile = null;
+  return [...p.entries()].sort((a, b) => b[1].ms - a[1].ms);
 }

@@ -6,8 +6,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
 import { nativeOps } from './native-ops.ts';
-import { causalSoftmaxBackward, causalSoftmaxForward } from './softmax.ts';
-import { swigluBackward, swigluForward } from './swiglu.ts';
+import { rmsnormBackwardTs, rmsnormForwardTs } from './rmsnorm.ts';
+import { causalSoftmaxBackwardTs as causalSoftmaxBackward, causalSoftmaxForwardTs as causalSoftmaxForward } from './softmax.ts';
+import { swigluBackwardTs as swigluBackward, swigluForwardTs as swigluForward } from './swiglu.ts';
 
 const requireNative = process.env.CRL_REQUIRE_NATIVE === '1';
 
@@ -105,6 +106,33 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
     causalSoftmaxForward({ x: xT, offset: 0, blocks, l });
     ops.causalSoftmaxForward({ x: xN, offset: 0, blocks, l });
     expect(maxRelDiff(xN, xT)).toBeLessThan(2e-6);
+  });
+
+  it('rmsnorm forward and backward', () => {
+    let worst = 0;
+    fc.assert(
+      fc.property(dims, ({ n, f: c, scale, seed }) => {
+        const rng = new Rng(seed);
+        const inp = buf(rng, n * c, scale);
+        const weight = buf(rng, c, 2);
+        const [outT, outN] = [new Float32Array(n * c), new Float32Array(n * c)];
+        const [rstdT, rstdN] = [new Float32Array(n), new Float32Array(n)];
+        rmsnormForwardTs({ out: outT, rstd: rstdT, inp, weight, n, c, eps: 1e-5 });
+        ops.rmsnormForward({ out: outN, rstd: rstdN, inp, weight, n, c, eps: 1e-5 });
+        const dout = buf(rng, n * c, 1);
+        const dinpT = buf(rng, n * c, 1), dwT = buf(rng, c, 1);
+        const dinpN = dinpT.slice(), dwN = dwT.slice();
+        rmsnormBackwardTs({ dinp: dinpT, dweight: dwT, dout, inp, weight, rstd: rstdT, n, c });
+        ops.rmsnormBackward({ dinp: dinpN, dweight: dwN, dout, inp, weight, rstd: rstdT, n, c });
+        // rstd scales like 1 / scale, so compare it relative to itself.
+        const rstdRel = Math.max(...Array.from(rstdN, (v, i) => Math.abs(v - rstdT[i]!) / rstdT[i]!));
+        const d = Math.max(maxRelDiff(outN, outT), rstdRel, maxRelDiff(dinpN, dinpT), maxRelDiff(dwN, dwT));
+        worst = Math.max(worst, d);
+        expect(d).toBeLessThan(1e-5);
+      }),
+      { numRuns: 150 },
+    );
+    console.log(`rmsnorm native vs TS max rel diff ${worst.toExponential(2)}`);
   });
 
   // Oracle: the same loops as kv-decoder.ts's decodeAttention, in float64.

@@ -1,6 +1,6 @@
 /**
  * Native twins of the non-GEMM ops, with the same signatures as their TypeScript originals
- * (swiglu.ts, softmax.ts, and decodeAttention in src/model/kv-decoder.ts). `nativeOps` is null when the addon is unavailable, so an op's
+ * (swiglu.ts, softmax.ts, rmsnorm.ts, and decodeAttention in src/model/kv-decoder.ts). `nativeOps` is null when the addon is unavailable, so an op's
  * dispatch is one line at the top of its TypeScript function:
  *
  *   if (nativeOps) return nativeOps.swigluForward(args);
@@ -10,6 +10,7 @@
  * at ~70% of sampling; the C++ versions vectorize exp and the dot products.
  */
 import { nativeAddon, type NativeAddon } from './native.ts';
+import type { RmsnormBackwardArgs, RmsnormForwardArgs } from './rmsnorm.ts';
 import type { CausalSoftmaxArgs, CausalSoftmaxBackwardArgs } from './softmax.ts';
 import type { SwigluBackwardArgs, SwigluForwardArgs } from './swiglu.ts';
 
@@ -27,6 +28,8 @@ export interface NativeOps {
   swigluBackward(a: SwigluBackwardArgs): void;
   causalSoftmaxForward(a: CausalSoftmaxArgs): void;
   causalSoftmaxBackward(a: CausalSoftmaxBackwardArgs): void;
+  rmsnormForward(a: RmsnormForwardArgs): void;
+  rmsnormBackward(a: RmsnormBackwardArgs): void;
   decodeAttention(a: DecodeAttentionArgs): void;
 }
 
@@ -37,6 +40,9 @@ function bind(addon: NativeAddon): NativeOps {
     causalSoftmaxForward: ({ x, offset, blocks, l }) => addon.causalSoftmaxForward(x, offset, blocks, l),
     causalSoftmaxBackward: ({ grad, gradOffset, probs, probsOffset, blocks, l }) =>
       addon.causalSoftmaxBackward(grad, gradOffset, probs, probsOffset, blocks, l),
+    rmsnormForward: ({ out, rstd, inp, weight, n, c, eps }) => addon.rmsnormForward(out, rstd, inp, weight, n, c, eps),
+    rmsnormBackward: ({ dinp, dweight, dout, inp, weight, rstd, n, c }) =>
+      addon.rmsnormBackward(dinp, dweight, dout, inp, weight, rstd, n, c),
     decodeAttention: ({ q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset }) =>
       addon.decodeAttention(q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset),
   };

@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 export interface NativeAddon {
@@ -21,6 +22,13 @@ export interface NativeAddon {
   causalSoftmaxForward(x: Float32Array, offset: number, blocks: number, l: number): void;
   causalSoftmaxBackward(
     grad: Float32Array, gradOffset: number, probs: Float32Array, probsOffset: number, blocks: number, l: number,
+  ): void;
+  rmsnormForward(
+    out: Float32Array, rstd: Float32Array, inp: Float32Array, weight: Float32Array, n: number, c: number, eps: number,
+  ): void;
+  rmsnormBackward(
+    dinp: Float32Array, dweight: Float32Array, dout: Float32Array, inp: Float32Array, weight: Float32Array,
+    rstd: Float32Array, n: number, c: number,
   ): void;
   decodeAttention(
     q: Float32Array, qOffset: number, kc: Float32Array, vc: Float32Array, cacheBase: number,
@@ -46,6 +54,20 @@ const ADDON_PATH = `${NATIVE_DIR}build/Release/crl_native.node`;
 /** Written by scripts/build-native.mjs when the build fails at install time. */
 export const BUILD_FAILURE_PATH = `${NATIVE_DIR}build/BUILD_FAILED.txt`;
 
+// Keep in sync with scripts/build-native.mjs.
+const ISA_FLAGS = ['avx', 'avx2', 'fma', 'f16c', 'bmi2', 'avx512f', 'avx512dq', 'avx512bw', 'avx512vl', 'avx512vnni', 'avx512_bf16'];
+
+/** ISA flags that -march=native may use (Linux; elsewhere the CPU model string alone). */
+function isaFlags(): string {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags')) ?? '';
+    const have = new Set(line.split(':')[1]?.trim().split(/\s+/) ?? []);
+    return ISA_FLAGS.filter((f) => have.has(f)).join(' ');
+  } catch {
+    return '';
+  }
+}
+
 function load(): { addon: NativeAddon | null; status: NativeStatus } {
   if (process.env.CRL_NATIVE === '0') {
     return { addon: null, status: { available: false, reason: 'disabled by CRL_NATIVE=0' } };
@@ -55,6 +77,19 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
       ? `build failed at install: ${readFileSync(BUILD_FAILURE_PATH, 'utf8').trim().split('\n')[0]}`
       : 'addon not built; run `node scripts/build-native.mjs`';
     return { addon: null, status: { available: false, reason: failure } };
+  }
+  // Built with -march=native: loading it on a different CPU (a copied node_modules, a container
+  // image) could die with SIGILL, which no try/catch can stop. Refuse instead, with the fix.
+  const cpuPath = `${NATIVE_DIR}build/Release/cpu.json`;
+  if (existsSync(cpuPath)) {
+    const built = JSON.parse(readFileSync(cpuPath, 'utf8')) as { arch?: string; model?: string; isa?: string };
+    const here = { arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() };
+    if (built.arch !== here.arch || built.model !== here.model || (built.isa ?? '') !== here.isa) {
+      const reason = `addon was built for another CPU ("${built.model}", ${built.arch}, ${built.isa}), this is "${here.model}" ` +
+        `(${here.arch}, ${here.isa}); ` +
+        'rebuild with `node scripts/build-native.mjs`';
+      return { addon: null, status: { available: false, reason } };
+    }
   }
   try {
     const addon = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;

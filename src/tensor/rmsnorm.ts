@@ -3,6 +3,8 @@
  * N = rows (packed tokens), C = channels. Backward ADDS into dinp and dweight (llm.c convention:
  * the residual stream's gradient arrives already in dinp).
  */
+import { nativeOps } from './native-ops.ts';
+
 export interface RmsnormForwardArgs {
   out: Float32Array; // [N, C]
   rstd: Float32Array; // [N] saved for backward
@@ -13,7 +15,13 @@ export interface RmsnormForwardArgs {
   eps: number;
 }
 
-export function rmsnormForward({ out, rstd, inp, weight, n, c, eps }: RmsnormForwardArgs): void {
+/** Dispatches to the native twin when the addon is loaded (native-ops.ts); rmsnormForwardTs otherwise. */
+export function rmsnormForward(args: RmsnormForwardArgs): void {
+  if (nativeOps) nativeOps.rmsnormForward(args);
+  else rmsnormForwardTs(args);
+}
+
+export function rmsnormForwardTs({ out, rstd, inp, weight, n, c, eps }: RmsnormForwardArgs): void {
   for (let r = 0; r < n; r++) {
     const o = r * c;
     let ss = 0;
@@ -38,7 +46,13 @@ export interface RmsnormBackwardArgs {
   c: number;
 }
 
-export function rmsnormBackward({ dinp, dweight, dout, inp, weight, rstd, n, c }: RmsnormBackwardArgs): void {
+/** Dispatches to the native twin when the addon is loaded (native-ops.ts); rmsnormBackwardTs otherwise. */
+export function rmsnormBackward(args: RmsnormBackwardArgs): void {
+  if (nativeOps) nativeOps.rmsnormBackward(args);
+  else rmsnormBackwardTs(args);
+}
+
+export function rmsnormBackwardTs({ dinp, dweight, dout, inp, weight, rstd, n, c }: RmsnormBackwardArgs): void {
   for (let r = 0; r < n; r++) {
     const o = r * c;
     const s = rstd[r]!;

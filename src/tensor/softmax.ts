@@ -2,6 +2,8 @@
  * Causal row softmax over square score blocks: row i of each [L, L] block keeps columns 0..i and
  * zeroes the rest (the causal mask). R = blocks (heads), L = sequence length.
  */
+import { nativeOps } from './native-ops.ts';
+
 export interface CausalSoftmaxArgs {
   x: Float32Array; // [R, L, L] at offset, scores in, probabilities out (in place)
   offset: number;
@@ -9,7 +11,13 @@ export interface CausalSoftmaxArgs {
   l: number;
 }
 
-export function causalSoftmaxForward({ x, offset, blocks, l }: CausalSoftmaxArgs): void {
+/** Dispatches to the native twin when the addon is loaded (native-ops.ts); causalSoftmaxForwardTs otherwise. */
+export function causalSoftmaxForward(args: CausalSoftmaxArgs): void {
+  if (nativeOps) nativeOps.causalSoftmaxForward(args);
+  else causalSoftmaxForwardTs(args);
+}
+
+export function causalSoftmaxForwardTs({ x, offset, blocks, l }: CausalSoftmaxArgs): void {
   for (let b = 0; b < blocks; b++) {
     for (let i = 0; i < l; i++) {
       const o = offset + (b * l + i) * l;
@@ -38,7 +46,13 @@ export interface CausalSoftmaxBackwardArgs {
 }
 
 /** dS_ij = P_ij * (dP_ij - sum_k P_ik dP_ik); masked entries get 0. */
-export function causalSoftmaxBackward({ grad, gradOffset, probs, probsOffset, blocks, l }: CausalSoftmaxBackwardArgs): void {
+/** Dispatches to the native twin when the addon is loaded (native-ops.ts); causalSoftmaxBackwardTs otherwise. */
+export function causalSoftmaxBackward(args: CausalSoftmaxBackwardArgs): void {
+  if (nativeOps) nativeOps.causalSoftmaxBackward(args);
+  else causalSoftmaxBackwardTs(args);
+}
+
+export function causalSoftmaxBackwardTs({ grad, gradOffset, probs, probsOffset, blocks, l }: CausalSoftmaxBackwardArgs): void {
   for (let b = 0; b < blocks; b++) {
     for (let i = 0; i < l; i++) {
       const og = gradOffset + (b * l + i) * l;
@@ -48,30 +62,5 @@ export function causalSoftmaxBackward({ grad, gradOffset, probs, probsOffset, bl
       for (let j = 0; j <= i; j++) grad[og + j] = probs[op + j]! * (grad[og + j]! - dot);
       for (let j = i + 1; j < l; j++) grad[og + j] = 0;
     }
-  }
-}
-
-export interface SoftmaxRowsArgs {
-  x: Float32Array; // rows at offset + r * stride, first `cols` entries of each (in place)
-  offset: number;
-  rows: number;
-  cols: number;
-  stride: number;
-}
-
-/** Plain row softmax (one query row against all cached keys: the decode step's attention). */
-export function softmaxRowsForward({ x, offset, rows, cols, stride }: SoftmaxRowsArgs): void {
-  for (let r = 0; r < rows; r++) {
-    const o = offset + r * stride;
-    let mx = -Infinity;
-    for (let j = 0; j < cols; j++) if (x[o + j]! > mx) mx = x[o + j]!;
-    let sum = 0;
-    for (let j = 0; j < cols; j++) {
-      const e = Math.exp(x[o + j]! - mx);
-      x[o + j] = e;
-      sum += e;
-    }
-    const inv = 1 / sum;
-    for (let j = 0; j < cols; j++) x[o + j] = x[o + j]! * inv;
   }
 }

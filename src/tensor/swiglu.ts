@@ -4,6 +4,8 @@
  * N = rows, F = MLP hidden size. Backward ADDS into dinp. The forward saves sigmoid(gate) so the
  * backward needs no exp (exp is most of this op's cost).
  */
+import { nativeOps } from './native-ops.ts';
+
 export interface SwigluForwardArgs {
   out: Float32Array; // [N, F]
   sig: Float32Array; // [N, F] sigmoid(gate), saved for backward
@@ -12,7 +14,13 @@ export interface SwigluForwardArgs {
   f: number;
 }
 
-export function swigluForward({ out, sig, inp, n, f }: SwigluForwardArgs): void {
+/** Dispatches to the native twin when the addon is loaded (native-ops.ts); swigluForwardTs otherwise. */
+export function swigluForward(args: SwigluForwardArgs): void {
+  if (nativeOps) nativeOps.swigluForward(args);
+  else swigluForwardTs(args);
+}
+
+export function swigluForwardTs({ out, sig, inp, n, f }: SwigluForwardArgs): void {
   for (let r = 0; r < n; r++) {
     const oi = r * 2 * f;
     const oo = r * f;
@@ -34,7 +42,13 @@ export interface SwigluBackwardArgs {
   f: number;
 }
 
-export function swigluBackward({ dinp, dout, inp, sig, n, f }: SwigluBackwardArgs): void {
+/** Dispatches to the native twin when the addon is loaded (native-ops.ts); swigluBackwardTs otherwise. */
+export function swigluBackward(args: SwigluBackwardArgs): void {
+  if (nativeOps) nativeOps.swigluBackward(args);
+  else swigluBackwardTs(args);
+}
+
+export function swigluBackwardTs({ dinp, dout, inp, sig, n, f }: SwigluBackwardArgs): void {
   for (let r = 0; r < n; r++) {
     const oi = r * 2 * f;
     const oo = r * f;

@@ -1,0 +1,122 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readEvalResult } from '../eval/eval-result.ts';
+import { readMetrics } from '../experiments/metrics-log.ts';
+import { buildProgram } from './main.ts';
+
+/** Spawns the real CLI process, as a user would run it. */
+function crl(args: string[], timeout = 120_000) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, last: r.stdout.trim().split('\n').pop() ?? '' };
+}
+
+const TINY = ['--env', 'chunk-sum', '--model', 'tiny', '--batch', '2', '--checkpoint-every', '2'];
+
+/** Metrics that must replay exactly: everything but wall-clock numbers (perf/). */
+function replayable(run: string) {
+  return readMetrics(join(run, 'metrics.jsonl')).map((l) => ({ iteration: l.iteration, metrics: Object.fromEntries(Object.entries(l.metrics).filter(([k]) => !k.startsWith('perf/'))) }));
+}
+
+describe('crl experiments commands (spawned)', () => {
+  it('has --help for every command', () => {
+    const r = crl(['train', '--help']); // the real process once
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: crl train');
+    expect(r.stdout).toContain('--resume <run>');
+    const program = buildProgram(); // the same program in-process for the rest
+    for (const c of ['eval', 'report', 'reproduce', 'sft']) {
+      const cmd = program.commands.find((x) => x.name() === c);
+      expect(cmd?.helpInformation()).toContain(`Usage: crl ${c}`);
+    }
+  });
+
+  it('rejects bad config with one clear line per problem and no stack', () => {
+    const r = crl(['train', '--env', 'chunk-sum', '--batch', 'many', '--algorithm', 'ppo', '--out', join(mkdtempSync(join(tmpdir(), 'crl-bad-')), 'r')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('batchEpisodes:');
+    expect(r.stderr).toContain('(--batch)');
+    expect(r.stderr).toMatch(/algorithm: must be one of "compaction-rl", "ppo-single-window", "broadcast"/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('resumes a run killed with SIGKILL to the same metrics as an uninterrupted run', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'crl-kill-'));
+    const full = join(root, 'full');
+    const killed = join(root, 'killed');
+    const args = ['train', ...TINY, '--iterations', '6', '--seed', '5'];
+    expect(crl([...args, '--out', full]).code).toBe(0);
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--out', killed], { stdio: 'ignore' });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (readMetrics(join(killed, 'metrics.jsonl')).length >= 3) {
+          clearInterval(timer);
+          child.kill('SIGKILL');
+          resolve();
+        }
+      }, 20);
+      child.on('exit', () => { clearInterval(timer); reject(new Error('run finished before it could be killed')); });
+    });
+    await new Promise((r) => child.once('exit', r));
+    const before = readMetrics(join(killed, 'metrics.jsonl')).length;
+    expect(before).toBeLessThan(6);
+
+    const resumed = crl(['train', '--resume', killed]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(/starting at iteration (3|5) of 6/); // after checkpoint 2 or 4
+    expect(replayable(killed)).toEqual(replayable(full));
+    expect(replayable(full).map((l) => l.iteration)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('refuses flags together with --resume', () => {
+    const r = crl(['train', '--resume', '/nonexistent', '--seed', '3']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('drop --seed');
+  });
+
+  it('sft -> eval (x1, x4, writer swap) -> report, end to end', () => {
+    const root = mkdtempSync(join(tmpdir(), 'crl-e2e-'));
+    const sft = crl(['sft', '--env', 'chunk-sum', '--model', 'tiny', '--episodes', '2', '--epochs', '1', '--out', join(root, 'base')]);
+    expect(sft.code).toBe(0);
+    expect(JSON.parse(sft.last).loss).toBeGreaterThan(0);
+    const ev = crl(['eval', '--policy', join(root, 'base'), '--env', 'chunk-sum', '--tasks', '2', '--samples', '4', '--windows', '1,4', '--system', 'base']);
+    expect(ev.code).toBe(0);
+    const out = JSON.parse(ev.last).out as string;
+    const res = readEvalResult(out);
+    expect(Object.keys(res.modes)).toEqual(['x1', 'x4']);
+    expect(res.modes.x4!.samples).toBe(8);
+    const expert = crl(['eval', '--policy', 'expert', '--env', 'chunk-sum', '--tasks', '2', '--samples', '4', '--windows', '4', '--summary-writer', 'null', '--system', 'expert', '--out', join(root, 'base', 'eval', 'expert-null.json')]);
+    expect(expert.code).toBe(0);
+    expect(readEvalResult(join(root, 'base', 'eval', 'expert-null.json')).summaryWriter).toBe('null');
+    const bad = crl(['eval', '--policy', 'expert', '--env', 'chunk-sum', '--summary-writer', 'gpt', '--out', join(root, 'x.json')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('valid summary writers');
+    const rep = crl(['report', join(root, 'base')]);
+    expect(rep.code).toBe(0);
+    const html = readFileSync(JSON.parse(rep.last).html, 'utf8');
+    expect(html).toContain('id="table2"');
+    expect(html).toContain('id="fig-success"');
+  });
+
+  it('reproduce (smoke preset) ends with the results JSON line', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'crl-rep-')), 'p');
+    const r = crl(['reproduce', '--preset', 'smoke', '--out', out]);
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.last);
+    expect(summary.runDir).toBe(out);
+    for (const s of ['base', 'compaction-rl', 'ppo-single-window']) {
+      for (const m of ['x1', 'x4']) {
+        const v = summary.results[s][m];
+        expect(v.low).toBeLessThanOrEqual(v.passAt1);
+        expect(v.high).toBeGreaterThanOrEqual(v.passAt1);
+      }
+    }
+    expect(existsSync(join(out, 'report', 'report.html'))).toBe(true);
+    const again = crl(['reproduce', '--resume', out]); // everything on disk: skips to the report
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.last)).toEqual(summary);
+  });
+});
