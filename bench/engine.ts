@@ -30,6 +30,8 @@ interface ModelResult {
   stepGflop: number;
   optimizerMs: number;
   sample: { batch: number; newTokens: number; tokensPerSecond: number }[];
+  multiTurn: { cached: number; fresh: number }; // generated tokens/s
+
   trainBreakdown: Map<string, number>;
   sampleBreakdown: Map<string, number>;
   peakRssMb: number;
@@ -104,11 +106,35 @@ function benchModel(name: 'reference' | 'large'): ModelResult {
     const generated = res.reduce((a, r) => a + r.tokens.length, 0);
     sample.push({ batch, newTokens, tokensPerSecond: (generated / ms) * 1000 });
   }
+  const rss = peakRssMb(); // before the multi-turn extra, which is not part of the issue's workload
+  const multiTurn = { cached: multiTurnTokensPerSecond(policy, true), fresh: multiTurnTokensPerSecond(policy, false) };
   return {
-    name, params: policy.net.paramCount, stepMs, stepGflop: flop / 1e9,
+    name, params: policy.net.paramCount, stepMs, stepGflop: flop / 1e9, multiTurn,
     trainTokensPerSecond: (BATCH * seq) / (stepMs / 1000), trainGflops: flop / (stepMs * 1e6),
-    optimizerMs, sample, trainBreakdown, sampleBreakdown, peakRssMb: peakRssMb(),
+    optimizerMs, sample, trainBreakdown, sampleBreakdown, peakRssMb: rss,
   };
+}
+
+/**
+ * An agent-like workload: 64 episodes x 4 turns; each turn's prompt is the previous prompt, its
+ * generation (16 tokens) and a 24-token observation. With `cached` one sampler serves every turn
+ * (its KV slots reuse the shared prefix); otherwise each turn re-prefills the whole prompt.
+ */
+function multiTurnTokensPerSecond(policy: PolicyModel, cached: boolean): number {
+  const cfg = policy.config;
+  const rng = new Rng(3);
+  const turns = 4, gen = 16, obs = 24;
+  let prompts = Array.from({ length: 64 }, () => Array.from({ length: 32 }, () => rng.int(cfg.vocabSize)));
+  let sampler = new ModelSampler({ policy, rng: new Rng(4) });
+  let generated = 0;
+  const t0 = performance.now();
+  for (let turn = 0; turn < turns; turn++) {
+    if (!cached) sampler = new ModelSampler({ policy, rng: new Rng(4 + turn) });
+    const res = sampler.sampleSync(prompts.map((prompt) => ({ prompt, maxTokens: gen, stopTokens: [] })), { temperature: 1, topP: 1 });
+    generated += res.reduce((a, r) => a + r.tokens.length, 0);
+    prompts = prompts.map((p, i) => [...p, ...res[i]!.tokens, ...Array.from({ length: obs }, () => rng.int(cfg.vocabSize))]);
+  }
+  return (generated / (performance.now() - t0)) * 1000;
 }
 
 function fmt(x: number, d = 1): string {
@@ -142,7 +168,10 @@ async function main(): Promise<void> {
   for (const r of results) {
     console.log(`| ${r.name} | ${(r.params / 1e6).toFixed(2)}M | ${fmt(r.stepMs, 0)} | ${fmt(r.trainTokensPerSecond, 0)} | ${fmt(r.stepGflop, 1)} | ${fmt(r.trainGflops, 1)} | ${fmt(r.optimizerMs, 1)} | ${fmt(r.sample[0]!.tokensPerSecond, 0)} | ${fmt(r.sample[1]!.tokensPerSecond, 0)} | ${fmt(r.peakRssMb, 0)} |`);
   }
-  console.log(`(sampling: 1-token prompts, ${results[0]!.sample[0]!.newTokens} new tokens for reference (ctx ${modelConfig('reference').maxSeqLen}), temperature 1; peak RSS is the process maximum after that model's run)`);
+  console.log(`(sampling: 1-token prompts, ${results[0]!.sample[0]!.newTokens} new tokens for reference (ctx ${modelConfig('reference').maxSeqLen}), temperature 1; peak RSS is the process maximum after that model's training and sampling runs)`);
+  for (const r of results) {
+    console.log(`multi-turn sampling (${r.name}, 64 episodes x 4 turns, 16 new + 24 observation tokens per turn): ${fmt(r.multiTurn.cached, 0)} generated tok/s with KV prefix reuse, ${fmt(r.multiTurn.fresh, 0)} re-prefilling every turn`);
+  }
   if (ceiling) console.log(`GEMM ceiling (1024^3 f32): built-in ${fmt(ceiling.builtin, 1)} GFLOP/s, OpenBLAS ${ceiling.openblas === null ? 'not available' : `${fmt(ceiling.openblas, 1)} GFLOP/s`}; winner ${ceiling.winner}`);
   else console.log('GEMM ceiling: bench/gemm-ceiling.ts not found');
   for (const r of results) {

@@ -64,6 +64,8 @@ function fail(reason, log = '') {
   process.exit(0);
 }
 
+// CRL_NATIVE_MARCH=x86-64-v3 (say) builds a portable addon, e.g. for a container image.
+const march = process.env.CRL_NATIVE_MARCH || 'native';
 rmSync(failurePath, { force: true });
 if (process.env.CRL_NATIVE === '0') {
   console.log('compaction-rl: CRL_NATIVE=0, skipping the native build');
@@ -80,5 +82,5 @@ if (res.error) fail(`node-gyp did not run: ${res.error.message}`, log);
 if (res.status !== 0) fail(summarize(log), log);
 if (!existsSync(join(nativeDir, 'build', 'Release', 'crl_native.node'))) fail('node-gyp produced no crl_native.node', log);
 // -march=native code can crash (SIGILL) on another CPU; the loader compares this signature.
-writeFileSync(join(nativeDir, 'build', 'Release', 'cpu.json'), JSON.stringify({ arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() }));
+writeFileSync(join(nativeDir, 'build', 'Release', 'cpu.json'), JSON.stringify({ march, arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() }));
 console.log('compaction-rl: native kernels built (native/build/Release/crl_native.node)');

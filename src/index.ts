@@ -6,8 +6,8 @@
 export { Rng, mixSeed } from './util/random.ts';
 
 // --- tensor ---
-export { gemm, gemmBackend } from './tensor/gemm.ts';
-export type { GemmArgs } from './tensor/gemm.ts';
+export { gemm, gemmBackend, startGemmProfile, stopGemmProfile } from './tensor/gemm.ts';
+export type { GemmArgs, GemmShapeStats } from './tensor/gemm.ts';
 export { nativeStatus } from './tensor/native.ts';
 export type { NativeStatus } from './tensor/native.ts';
 

@@ -13,28 +13,13 @@
 #include <memory>
 #include <vector>
 
+#include "gemm-pack.h"
 #include "simd.h"
 #include "thread-pool.h"
 
-
 namespace crl {
 
-#if defined(__AVX512F__)
-constexpr int MR = 12;  // 24 zmm accumulators + 2 B vectors of 32 registers
-#else
-constexpr int MR = 6;  // 12 ymm (AVX) or xmm (SSE2 / NEON) accumulators of 16 registers
-#endif
-constexpr int NR = 2 * VW;
-// KC * NR floats of B (32 KB) stay in L1 while A micro-panels stream from L2 (MC * KC = 192 KB).
-constexpr int64_t KC = 256;
-constexpr int64_t MC = MR * 16;
-constexpr int64_t NC = NR * 128;
-// Below this many rows of A, B is read in place (row-major, no transpose) instead of packed: the
-// pack would cost as much as the product (the sampler's [batch, d] @ [d, n] calls).
-constexpr int64_t kDirectMaxM = 2 * MR;
-
 int64_t g_parallel_min_flops = 1 << 22;
-
 
 // acc[MR, NR] = sum_p a[p, 0:MR] (outer) b[p, 0:NR]; then C[0:mr, 0:nr] (+)= acc.
 // a: packed [kc, MR]; b: [kc, NR] with row stride bs (NR when packed, ldb when read in place).
@@ -84,99 +69,6 @@ static inline void micro(int64_t kc, const float* __restrict a, const float* __r
   }
 }
 
-// Packs alpha * op(A)[0:mc, 0:kc] into MR-row panels [ceil(mc/MR), kc, MR], zero-padding the last.
-static void pack_a(const float* a, int64_t lda, bool trans, float alpha, int64_t mc, int64_t kc, float* dst) {
-  for (int64_t r = 0; r < mc; r += MR, dst += kc * MR) {
-    const int mr = static_cast<int>(std::min<int64_t>(MR, mc - r));
-    if (trans) {  // stored [K, M]: a row of op(A)^T is contiguous
-      for (int64_t p = 0; p < kc; ++p) {
-        const float* src = a + p * lda + r;
-        float* d = dst + p * MR;
-        int i = 0;
-        for (; i < mr; ++i) d[i] = alpha * src[i];
-        for (; i < MR; ++i) d[i] = 0.f;
-      }
-    } else {
-      for (int i = 0; i < mr; ++i) {
-        const float* src = a + (r + i) * lda;
-        for (int64_t p = 0; p < kc; ++p) dst[p * MR + i] = alpha * src[p];
-      }
-      for (int i = mr; i < MR; ++i)
-        for (int64_t p = 0; p < kc; ++p) dst[p * MR + i] = 0.f;
-    }
-  }
-}
-
-#if defined(__AVX512F__)
-// One full NR = 32 panel of a transposed B (stored [N, K]): 16 x 16 blocks transposed in
-// registers (unpack, then 64-bit unpack, then 128-bit lane shuffles) instead of one scalar store
-// per element; the scalar version cost as much as the product for the sampler's x @ W^T.
-static void pack_b_trans_panel(const float* b, int64_t ldb, int64_t kc, float* d) {
-  const int64_t kv = kc / 16 * 16;
-  for (int half = 0; half < 2; ++half) {
-    const float* src = b + half * 16 * ldb;
-    float* dst = d + half * 16;
-    for (int64_t p0 = 0; p0 < kv; p0 += 16) {
-      __m512 r[16], t[16], u[16];
-      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ldb + p0);
-      for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-      }
-      for (int g = 0; g < 16; g += 4) {  // rows g..g+3: u[g + e] holds element e of each lane
-        const __m512d a0 = _mm512_castps_pd(t[g]), a1 = _mm512_castps_pd(t[g + 1]);
-        const __m512d a2 = _mm512_castps_pd(t[g + 2]), a3 = _mm512_castps_pd(t[g + 3]);
-        u[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
-        u[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
-        u[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
-        u[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
-      }
-      for (int e = 0; e < 4; ++e) {  // p = 4 * lane + e gathers lane `lane` of the 4 row groups
-        const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x44);
-        const __m512 v1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xEE);
-        const __m512 w0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x44);
-        const __m512 w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xEE);
-        _mm512_storeu_ps(dst + (p0 + e) * NR, _mm512_shuffle_f32x4(v0, w0, 0x88));
-        _mm512_storeu_ps(dst + (p0 + 4 + e) * NR, _mm512_shuffle_f32x4(v0, w0, 0xDD));
-        _mm512_storeu_ps(dst + (p0 + 8 + e) * NR, _mm512_shuffle_f32x4(v1, w1, 0x88));
-        _mm512_storeu_ps(dst + (p0 + 12 + e) * NR, _mm512_shuffle_f32x4(v1, w1, 0xDD));
-      }
-    }
-    for (int jj = 0; jj < 16; ++jj)
-      for (int64_t p = kv; p < kc; ++p) dst[p * NR + jj] = src[jj * ldb + p];
-  }
-}
-#endif
-
-// Packs op(B)[0:kc, j0:nc] into NR-column panels [*, kc, NR] (panel q at dst + q*kc*NR).
-static void pack_b(const float* b, int64_t ldb, bool trans, int64_t kc, int64_t j0, int64_t nc, float* dst) {
-  for (int64_t j = j0; j < nc; j += NR) {
-    float* d = dst + (j / NR) * kc * NR;
-    const int nr = static_cast<int>(std::min<int64_t>(NR, nc - j));
-    if (trans) {  // stored [N, K]
-#if defined(__AVX512F__)
-      static_assert(NR == 32, "pack_b_trans_panel packs two 16-column halves");
-      if (nr == NR) {
-        pack_b_trans_panel(b + j * ldb, ldb, kc, d);
-        continue;
-      }
-#endif
-      for (int jj = 0; jj < nr; ++jj) {
-        const float* src = b + (j + jj) * ldb;
-        for (int64_t p = 0; p < kc; ++p) d[p * NR + jj] = src[p];
-      }
-      for (int jj = nr; jj < NR; ++jj)
-        for (int64_t p = 0; p < kc; ++p) d[p * NR + jj] = 0.f;
-    } else {
-      for (int64_t p = 0; p < kc; ++p) {
-        const float* src = b + p * ldb + j;
-        float* dp = d + p * NR;
-        std::memcpy(dp, src, sizeof(float) * nr);
-        for (int jj = nr; jj < NR; ++jj) dp[jj] = 0.f;
-      }
-    }
-  }
-}
 
 struct Workspace {
   float* a = nullptr;  // [MC, KC]
@@ -199,8 +91,10 @@ static Workspace& workspace() {
 }
 
 // One thread's share: op(A) rows [i0, i1) times op(B) columns [j0, j1) of one batch element.
+// packed_b, when given, holds all of op(B) packed by pack_all_b (the caller shares it between
+// row slices instead of every slice packing its own copy).
 static void gemm_block(const float* a, const float* b, float* c, const GemmParams& p, int64_t i0, int64_t i1,
-                       int64_t j0, int64_t j1, Workspace& ws) {
+                       int64_t j0, int64_t j1, Workspace& ws, const float* packed_b) {
   const int64_t m = i1 - i0, n = j1 - j0;
   if (m <= 0 || n <= 0) return;
   c += i0 * p.ldc + j0;
@@ -211,7 +105,7 @@ static void gemm_block(const float* a, const float* b, float* c, const GemmParam
   }
   a += p.trans_a ? i0 : i0 * p.lda;
   b += p.trans_b ? j0 * p.ldb : j0;
-  const bool direct = !p.trans_b && m <= kDirectMaxM;
+  const bool direct = !packed_b && !p.trans_b && m <= kDirectMaxM;
   for (int64_t jc = 0; jc < n; jc += NC) {
     const int64_t nc = std::min(NC, n - jc);
     for (int64_t pc = 0; pc < p.k; pc += KC) {
@@ -219,7 +113,8 @@ static void gemm_block(const float* a, const float* b, float* c, const GemmParam
       const bool add = p.accumulate || pc > 0;
       const float* bsrc = p.trans_b ? b + jc * p.ldb + pc : b + pc * p.ldb + jc;
       // In place, only the ragged last panel needs packing (it would read past column n).
-      pack_b(bsrc, p.ldb, p.trans_b, kc, direct ? nc / NR * NR : 0, nc, ws.b);
+      const float* bpack = packed_b ? packed_b + pc * padded_n(n) : ws.b;
+      if (!packed_b) pack_b(bsrc, p.ldb, p.trans_b, kc, direct ? nc / NR * NR : 0, nc, ws.b);
       for (int64_t ic = 0; ic < m; ic += MC) {
         const int64_t mc = std::min(MC, m - ic);
         const float* asrc = p.trans_a ? a + pc * p.lda + ic : a + ic * p.lda + pc;
@@ -227,7 +122,7 @@ static void gemm_block(const float* a, const float* b, float* c, const GemmParam
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int nr = static_cast<int>(std::min<int64_t>(NR, nc - jr));
           const bool in_place = direct && nr == NR;
-          const float* bp = in_place ? bsrc + jr : ws.b + (jr / NR) * kc * NR;
+          const float* bp = in_place ? bsrc + jr : bpack + (jr / NR) * kc * NR;
           const int64_t bs = in_place ? p.ldb : NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             const int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
@@ -248,6 +143,7 @@ struct Job {
   const GemmParams* p;
   bool split_batches;
   bool by_rows;
+  const float* packed_b;  // shared op(B) for row splits, or nullptr
   int64_t units;   // batch elements, or micro-tiles along the split dimension
   int64_t ntasks;
 };
@@ -262,7 +158,7 @@ static void run_task(void* ctx, int64_t t) {
   const int64_t lo = job.units * t / job.ntasks, hi = job.units * (t + 1) / job.ntasks;
   auto one = [&](int64_t bt, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     gemm_block(job.a + p.off_a + bt * p.stride_a, job.b + p.off_b + bt * p.stride_b,
-               job.c + p.off_c + bt * p.stride_c, p, i0, i1, j0, j1, ws);
+               job.c + p.off_c + bt * p.stride_c, p, i0, i1, j0, j1, ws, job.packed_b);
   };
   if (job.split_batches) {
     for (int64_t bt = lo; bt < hi; ++bt) one(bt, 0, p.m, 0, p.n);
@@ -278,7 +174,7 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
   if (p.m <= 0 || p.n <= 0 || p.batch <= 0) return;
   const double flops = 2.0 * p.m * p.n * p.k * p.batch;
   const int64_t nt = flops < static_cast<double>(g_parallel_min_flops) ? 1 : pool().size();
-  Job job{a, b, c, &p, false, p.m >= p.n, 0, 1};
+  Job job{a, b, c, &p, false, p.m >= p.n, nullptr, 0, 1};
   if (nt > 1 && p.batch >= 2 * nt) {
     job.split_batches = true;
     job.units = p.batch;
@@ -291,6 +187,13 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
   if (job.ntasks <= 1) {
     run_task(&job, 0);
     return;
+  }
+  // Row slices of one product all need the same packed op(B): pack it once here.
+  if (!job.split_batches && job.by_rows && p.batch == 1 && p.k > 0 && p.alpha != 0.f && p.n <= NC) {
+    thread_local std::vector<float> shared_b;  // per calling thread: concurrent callers never share
+    shared_b.resize(static_cast<size_t>(p.k * padded_n(p.n)));
+    pack_all_b(b + p.off_b, p, shared_b.data());
+    job.packed_b = shared_b.data();
   }
   pool().run(job.ntasks, run_task, &job);
 }

@@ -186,6 +186,26 @@ void decode_attention(const float* q, const float* kc, const float* vc, float* o
   }
 }
 
+void decode_step(const float* qkv, const int32_t* slots, const int32_t* positions, int64_t count, float* kc,
+                 float* vc, int64_t s, int64_t h, int64_t d, float* out) {
+  const int64_t c = h * d;
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t hh = 0; hh < h; ++hh) {
+      const int64_t dst = ((slots[i] * h + hh) * s + positions[i]) * d;
+      std::memcpy(kc + dst, qkv + i * 3 * c + c + hh * d, sizeof(float) * d);
+      std::memcpy(vc + dst, qkv + i * 3 * c + 2 * c + hh * d, sizeof(float) * d);
+    }
+  }
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  // Cost per row ~ its cache length; the step reads every live cache, so both cores help.
+  for_rows(count, 2 * h * d * (s / 2 + 1), [=](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t base = slots[i] * h * s * d;
+      decode_attention(qkv + i * 3 * c, kc + base, vc + base, out + i * c, positions[i] + 1, s, h, d, scale);
+    }
+  });
+}
+
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t n, int64_t c,
                      float eps) {
   const int64_t cv = c / VW * VW;

@@ -22,6 +22,13 @@ void decode_attention(const float* q, const float* kc, const float* vc, float* o
                       int64_t h, int64_t d, float scale);
 
 
+// The whole decode step of src/model/decode-attention.ts for A rows: writes each row's k, v
+// (qkv rows are [q | k | v], C = H * D each) into kc, vc [B, H, S, D] at (slot[i], pos[i]), then
+// out[i] = attention of q[i] over its slot's first pos[i] + 1 keys. Rows run in parallel; slots
+// must be distinct (each sequence advances one token per step).
+void decode_step(const float* qkv, const int32_t* slots, const int32_t* positions, int64_t count, float* kc,
+                 float* vc, int64_t s, int64_t h, int64_t d, float* out);
+
 // RMSNorm (rmsnorm.ts): out = x * rstd * w, rstd[r] = 1 / sqrt(mean(x_r^2) + eps). inp, out: [N, C].
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t n, int64_t c, float eps);
 // Adds into dinp [N, C] and dweight [C]. Rows run in order on one thread, so dweight's sums are

@@ -12,9 +12,10 @@ static inline void cpu_relax() {
 #endif
 }
 
-// Workers spin this many rounds (~0.2-0.5 ms) before sleeping: long enough to catch the next
-// GEMM of a training step, short enough not to steal the core from other processes when idle.
-static constexpr int kSpinRounds = 20000;
+// Workers spin this many rounds (~0.1 ms) before sleeping: long enough to catch the next GEMM of
+// a training step, short enough not to steal the core from other processes between steps. A
+// worker that does sleep costs little: the caller starts on the tasks while it wakes up.
+static constexpr int kSpinRounds = 5000;
 // state_ word: generation (32 bits) | task count (16) | next task index (16). The count lives in
 // the same word so a late worker can never combine one generation's count with another's index.
 static constexpr uint64_t kIndexMask = 0xffffull;

@@ -11,6 +11,7 @@ const EvalFlagsSchema = z
     policy: z.string().min(1),
     env: z.string().min(1),
     variant: z.string().min(1).default('default'),
+    knobs: z.string().optional(),
     summaryWriter: z.string().min(1).default('self'),
     system: z.string().min(1).optional(),
     tasks: int(1).default(16),
@@ -32,6 +33,7 @@ export function registerEvalCommand(program: Command): void {
     .requiredOption('--policy <expert|dir>', 'acting policy: "expert", a checkpoint directory or a run directory (latest checkpoint)')
     .requiredOption('--env <name>', 'task family')
     .option('--variant <name>', 'held-out variant of the family, or "default"')
+    .option('--knobs <json>', 'task knob overrides as JSON (the variant applies on top)')
     .option('--summary-writer <w>', 'self | oracle | null | lossy:P | checkpoint:PATH (acting policy unchanged)')
     .option('--system <label>', 'system name recorded in the result (default: the run\'s system or "policy")')
     .option('--tasks <n>', 'evaluation tasks (eval seeds)')
@@ -53,11 +55,17 @@ export function registerEvalCommand(program: Command): void {
       if (f.tail !== undefined) rollout.tailSteps = f.tail;
       const out = f.out ?? (f.policy === 'expert' ? undefined : join(f.policy, 'eval', `${f.env}-${f.variant}-${f.summaryWriter}.json`.replace(/[^a-zA-Z0-9_.-]/g, '_')));
       if (!out) throw new CliError('--out is required when --policy is "expert"');
+      let knobs: Record<string, unknown> = {};
+      try {
+        knobs = f.knobs ? (JSON.parse(f.knobs) as Record<string, unknown>) : {};
+      } catch {
+        throw new CliError(`--knobs: not valid JSON: ${f.knobs}`);
+      }
       let result;
       try {
         result = await evaluatePolicy({
           system: f.system ?? (f.policy === 'expert' ? 'expert' : 'policy'), policy: f.policy, env: f.env, variant: f.variant, summaryWriter: f.summaryWriter,
-          rollout, knobs: {}, tasks: f.tasks, samplesPerTask: f.samples, windows: f.windows.split(',').map(Number), trainingWindows: f.trainingWindows ?? null, seed: f.seed, out,
+          rollout, knobs, tasks: f.tasks, samplesPerTask: f.samples, windows: f.windows.split(',').map(Number), trainingWindows: f.trainingWindows ?? null, seed: f.seed, out,
         });
       } catch (e) {
         if (e instanceof Error && e.name === 'Error' && /unknown|no such|valid|lossy/.test(e.message)) throw new CliError(e.message);

@@ -7,11 +7,20 @@ import { newRunName } from '../experiments/run-dir.ts';
 import { runSft, SftConfigSchema } from '../experiments/sft.ts';
 import { CliError } from './errors.ts';
 
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CliError(`--knobs: not valid JSON: ${text}`);
+  }
+}
+
 export function registerSftCommand(program: Command): void {
   program
     .command('sft')
     .description('train the SFT base policy on expert episodes with lossy(p) summaries (cross-entropy on generated tokens)')
     .option('--env <name>', 'task family', 'kv-ledger')
+    .option('--knobs <json>', 'task knobs as JSON, e.g. \'{"queries":1}\'')
     .option('--episodes <n>', 'expert episodes to imitate')
     .option('--epochs <n>', 'passes over the episodes')
     .option('--lossy-p <p>', 'summary fact-drop probability of the lossy writer')
@@ -23,7 +32,7 @@ export function registerSftCommand(program: Command): void {
     .action(async (o: Record<string, string | undefined>) => {
       const num = (x: string | undefined) => (x === undefined ? undefined : Number.isFinite(Number(x)) ? Number(x) : x);
       const raw = Object.fromEntries(Object.entries({
-        env: { name: o.env }, episodes: num(o.episodes), epochs: num(o.epochs), lossyP: num(o.lossyP), lr: num(o.lr),
+        env: { name: o.env, ...(o.knobs ? { knobs: parseJson(o.knobs) } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), lossyP: num(o.lossyP), lr: num(o.lr),
         model: o.model ? { preset: o.model } : undefined, rollout: o.context ? { contextWindow: num(o.context) } : undefined, seed: num(o.seed),
       }).filter(([, v]) => v !== undefined));
       const r = SftConfigSchema.safeParse(raw);

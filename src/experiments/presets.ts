@@ -25,6 +25,8 @@ export interface EvalPlan {
 export interface Preset {
   description: string;
   envs: string[];
+  /** Per-env knob overrides used by SFT, training and evaluation (held-out variants apply on top). */
+  knobs?: Readonly<Record<string, Record<string, unknown>>>;
   seeds: number[];
   /** RL systems trained after the SFT base (base is always evaluated). */
   systems: SystemName[];

@@ -41,11 +41,12 @@ export async function reproduce(options: { preset: Preset; presetName: string; o
       const tag = `${env}--s${seed}`;
       const sftDir = join(outDir, RUN_FILES.systems, `base--${tag}`);
       log(`sft base ${tag}`);
-      const base = await runSft({ runDir: sftDir, config: SftConfigSchema.parse({ ...preset.sft, env: { name: env }, seed }), progress: createProgress({ label: `sft ${tag}`, fields: SFT_FIELDS }) });
+      const knobs = preset.knobs?.[env] ?? {};
+      const base = await runSft({ runDir: sftDir, config: SftConfigSchema.parse({ ...preset.sft, env: { name: env, knobs }, seed }), progress: createProgress({ label: `sft ${tag}`, fields: SFT_FIELDS }) });
       const policies: Partial<Record<SystemName, string>> = { base: sftDir };
       for (const system of preset.systems) {
         const runDir = join(outDir, RUN_FILES.systems, `${system}--${tag}`);
-        const raw = deepMerge(deepMerge(preset.train, { env: { name: env }, seed, model: { init: base.checkpoint } }), systemOverrides(system));
+        const raw = deepMerge(deepMerge(preset.train, { env: { name: env, knobs }, seed, model: { init: base.checkpoint } }), systemOverrides(system));
         const config = parseTrainConfig(raw, `${system} config`);
         if (!existsSync(runPaths(runDir).config)) createRunDir({ dir: runDir, system, config });
         log(`train ${system} ${tag}`);
@@ -68,7 +69,7 @@ export async function reproduce(options: { preset: Preset; presetName: string; o
 function evalRequests(o: { preset: Preset; env: string; variants: readonly string[]; seed: number; k: number; policies: Partial<Record<SystemName, string>>; actor: ActorKind; outDir: string }): EvalRequest[] {
   const { preset, env, seed } = o;
   const plan = preset.eval;
-  const common = { env, knobs: {}, rollout: preset.train.rollout ?? {}, tasks: plan.tasks, samplesPerTask: plan.samplesPerTask, trainingWindows: o.k, seed };
+  const common = { env, knobs: preset.knobs?.[env] ?? {}, rollout: preset.train.rollout ?? {}, tasks: plan.tasks, samplesPerTask: plan.samplesPerTask, trainingWindows: o.k, seed };
   const file = (...parts: string[]) => join(o.outDir, RUN_FILES.eval, `${[...parts, env, `s${seed}`].join('--').replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);
   const policy = (s: SystemName) => (o.actor === 'expert' ? 'expert' : o.policies[s]!);
   const reqs: EvalRequest[] = [];

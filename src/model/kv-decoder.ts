@@ -5,8 +5,8 @@
  * length per slot, C = dModel, H = heads, D = C / H, F = mlpHidden, V = vocab.
  * start() gives each prompt a slot. Slots keep their tokens between calls, so a prompt that
  * extends an earlier prompt + generation (the next turn of an episode) reuses the cached prefix
- * and only its new tokens are run (kv-extend.ts); with nothing to reuse, prefill runs the packed
- * training trunk over all prompts at once. step() then runs one new token per advancing slot.
+ * and only its new tokens are run (kv-extend.ts: all prompts' new tokens packed, one GEMM per
+ * weight). step() then runs one new token per advancing slot.
  * Weights are the policy's own views, so new weights are used without copying; the cache is
  * dropped when the network's weight version changes (step() or markWeightsChanged()).
  */
@@ -16,17 +16,14 @@ import { rmsnormForward } from '../tensor/rmsnorm.ts';
 import { ropeForward } from '../tensor/rope.ts';
 import { swigluForward } from '../tensor/swiglu.ts';
 import type { ModelConfig } from './config.ts';
-import { decodeAttention, writeKv } from './decode-attention.ts';
-import { extendForward } from './kv-extend.ts';
+import { decodeAttention } from './decode-attention.ts';
+import { ExtendBuffers, extendForward } from './kv-extend.ts';
 import type { LlamaNetwork } from './network.ts';
-import { packBatch } from './pack.ts';
-import { trunkForward } from './transformer.ts';
-import { ensureWorkspace, type Workspace } from './workspace.ts';
 
 export class KvDecoder {
   readonly cfg: ModelConfig;
   private readonly net: LlamaNetwork;
-  private ws: Workspace | null = null;
+  private readonly extendBufs = new ExtendBuffers();
   private slots = 0;
   private cacheLen = 0; // S
   // Head-major, so one (slot, head)'s keys are contiguous (see decode-attention.ts).
@@ -59,31 +56,43 @@ export class KvDecoder {
     this.cfg = net.cfg;
   }
 
+  /** Grows buffers to hold `slots` slots of `cacheLen` tokens, keeping every slot's cache. */
   private allocate(slots: number, cacheLen: number): void {
-    const { dModel: c, mlpHidden: f, nLayers, nHeads, vocabSize: v } = this.cfg;
-    if (slots > this.slots || cacheLen > this.cacheLen) {
-      const b = Math.max(slots, this.slots);
-      const s = Math.max(cacheLen, this.cacheLen);
-      this.kCache = Array.from({ length: nLayers }, () => new Float32Array(b * s * c));
-      this.vCache = Array.from({ length: nLayers }, () => new Float32Array(b * s * c));
-      this.x = new Float32Array(b * c);
-      this.ln = new Float32Array(b * c);
-      this.rstd = new Float32Array(b);
-      this.qkv = new Float32Array(b * 3 * c);
-      this.att = new Float32Array(b * c);
-      this.gateUp = new Float32Array(b * 2 * f);
-      this.act = new Float32Array(b * f);
-      this.sig = new Float32Array(b * f);
-      this.scores = new Float32Array(b * nHeads * s);
-      this.qbuf = new Float32Array(b * c);
-      this.obuf = new Float32Array(b * c);
-      this.positions = new Int32Array(b);
-      this.logits = new Float32Array(b * v);
-      this.lens = new Int32Array(b);
-      this.history = new Int32Array(b * s);
-      this.slots = b;
-      this.cacheLen = s;
-    }
+    const { dModel: c, mlpHidden: f, nLayers, nHeads: h, vocabSize: v } = this.cfg;
+    if (slots <= this.slots && cacheLen <= this.cacheLen) return;
+    const b = Math.max(slots, this.slots);
+    const s = Math.max(cacheLen, this.cacheLen);
+    const d = c / h;
+    const oldS = this.cacheLen;
+    const regrow = (old: Float32Array): Float32Array => {
+      const out = new Float32Array(b * s * c);
+      // [B, H, S, D]: copy each (slot, head) run of S * D to its new stride.
+      for (let sh = 0; sh < this.slots * h; sh++) out.set(old.subarray(sh * oldS * d, (sh + 1) * oldS * d), sh * s * d);
+      return out;
+    };
+    this.kCache = Array.from({ length: nLayers }, (_, l) => regrow(this.kCache[l] ?? new Float32Array(0)));
+    this.vCache = Array.from({ length: nLayers }, (_, l) => regrow(this.vCache[l] ?? new Float32Array(0)));
+    const history = new Int32Array(b * s);
+    for (let slot = 0; slot < this.slots; slot++) history.set(this.history.subarray(slot * oldS, (slot + 1) * oldS), slot * s);
+    this.history = history;
+    const lens = new Int32Array(b);
+    lens.set(this.lens);
+    this.lens = lens;
+    this.x = new Float32Array(b * c);
+    this.ln = new Float32Array(b * c);
+    this.rstd = new Float32Array(b);
+    this.qkv = new Float32Array(b * 3 * c);
+    this.att = new Float32Array(b * c);
+    this.gateUp = new Float32Array(b * 2 * f);
+    this.act = new Float32Array(b * f);
+    this.sig = new Float32Array(b * f);
+    this.scores = new Float32Array(b * h * s);
+    this.qbuf = new Float32Array(b * c);
+    this.obuf = new Float32Array(b * c);
+    this.positions = new Int32Array(b);
+    this.logits = new Float32Array(b * v);
+    this.slots = b;
+    this.cacheLen = s;
   }
 
   /**
@@ -102,8 +111,7 @@ export class KvDecoder {
       this.cacheVersion = this.net.version;
     }
     const { slots, prefixes } = this.assignSlots(prompts);
-    if (prefixes.some((p) => p > 0)) this.prefillExtend(prompts, slots, prefixes);
-    else this.prefillFresh(prompts, slots);
+    this.prefill(prompts, slots, prefixes);
     const s = this.cacheLen;
     prompts.forEach((p, i) => {
       const slot = slots[i]!;
@@ -141,41 +149,20 @@ export class KvDecoder {
     return { slots, prefixes };
   }
 
-  /** Nothing to reuse: one packed trunk forward over all prompts, then copy k and v per layer. */
-  private prefillFresh(prompts: readonly ArrayLike<number>[], slots: Int32Array): void {
-    const { dModel: c, nLayers, nHeads: h } = this.cfg;
-    const batch = packBatch({ sequences: prompts, cfg: this.cfg });
-    this.ws = ensureWorkspace({ ws: this.ws, cfg: this.cfg, n: batch.n, probSize: batch.layout.probSize, maxLen: batch.layout.maxLen });
-    const ws = this.ws;
-    trunkForward({ cfg: this.cfg, w: this.net.w, ws, batch, rope: this.net.rope, prof: this.net.profiler });
-    for (let i = 0; i < prompts.length; i++) {
-      const row0 = batch.layout.starts[i]!;
-      const len = prompts[i]!.length;
-      for (let l = 0; l < nLayers; l++) {
-        for (let t = 0; t < len; t++) {
-          writeKv({ kc: this.kCache[l]!, vc: this.vCache[l]!, row: ws.qkv[l]!, rowOffset: (row0 + t) * 3 * c, slot: slots[i]!, pos: t, s: this.cacheLen, h, d: c / h });
-        }
-      }
-      this.ln.set(ws.lnf.subarray((row0 + len - 1) * c, (row0 + len) * c), i * c);
-    }
-  }
-
-  private prefillExtend(prompts: readonly ArrayLike<number>[], slots: Int32Array, prefixes: Int32Array): void {
-    let n = 0;
+  /** Runs each prompt's uncached tokens (all of it for a fresh slot) through the trunk. */
+  private prefill(prompts: readonly ArrayLike<number>[], slots: Int32Array, prefixes: Int32Array): void {
     let maxNew = 0;
     prompts.forEach((p, i) => {
-      n += p.length - prefixes[i]!;
       maxNew = Math.max(maxNew, p.length - prefixes[i]!);
     });
-    this.ws = ensureWorkspace({ ws: this.ws, cfg: this.cfg, n, probSize: 1, maxLen: 1 });
     const need = this.cfg.nHeads * maxNew * this.cacheLen;
     if (this.extendScratch.length < need) this.extendScratch = new Float32Array(need);
     const t = this.net.profiler ? this.net.profiler.now() : 0;
     extendForward({
-      net: this.net, ws: this.ws, kCache: this.kCache, vCache: this.vCache, s: this.cacheLen,
+      net: this.net, bufs: this.extendBufs, kCache: this.kCache, vCache: this.vCache, s: this.cacheLen,
       slots, prefixes, prompts, scratch: this.extendScratch, lastHidden: this.ln,
     });
-    if (this.net.profiler) this.net.profiler.lap('prefill-extend', t);
+    if (this.net.profiler) this.net.profiler.lap('prefill', t);
   }
 
   /**

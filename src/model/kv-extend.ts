@@ -2,7 +2,8 @@
  * Prefill with prefix reuse: runs each request's new tokens (its prompt minus the prefix already
  * in its KV slot) through the trunk, attending to the cached prefix, and appends their k and v.
  * N = new tokens over all requests, R = requests, C = dModel, H = heads, D = C / H.
- * Inference only, so every layer reuses the workspace's layer-0 buffers.
+ * Inference only: one set of row buffers serves every layer, so a long prefill costs a few
+ * [N, F] buffers, not a training workspace's per-layer activations.
  */
 import { embeddingForward } from '../tensor/embedding.ts';
 import { linearForward } from '../tensor/linear.ts';
@@ -11,11 +12,36 @@ import { ropeForward } from '../tensor/rope.ts';
 import { swigluForward } from '../tensor/swiglu.ts';
 import { extendAttention, writeKv } from './decode-attention.ts';
 import type { LlamaNetwork } from './network.ts';
-import type { Workspace } from './workspace.ts';
+
+/** Row buffers for up to `capacity` new tokens. */
+export class ExtendBuffers {
+  capacity = 0;
+  x = new Float32Array(0); // [N, C] residual stream
+  ln = new Float32Array(0); // [N, C]
+  rstd = new Float32Array(0); // [N]
+  qkv = new Float32Array(0); // [N, 3C]
+  att = new Float32Array(0); // [N, C]
+  gateUp = new Float32Array(0); // [N, 2F]
+  act = new Float32Array(0); // [N, F]
+  sig = new Float32Array(0); // [N, F]
+
+  ensure({ n, c, f }: { n: number; c: number; f: number }): void {
+    if (n <= this.capacity) return;
+    this.capacity = n;
+    this.x = new Float32Array(n * c);
+    this.ln = new Float32Array(n * c);
+    this.rstd = new Float32Array(n);
+    this.qkv = new Float32Array(n * 3 * c);
+    this.att = new Float32Array(n * c);
+    this.gateUp = new Float32Array(n * 2 * f);
+    this.act = new Float32Array(n * f);
+    this.sig = new Float32Array(n * f);
+  }
+}
 
 export interface ExtendArgs {
   net: LlamaNetwork;
-  ws: Workspace; // capacity >= N rows
+  bufs: ExtendBuffers;
   kCache: Float32Array[]; // L x [B, H, S, D]
   vCache: Float32Array[]; // L x [B, H, S, D]
   s: number;
@@ -27,7 +53,7 @@ export interface ExtendArgs {
 }
 
 export function extendForward(a: ExtendArgs): void {
-  const { net, ws, kCache, vCache, s, slots, prefixes, prompts, scratch, lastHidden } = a;
+  const { net, bufs, kCache, vCache, s, slots, prefixes, prompts, scratch, lastHidden } = a;
   const { dModel: c, nHeads: h, mlpHidden: f, normEps: eps } = net.cfg;
   const d = c / h;
   const r = prompts.length;
@@ -44,11 +70,8 @@ export function extendForward(a: ExtendArgs): void {
     }
   }
   const w = net.w;
-  const x = ws.resid[0]!; // [N, C] residual stream, updated in place
-  const ln = ws.ln1[0]!;
-  const rstd = ws.rstd1[0]!;
-  const qkv = ws.qkv[0]!;
-  const att = ws.att[0]!;
+  bufs.ensure({ n, c, f });
+  const { x, ln, rstd, qkv, att } = bufs;
   embeddingForward({ out: x, tokens, weight: w.embed, n, c });
   for (let l = 0; l < net.cfg.nLayers; l++) {
     const lw = w.layers[l]!;
@@ -64,11 +87,11 @@ export function extendForward(a: ExtendArgs): void {
     }
     linearForward({ out: x, inp: att, weight: lw.o, n, inF: c, outF: c, accumulate: true });
     rmsnormForward({ out: ln, rstd, inp: x, weight: lw.ln2, n, c, eps });
-    linearForward({ out: ws.gateUp[0]!, inp: ln, weight: lw.gateUp, n, inF: c, outF: 2 * f });
-    swigluForward({ out: ws.act[0]!, sig: ws.sig[0]!, inp: ws.gateUp[0]!, n, f });
-    linearForward({ out: x, inp: ws.act[0]!, weight: lw.down, n, inF: f, outF: c, accumulate: true });
+    linearForward({ out: bufs.gateUp, inp: ln, weight: lw.gateUp, n, inF: c, outF: 2 * f });
+    swigluForward({ out: bufs.act, sig: bufs.sig, inp: bufs.gateUp, n, f });
+    linearForward({ out: x, inp: bufs.act, weight: lw.down, n, inF: f, outF: c, accumulate: true });
   }
-  const last = ws.mid[0]!; // [R, C] gathered last rows
+  const last = att; // [R, C] gathered last rows (R <= N; att is free now)
   for (let i = 0; i < r; i++) {
     const src = (starts[i + 1]! - 1) * c;
     for (let e = 0; e < c; e++) last[i * c + e] = x[src + e]!;

@@ -32,12 +32,13 @@ describe('KvDecoder', () => {
     const dec = new KvDecoder(policy.net);
     const v = cfg.vocabSize;
     const got: Float32Array[][] = prompts.map(() => []);
-    let logits = dec.start({ prompts, maxTotal: 16 });
+    const started = dec.start({ prompts, maxTotal: 16 });
+    let logits = started.logits;
     prompts.forEach((_, i) => got[i]!.push(logits.slice(i * v, (i + 1) * v)));
     for (let step = 0; step < 9; step++) {
-      const slots = [0, 1, 2].filter((i) => step < conts[i]!.length);
-      logits = dec.step({ slotIds: Int32Array.from(slots), tokens: Int32Array.from(slots, (i) => conts[i]![step]!), count: slots.length });
-      slots.forEach((slot, a) => got[slot]!.push(logits.slice(a * v, (a + 1) * v)));
+      const live = [0, 1, 2].filter((i) => step < conts[i]!.length);
+      logits = dec.step({ slotIds: Int32Array.from(live, (i) => started.slots[i]!), tokens: Int32Array.from(live, (i) => conts[i]![step]!), count: live.length });
+      live.forEach((i, a) => got[i]!.push(logits.slice(a * v, (a + 1) * v)));
     }
     let maxDiff = 0;
     prompts.forEach((p, i) => {
@@ -53,7 +54,72 @@ describe('KvDecoder', () => {
   });
 });
 
+describe('KvDecoder prefix reuse', () => {
+  it('a later prompt extending a cached sequence reuses its slot and gets full-forward logits', () => {
+    const { cfg, policy } = setup();
+    const rng = new Rng(4);
+    const [p0, p1, extra0, extra1, other] = randomSequences({ rng, lengths: [5, 8, 4, 3, 6], cfg });
+    const dec = new KvDecoder(policy.net);
+    const v = cfg.vocabSize;
+    const first = dec.start({ prompts: [p0!, p1!], maxTotal: 24 });
+    // one generated token on slot of p0 only
+    const g0 = 7;
+    dec.step({ slotIds: Int32Array.from([first.slots[0]!]), tokens: Int32Array.from([g0]), count: 1 });
+    // turn 2: p1 + extra1 (continues p1), p0 + g0 + extra0 (continues p0 and its generation),
+    // p0 cut short + other (shares only part of a slot's history), and an unrelated prompt.
+    const q = [
+      Int32Array.from([...p1!, ...extra1!]),
+      Int32Array.from([...p0!, g0, ...extra0!]),
+      Int32Array.from([...p0!.subarray(0, 3), ...other!]),
+      other!,
+    ];
+    const second = dec.start({ prompts: q, maxTotal: 30 }); // more slots and a longer cache: both regrow, keeping slots
+    expect(second.slots[0]).toBe(first.slots[1]);
+    expect(second.slots[1]).toBe(first.slots[0]);
+    let maxDiff = 0;
+    q.forEach((seq, i) => {
+      const ref = fullLogits(policy, seq);
+      const r = seq.length - 1;
+      for (let j = 0; j < v; j++) maxDiff = Math.max(maxDiff, Math.abs(second.logits[i * v + j]! - ref[r * v + j]!));
+    });
+    // and decoding continues correctly from the reused slots
+    const next = dec.step({ slotIds: Int32Array.from(second.slots), tokens: Int32Array.from([1, 2, 3, 4]), count: 4 });
+    q.forEach((seq, i) => {
+      const ref = fullLogits(policy, Int32Array.from([...seq, i + 1]));
+      for (let j = 0; j < v; j++) maxDiff = Math.max(maxDiff, Math.abs(next[i * v + j]! - ref[seq.length * v + j]!));
+    });
+    console.log(`prefix-reuse logits vs full forward: max diff ${maxDiff.toExponential(2)}`);
+    expect(maxDiff).toBeLessThan(1e-4);
+  });
+});
+
 describe('ModelSampler', () => {
+  it('multi-turn calls (cached prefixes) match a fresh sampler, and a policy step drops the cache', () => {
+    const { cfg, policy } = setup();
+    const greedy = { temperature: 0, topP: 1 };
+    const cached = new ModelSampler({ policy, rng: new Rng(1) });
+    const prompts = randomSequences({ rng: new Rng(5), lengths: [4, 6, 2], cfg }).map((p) => Array.from(p));
+    const turn1 = cached.sampleSync(prompts.map((prompt) => ({ prompt, maxTokens: 5, stopTokens: [] })), greedy);
+    const prompts2 = prompts.map((p, i) => [...p, ...turn1[i]!.tokens, 3, 4]);
+    const compare = (a: ModelSampler, b: ModelSampler, ps: number[][]) => {
+      const ra = a.sampleSync(ps.map((prompt) => ({ prompt, maxTokens: 6, stopTokens: [] })), greedy);
+      const rb = b.sampleSync(ps.map((prompt) => ({ prompt, maxTokens: 6, stopTokens: [] })), greedy);
+      let maxDiff = 0;
+      ra.forEach((r, i) => {
+        expect(r.tokens).toEqual(rb[i]!.tokens);
+        r.logprobs.forEach((lp, k) => { maxDiff = Math.max(maxDiff, Math.abs(lp! - rb[i]!.logprobs[k]!)); });
+      });
+      expect(maxDiff).toBeLessThan(1e-5);
+    };
+    compare(cached, new ModelSampler({ policy, rng: new Rng(1) }), prompts2);
+    // a training step changes the weights: the cache must not be reused
+    policy.forward(prompts2.map((p) => Int32Array.from(p)), { train: true });
+    policy.backward({ logprobs: prompts2.map((p) => new Float32Array(p.length).fill(-0.5)) });
+    policy.step();
+    compare(cached, new ModelSampler({ policy, rng: new Rng(1) }), prompts2);
+  });
+
+
   it('log-probs and entropies of sampled tokens equal training log-probs on the same tokens', async () => {
     const { cfg, policy } = setup();
     const sampler = new ModelSampler({ policy, rng: new Rng(7) });
@@ -123,6 +189,7 @@ describe('ModelSampler', () => {
     const req = [{ prompt: [1, 2, 3], maxTokens: 1, stopTokens: [] }];
     const before = sampler.sampleSync(req, { temperature: 0, topP: 1 })[0]!;
     policy.net.params.fill(0, policy.net.specs.find((s) => s.name === 'lm_head.weight')!.offset);
+    policy.net.markWeightsChanged();
     const after = sampler.sampleSync(req, { temperature: 0, topP: 1 })[0]!;
     expect(after.logprobs[0]).toBeCloseTo(-Math.log(cfg.vocabSize), 5);
     expect(before.logprobs[0]).not.toBeCloseTo(-Math.log(cfg.vocabSize), 2);

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
-import { gemm, gemmBackend } from './gemm.ts';
+import { gemm, gemmBackend, startGemmProfile, stopGemmProfile } from './gemm.ts';
 import { gemmRef, type GemmArgs } from './gemm-ref.ts';
 import { nativeStatus } from './native.ts';
 
@@ -145,5 +145,21 @@ describe.skipIf(!native && !requireNative)('native gemm vs gemmRef', () => {
     expect(() => gemm({ a, b, c, m: 4, n: 4, k: 4 })).toThrow(/A too small/);
     expect(() => gemm({ a: b, b: a, c, m: 4, n: 4, k: 4 })).toThrow(/B too small/);
     expect(() => gemm({ a: b, b, c: a, m: 4, n: 4, k: 4 })).toThrow(/C too small/);
+  });
+});
+
+describe('gemm profile', () => {
+  it('records calls, FLOPs and time per shape while on, nothing once stopped', () => {
+    const a = new Float32Array(6), b = new Float32Array(12), c = new Float32Array(8);
+    startGemmProfile();
+    gemm({ a, b, c, m: 2, n: 4, k: 3 });
+    gemm({ a, b, c, m: 2, n: 4, k: 3 });
+    gemm({ a: b, b: a, c, m: 4, n: 2, k: 3, transA: true, transB: true });
+    const rows = new Map(stopGemmProfile());
+    expect(rows.get('2x4x3 NN')).toMatchObject({ calls: 2, flops: 2 * 2 * 2 * 4 * 3 });
+    expect(rows.get('4x2x3 TT')).toMatchObject({ calls: 1, flops: 2 * 4 * 2 * 3 });
+    expect(rows.get('2x4x3 NN')!.ms).toBeGreaterThanOrEqual(0);
+    gemm({ a, b, c, m: 2, n: 4, k: 3 });
+    expect(stopGemmProfile()).toEqual([]);
   });
 });

@@ -192,6 +192,41 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
     console.log(`decode attention native vs float64 max rel diff ${worst.toExponential(2)}`);
   });
 
+  it('decode step writes the caches and attends every row like the per-row kernel', () => {
+    const rng = new Rng(9);
+    // 14 rows x ~5K FLOP-ish units crosses the parallel threshold, so rows run on both threads.
+    const h = 4, d = 32, s = 40, slots = 16, c = h * d;
+    const kc = buf(rng, slots * h * s * d, 1), vc = buf(rng, slots * h * s * d, 1);
+    const slotIds = Int32Array.from([4, 0, 2, 5, 15, 7, 9, 1, 3, 14, 6, 8, 12, 11]);
+    const positions = Int32Array.from(slotIds, (_, i) => (i * 17) % s);
+    const count = slotIds.length;
+    const qkv = buf(rng, count * 3 * c, 2);
+    const out = new Float32Array(count * c);
+    const kc2 = kc.slice(), vc2 = vc.slice();
+    ops.decodeAttentionStep({ qkv, slotIds, positions, count, kc, vc, s, h, d, out });
+    for (let i = 0; i < count; i++) {
+      for (let hh = 0; hh < h; hh++) {
+        const dst = ((slotIds[i]! * h + hh) * s + positions[i]!) * d;
+        for (let e = 0; e < d; e++) {
+          kc2[dst + e] = qkv[i * 3 * c + c + hh * d + e]!;
+          vc2[dst + e] = qkv[i * 3 * c + 2 * c + hh * d + e]!;
+        }
+      }
+    }
+    expect(Array.from(kc)).toEqual(Array.from(kc2));
+    expect(Array.from(vc)).toEqual(Array.from(vc2));
+    const ref = new Float32Array(count * c);
+    for (let i = 0; i < count; i++) {
+      decodeRef({ q: qkv, qOffset: i * 3 * c, kc, vc, cacheBase: slotIds[i]! * h * s * d, len: positions[i]! + 1,
+        s, h, d, scale: 1 / Math.sqrt(d), out: ref, outOffset: i * c });
+    }
+    expect(maxRelDiff(out, ref)).toBeLessThan(1e-5);
+    expect(() => ops.decodeAttentionStep({ qkv, slotIds: Int32Array.from([1, 1, 2, 3]), positions, count: 4, kc, vc, s, h, d, out }))
+      .toThrow(/appears twice/);
+    expect(() => ops.decodeAttentionStep({ qkv, slotIds, positions: Int32Array.from([0, 0, 40, 0]), count: 4, kc, vc, s, h, d, out }))
+      .toThrow(/outside the cache/);
+  });
+
   it('rejects undersized buffers with a clear error', () => {
     const small = new Float32Array(4);
     expect(() => ops.swigluForward({ out: small, sig: small, inp: small, n: 2, f: 2 })).toThrow(/inp|argument 2 too small/);

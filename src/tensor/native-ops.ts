@@ -23,6 +23,21 @@ export interface DecodeAttentionArgs {
   out: Float32Array; outOffset: number; // [H, D]
 }
 
+/** Arguments of src/model/decode-attention.ts's decodeAttention (the whole decode step). */
+export interface DecodeStepArgs {
+  qkv: Float32Array; // [A, 3C] this step's post-RoPE rows
+  slotIds: Int32Array; // [A] distinct slots
+  positions: Int32Array; // [A] position of each new token
+  count: number; // A
+  kc: Float32Array; // [B, H, S, D]
+  vc: Float32Array; // [B, H, S, D]
+  s: number;
+  h: number;
+  d: number;
+  out: Float32Array; // [A, C]
+  // Scratch of the TypeScript path (qbuf, scores, obuf) is accepted and ignored.
+}
+
 export interface NativeOps {
   swigluForward(a: SwigluForwardArgs): void;
   swigluBackward(a: SwigluBackwardArgs): void;
@@ -31,6 +46,11 @@ export interface NativeOps {
   rmsnormForward(a: RmsnormForwardArgs): void;
   rmsnormBackward(a: RmsnormBackwardArgs): void;
   decodeAttention(a: DecodeAttentionArgs): void;
+  /**
+   * The whole decode step in one call: writes k, v of every row into the caches, then attention
+   * per row, rows in parallel. Same signature as decode-attention.ts's decodeAttention.
+   */
+  decodeAttentionStep(a: DecodeStepArgs): void;
 }
 
 function bind(addon: NativeAddon): NativeOps {
@@ -45,6 +65,8 @@ function bind(addon: NativeAddon): NativeOps {
       addon.rmsnormBackward(dinp, dweight, dout, inp, weight, rstd, n, c),
     decodeAttention: ({ q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset }) =>
       addon.decodeAttention(q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset),
+    decodeAttentionStep: ({ qkv, slotIds, positions, count, kc, vc, s, h, d, out }) =>
+      addon.decodeAttentionStep(qkv, slotIds, positions, count, kc, vc, s, h, d, out),
   };
 }
 

@@ -23,6 +23,10 @@ export interface NativeAddon {
   causalSoftmaxBackward(
     grad: Float32Array, gradOffset: number, probs: Float32Array, probsOffset: number, blocks: number, l: number,
   ): void;
+  decodeAttentionStep(
+    qkv: Float32Array, slotIds: Int32Array, positions: Int32Array, count: number, kc: Float32Array, vc: Float32Array,
+    s: number, h: number, d: number, out: Float32Array,
+  ): void;
   rmsnormForward(
     out: Float32Array, rstd: Float32Array, inp: Float32Array, weight: Float32Array, n: number, c: number, eps: number,
   ): void;
@@ -82,9 +86,10 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
   // image) could die with SIGILL, which no try/catch can stop. Refuse instead, with the fix.
   const cpuPath = `${NATIVE_DIR}build/Release/cpu.json`;
   if (existsSync(cpuPath)) {
-    const built = JSON.parse(readFileSync(cpuPath, 'utf8')) as { arch?: string; model?: string; isa?: string };
+    const built = JSON.parse(readFileSync(cpuPath, 'utf8')) as { march?: string; arch?: string; model?: string; isa?: string };
     const here = { arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() };
-    if (built.arch !== here.arch || built.model !== here.model || (built.isa ?? '') !== here.isa) {
+    const portable = built.march !== undefined && built.march !== 'native'; // CRL_NATIVE_MARCH build
+    if (built.arch !== here.arch || (!portable && (built.model !== here.model || (built.isa ?? '') !== here.isa))) {
       const reason = `addon was built for another CPU ("${built.model}", ${built.arch}, ${built.isa}), this is "${here.model}" ` +
         `(${here.arch}, ${here.isa}); ` +
         'rebuild with `node scripts/build-native.mjs`';

@@ -1,0 +1,177 @@
+// Node-API bindings of the non-GEMM kernels (ops.h); mirrored by NativeAddon in
+// src/tensor/native.ts and wrapped with the TypeScript signatures in src/tensor/native-ops.ts.
+#include <napi.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "addon-args.h"
+#include "ops.h"
+
+namespace crl_napi {
+namespace {
+
+// swigluForward(out, sig, inp, n, f)
+Napi::Value SwigluForward(const Napi::CallbackInfo& info) {
+  const char* fn = "swigluForward";
+  const int64_t n = int_arg(info, 3, fn), f = n < 0 ? -1 : int_arg(info, 4, fn);
+  if (f < 0) return info.Env().Undefined();
+  float* out = f32_arg(info, 0, n * f, fn);
+  float* sig = out ? f32_arg(info, 1, n * f, fn) : nullptr;
+  float* inp = sig ? f32_arg(info, 2, n * 2 * f, fn) : nullptr;
+  if (inp) crl::swiglu_forward(out, sig, inp, n, f);
+  return info.Env().Undefined();
+}
+
+// swigluBackward(dinp, dout, inp, sig, n, f)
+Napi::Value SwigluBackward(const Napi::CallbackInfo& info) {
+  const char* fn = "swigluBackward";
+  const int64_t n = int_arg(info, 4, fn), f = n < 0 ? -1 : int_arg(info, 5, fn);
+  if (f < 0) return info.Env().Undefined();
+  float* dinp = f32_arg(info, 0, n * 2 * f, fn);
+  float* dout = dinp ? f32_arg(info, 1, n * f, fn) : nullptr;
+  float* inp = dout ? f32_arg(info, 2, n * 2 * f, fn) : nullptr;
+  float* sig = inp ? f32_arg(info, 3, n * f, fn) : nullptr;
+  if (sig) crl::swiglu_backward(dinp, dout, inp, sig, n, f);
+  return info.Env().Undefined();
+}
+
+// causalSoftmaxForward(x, offset, blocks, l)
+Napi::Value CausalSoftmaxForward(const Napi::CallbackInfo& info) {
+  const char* fn = "causalSoftmaxForward";
+  const int64_t off = int_arg(info, 1, fn), blocks = off < 0 ? -1 : int_arg(info, 2, fn);
+  const int64_t l = blocks < 0 ? -1 : int_arg(info, 3, fn);
+  if (l < 0) return info.Env().Undefined();
+  float* x = f32_arg(info, 0, off + blocks * l * l, fn);
+  if (x) crl::causal_softmax_forward(x + off, blocks, l);
+  return info.Env().Undefined();
+}
+
+// causalSoftmaxBackward(grad, gradOffset, probs, probsOffset, blocks, l)
+Napi::Value CausalSoftmaxBackward(const Napi::CallbackInfo& info) {
+  const char* fn = "causalSoftmaxBackward";
+  const int64_t goff = int_arg(info, 1, fn), poff = goff < 0 ? -1 : int_arg(info, 3, fn);
+  const int64_t blocks = poff < 0 ? -1 : int_arg(info, 4, fn), l = blocks < 0 ? -1 : int_arg(info, 5, fn);
+  if (l < 0) return info.Env().Undefined();
+  float* g = f32_arg(info, 0, goff + blocks * l * l, fn);
+  float* p = g ? f32_arg(info, 2, poff + blocks * l * l, fn) : nullptr;
+  if (p) crl::causal_softmax_backward(g + goff, p + poff, blocks, l);
+  return info.Env().Undefined();
+}
+
+// decodeAttention(q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset)
+Napi::Value DecodeAttention(const Napi::CallbackInfo& info) {
+  const char* fn = "decodeAttention";
+  int64_t iv[6];  // qOffset, cacheBase, len, s, h, d
+  const size_t idx[6] = {1, 4, 5, 6, 7, 8};
+  for (int i = 0; i < 6; ++i)
+    if ((iv[i] = int_arg(info, idx[i], fn)) < 0) return info.Env().Undefined();
+  const int64_t q_off = iv[0], base = iv[1], len = iv[2], s = iv[3], h = iv[4], d = iv[5];
+  const int64_t out_off = int_arg(info, 11, fn);
+  if (out_off < 0 || info.Length() < 11 || !info[9].IsNumber()) {
+    if (out_off >= 0) Napi::TypeError::New(info.Env(), "decodeAttention: scale must be a number").ThrowAsJavaScriptException();
+    return info.Env().Undefined();
+  }
+  if (len < 1 || len > s) {
+    Napi::RangeError::New(info.Env(), "decodeAttention: need 1 <= len <= s").ThrowAsJavaScriptException();
+    return info.Env().Undefined();
+  }
+  const float scale = static_cast<float>(info[9].As<Napi::Number>().DoubleValue());
+  const int64_t cache_need = h == 0 ? 0 : base + (h - 1) * s * d + len * d;
+  const float* q = f32_arg(info, 0, q_off + h * d, fn);
+  const float* kc = q ? f32_arg(info, 2, cache_need, fn) : nullptr;
+  const float* vc = kc ? f32_arg(info, 3, cache_need, fn) : nullptr;
+  float* out = vc ? f32_arg(info, 10, out_off + h * d, fn) : nullptr;
+  if (out) crl::decode_attention(q + q_off, kc + base, vc + base, out + out_off, len, s, h, d, scale);
+  return info.Env().Undefined();
+}
+
+// decodeAttentionStep(qkv, slotIds, positions, count, kc, vc, s, h, d, out)
+Napi::Value DecodeAttentionStep(const Napi::CallbackInfo& info) {
+  const char* fn = "decodeAttentionStep";
+  Napi::Env env = info.Env();
+  int64_t iv[4];  // count, s, h, d
+  const size_t idx[4] = {3, 6, 7, 8};
+  for (int i = 0; i < 4; ++i)
+    if ((iv[i] = int_arg(info, idx[i], fn)) < 0) return env.Undefined();
+  const int64_t count = iv[0], s = iv[1], h = iv[2], d = iv[3], c = h * d;
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+        static_cast<int64_t>(info[i].As<Napi::TypedArray>().ElementLength()) < count) {
+      Napi::TypeError::New(env, std::string(fn) + ": argument " + std::to_string(i) + " must be an Int32Array of >= count")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  const int32_t* slots = info[1].As<Napi::Int32Array>().Data();
+  const int32_t* pos = info[2].As<Napi::Int32Array>().Data();
+  const float* qkv = f32_arg(info, 0, count * 3 * c, fn);
+  float* kc = qkv ? f32_arg(info, 4, 0, fn) : nullptr;
+  float* vc = kc ? f32_arg(info, 5, 0, fn) : nullptr;
+  float* out = vc ? f32_arg(info, 9, count * c, fn) : nullptr;
+  if (!out) return env.Undefined();
+  const int64_t cache_len = std::min(info[4].As<Napi::Float32Array>().ElementLength(), info[5].As<Napi::Float32Array>().ElementLength());
+  for (int64_t i = 0; i < count; ++i) {
+    if (slots[i] < 0 || pos[i] < 0 || pos[i] >= s || (slots[i] + 1) * h * s * d > cache_len) {
+      Napi::RangeError::New(env, std::string(fn) + ": row " + std::to_string(i) + " has slot " + std::to_string(slots[i]) +
+                                     ", position " + std::to_string(pos[i]) + " outside the cache")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  std::vector<char> seen(static_cast<size_t>(cache_len / std::max<int64_t>(1, h * s * d)) + 1, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    if (seen[slots[i]]++) {
+      Napi::RangeError::New(env, std::string(fn) + ": slot " + std::to_string(slots[i]) + " appears twice in one step")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  crl::decode_step(qkv, slots, pos, count, kc, vc, s, h, d, out);
+  return env.Undefined();
+}
+
+// rmsnormForward(out, rstd, inp, weight, n, c, eps)
+Napi::Value RmsnormForward(const Napi::CallbackInfo& info) {
+  const char* fn = "rmsnormForward";
+  const int64_t n = int_arg(info, 4, fn), c = n < 0 ? -1 : int_arg(info, 5, fn);
+  const double eps = c < 0 ? std::nan("") : num_arg(info, 6, fn);
+  if (std::isnan(eps)) return info.Env().Undefined();
+  float* out = f32_arg(info, 0, n * c, fn);
+  float* rstd = out ? f32_arg(info, 1, n, fn) : nullptr;
+  float* inp = rstd ? f32_arg(info, 2, n * c, fn) : nullptr;
+  float* w = inp ? f32_arg(info, 3, c, fn) : nullptr;
+  if (w) crl::rmsnorm_forward(out, rstd, inp, w, n, c, static_cast<float>(eps));
+  return info.Env().Undefined();
+}
+
+// rmsnormBackward(dinp, dweight, dout, inp, weight, rstd, n, c)
+Napi::Value RmsnormBackward(const Napi::CallbackInfo& info) {
+  const char* fn = "rmsnormBackward";
+  const int64_t n = int_arg(info, 6, fn), c = n < 0 ? -1 : int_arg(info, 7, fn);
+  if (c < 0) return info.Env().Undefined();
+  float* dinp = f32_arg(info, 0, n * c, fn);
+  float* dw = dinp ? f32_arg(info, 1, c, fn) : nullptr;
+  float* dout = dw ? f32_arg(info, 2, n * c, fn) : nullptr;
+  float* inp = dout ? f32_arg(info, 3, n * c, fn) : nullptr;
+  float* w = inp ? f32_arg(info, 4, c, fn) : nullptr;
+  float* rstd = w ? f32_arg(info, 5, n, fn) : nullptr;
+  if (rstd) crl::rmsnorm_backward(dinp, dw, dout, inp, w, rstd, n, c);
+  return info.Env().Undefined();
+}
+
+}  // namespace
+
+void register_ops(Napi::Env env, Napi::Object exports) {
+  exports.Set("swigluForward", Napi::Function::New(env, SwigluForward, "swigluForward"));
+  exports.Set("swigluBackward", Napi::Function::New(env, SwigluBackward, "swigluBackward"));
+  exports.Set("causalSoftmaxForward", Napi::Function::New(env, CausalSoftmaxForward, "causalSoftmaxForward"));
+  exports.Set("causalSoftmaxBackward", Napi::Function::New(env, CausalSoftmaxBackward, "causalSoftmaxBackward"));
+  exports.Set("decodeAttention", Napi::Function::New(env, DecodeAttention, "decodeAttention"));
+  exports.Set("decodeAttentionStep", Napi::Function::New(env, DecodeAttentionStep, "decodeAttentionStep"));
+  exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));
+  exports.Set("rmsnormBackward", Napi::Function::New(env, RmsnormBackward, "rmsnormBackward"));
+}
+
+}  // namespace crl_napi
