@@ -150,6 +150,9 @@ struct Job {
 
 // Slices smaller than this many micro-tiles would repack op(B) too often (each slice packs it).
 constexpr int64_t kMinTilesPerTask = 24;
+// With op(B) packed once and shared, slices only need to amortize the task claim, so they are
+// finer: when another process preempts a worker mid-slice, the caller waits for less work.
+constexpr int64_t kMinTilesPerSharedTask = 8;
 
 static void run_task(void* ctx, int64_t t) {
   const Job& job = *static_cast<const Job*>(ctx);
@@ -179,17 +182,22 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
     job.split_batches = true;
     job.units = p.batch;
     job.ntasks = std::min<int64_t>(p.batch, 1024);
-  } else {
+  }
+  // Row slices of one product all need the same packed op(B): pack it once (below).
+  const bool share_b = nt > 1 && !job.split_batches && job.by_rows && p.batch == 1 && p.k > 0 && p.alpha != 0.f &&
+                       p.n <= NC;
+  if (!job.split_batches) {
     job.units = job.by_rows ? (p.m + MR - 1) / MR : (p.n + NR - 1) / NR;
-    job.ntasks = nt == 1 ? 1 : std::clamp<int64_t>(job.units / kMinTilesPerTask, nt, 4 * nt);
+    job.ntasks = nt == 1 ? 1
+               : share_b ? std::clamp<int64_t>(job.units / kMinTilesPerSharedTask, nt, 16 * nt)
+                         : std::clamp<int64_t>(job.units / kMinTilesPerTask, nt, 4 * nt);
     job.ntasks = std::min(job.ntasks, job.units);
   }
   if (job.ntasks <= 1) {
     run_task(&job, 0);
     return;
   }
-  // Row slices of one product all need the same packed op(B): pack it once here.
-  if (!job.split_batches && job.by_rows && p.batch == 1 && p.k > 0 && p.alpha != 0.f && p.n <= NC) {
+  if (share_b) {
     thread_local std::vector<float> shared_b;  // per calling thread: concurrent callers never share
     shared_b.resize(static_cast<size_t>(p.k * padded_n(p.n)));
     pack_all_b(b + p.off_b, p, shared_b.data());
