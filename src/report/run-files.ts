@@ -27,7 +27,7 @@ export const RUN_FILES = {
 export const MetricsLineSchema = z
   .object({
     iteration: z.number().int().nonnegative(),
-    metrics: z.record(z.string().regex(/^[a-z0-9_]+\/[a-z0-9_]+$/), z.number().nullable()),
+    metrics: z.record(z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/), z.number().nullable()),
   })
   .strict();
 export type MetricsLine = z.infer<typeof MetricsLineSchema>;
