@@ -21,10 +21,14 @@ export function registerSftCommand(program: Command): void {
     .description('train the SFT base policy on expert episodes with lossy(p) summaries (cross-entropy on generated tokens)')
     .option('--env <name>', 'task family', 'kv-ledger')
     .option('--knobs <json>', 'task knobs as JSON, e.g. \'{"queries":1}\'')
-    .option('--episodes <n>', 'expert episodes to imitate')
-    .option('--epochs <n>', 'passes over the episodes')
+    .option('--episodes <n>', 'expert episodes per epoch')
+    .option('--epochs <n>', 'epochs (fresh episodes each epoch unless --data fixed)')
+    .option('--data <mode>', 'fresh (new training seeds every epoch) | fixed (the same episodes every epoch)')
     .option('--lossy-p <p>', 'summary fact-drop probability of the lossy writer')
-    .option('--lr <x>', 'learning rate')
+    .option('--lr <x>', 'peak learning rate (linear warm-up, then cosine)')
+    .option('--warmup <steps>', 'warm-up optimizer steps')
+    .option('--batch-tokens <n>', 'tokens per optimizer step')
+    .option('--held-out <n>', 'expert episodes on evaluation seeds for held-out token accuracy (0: skip)')
     .option('--model <preset>', 'model preset')
     .option('--context <C>', 'context window C')
     .option('--seed <s>', 'seed')
@@ -32,7 +36,8 @@ export function registerSftCommand(program: Command): void {
     .action(async (o: Record<string, string | undefined>) => {
       const num = (x: string | undefined) => (x === undefined ? undefined : Number.isFinite(Number(x)) ? Number(x) : x);
       const raw = Object.fromEntries(Object.entries({
-        env: { name: o.env, ...(o.knobs ? { knobs: parseJson(o.knobs) } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), lossyP: num(o.lossyP), lr: num(o.lr),
+        env: { name: o.env, ...(o.knobs ? { knobs: parseJson(o.knobs) } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), data: o.data, lossyP: num(o.lossyP), lr: num(o.lr),
+        warmupSteps: num(o.warmup), batchTokens: num(o.batchTokens), heldOutEpisodes: num(o.heldOut),
         model: o.model ? { preset: o.model } : undefined, rollout: o.context ? { contextWindow: num(o.context) } : undefined, seed: num(o.seed),
       }).filter(([, v]) => v !== undefined));
       const r = SftConfigSchema.safeParse(raw);
@@ -40,6 +45,7 @@ export function registerSftCommand(program: Command): void {
       const runDir = o.out ?? join('runs', newRunName('base'));
       const { checkpoint } = await runSft({ runDir, config: r.data, progress: createProgress({ label: 'sft', fields: SFT_FIELDS }) });
       const last = readMetrics(join(runDir, 'metrics.jsonl')).pop();
-      process.stdout.write(`${JSON.stringify({ runDir, checkpoint, loss: last?.metrics['sft/loss'] ?? null, tokenAccuracy: last?.metrics['sft/token_acc_p50'] ?? null })}\n`);
+      process.stdout.write(`${JSON.stringify({ runDir, checkpoint, loss: last?.metrics['sft/loss'] ?? null, tokenAccuracy: last?.metrics['sft/token_acc_p50'] ?? null,
+        heldOut: Object.fromEntries(Object.entries(last?.metrics ?? {}).filter(([k]) => k.startsWith('heldout/'))) })}\n`);
     });
 }

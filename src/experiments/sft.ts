@@ -7,11 +7,11 @@ import { WordTokenizer } from '../model/tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { buildMinibatches } from '../rl/minibatches.ts';
 import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts';
-import { runEpisodes } from '../rollout/runner.ts';
-import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { writeFileAtomic } from './atomic-fs.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
+import { expertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
+import { heldOutAccuracy } from './sft-heldout.ts';
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
@@ -27,13 +27,23 @@ export const SftConfigSchema = z
     env: z.object({ name: z.string().min(1).default('kv-ledger'), knobs: z.record(z.string(), z.unknown()).default({}) }).strict().prefault({}),
     rollout: RolloutConfigSchema.prefault({}),
     model: z.object({ preset: z.string().min(1).default('reference') }).strict().prefault({}),
-    /** Expert episodes to imitate (training seeds). */
+    /** Expert episodes per epoch (training seeds). */
     episodes: z.number().int().positive().default(64),
     epochs: z.number().int().positive().default(4),
+    /**
+     * 'fresh': new training seeds every epoch (the generator is infinite; docs/sft.md measured that
+     * re-reading a fixed set overfits); 'fixed': the same episodes every epoch.
+     */
+    data: z.enum(['fresh', 'fixed']).default('fresh'),
     /** lossy(p) summaries: each needed fact dropped with probability p (issue 5). */
     lossyP: z.number().min(0).max(1).default(0.3),
+    /** Peak learning rate, reached after warmupSteps, then a cosine to lr * minLrRatio at the last step. */
     lr: z.number().positive().default(1e-3),
+    warmupSteps: z.number().int().nonnegative().default(20),
+    minLrRatio: z.number().min(0).max(1).default(0.1),
     batchTokens: z.number().int().positive().default(2048),
+    /** Expert episodes on evaluation seeds for held-out token accuracy by kind; 0 skips it. */
+    heldOutEpisodes: z.number().int().nonnegative().default(16),
     seed: z.number().int().nonnegative().default(0),
   })
   .strict();
@@ -54,20 +64,24 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   const family = await taskFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
+  const common = { family, knobs: config.env.knobs, rollout, layout, tokenizer, lossyP: config.lossyP, episodes: config.episodes, seeds: family.trainSeeds };
+  // Each epoch's data depends on (seed, epoch) only, so a resumed run sees the same episodes.
+  const epochData = async (epoch: number) => {
+    const records = await expertEpisodes({ ...common, rng: new Rng(mixSeed(config.seed, config.data === 'fresh' ? epoch : 1, 0xda7a)), idPrefix: `sft-e${epoch}` });
+    return { records, sequences: toSequences({ records }) };
+  };
+  const heldOut = config.heldOutEpisodes > 0
+    ? toSequences({ tokenizer, records: await expertEpisodes({ ...common, episodes: config.heldOutEpisodes, seeds: family.evalSeeds, rng: new Rng(mixSeed(config.seed, 0x4e1d)), idPrefix: 'sft-heldout' }) })
+    : [];
 
-  // Data: expert acts, lossy(p) writes the summaries; the same records every time (seeded).
-  const span = family.trainSeeds.end - family.trainSeeds.start;
-  const records = await runEpisodes({
-    episodes: Array.from({ length: config.episodes }, (_, i) => ({ episodeId: `sft-${i}`, env: family.create(config.env.knobs), seed: family.trainSeeds.start + rng.int(span) })),
-    config: rollout, layout,
-    actor: textPolicySampler({ tokenizer, policy: family.expert, rng: rng.fork() }),
-    summarizer: textPolicySampler({ tokenizer, policy: family.summaryWriters.lossy(config.lossyP), rng: rng.fork() }),
-  });
-  const segments = records.flatMap((r) => r.segments).map((s) => ({ tokens: Int32Array.from(s.tokens), mask: Uint8Array.from(s.lossMask) }));
-
+  // Steps per epoch are estimated from epoch 1 (fresh epochs differ by a few percent; the cosine
+  // stays flat at its floor if the estimate runs short).
+  let current = await epochData(1);
+  const tokensPerEpoch = current.sequences.reduce((a, s) => a + s.tokens.length, 0);
+  const steps = config.epochs * Math.max(1, Math.ceil(tokensPerEpoch / config.batchTokens));
   const cfg = modelConfig(config.model.preset, { vocabSize: tokenizer.vocabSize, maxSeqLen: rollout.contextWindow });
-  const steps = config.epochs * Math.max(1, Math.ceil(segments.reduce((a, s) => a + s.tokens.length, 0) / config.batchTokens));
-  const policy = new PolicyModel({ config: cfg, optim: { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(10, steps) }, rng: rng.fork() });
+  const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(config.warmupSteps, steps), minLrRatio: config.minLrRatio };
+  const policy = new PolicyModel({ config: cfg, optim, rng: rng.fork() });
   const ckpt = latestCheckpoint(paths.root);
   let start = 0;
   if (ckpt) {
@@ -80,23 +94,31 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   }
   truncateMetrics({ path: paths.metrics, lastIteration: start });
   options.progress?.start({ total: config.epochs, first: start + 1 });
+  let expertSuccess = 0;
+  let episodes = 0;
   for (let epoch = start + 1; epoch <= config.epochs; epoch++) {
-    const metrics = sftEpoch({ policy, segments, batchTokens: config.batchTokens, rng: new Rng(mixSeed(config.seed, epoch)) });
+    if (epoch !== 1 && config.data === 'fresh') current = await epochData(epoch);
+    expertSuccess += current.records.filter((r) => r.reward >= 1).length;
+    episodes += current.records.length;
+    const metrics = sftEpoch({ policy, segments: current.sequences, batchTokens: config.batchTokens, rng: new Rng(mixSeed(config.seed, epoch)) });
+    // Held-out accuracy costs a forward pass over heldOutEpisodes: at the end and every 5 epochs.
+    if (heldOut.length > 0 && (epoch === config.epochs || epoch % 5 === 0)) Object.assign(metrics, heldOutAccuracy({ policy, sequences: heldOut, batchTokens: config.batchTokens }));
     appendMetrics({ path: paths.metrics, iteration: epoch, metrics });
     await saveCheckpointDir({ runDir: paths.root, iteration: epoch, write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: epoch } }) });
     options.progress?.update({ iteration: epoch, metrics });
   }
   options.progress?.stop();
-  writeFileAtomic(`${paths.root}/sft-data.json`, JSON.stringify({ episodes: records.length, expertSuccess: records.filter((r) => r.reward >= 1).length / records.length }));
+  writeFileAtomic(`${paths.root}/sft-data.json`, JSON.stringify({ data: config.data, episodesSeen: episodes, expertSuccess: episodes ? expertSuccess / episodes : null, optimizerSteps: steps }));
   return { checkpoint: latestCheckpoint(paths.root)!.dir };
 }
 
 /** One pass of cross-entropy over generated tokens: dL/dlogprob = -1/N at masked positions. */
-function sftEpoch(options: { policy: PolicyModel; segments: readonly { tokens: Int32Array; mask: Uint8Array }[]; batchTokens: number; rng: Rng }): Record<string, number> {
+export function sftEpoch(options: { policy: PolicyModel; segments: readonly SftSequence[]; batchTokens: number; rng: Rng }): Record<string, number> {
   const { policy, segments } = options;
   let lossSum = 0;
   let confident = 0;
   let count = 0;
+  let lr = Number.NaN;
   for (const mb of buildMinibatches({ lengths: segments.map((s) => s.tokens.length), tokenBudget: options.batchTokens, rng: options.rng })) {
     const tokens = mb.map((i) => segments[i]!.tokens);
     const masks = mb.map((i) => segments[i]!.mask);
@@ -115,7 +137,7 @@ function sftEpoch(options: { policy: PolicyModel; segments: readonly { tokens: I
       return g;
     });
     policy.backward({ logprobs: grads });
-    policy.step();
+    lr = policy.step().lr;
   }
-  return { 'sft/loss': count ? lossSum / count : Number.NaN, 'sft/token_acc_p50': count ? confident / count : Number.NaN };
+  return { 'sft/loss': count ? lossSum / count : Number.NaN, 'sft/token_acc_p50': count ? confident / count : Number.NaN, 'sft/lr': lr };
 }

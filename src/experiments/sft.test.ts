@@ -1,0 +1,55 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { WordTokenizer } from '../model/tokenizer.ts';
+import { resolveRolloutConfig } from '../rollout/config.ts';
+import { Rng } from '../util/random.ts';
+import { readMetrics } from './metrics-log.ts';
+import { runSft, SftConfigSchema } from './sft.ts';
+import { expertEpisodes, toSequences } from './sft-data.ts';
+import { taskFamily } from './task-families.ts';
+
+describe('SFT base policy', () => {
+  it('a fast smoke run lowers the training loss (tiny model, chunk-sum, fresh episodes)', async () => {
+    const runDir = join(mkdtempSync(join(tmpdir(), 'crl-sft-')), 'base');
+    const config = SftConfigSchema.parse({
+      env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, episodes: 8, epochs: 6, lr: 1e-2, warmupSteps: 2, batchTokens: 512, heldOutEpisodes: 4,
+    });
+    const { checkpoint } = await runSft({ runDir, config });
+    expect(existsSync(checkpoint)).toBe(true);
+    const m = readMetrics(join(runDir, 'metrics.jsonl'));
+    expect(m.map((l) => l.iteration)).toEqual([1, 2, 3, 4, 5, 6]);
+    const first = m[0]!.metrics['sft/loss']!;
+    const last = m[5]!.metrics['sft/loss']!;
+    // From ~ln(vocab) at init; six epochs must remove a clear share of it, not just noise.
+    expect(first).toBeGreaterThan(2);
+    expect(last).toBeLessThan(first * 0.8);
+    // Held-out accuracy (evaluation seeds) is reported at the last epoch, in [0, 1].
+    expect(m[5]!.metrics['heldout/acc_action']).toBeGreaterThanOrEqual(0);
+    expect(m[5]!.metrics['heldout/acc_action']).toBeLessThanOrEqual(1);
+    const data = JSON.parse(readFileSync(join(runDir, 'sft-data.json'), 'utf8'));
+    expect(data.episodesSeen).toBe(48); // 8 fresh episodes x 6 epochs
+  }, 60_000);
+
+  it('merges exec_j into sum_j without losing or inventing trained tokens, and labels answer values', async () => {
+    const tokenizer = new WordTokenizer();
+    const family = await taskFamily('kv-ledger');
+    const { config: rollout, layout } = resolveRolloutConfig({ input: { contextWindow: 256, maxWindows: 4 }, tokenizer });
+    const records = await expertEpisodes({
+      family, knobs: {}, rollout, layout, tokenizer, lossyP: 0, episodes: 6, seeds: family.trainSeeds, rng: new Rng(3), idPrefix: 't',
+    });
+    const seqs = toSequences({ records, tokenizer });
+    const masked = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0);
+    const segTokens = records.flatMap((r) => r.segments);
+    expect(records.some((r) => r.compactions > 0)).toBe(true);
+    expect(seqs.length).toBe(segTokens.length - records.reduce((a, r) => a + r.compactions, 0)); // one merge per compaction
+    expect(seqs.reduce((a, s) => a + masked(s.mask), 0)).toBe(segTokens.reduce((a, s) => a + masked(s.lossMask), 0));
+    // Every answer-value label decodes to a number or 'none', and each episode's answer is labelled.
+    const answers = seqs.flatMap((s) => s.kinds!.flatMap((k, t) => (k === 'answer' ? [tokenizer.decode([s.tokens[t]!])] : [])));
+    expect(answers.length).toBeGreaterThanOrEqual(records.length * 3); // 3 queries per default task
+    for (const w of answers) expect(w).toMatch(/^(\d+|none)$/);
+    const summaries = seqs.flatMap((s) => s.kinds!.filter((k) => k === 'summary'));
+    expect(summaries.length).toBeGreaterThan(0);
+  });
+});
