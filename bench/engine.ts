@@ -107,6 +107,8 @@ function benchModel(name: 'reference' | 'large'): ModelResult {
     sample.push({ batch, newTokens, tokensPerSecond: (generated / ms) * 1000 });
   }
   const rss = peakRssMb(); // before the multi-turn extra, which is not part of the workload
+  multiTurnTokensPerSecond(policy, true); // warm-up: the JIT and the slot buffers
+  multiTurnTokensPerSecond(policy, false);
   const multiTurn = { cached: multiTurnTokensPerSecond(policy, true), fresh: multiTurnTokensPerSecond(policy, false) };
   return {
     name, params: policy.net.paramCount, stepMs, stepGflop: flop / 1e9, multiTurn,
