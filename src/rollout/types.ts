@@ -60,7 +60,10 @@ export interface SamplingParams {
 export interface SampleResult {
   /** New tokens, including the stop token if one ended generation. */
   tokens: number[];
-  /** log pi(token | prefix) under the sampling distribution, one per new token; null when unknown (scripted). */
+  /**
+   * log pi(token | prefix) under the policy's own distribution (temperature 1, no top-p truncation:
+   * what PPO's old log-probs mean, spec §6), one per new token; null when unknown (scripted policies).
+   */
   logprobs: (number | null)[];
   /** Entropy of pi(. | prefix) at each new token, when the sampler knows it (the embedded model does). */
   entropies?: number[];
