@@ -25,25 +25,28 @@ export async function actorSampler(options: {
   return checkpointSampler({ dir: policy, seed, tokenizer, contextWindow: options.contextWindow });
 }
 
-/** Summary writers by name (registry, not branches); `self` reuses the actor object. */
-const WRITERS: Record<SummaryWriterChoice['kind'], (family: TaskFamily<any>, choice: SummaryWriterChoice) => TextPolicy | 'self'> = {
-  self: () => 'self',
+/** Scripted summary writers by name (registry, not branches). */
+const TEXT_WRITERS: Record<'oracle' | 'null' | 'lossy', (family: TaskFamily<any>, choice: SummaryWriterChoice) => TextPolicy> = {
   oracle: (family) => family.summaryWriters.oracle,
   null: () => () => '',
   lossy: (family, choice) => family.summaryWriters.lossy(choice.kind === 'lossy' ? choice.p : 0),
 };
 
-export function summarySampler(options: {
+export async function summarySampler(options: {
   choice: SummaryWriterChoice;
   family: TaskFamily<any>;
   actor: TokenSampler;
   tokenizer: Tokenizer;
   seed: number;
-}): TokenSampler {
+  contextWindow: number;
+}): Promise<TokenSampler> {
   const { choice, family, actor, tokenizer, seed } = options;
-  const policy = WRITERS[choice.kind](family, choice);
   // The same object as the actor: the runner then batches actions and summaries in one call.
-  if (policy === 'self') return actor;
+  if (choice.kind === 'self') return actor;
+  if (choice.kind === 'checkpoint') {
+    return checkpointSampler({ dir: choice.path, seed: mixSeed(seed, 2), tokenizer, contextWindow: options.contextWindow });
+  }
+  const policy = TEXT_WRITERS[choice.kind](family, choice);
   return textPolicySampler({ tokenizer, policy, rng: new Rng(mixSeed(seed, 2)) });
 }
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { parseSummaryWriter as parseWriterSpec, type SummaryWriterSpec } from '../eval/summary-writer.ts';
 import { CliError } from './errors.ts';
 
-/** `--summary-writer`: who writes summaries (Table 1 analogue, spec §8). */
-export type SummaryWriterChoice = { kind: 'self' } | { kind: 'oracle' } | { kind: 'null' } | { kind: 'lossy'; p: number };
+/** `--summary-writer`: who writes summaries (Table 1 analogue, spec §8); one grammar, in eval/. */
+export type SummaryWriterChoice = SummaryWriterSpec;
 
 const int = (min: number) => z.coerce.number({ error: 'expected a whole number' }).int({ error: 'expected a whole number' }).min(min);
 
@@ -42,8 +43,9 @@ export function parseRunFlags(raw: Record<string, unknown>): RunFlags & { writer
 }
 
 export function parseSummaryWriter(s: string): SummaryWriterChoice {
-  if (s === 'self' || s === 'oracle' || s === 'null') return { kind: s };
-  const m = /^lossy:(\d*\.?\d+)$/.exec(s);
-  if (m && Number(m[1]) <= 1) return { kind: 'lossy', p: Number(m[1]) };
-  throw new CliError(`--summary-writer: expected self, oracle, null or lossy:P with P in [0, 1] (got ${JSON.stringify(s)})`);
+  try {
+    return parseWriterSpec(s);
+  } catch (e) {
+    throw new CliError(`--summary-writer: ${(e as Error).message}`);
+  }
 }

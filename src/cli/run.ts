@@ -51,7 +51,7 @@ export function registerRunCommand(program: Command): void {
     .option('--threshold <T>', 'compaction threshold T_comp (default 112)')
     .option('--tail <k>', 'whole steps carried into the rebuilt window (default 2)')
     .option('--seed <s>', 'offset into the eval seed range; also seeds the samplers', '0')
-    .option('--summary-writer <w>', 'self | oracle | null | lossy:P', 'self')
+    .option('--summary-writer <w>', 'self | oracle | null | lossy:P | checkpoint:PATH', 'self')
     .option('--concurrency <n>', 'episodes in flight at once (default: all)')
     .option('--temperature <t>', 'sampling temperature (default 1)')
     .option('--top-p <p>', 'nucleus sampling mass (default 1)')
@@ -68,7 +68,7 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   const tokenizer = new WordTokenizer();
   const { config, layout } = resolveWithFlagNames(() => resolveRolloutConfig({ tokenizer, input: rolloutInput(flags) }));
   const actor = await actorSampler({ policy: flags.policy, family, tokenizer, seed: flags.seed, contextWindow: config.contextWindow });
-  const summarizer = summarySampler({ choice: flags.writer, family, actor, tokenizer, seed: flags.seed });
+  const summarizer = await summarySampler({ choice: flags.writer, family, actor, tokenizer, seed: flags.seed, contextWindow: config.contextWindow });
   const size = family.evalSeeds.end - family.evalSeeds.start;
   if (flags.episodes > size) process.stderr.write(`crl: warning: ${flags.episodes} episodes exceed the ${size} eval seeds of ${family.name}; seeds repeat\n`);
   const episodes = evalTaskSeeds(family, flags).map((seed, i) => ({ episodeId: `${family.name}-${seed}-${i}`, env: family.create(), seed }));
