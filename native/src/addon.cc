@@ -9,6 +9,7 @@
 
 namespace crl_napi {
 void register_ops(Napi::Env env, Napi::Object exports);
+void register_attention(Napi::Env env, Napi::Object exports);
 }  // namespace crl_napi
 
 namespace {
@@ -102,6 +103,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("noop", Napi::Function::New(env, Noop, "noop"));
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   crl_napi::register_ops(env, exports);
+  crl_napi::register_attention(env, exports);
   exports.Set("setParallelMinFlops", Napi::Function::New(env, SetParallelMinFlops, "setParallelMinFlops"));
   return exports;
 }

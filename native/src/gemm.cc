@@ -206,4 +206,11 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
   pool().run(job.ntasks, run_task, &job);
 }
 
+void gemm_serial(const float* a, const float* b, float* c, const GemmParams& p) {
+  if (p.m <= 0 || p.n <= 0 || p.batch <= 0) return;
+  Job job{a, b, c, &p, false, p.m >= p.n, nullptr, 0, 1};
+  job.units = job.by_rows ? (p.m + MR - 1) / MR : (p.n + NR - 1) / NR;
+  run_task(&job, 0);
+}
+
 }  // namespace crl

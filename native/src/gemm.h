@@ -16,6 +16,9 @@ struct GemmParams {
 };
 
 void gemm(const float* a, const float* b, float* c, const GemmParams& p);
+// The same product on the calling thread only (same FMA chains, so bit-identical to gemm()). For
+// kernels that are themselves run as pool tasks (attention.cc): never re-enters the pool.
+void gemm_serial(const float* a, const float* b, float* c, const GemmParams& p);
 
 // Products below this many FLOPs (2*m*n*k*batch) run on the calling thread only: waking the
 // second core costs more than it saves (measured with bench/gemm.ts, see docs/decisions/0002).

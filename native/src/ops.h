@@ -13,6 +13,9 @@ void swiglu_backward(float* dinp, const float* dout, const float* inp, const flo
 void causal_softmax_forward(float* x, int64_t blocks, int64_t l);
 // In place over grad[R, L, L]: dS = P * (dP - rowsum(P * dP)), zero above the diagonal.
 void causal_softmax_backward(float* grad, const float* probs, int64_t blocks, int64_t l);
+// One row of each: softmax over x[0..len) with zeros over [len, l); g = p * (g - p.g) likewise.
+void softmax_row(float* x, int64_t len, int64_t l);
+void softmax_backward_row(float* g, const float* p, int64_t len, int64_t l);
 
 
 // One query row per head against a slot's cached keys/values (the sampler's decode step):

@@ -4,8 +4,8 @@
  * C = H * D. Caches are head-major [B, H, S, D].
  *
  * Two paths, same results to float rounding:
- *  - native addon loaded: its fused per-slot kernel (src/tensor/native-ops.ts: SIMD dot products
- *    and exp, no packing);
+ *  - native addon loaded: its fused whole-step kernel (src/tensor/native-ops.ts decodeAttentionStep:
+ *    cache writes, then rows in parallel with SIMD dot products and exp, no packing);
  *  - otherwise: (slot, head) pairs of consecutive slots sit at a uniform stride S * D, so each run
  *    of consecutive slots is ONE slot-and-head-batched gemm() for the scores and one for the
  *    weighted values, instead of two calls per sequence; rows shorter than the run's longest are
@@ -49,20 +49,18 @@ export interface DecodeAttentionArgs {
 
 /** Writes this step's k, v into the caches, then out[i] = attention of query i over its slot. */
 export function decodeAttention(a: DecodeAttentionArgs): void {
-  const { qkv, slotIds, positions, count, kc, vc, s, h, d, out } = a;
+  // One native call per layer (cache writes + every row, rows on both cores) instead of one per
+  // slot: at batch 64 the per-slot calls ran on one core (bench:engine, decode-attention 65%).
+  if (nativeOps) return nativeOps.decodeAttentionStep(a);
+  decodeAttentionTs(a);
+}
+
+/** The TypeScript path: fallback and the native step's oracle. */
+export function decodeAttentionTs(a: DecodeAttentionArgs): void {
+  const { qkv, slotIds, positions, count, kc, vc, s, h, d } = a;
   const c = h * d;
-  const scale = 1 / Math.sqrt(d);
   for (let i = 0; i < count; i++) writeKv({ kc, vc, row: qkv, rowOffset: i * 3 * c, slot: slotIds[i]!, pos: positions[i]!, s, h, d });
-  if (nativeOps) {
-    for (let i = 0; i < count; i++) {
-      nativeOps.decodeAttention({
-        q: qkv, qOffset: i * 3 * c, kc, vc, cacheBase: slotIds[i]! * h * s * d, len: positions[i]! + 1,
-        s, h, d, scale, scores: a.scores, out, outOffset: i * c,
-      });
-    }
-    return;
-  }
-  decodeAttentionBatched(a, scale);
+  decodeAttentionBatched(a, 1 / Math.sqrt(d));
 }
 
 function decodeAttentionBatched(a: DecodeAttentionArgs, scale: number): void {

@@ -1,4 +1,5 @@
 import { gemm } from './gemm.ts';
+import { nativeOps } from './native-ops.ts';
 import { causalSoftmaxBackward, causalSoftmaxForward } from './softmax.ts';
 
 /**
@@ -7,6 +8,9 @@ import { causalSoftmaxBackward, causalSoftmaxForward } from './softmax.ts';
  * N = packed rows, C = channels = H * D, H = heads, D = head dim, S = sequences, L = one
  * sequence's length. q, k, v live in one [N, 3C] buffer (q_proj | k_proj | v_proj rows, RoPE
  * already applied to q and k). Every product goes through gemm() with strided head batches.
+ * With the addon loaded, attentionForward/Backward run native/src/attention.cc instead: the same
+ * blocked products in the same order (so the same results), one call for the whole batch with
+ * (sequence, head) pairs spread over the threads; the *Ts bodies stay as fallback and oracle.
  */
 /** Query rows per causal block (see attentionForward). */
 const QUERY_BLOCK = 64;
@@ -48,7 +52,14 @@ export interface AttentionForwardArgs {
   headDim: number;
 }
 
-export function attentionForward({ out, probs, qkv, layout, nHeads, headDim }: AttentionForwardArgs): void {
+/** Native fused kernel when the addon has it (one call, (sequence, head) pairs on both cores). */
+export function attentionForward(a: AttentionForwardArgs): void {
+  if (nativeOps?.attentionForward) return nativeOps.attentionForward(a);
+  attentionForwardTs(a);
+}
+
+/** The TypeScript body: fallback and the native kernel's oracle (same products, same order). */
+export function attentionForwardTs({ out, probs, qkv, layout, nHeads, headDim }: AttentionForwardArgs): void {
   const c = nHeads * headDim;
   const scale = 1 / Math.sqrt(headDim);
   for (let s = 0; s < layout.starts.length; s++) {
@@ -92,6 +103,11 @@ export interface AttentionBackwardArgs {
 }
 
 export function attentionBackward(a: AttentionBackwardArgs): void {
+  if (nativeOps?.attentionBackward) return nativeOps.attentionBackward(a);
+  attentionBackwardTs(a);
+}
+
+export function attentionBackwardTs(a: AttentionBackwardArgs): void {
   const { dqkv, dout, qkv, probs, scratch, layout, nHeads, headDim } = a;
   const c = nHeads * headDim;
   const scale = 1 / Math.sqrt(headDim);

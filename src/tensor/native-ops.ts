@@ -7,9 +7,12 @@
  *
  * Why native: after GEMM moved to C++, bench:engine's per-kernel breakdown put SwiGLU and the
  * attention softmax (both exp-bound) at ~60% of a training step, and the decode step's attention
- * at ~70% of sampling; the C++ versions vectorize exp and the dot products.
+ * at ~70% of sampling; the C++ versions vectorize exp and the dot products. The fused causal
+ * attention (attention.ts) and the whole decode step (decode-attention.ts) followed: one call per
+ * layer instead of one per sequence / slot, parallel over (sequence, head) pairs / rows.
  */
 import { nativeAddon, type NativeAddon } from './native.ts';
+import type { AttentionBackwardArgs, AttentionForwardArgs } from './attention.ts';
 import type { RmsnormBackwardArgs, RmsnormForwardArgs } from './rmsnorm.ts';
 import type { CausalSoftmaxArgs, CausalSoftmaxBackwardArgs } from './softmax.ts';
 import type { SwigluBackwardArgs, SwigluForwardArgs } from './swiglu.ts';
@@ -51,6 +54,13 @@ export interface NativeOps {
    * per row, rows in parallel. Same signature as decode-attention.ts's decodeAttention.
    */
   decodeAttentionStep(a: DecodeStepArgs): void;
+  /**
+   * Fused causal attention, every sequence and head in one call ((sequence, head) pairs in
+   * parallel, same products in the same order as attention.ts, so bit-identical to it). Null when
+   * the loaded addon predates these kernels. The backward's `scratch` is unused natively.
+   */
+  attentionForward: ((a: AttentionForwardArgs) => void) | null;
+  attentionBackward: ((a: AttentionBackwardArgs) => void) | null;
 }
 
 function bind(addon: NativeAddon): NativeOps {
@@ -67,6 +77,16 @@ function bind(addon: NativeAddon): NativeOps {
       addon.decodeAttention(q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset),
     decodeAttentionStep: ({ qkv, slotIds, positions, count, kc, vc, s, h, d, out }) =>
       addon.decodeAttentionStep(qkv, slotIds, positions, count, kc, vc, s, h, d, out),
+    attentionForward: addon.attentionForward
+      ? ({ out, probs, qkv, layout, nHeads, headDim }) =>
+          addon.attentionForward!(out, probs, qkv, layout.starts, layout.lengths, layout.probStarts, layout.starts.length, nHeads, headDim)
+      : null,
+    attentionBackward: addon.attentionBackward
+      ? ({ dqkv, dout, qkv, probs, layout, nHeads, headDim }) =>
+          addon.attentionBackward!(
+            dqkv, dout, qkv, probs, layout.starts, layout.lengths, layout.probStarts, layout.starts.length, nHeads, headDim,
+          )
+      : null,
   };
 }
 

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface NativeAddon {
@@ -38,6 +39,18 @@ export interface NativeAddon {
     q: Float32Array, qOffset: number, kc: Float32Array, vc: Float32Array, cacheBase: number,
     len: number, s: number, h: number, d: number, scale: number, out: Float32Array, outOffset: number,
   ): void;
+  /**
+   * Fused causal attention over packed sequences (twins of attention.ts; layout from
+   * attentionLayout). Optional: an addon built before they existed lacks them.
+   */
+  attentionForward?(
+    out: Float32Array, probs: Float32Array, qkv: Float32Array, starts: Int32Array, lengths: Int32Array,
+    probStarts: Float64Array, nseq: number, h: number, d: number,
+  ): void;
+  attentionBackward?(
+    dqkv: Float32Array, dout: Float32Array, qkv: Float32Array, probs: Float32Array, starts: Int32Array,
+    lengths: Int32Array, probStarts: Float64Array, nseq: number, h: number, d: number,
+  ): void;
   /** Products below this many FLOPs stay on one thread. */
   setParallelMinFlops(flops: number): void;
 }
@@ -54,7 +67,9 @@ export const GEMM_PARAM_ORDER = [
 ] as const;
 
 const NATIVE_DIR = fileURLToPath(new URL('../../native/', import.meta.url));
-const ADDON_PATH = `${NATIVE_DIR}build/Release/crl_native.node`;
+// CRL_NATIVE_PATH=/dir/crl_native.node loads another build (kernel development: test a new
+// addon without replacing the one other processes use); its cpu.json is read beside it.
+const ADDON_PATH = process.env.CRL_NATIVE_PATH || `${NATIVE_DIR}build/Release/crl_native.node`;
 /** Written by scripts/build-native.mjs when the build fails at install time. */
 export const BUILD_FAILURE_PATH = `${NATIVE_DIR}build/BUILD_FAILED.txt`;
 
@@ -77,14 +92,15 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
     return { addon: null, status: { available: false, reason: 'disabled by CRL_NATIVE=0' } };
   }
   if (!existsSync(ADDON_PATH)) {
-    const failure = existsSync(BUILD_FAILURE_PATH)
+    const failure = process.env.CRL_NATIVE_PATH ? `CRL_NATIVE_PATH=${ADDON_PATH} does not exist`
+      : existsSync(BUILD_FAILURE_PATH)
       ? `build failed at install: ${readFileSync(BUILD_FAILURE_PATH, 'utf8').trim().split('\n')[0]}`
       : 'addon not built; run `node scripts/build-native.mjs`';
     return { addon: null, status: { available: false, reason: failure } };
   }
   // Built with -march=native: loading it on a different CPU (a copied node_modules, a container
   // image) could die with SIGILL, which no try/catch can stop. Refuse instead, with the fix.
-  const cpuPath = `${NATIVE_DIR}build/Release/cpu.json`;
+  const cpuPath = `${dirname(ADDON_PATH)}/cpu.json`;
   if (existsSync(cpuPath)) {
     const built = JSON.parse(readFileSync(cpuPath, 'utf8')) as { march?: string; arch?: string; model?: string; isa?: string };
     const here = { arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() };
