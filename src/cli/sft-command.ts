@@ -7,11 +7,11 @@ import { newRunName } from '../experiments/run-dir.ts';
 import { runSft, SftConfigSchema } from '../experiments/sft.ts';
 import { CliError } from './errors.ts';
 
-function parseJson(text: string): unknown {
+function parseJson(text: string, flag: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new CliError(`--knobs: not valid JSON: ${text}`);
+    throw new CliError(`${flag}: not valid JSON: ${text}`);
   }
 }
 
@@ -24,6 +24,7 @@ export function registerSftCommand(program: Command): void {
     .option('--episodes <n>', 'expert episodes per epoch')
     .option('--epochs <n>', 'epochs (fresh episodes each epoch unless --data fixed)')
     .option('--data <mode>', 'fresh (new training seeds every epoch) | fixed (the same episodes every epoch)')
+    .option('--mix <json>', 'per-family shares of episodes with extra knobs, e.g. \'{"kv-ledger":[{"share":0.45,"knobs":{"chunks":1}}]}\'')
     .option('--lossy-p <p>', 'summary fact-drop probability of the lossy writer')
     .option('--lr <x>', 'peak learning rate (linear warm-up, then cosine)')
     .option('--warmup <steps>', 'warm-up optimizer steps')
@@ -36,7 +37,7 @@ export function registerSftCommand(program: Command): void {
     .action(async (o: Record<string, string | undefined>) => {
       const num = (x: string | undefined) => (x === undefined ? undefined : Number.isFinite(Number(x)) ? Number(x) : x);
       const raw = Object.fromEntries(Object.entries({
-        env: { name: o.env, ...(o.knobs ? { knobs: parseJson(o.knobs) } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), data: o.data, lossyP: num(o.lossyP), lr: num(o.lr),
+        env: { name: o.env, ...(o.knobs ? { knobs: parseJson(o.knobs, '--knobs') } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), data: o.data, mix: o.mix ? parseJson(o.mix, '--mix') : undefined, lossyP: num(o.lossyP), lr: num(o.lr),
         warmupSteps: num(o.warmup), batchTokens: num(o.batchTokens), heldOutEpisodes: num(o.heldOut),
         model: o.model ? { preset: o.model } : undefined, rollout: o.context ? { contextWindow: num(o.context) } : undefined, seed: num(o.seed),
       }).filter(([, v]) => v !== undefined));

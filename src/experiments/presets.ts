@@ -37,16 +37,31 @@ export interface Preset {
 
 const rollout = { contextWindow: 256, maxWindows: 4 };
 
+/**
+ * SFT recipe (docs/sft.md has the measurements behind each choice): fresh episodes every epoch
+ * (a fixed set of 128 was memorised), small token batches for many optimizer steps (the answer
+ * lookup appears only after thousands of steps), a peak lr below 1e-3 (at >= 2e-3 a synthetic
+ * key-value lookup did not train), and short kv-ledger streams mixed in (one answer lookup per
+ * ~50 tokens instead of per ~470).
+ */
+const QUICK_SFT = {
+  episodes: 512, epochs: 30, data: 'fresh', lossyP: 0.1, lr: 7e-4, batchTokens: 512,
+  mix: { 'kv-ledger': [{ share: 0.45, knobs: { chunks: 1 } }, { share: 0.2, knobs: { chunks: 2 } }] },
+  model: { preset: 'reference' }, rollout,
+} as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
+
 const PRESETS: Readonly<Record<string, Preset>> = {
   quick: {
     description: 'kv-ledger (1 query, 4 keys), base / RL w/o compaction / CompactionRL, one seed (target: < 15 min on 2 cores)',
     envs: ['kv-ledger'],
-    // Measured: at the default knobs (3 queries) the quick SFT base scores 0% in x1 and x4, which
-    // leaves RL no reward to learn from; with 1 query over 4 keys it scores ~6% in x4.
+    // Measured (docs/sft.md): at the default knobs (3 queries) the SFT base scores 0% in x1 and x4;
+    // 1 query over 4 keys is the smallest setting where it scores at all. Overrides env defaults.
     knobs: { 'kv-ledger': { queries: 1, keys: 4 } },
     seeds: [0],
     systems: ['ppo-single-window', 'compaction-rl'],
-    sft: { episodes: 128, epochs: 20, lossyP: 0.1, lr: 2e-3, model: { preset: 'reference' }, rollout },
+    // 20 epochs, not the measured 30: held-out accuracy was flat from epoch 15 on and 30 epochs
+    // (~3M tokens, ~5.5 min on 2 idle cores) would overrun the quick budget (docs/sft.md).
+    sft: { ...QUICK_SFT, epochs: 20 },
     train: { iterations: 24, batchEpisodes: 16, checkpointEvery: 4, rollout, model: { preset: 'reference' }, ppo: { criticWarmupIterations: 2 } },
     eval: { tasks: 12, samplesPerTask: 4, windows: [1, 4], longerWindows: [], writers: ['oracle', 'null'], writerSystems: ['base'], heldOutVariants: 0, heldOutSystems: [] },
   },
@@ -55,7 +70,8 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     envs: ['kv-ledger', 'fog-courier', 'hop-search'],
     seeds: [0, 1, 2],
     systems: ['ppo-single-window', 'compaction-rl', 'no-summary-training', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
-    sft: { episodes: 192, epochs: 20, lossyP: 0.1, lr: 2e-3, model: { preset: 'reference' }, rollout },
+    // The quick recipe; not yet measured at default knobs or on fog-courier / hop-search (docs/sft.md).
+    sft: QUICK_SFT,
     train: { iterations: 20, batchEpisodes: 16, checkpointEvery: 5, rollout, model: { preset: 'reference' }, ppo: { criticWarmupIterations: 2 } },
     eval: {
       tasks: 16, samplesPerTask: 4, windows: [1, 4], longerWindows: [8], writers: ['oracle', 'null', 'lossy:0.3'],

@@ -26,6 +26,8 @@ export type TokenKind = 'none' | 'action' | 'answer' | 'summary';
 export async function expertEpisodes(options: {
   family: TaskFamily;
   knobs: Record<string, unknown>;
+  /** Shares of episodes with extra knobs on top of `knobs`; the rest use `knobs` alone. */
+  mix?: readonly { share: number; knobs: Record<string, unknown> }[];
   rollout: RolloutConfig;
   layout: ChatLayout;
   tokenizer: Tokenizer;
@@ -37,9 +39,17 @@ export async function expertEpisodes(options: {
 }): Promise<EpisodeRecord[]> {
   const { family, tokenizer, rng } = options;
   const span = options.seeds.end - options.seeds.start;
+  const knobsFor = (): Record<string, unknown> => {
+    let u = rng.next();
+    for (const m of options.mix ?? []) {
+      if (u < m.share) return { ...options.knobs, ...m.knobs };
+      u -= m.share;
+    }
+    return options.knobs;
+  };
   return runEpisodes({
     episodes: Array.from({ length: options.episodes }, (_, i) => ({
-      episodeId: `${options.idPrefix}-${i}`, env: family.create(options.knobs), seed: options.seeds.start + rng.int(span),
+      episodeId: `${options.idPrefix}-${i}`, env: family.create(knobsFor()), seed: options.seeds.start + rng.int(span),
     })),
     config: options.rollout, layout: options.layout,
     actor: textPolicySampler({ tokenizer, policy: family.expert, rng: rng.fork() }),

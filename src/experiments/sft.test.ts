@@ -52,4 +52,18 @@ describe('SFT base policy', () => {
     const summaries = seqs.flatMap((s) => s.kinds!.filter((k) => k === 'summary'));
     expect(summaries.length).toBeGreaterThan(0);
   });
+
+  it('mixes in episodes with extra knobs at the given share (short kv-ledger streams)', async () => {
+    const tokenizer = new WordTokenizer();
+    const family = await taskFamily('kv-ledger');
+    const { config: rollout, layout } = resolveRolloutConfig({ input: { contextWindow: 256, maxWindows: 4 }, tokenizer });
+    const common = { family, knobs: {}, rollout, layout, tokenizer, lossyP: 0, episodes: 40, seeds: family.trainSeeds, idPrefix: 'm' };
+    const all = await expertEpisodes({ ...common, mix: [{ share: 1, knobs: { chunks: 1 } }], rng: new Rng(4) });
+    expect(all.every((r) => r.compactions === 0 && r.reward === 1)).toBe(true); // 1 chunk fits one window
+    const half = await expertEpisodes({ ...common, mix: [{ share: 0.5, knobs: { chunks: 1 } }], rng: new Rng(4) });
+    const short = half.filter((r) => r.compactions === 0).length;
+    expect(short).toBeGreaterThanOrEqual(10); // Binomial(40, 0.5): outside [10, 30] has p < 0.002
+    expect(short).toBeLessThanOrEqual(30);
+    expect(() => SftConfigSchema.parse({ mix: { 'kv-ledger': [{ share: 0.7, knobs: {} }, { share: 0.7, knobs: {} }] } })).toThrow(/at most 1/);
+  });
 });

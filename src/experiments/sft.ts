@@ -5,7 +5,7 @@ import { modelConfig } from '../model/config.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
-import { buildMinibatches } from '../rl/minibatches.ts';
+import { buildMinibatches, packByTokens } from '../rl/minibatches.ts';
 import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { writeFileAtomic } from './atomic-fs.ts';
@@ -35,6 +35,13 @@ export const SftConfigSchema = z
      * re-reading a fixed set overfits); 'fixed': the same episodes every epoch.
      */
     data: z.enum(['fresh', 'fixed']).default('fresh'),
+    /**
+     * Per task family: shares of episodes generated with extra knobs on top of env.knobs (e.g. short
+     * kv-ledger streams). The answer lookup is one token per long episode; short episodes teach
+     * it at a fraction of the tokens (docs/sft.md). Families without an entry use env.knobs only.
+     */
+    mix: z.record(z.string(), z.array(z.object({ share: z.number().min(0).max(1), knobs: z.record(z.string(), z.unknown()) }).strict())
+      .refine((xs) => xs.reduce((a, m) => a + m.share, 0) <= 1, { message: 'shares must sum to at most 1' })).default({}),
     /** lossy(p) summaries: each needed fact dropped with probability p (issue 5). */
     lossyP: z.number().min(0).max(1).default(0.3),
     /** Peak learning rate, reached after warmupSteps, then a cosine to lr * minLrRatio at the last step. */
@@ -64,21 +71,23 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   const family = await taskFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
-  const common = { family, knobs: config.env.knobs, rollout, layout, tokenizer, lossyP: config.lossyP, episodes: config.episodes, seeds: family.trainSeeds };
+  const mix = config.mix[config.env.name] ?? [];
+  const common = { family, knobs: config.env.knobs, mix, rollout, layout, tokenizer, lossyP: config.lossyP, episodes: config.episodes, seeds: family.trainSeeds };
   // Each epoch's data depends on (seed, epoch) only, so a resumed run sees the same episodes.
   const epochData = async (epoch: number) => {
     const records = await expertEpisodes({ ...common, rng: new Rng(mixSeed(config.seed, config.data === 'fresh' ? epoch : 1, 0xda7a)), idPrefix: `sft-e${epoch}` });
     return { records, sequences: toSequences({ records }) };
   };
   const heldOut = config.heldOutEpisodes > 0
-    ? toSequences({ tokenizer, records: await expertEpisodes({ ...common, episodes: config.heldOutEpisodes, seeds: family.evalSeeds, rng: new Rng(mixSeed(config.seed, 0x4e1d)), idPrefix: 'sft-heldout' }) })
+    ? toSequences({ tokenizer, records: await expertEpisodes({ ...common, mix: [], episodes: config.heldOutEpisodes, seeds: family.evalSeeds, rng: new Rng(mixSeed(config.seed, 0x4e1d)), idPrefix: 'sft-heldout' }) })
     : [];
 
   // Steps per epoch are estimated from epoch 1 (fresh epochs differ by a few percent; the cosine
   // stays flat at its floor if the estimate runs short).
   let current = await epochData(1);
-  const tokensPerEpoch = current.sequences.reduce((a, s) => a + s.tokens.length, 0);
-  const steps = config.epochs * Math.max(1, Math.ceil(tokensPerEpoch / config.batchTokens));
+  // Counted by packing, not tokens / batchTokens: whole segments leave part of each budget unused.
+  const stepsPerEpoch = packByTokens({ lengths: current.sequences.map((s) => s.tokens.length), tokenBudget: config.batchTokens }).length;
+  const steps = config.epochs * Math.max(1, stepsPerEpoch);
   const cfg = modelConfig(config.model.preset, { vocabSize: tokenizer.vocabSize, maxSeqLen: rollout.contextWindow });
   const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(config.warmupSteps, steps), minLrRatio: config.minLrRatio };
   const policy = new PolicyModel({ config: cfg, optim, rng: rng.fork() });
