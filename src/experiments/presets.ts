@@ -52,18 +52,18 @@ const QUICK_SFT = {
 
 const PRESETS: Readonly<Record<string, Preset>> = {
   quick: {
-    description: 'kv-ledger (1 query, 4 keys), base / RL w/o compaction / CompactionRL, one seed (target: < 15 min on 2 cores)',
+    description: 'kv-ledger (1 query, 4 keys), base + all six RL systems, one seed (target: < 15 min on 2 cores)',
     envs: ['kv-ledger'],
     // Measured (docs/sft.md): at the default knobs (3 queries) the SFT base scores 0% in x1 and x4;
     // 1 query over 4 keys is the smallest setting where it scores at all. Overrides env defaults.
     knobs: { 'kv-ledger': { queries: 1, keys: 4 } },
     seeds: [0],
-    systems: ['ppo-single-window', 'compaction-rl'],
+    systems: ['ppo-single-window', 'compaction-rl', 'no-summary-training', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
     // 20 epochs, not the measured 30: held-out accuracy was flat from epoch 15 on and 30 epochs
     // (~3M tokens, ~5.5 min on 2 idle cores) would overrun the quick budget (docs/sft.md).
     sft: { ...QUICK_SFT, epochs: 20 },
     train: { iterations: 24, batchEpisodes: 16, checkpointEvery: 4, rollout, model: { preset: 'reference' }, ppo: { criticWarmupIterations: 2 } },
-    eval: { tasks: 12, samplesPerTask: 4, windows: [1, 4], longerWindows: [], writers: ['oracle', 'null'], writerSystems: ['base'], heldOutVariants: 0, heldOutSystems: [] },
+    eval: { tasks: 12, samplesPerTask: 4, windows: [1, 4], longerWindows: [8], writers: ['oracle', 'null'], writerSystems: ['base'], heldOutVariants: 1, heldOutSystems: ['base', 'compaction-rl'] },
   },
   full: {
     description: 'all families, every system, 3 seeds (target: < 3 h on 2 cores)',
