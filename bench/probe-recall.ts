@@ -1,0 +1,164 @@
+/**
+ * Associative-recall probe (docs/sft.md, "Associative recall probe"): trains a fresh PolicyModel on
+ *   <bos> k1 v1 k2 v2 .. kP vP : q1 a1 q2 a2 .. qQ aQ
+ * (P distinct letter keys, random number values, each query qi one of the keys, ai its value) with
+ * the loss on the answers ai only, and prints held-out loss and accuracy every --eval-every steps.
+ * --queries 1 is the single-query probe of the earlier log; --queries > 1 is multi-query AR
+ * (Zoology's MQAR): more supervised lookups per sequence at the same token cost.
+ *
+ *   node --import tsx bench/probe-recall.ts --lr 1e-3 --steps 1500 --batch 16 --queries 1
+ *
+ * Accuracy = share of answers with argmax-equivalent p > 0.5; "chance" loss for a uniform guess
+ * among the P context values is ln P. The last line is one JSON object with the whole curve.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { modelConfig } from '../src/model/config.ts';
+import { PolicyModel } from '../src/model/policy.ts';
+import { VOCAB } from '../src/model/vocab.ts';
+import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
+import { Rng } from '../src/util/random.ts';
+
+const num = z.coerce.number();
+const int = z.coerce.number().int();
+const ArgsSchema = z.object({
+  lr: num.positive().default(1e-3),
+  steps: int.positive().default(1500),
+  batch: int.positive().default(16),
+  warmup: int.nonnegative().default(20),
+  wd: num.nonnegative().default(DEFAULT_OPTIMIZER.weightDecay),
+  clip: num.nonnegative().default(DEFAULT_OPTIMIZER.gradClip),
+  beta2: num.min(0).max(1).default(DEFAULT_OPTIMIZER.betas[1]),
+  'min-lr-ratio': num.min(0).max(1).default(DEFAULT_OPTIMIZER.minLrRatio),
+  preset: z.string().default('reference'),
+  layers: int.positive().optional(),
+  /** 'scaled' = the model's init (o_proj, down_proj at 0.02 / sqrt(2L)); 'flat' = all at 0.02 (HF Llama). */
+  'resid-init': z.enum(['scaled', 'flat']).default('scaled'),
+  pairs: int.positive().max(26).default(4),
+  queries: int.positive().default(1),
+  'eval-every': int.positive().default(100),
+  'eval-size': int.positive().default(256),
+  seed: int.default(1),
+}).strict();
+type Args = z.infer<typeof ArgsSchema>;
+
+const ID = new Map(VOCAB.map((w, i) => [w, i]));
+const id = (w: string): number => ID.get(w)!;
+const BOS = id('<bos>');
+const SEP = id(':');
+const KEYS = Array.from({ length: 26 }, (_, i) => id(String.fromCharCode(97 + i)));
+const VALUES = Array.from({ length: 64 }, (_, i) => id(String(i)));
+
+interface Example {
+  tokens: Int32Array; // [T]
+  answerAt: number[]; // positions t whose token is a supervised answer (trainable.ts convention)
+}
+
+/** One sequence: P distinct keys with random values, then Q queries drawn from the keys. */
+function recallExample({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): Example {
+  const keys = [...KEYS];
+  for (let i = keys.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+  }
+  const toks = [BOS];
+  const val = new Map<number, number>();
+  for (let p = 0; p < pairs; p++) {
+    const v = VALUES[rng.int(VALUES.length)]!;
+    val.set(keys[p]!, v);
+    toks.push(keys[p]!, v);
+  }
+  toks.push(SEP);
+  const answerAt: number[] = [];
+  for (let q = 0; q < queries; q++) {
+    const k = keys[rng.int(pairs)]!;
+    toks.push(k, val.get(k)!);
+    answerAt.push(toks.length - 1);
+  }
+  return { tokens: Int32Array.from(toks), answerAt };
+}
+
+function batchOf({ rng, n, a }: { rng: Rng; n: number; a: Args }): Example[] {
+  return Array.from({ length: n }, () => recallExample({ rng, pairs: a.pairs, queries: a.queries }));
+}
+
+/** Mean answer NLL and p > 0.5 accuracy; with grad: true also backpropagates the mean NLL. */
+function answerLoss({ policy, batch, grad }: { policy: PolicyModel; batch: Example[]; grad: boolean }): { loss: number; acc: number } {
+  const out = policy.forward(batch.map((e) => e.tokens), { train: grad });
+  const count = batch.reduce((s, e) => s + e.answerAt.length, 0);
+  let loss = 0;
+  let hits = 0;
+  const gl = batch.map((e) => new Float32Array(e.tokens.length));
+  batch.forEach((e, i) => {
+    for (const t of e.answerAt) {
+      const lp = out.logprobs[i]![t]!;
+      loss -= lp;
+      if (lp > Math.log(0.5)) hits++;
+      gl[i]![t] = -1 / count;
+    }
+  });
+  if (grad) policy.backward({ logprobs: gl });
+  return { loss: loss / count, acc: hits / count };
+}
+
+function main(): void {
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ options: Object.fromEntries(Object.keys(ArgsSchema.shape).map((k) => [k, { type: 'string' as const }])), strict: true }).values;
+  } catch (e) {
+    console.error(`probe-recall: ${(e as Error).message}; valid flags: ${Object.keys(ArgsSchema.shape).map((k) => `--${k}`).join(' ')}`);
+    process.exit(2);
+  }
+  const parsed = ArgsSchema.safeParse(values);
+  if (!parsed.success) {
+    console.error(`probe-recall: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    process.exit(2);
+  }
+  const a = parsed.data;
+  const config = modelConfig(a.preset, { vocabSize: VOCAB.length, ...(a.layers ? { nLayers: a.layers } : {}) });
+  const optim = {
+    ...DEFAULT_OPTIMIZER, lr: a.lr, warmupSteps: a.warmup, totalSteps: a.steps, weightDecay: a.wd,
+    gradClip: a.clip, betas: [DEFAULT_OPTIMIZER.betas[0], a.beta2] as [number, number], minLrRatio: a['min-lr-ratio'],
+  };
+  const policy = new PolicyModel({ config, optim, rng: new Rng(a.seed) });
+  if (a['resid-init'] === 'flat') {
+    // Undo weights.ts's 1/sqrt(2L) on the residual-output projections (HF Llama does not scale them).
+    for (const s of policy.net.specs) {
+      if (!/(o_proj|down_proj)\.weight$/.test(s.name)) continue;
+      const t = policy.net.params.subarray(s.offset, s.offset + s.size);
+      for (let i = 0; i < t.length; i++) t[i] = t[i]! * Math.sqrt(2 * config.nLayers);
+    }
+  }
+  const train = new Rng(a.seed * 1000 + 7);
+  // A fixed held-out set: the same sequences at every evaluation, independent of the train stream.
+  const held = batchOf({ rng: new Rng(999_983), n: a['eval-size'], a });
+  console.log(`probe-recall ${JSON.stringify(a)} | model L${config.nLayers} d${config.dModel} H${config.nHeads} | chance loss ln P = ${Math.log(a.pairs).toFixed(2)}`);
+  const curve: { step: number; loss: number; acc: number; trainLoss: number; gradNorm: number }[] = [];
+  let trainLoss = 0;
+  let seen = 0;
+  let gradNorm = 0;
+  const t0 = Date.now();
+  for (let step = 1; step <= a.steps; step++) {
+    trainLoss += answerLoss({ policy, batch: batchOf({ rng: train, n: a.batch, a }), grad: true }).loss;
+    seen++;
+    gradNorm = policy.step().gradNorm;
+    if (step % a['eval-every'] === 0 || step === a.steps) {
+      const ev = answerLoss({ policy, batch: held, grad: false });
+      const row = { step, loss: ev.loss, acc: ev.acc, trainLoss: trainLoss / seen, gradNorm };
+      curve.push(row);
+      console.log(`step ${String(step).padStart(5)}  train ${row.trainLoss.toFixed(3)}  held-out loss ${ev.loss.toFixed(3)}  acc ${ev.acc.toFixed(3)}  |g| ${gradNorm.toFixed(3)}  ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+      trainLoss = 0;
+      seen = 0;
+    }
+  }
+  const first = curve.find((r) => r.acc >= 0.9);
+  console.log(JSON.stringify({ args: a, stepsTo90: first ? first.step : null, final: curve[curve.length - 1], curve }));
+}
+
+try {
+  main();
+} catch (e) {
+  // User-causable errors (an unknown --preset, a too-long sequence) as one line, not a stack trace.
+  console.error(`probe-recall: ${(e as Error).message}`);
+  process.exit(2);
+}
