@@ -25,6 +25,8 @@ const PRESETS = {
   tiny: { vocabSize: 32, dModel: 16, nLayers: 2, nHeads: 2, mlpHidden: 32, maxSeqLen: 32, tiedEmbeddings: false, ropeTheta: 10000, normEps: 1e-5 },
   /** The reference model (~0.8M parameters): what experiments run on. */
   reference: { vocabSize: 128, dModel: 128, nLayers: 4, nHeads: 4, mlpHidden: 512, maxSeqLen: 256, tiedEmbeddings: false, ropeTheta: 10000, normEps: 1e-5 },
+  /** The reference width at 2 layers: learns associative recall far more reliably (docs/sft.md probe). */
+  'reference-2l': { vocabSize: 128, dModel: 128, nLayers: 2, nHeads: 4, mlpHidden: 512, maxSeqLen: 256, tiedEmbeddings: false, ropeTheta: 10000, normEps: 1e-5 },
   large: { vocabSize: 128, dModel: 256, nLayers: 6, nHeads: 8, mlpHidden: 1024, maxSeqLen: 512, tiedEmbeddings: false, ropeTheta: 10000, normEps: 1e-5 },
 } as const satisfies Record<string, ModelConfig>;
 
