@@ -5,7 +5,8 @@ import { paramCount, tensorSpecs } from './weights.ts';
 
 describe('ModelConfig', () => {
   it('has the issue presets', () => {
-    expect(modelPresetNames()).toEqual(['tiny', 'reference', 'large']);
+    expect(modelPresetNames()).toEqual(['tiny', 'reference', 'reference-2l', 'large']);
+    expect(modelConfig('reference-2l').nLayers).toBe(2);
     const r = modelConfig('reference');
     expect([r.vocabSize, r.dModel, r.nLayers, r.nHeads, r.mlpHidden, r.maxSeqLen]).toEqual([128, 128, 4, 4, 512, 256]);
     const l = modelConfig('large');
@@ -13,7 +14,7 @@ describe('ModelConfig', () => {
   });
 
   it('rejects unknown presets, unknown keys and bad head sizes with clear messages', () => {
-    expect(() => modelConfig('huge')).toThrow(/unknown model preset 'huge'; valid presets: tiny, reference, large/);
+    expect(() => modelConfig('huge')).toThrow(/unknown model preset 'huge'; valid presets: tiny, reference, reference-2l, large/);
     expect(() => parseModelConfig({ ...modelConfig('tiny'), dropout: 0.1 })).toThrow(/invalid model config/);
     expect(() => modelConfig('tiny', { nHeads: 3 })).toThrow(/multiple of nHeads/);
   });
