@@ -1,0 +1,197 @@
+/**
+ * Dense-lookup warm-up probe (docs/sft.md, "Dense-lookup warm-up probe"). Question: does
+ * pretraining the policy on kv-ledger-format streams with MANY answer positions per sequence,
+ *   <bos> chunk 1 : set e 43 , del h , filler 17 , set h 12 , set e 14 end , query e answer 14 , query h answer none ...
+ * (loss on the answer values only; every word is in src/model/vocab.ts) make the episode-SFT base
+ * answer kv-ledger queries? bench/probe-recall.ts found recall learned only with ~128 lookups per
+ * optimizer step (best at 2 layers); episode SFT gives about one answer per episode.
+ *
+ * Steps: (1) a fresh PolicyModel as sft.ts builds it (same preset, vocab, maxSeqLen = C),
+ * (2) --warm-steps of the dense warm-up, (3) the warmed weights saved as iteration 0 of an SFT run
+ * dir (saveCheckpoint, optimizer moments and step zeroed so SFT's own warm-up + cosine start
+ * fresh), then runSft resumes from it — sft.ts has no init flag, and resuming from iteration 0 is
+ * its documented resume path, so the episode SFT is exactly `crl sft`'s. (4) Evaluate with
+ * `bin/crl eval --policy <out> ...` (printed at the end).
+ *
+ *   CRL_THREADS=1 node --import tsx bench/probe-curriculum.ts --out /tmp/cur --warm-steps 600
+ *
+ * The last line is one JSON object: args, warm-up curve, final SFT metrics, checkpoint path.
+ */
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { generateKvLedger, opText } from '../src/env/kv-ledger/generate.ts';
+import { kvLedgerKnobs } from '../src/env/kv-ledger/knobs.ts';
+import { saveCheckpoint } from '../src/model/checkpoint.ts';
+import { modelConfig } from '../src/model/config.ts';
+import { PolicyModel } from '../src/model/policy.ts';
+import { WordTokenizer } from '../src/model/tokenizer.ts';
+import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
+import { resolveRolloutConfig } from '../src/rollout/config.ts';
+import { saveCheckpointDir } from '../src/experiments/checkpoint-store.ts';
+import { createRunDir, runPaths } from '../src/experiments/run-dir.ts';
+import { runSft, SftConfigSchema } from '../src/experiments/sft.ts';
+import { Rng } from '../src/util/random.ts';
+
+const num = z.coerce.number();
+const int = z.coerce.number().int();
+const ArgsSchema = z.object({
+  out: z.string().min(1),
+  preset: z.string().default('reference-2l'),
+  // Dense warm-up (probe-recall.ts: 16 sequences x 8 queries at lr 1e-3 learned in 500-750 steps at L2).
+  'warm-steps': int.nonnegative().default(1000),
+  'warm-batch': int.positive().default(16),
+  'warm-lr': num.positive().default(1e-3),
+  'warm-chunks': int.positive().max(4).default(2),
+  /** Query rounds: each round asks every key of the pool once, in random order. */
+  'warm-rounds': int.positive().max(4).default(2),
+  'eval-every': int.positive().default(100),
+  // Episode SFT (defaults = the lead's 2-layer follow-up run in docs/sft.md).
+  epochs: int.positive().default(20),
+  episodes: int.positive().default(512),
+  'batch-tokens': int.positive().default(2048),
+  lr: num.positive().default(1e-3),
+  seed: int.nonnegative().default(0),
+}).strict();
+type Args = z.infer<typeof ArgsSchema>;
+
+const KNOBS = { queries: 1, keys: 4 }; // the quick kv-ledger knobs evaluated below
+const MIX = { 'kv-ledger': [{ share: 0.45, knobs: { chunks: 1 } }, { share: 0.2, knobs: { chunks: 2 } }] };
+
+interface Example {
+  tokens: Int32Array; // [T]
+  answerAt: number[]; // positions t whose token is a supervised answer (trainable.ts convention)
+}
+
+/** One dense sequence: a real kv-ledger stream (generator, train seeds), then every key queried. */
+function denseExample({ rng, tok, a }: { rng: Rng; tok: WordTokenizer; a: Args }): Example {
+  // queries = keys: the generator then lists every pool key (never-written ones answer 'none').
+  const knobs = kvLedgerKnobs.parse({ ...KNOBS, queries: KNOBS.keys, chunks: a['warm-chunks'] });
+  const task = generateKvLedger(rng.int(1_000_000), knobs);
+  const live = new Map<string, number>();
+  const pool = new Set<string>();
+  const words: string[] = ['<bos>'];
+  task.chunks.forEach((ops, c) => {
+    words.push('chunk', String(c + 1), ':', ...ops.map(opText).join(' , ').split(' '));
+    for (const op of ops) {
+      if (op.kind === 'filler') continue;
+      pool.add(op.key);
+      if (op.kind === 'set') live.set(op.key, op.value);
+      else live.delete(op.key);
+    }
+  });
+  for (const q of task.queries) pool.add(q);
+  words.push('end');
+  const answerWordAt: number[] = [];
+  for (let r = 0; r < a['warm-rounds']; r++) {
+    for (const k of rng.shuffle([...pool])) {
+      words.push(',', 'query', k, 'answer', live.has(k) ? String(live.get(k)) : 'none');
+      answerWordAt.push(words.length - 1);
+    }
+  }
+  // Word-level vocabulary: one word = one token, so word indices are token positions.
+  const tokens = Int32Array.from(words.map((w) => tok.encode(w)[0]!));
+  return { tokens, answerAt: answerWordAt };
+}
+
+/** Mean answer NLL and p > 0.5 accuracy; with grad: true also backpropagates the mean NLL. */
+function answerLoss({ policy, batch, grad }: { policy: PolicyModel; batch: Example[]; grad: boolean }): { loss: number; acc: number } {
+  const out = policy.forward(batch.map((e) => e.tokens), { train: grad });
+  const count = batch.reduce((s, e) => s + e.answerAt.length, 0);
+  let loss = 0;
+  let hits = 0;
+  const gl = batch.map((e) => new Float32Array(e.tokens.length));
+  batch.forEach((e, i) => {
+    for (const t of e.answerAt) {
+      const lp = out.logprobs[i]![t]!;
+      loss -= lp;
+      if (lp > Math.log(0.5)) hits++;
+      gl[i]![t] = -1 / count;
+    }
+  });
+  if (grad) policy.backward({ logprobs: gl });
+  return { loss: loss / count, acc: hits / count };
+}
+
+async function main(): Promise<void> {
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ options: Object.fromEntries(Object.keys(ArgsSchema.shape).map((k) => [k, { type: 'string' as const }])), strict: true }).values;
+  } catch (e) {
+    console.error(`probe-curriculum: ${(e as Error).message}; valid flags: ${Object.keys(ArgsSchema.shape).map((k) => `--${k}`).join(' ')}`);
+    process.exit(2);
+  }
+  const parsed = ArgsSchema.safeParse(values);
+  if (!parsed.success) {
+    console.error(`probe-curriculum: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    process.exit(2);
+  }
+  const a = parsed.data;
+  if (existsSync(a.out)) throw new Error(`--out ${a.out} exists; pick a new directory (the probe always starts fresh)`);
+  const sftConfig = SftConfigSchema.parse({
+    env: { name: 'kv-ledger', knobs: KNOBS }, model: { preset: a.preset }, episodes: a.episodes, epochs: a.epochs,
+    data: 'fresh', mix: MIX, lossyP: 0.1, lr: a.lr, batchTokens: a['batch-tokens'], seed: a.seed,
+  });
+  const tok = new WordTokenizer();
+  const { config: rollout } = resolveRolloutConfig({ input: sftConfig.rollout, tokenizer: tok });
+  // (1) The model exactly as runSft builds it, so its checkpoint loads there.
+  const cfg = modelConfig(a.preset, { vocabSize: tok.vocabSize, maxSeqLen: rollout.contextWindow });
+  const steps = Math.max(1, a['warm-steps']);
+  const policy = new PolicyModel({ config: cfg, optim: { ...DEFAULT_OPTIMIZER, lr: a['warm-lr'], totalSteps: steps, warmupSteps: Math.min(20, steps) }, rng: new Rng(a.seed + 1) });
+  // A fixed held-out set (same sequences at every evaluation, independent of the train stream).
+  const heldRng = new Rng(999_983);
+  const held = Array.from({ length: 128 }, () => denseExample({ rng: heldRng, tok, a }));
+  const meanLen = held.reduce((s, e) => s + e.tokens.length, 0) / held.length;
+  console.log(`probe-curriculum ${JSON.stringify(a)} | model L${cfg.nLayers} d${cfg.dModel} | dense seq ~${meanLen.toFixed(0)} tokens, ${held[0]!.answerAt.length} answers`);
+  console.log(`example: ${tok.decode(Array.from(held[0]!.tokens))}`);
+
+  // (2) Dense warm-up.
+  const train = new Rng(a.seed * 1000 + 7);
+  const curve: { step: number; loss: number; acc: number; trainLoss: number }[] = [];
+  const t0 = Date.now();
+  let trainLoss = 0;
+  let seen = 0;
+  for (let step = 1; step <= a['warm-steps']; step++) {
+    trainLoss += answerLoss({ policy, batch: Array.from({ length: a['warm-batch'] }, () => denseExample({ rng: train, tok, a })), grad: true }).loss;
+    seen++;
+    policy.step();
+    if (step % a['eval-every'] === 0 || step === a['warm-steps']) {
+      const ev = answerLoss({ policy, batch: held, grad: false });
+      curve.push({ step, loss: ev.loss, acc: ev.acc, trainLoss: trainLoss / seen });
+      console.log(`warm ${String(step).padStart(5)}  train ${(trainLoss / seen).toFixed(3)}  held-out loss ${ev.loss.toFixed(3)}  acc ${ev.acc.toFixed(3)}  ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+      trainLoss = 0;
+      seen = 0;
+    }
+  }
+
+  // (3) Iteration 0 of the SFT run: warmed weights, fresh optimizer state (SFT's own schedule).
+  const { m, v } = policy.net.optimizer.state;
+  m.fill(0);
+  v.fill(0);
+  policy.net.optimizer.state.step = 0;
+  const paths = runPaths(a.out);
+  createRunDir({ dir: paths.root, system: 'base', config: sftConfig });
+  await saveCheckpointDir({ runDir: paths.root, iteration: 0, write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: 0, denseWarmupSteps: a['warm-steps'] } }) });
+  let last: Record<string, number> = {};
+  const t1 = Date.now();
+  const { checkpoint } = await runSft({
+    runDir: paths.root, config: sftConfig,
+    progress: {
+      start: () => undefined,
+      stop: () => undefined,
+      update: ({ iteration, metrics }) => {
+        last = { ...last, ...metrics };
+        const pick = ['sft/loss', 'sft/token_acc_p50', 'heldout/acc_answer', 'heldout/acc_summary'].filter((k) => k in metrics);
+        console.log(`sft epoch ${iteration}/${a.epochs}  ${pick.map((k) => `${k} ${metrics[k]!.toFixed(3)}`).join('  ')}  ${((Date.now() - t1) / 1000).toFixed(0)} s`);
+      },
+    },
+  });
+  console.log(`eval: bin/crl eval --policy ${a.out} --env kv-ledger --knobs '${JSON.stringify(KNOBS)}' --summary-writer self --tasks 12 --samples 4 --windows 1,4 --training-windows 4`);
+  console.log(JSON.stringify({ args: a, warmup: curve, sft: last, checkpoint, seconds: { warmup: (t1 - t0) / 1000, sft: (Date.now() - t1) / 1000 } }));
+}
+
+main().catch((e: unknown) => {
+  // User-causable errors (an unknown --preset, an existing --out) as one line, not a stack trace.
+  console.error(`probe-curriculum: ${(e as Error).message}`);
+  process.exit(2);
+});
