@@ -32,6 +32,7 @@ import { saveCheckpointDir } from '../src/experiments/checkpoint-store.ts';
 import { createRunDir, runPaths } from '../src/experiments/run-dir.ts';
 import { runSft, SftConfigSchema } from '../src/experiments/sft.ts';
 import { Rng } from '../src/util/random.ts';
+import { answerLoss, type Example } from './answer-loss.ts';
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();
@@ -58,10 +59,6 @@ type Args = z.infer<typeof ArgsSchema>;
 const KNOBS = { queries: 1, keys: 4 }; // the quick kv-ledger knobs evaluated below
 const MIX = { 'kv-ledger': [{ share: 0.45, knobs: { chunks: 1 } }, { share: 0.2, knobs: { chunks: 2 } }] };
 
-interface Example {
-  tokens: Int32Array; // [T]
-  answerAt: number[]; // positions t whose token is a supervised answer (trainable.ts convention)
-}
 
 /** One dense sequence: a real kv-ledger stream (generator, train seeds), then every key queried. */
 function denseExample({ rng, tok, a }: { rng: Rng; tok: WordTokenizer; a: Args }): Example {
@@ -94,24 +91,6 @@ function denseExample({ rng, tok, a }: { rng: Rng; tok: WordTokenizer; a: Args }
   return { tokens, answerAt: answerWordAt };
 }
 
-/** Mean answer NLL and p > 0.5 accuracy; with grad: true also backpropagates the mean NLL. */
-function answerLoss({ policy, batch, grad }: { policy: PolicyModel; batch: Example[]; grad: boolean }): { loss: number; acc: number } {
-  const out = policy.forward(batch.map((e) => e.tokens), { train: grad });
-  const count = batch.reduce((s, e) => s + e.answerAt.length, 0);
-  let loss = 0;
-  let hits = 0;
-  const gl = batch.map((e) => new Float32Array(e.tokens.length));
-  batch.forEach((e, i) => {
-    for (const t of e.answerAt) {
-      const lp = out.logprobs[i]![t]!;
-      loss -= lp;
-      if (lp > Math.log(0.5)) hits++;
-      gl[i]![t] = -1 / count;
-    }
-  });
-  if (grad) policy.backward({ logprobs: gl });
-  return { loss: loss / count, acc: hits / count };
-}
 
 async function main(): Promise<void> {
   let values: Record<string, unknown>;

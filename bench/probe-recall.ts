@@ -18,6 +18,7 @@ import { PolicyModel } from '../src/model/policy.ts';
 import { VOCAB } from '../src/model/vocab.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { Rng } from '../src/util/random.ts';
+import { answerLoss, type Example } from './answer-loss.ts';
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();
@@ -49,10 +50,6 @@ const SEP = id(':');
 const KEYS = Array.from({ length: 26 }, (_, i) => id(String.fromCharCode(97 + i)));
 const VALUES = Array.from({ length: 64 }, (_, i) => id(String(i)));
 
-interface Example {
-  tokens: Int32Array; // [T]
-  answerAt: number[]; // positions t whose token is a supervised answer (trainable.ts convention)
-}
 
 /** One sequence: P distinct keys with random values, then Q queries drawn from the keys. */
 function recallExample({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): Example {
@@ -82,24 +79,6 @@ function batchOf({ rng, n, a }: { rng: Rng; n: number; a: Args }): Example[] {
   return Array.from({ length: n }, () => recallExample({ rng, pairs: a.pairs, queries: a.queries }));
 }
 
-/** Mean answer NLL and p > 0.5 accuracy; with grad: true also backpropagates the mean NLL. */
-function answerLoss({ policy, batch, grad }: { policy: PolicyModel; batch: Example[]; grad: boolean }): { loss: number; acc: number } {
-  const out = policy.forward(batch.map((e) => e.tokens), { train: grad });
-  const count = batch.reduce((s, e) => s + e.answerAt.length, 0);
-  let loss = 0;
-  let hits = 0;
-  const gl = batch.map((e) => new Float32Array(e.tokens.length));
-  batch.forEach((e, i) => {
-    for (const t of e.answerAt) {
-      const lp = out.logprobs[i]![t]!;
-      loss -= lp;
-      if (lp > Math.log(0.5)) hits++;
-      gl[i]![t] = -1 / count;
-    }
-  });
-  if (grad) policy.backward({ logprobs: gl });
-  return { loss: loss / count, acc: hits / count };
-}
 
 function main(): void {
   let values: Record<string, unknown>;

@@ -13,7 +13,7 @@
  * Both are memory-bound at batch 64 (every step reads the whole live cache).
  */
 import { gemm } from '../tensor/gemm.ts';
-import { nativeOps } from '../tensor/native-ops.ts';
+import { nativeOps, type DecodeStepArgs } from '../tensor/native-ops.ts';
 
 /** Copies one row's post-RoPE k and v (the row is [q (C) | k (C) | v (C)]) into the caches at (slot, pos). */
 export function writeKv({ kc, vc, row, rowOffset, slot, pos, s, h, d }: {
@@ -31,20 +31,11 @@ export function writeKv({ kc, vc, row, rowOffset, slot, pos, s, h, d }: {
   }
 }
 
-export interface DecodeAttentionArgs {
-  qkv: Float32Array; // [A, 3C] this step's post-RoPE rows
-  slotIds: Int32Array; // [A]
-  positions: Int32Array; // [A] position of each new token
-  count: number; // A
-  kc: Float32Array; // [B, H, S, D]
-  vc: Float32Array; // [B, H, S, D]
-  s: number;
-  h: number;
-  d: number;
+/** The native step's arguments plus the TypeScript path's scratch buffers. */
+export interface DecodeAttentionArgs extends DecodeStepArgs {
   qbuf: Float32Array; // [B, C] scratch, indexed by slot
   scores: Float32Array; // [B, H, S] scratch
   obuf: Float32Array; // [B, C] scratch
-  out: Float32Array; // [A, C]
 }
 
 /** Writes this step's k, v into the caches, then out[i] = attention of query i over its slot. */

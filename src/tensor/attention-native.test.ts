@@ -11,20 +11,11 @@ import { Rng } from '../util/random.ts';
 import { attentionBackwardTs, attentionForwardTs, attentionLayout } from './attention.ts';
 import { nativeOps } from './native-ops.ts';
 
+import { maxRelDiff, uniformBuffer as buf } from './finite-diff.ts';
+
 const requireNative = process.env.CRL_REQUIRE_NATIVE === '1';
 
-function buf(rng: Rng, len: number, scale: number): Float32Array {
-  const out = new Float32Array(len);
-  for (let i = 0; i < len; i++) out[i] = (rng.next() * 2 - 1) * scale;
-  return out;
-}
 
-/** max |x - y| / (1 + |y|). */
-function maxRelDiff(x: Float32Array, y: Float32Array): number {
-  let m = 0;
-  for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]! - y[i]!) / (1 + Math.abs(y[i]!)));
-  return m;
-}
 
 const cases = fc.record({
   lengths: fc.array(fc.oneof(fc.constantFrom(0, 1, 2, 63, 64, 65, 129), fc.integer({ min: 1, max: 140 })), { minLength: 1, maxLength: 5 }),

@@ -11,6 +11,20 @@ export function randomBuffer(rng: Rng, n: number, scale = 1): Float32Array {
   return out;
 }
 
+/** Uniform in [-scale, scale): the native-vs-TypeScript kernel tests' inputs. */
+export function uniformBuffer(rng: Rng, n: number, scale = 1): Float32Array {
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = (rng.next() * 2 - 1) * scale;
+  return out;
+}
+
+/** max |x - y| / (1 + |y|): relative for large values, absolute near zero. */
+export function maxRelDiff(x: Float32Array, y: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]! - y[i]!) / (1 + Math.abs(y[i]!)));
+  return m;
+}
+
 /** Sum of out * w in float64: the probe loss whose dL/dout is w. */
 export function dot64(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let s = 0;

@@ -10,20 +10,11 @@ import { rmsnormBackwardTs, rmsnormForwardTs } from './rmsnorm.ts';
 import { causalSoftmaxBackwardTs as causalSoftmaxBackward, causalSoftmaxForwardTs as causalSoftmaxForward } from './softmax.ts';
 import { swigluBackwardTs as swigluBackward, swigluForwardTs as swigluForward } from './swiglu.ts';
 
+import { maxRelDiff, uniformBuffer as buf } from './finite-diff.ts';
+
 const requireNative = process.env.CRL_REQUIRE_NATIVE === '1';
 
-function buf(rng: Rng, len: number, scale: number): Float32Array {
-  const out = new Float32Array(len);
-  for (let i = 0; i < len; i++) out[i] = (rng.next() * 2 - 1) * scale;
-  return out;
-}
 
-/** max |x - y| / (1 + |y|): relative for large values, absolute near zero. */
-function maxRelDiff(x: Float32Array, y: Float32Array): number {
-  let m = 0;
-  for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]! - y[i]!) / (1 + Math.abs(y[i]!)));
-  return m;
-}
 
 const dims = fc.record({
   n: fc.oneof(fc.constantFrom(1, 3, 17), fc.integer({ min: 1, max: 40 })),
