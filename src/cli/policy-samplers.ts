@@ -5,6 +5,7 @@ import type { TaskFamily, TextPolicy } from '../env/family.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import type { TokenSampler, Tokenizer } from '../rollout/types.ts';
 import { mixSeed, Rng } from '../util/random.ts';
+import { resolveCheckpointDir } from '../experiments/policy-source.ts';
 import { CliError } from './errors.ts';
 import type { SummaryWriterChoice } from './run-flags.ts';
 
@@ -20,9 +21,15 @@ export async function actorSampler(options: {
   const { policy, family, tokenizer, seed } = options;
   if (policy === 'expert') return textPolicySampler({ tokenizer, policy: family.expert, rng: new Rng(mixSeed(seed, 1)) });
   if (!existsSync(policy) || !statSync(policy).isDirectory()) {
-    throw new CliError(`--policy: expected "expert" or a checkpoint directory, but ${JSON.stringify(policy)} is not a directory`);
+    throw new CliError(`--policy: expected "expert", a checkpoint directory or a run directory, but ${JSON.stringify(policy)} is not a directory`);
   }
-  return checkpointSampler({ dir: policy, seed, tokenizer, contextWindow: options.contextWindow });
+  let dir: string;
+  try {
+    dir = resolveCheckpointDir(policy); // a run directory stands for its latest checkpoint, as in crl eval
+  } catch (e) {
+    throw new CliError(`--policy: ${(e as Error).message}`);
+  }
+  return checkpointSampler({ dir, seed, tokenizer, contextWindow: options.contextWindow });
 }
 
 /** Scripted summary writers by name (registry, not branches). */

@@ -21,6 +21,8 @@ export const RunFlagsSchema = z
     concurrency: int(1).optional(),
     temperature: z.coerce.number({ error: 'expected a number' }).min(0).optional(),
     topP: z.coerce.number({ error: 'expected a number' }).gt(0).max(1).optional(),
+    /** Task knobs as JSON text (validated by the family's knob schema when the env is built). */
+    knobs: z.string().optional(),
     out: z.string().min(1),
   })
   .strict();

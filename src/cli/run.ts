@@ -44,7 +44,8 @@ export function registerRunCommand(program: Command): void {
     .command('run')
     .description('run a policy with compaction on N tasks and write one JSONL record per episode')
     .requiredOption('--env <name>', 'registered task family')
-    .option('--policy <expert|dir>', 'the family expert, or a checkpoint directory', 'expert')
+    .option('--policy <expert|dir>', 'the family expert, a checkpoint directory, or a run directory (its latest checkpoint)', 'expert')
+    .option('--knobs <json>', 'task knobs as JSON, e.g. \'{"queries":1,"keys":4}\' (default: the family defaults)')
     .option('--episodes <n>', 'number of tasks', '8')
     .option('--windows <K>', 'context windows per episode (K - 1 compactions)', '4')
     .option('--context <C>', 'context window C in tokens (default 256)')
@@ -71,7 +72,13 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   const summarizer = await summarySampler({ choice: flags.writer, family, actor, tokenizer, seed: flags.seed, contextWindow: config.contextWindow });
   const size = family.evalSeeds.end - family.evalSeeds.start;
   if (flags.episodes > size) process.stderr.write(`crl: warning: ${flags.episodes} episodes exceed the ${size} eval seeds of ${family.name}; seeds repeat\n`);
-  const episodes = evalTaskSeeds(family, flags).map((seed, i) => ({ episodeId: `${family.name}-${seed}-${i}`, env: family.create(), seed }));
+  const knobs = parseKnobsFlag(flags.knobs);
+  try {
+    family.create(knobs); // validates the knobs once, before any episode
+  } catch (e) {
+    throw new CliError(`--knobs: ${(e as Error).message}`);
+  }
+  const episodes = evalTaskSeeds(family, flags).map((seed, i) => ({ episodeId: `${family.name}-${seed}-${i}`, env: family.create(knobs), seed }));
 
   const writer = new RecordWriter(flags.out);
   const bar = new SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | pass {pass}' });
@@ -88,6 +95,18 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   bar.stop();
   process.stderr.write(`crl: wrote ${records.length} episode records to ${flags.out}\n`);
   return summarizeRecords(records);
+}
+
+function parseKnobsFlag(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new CliError(`--knobs: not valid JSON: ${text}`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new CliError(`--knobs: expected a JSON object, got ${text}`);
+  return v as Record<string, unknown>;
 }
 
 /** Rollout config messages use config names; say which flag sets each. */

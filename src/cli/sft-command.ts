@@ -29,6 +29,8 @@ export function registerSftCommand(program: Command): void {
     .option('--lr <x>', 'peak learning rate (linear warm-up, then cosine)')
     .option('--warmup <steps>', 'warm-up optimizer steps')
     .option('--batch-tokens <n>', 'tokens per optimizer step')
+    .option('--dense-steps <n>', 'dense warm-up optimizer steps before the episode SFT (0: none; docs/sft.md)')
+    .option('--dense <json>', 'dense warm-up settings as JSON, e.g. \'{"steps":3000,"summaryShare":0.5}\' (see docs/sft.md)')
     .option('--held-out <n>', 'expert episodes on evaluation seeds for held-out token accuracy (0: skip)')
     .option('--model <preset>', 'model preset')
     .option('--context <C>', 'context window C')
@@ -38,13 +40,15 @@ export function registerSftCommand(program: Command): void {
       const num = (x: string | undefined) => (x === undefined ? undefined : Number.isFinite(Number(x)) ? Number(x) : x);
       const raw = Object.fromEntries(Object.entries({
         env: { name: o.env, ...(o.knobs ? { knobs: parseJson(o.knobs, '--knobs') } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), data: o.data, mix: o.mix ? parseJson(o.mix, '--mix') : undefined, lossyP: num(o.lossyP), lr: num(o.lr),
-        warmupSteps: num(o.warmup), batchTokens: num(o.batchTokens), heldOutEpisodes: num(o.heldOut),
+        warmupSteps: num(o.warmup),
+        dense: o.dense || o.denseSteps ? { ...(o.dense ? (parseJson(o.dense, '--dense') as object) : {}), ...(o.denseSteps ? { steps: num(o.denseSteps) } : {}) } : undefined,
+        batchTokens: num(o.batchTokens), heldOutEpisodes: num(o.heldOut),
         model: o.model ? { preset: o.model } : undefined, rollout: o.context ? { contextWindow: num(o.context) } : undefined, seed: num(o.seed),
       }).filter(([, v]) => v !== undefined));
       const r = SftConfigSchema.safeParse(raw);
       if (!r.success) throw new CliError(`invalid sft settings:\n  - ${formatConfigIssues(r.error.issues, SftConfigSchema).join('\n  - ')}`);
       const runDir = o.out ?? join('runs', newRunName('base'));
-      const { checkpoint } = await runSft({ runDir, config: r.data, progress: createProgress({ label: 'sft', fields: SFT_FIELDS }) });
+      const { checkpoint } = await runSft({ runDir, config: r.data, progress: createProgress({ label: 'sft', fields: SFT_FIELDS }), log: (l) => process.stderr.write(`${l}\n`) });
       const last = readMetrics(join(runDir, 'metrics.jsonl')).pop();
       process.stdout.write(`${JSON.stringify({ runDir, checkpoint, loss: last?.metrics['sft/loss'] ?? null, tokenAccuracy: last?.metrics['sft/token_acc_p50'] ?? null,
         heldOut: Object.fromEntries(Object.entries(last?.metrics ?? {}).filter(([k]) => k.startsWith('heldout/'))) })}\n`);

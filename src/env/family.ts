@@ -17,6 +17,13 @@ export interface SummaryWriters {
   lossy(p: number): TextPolicy;
 }
 
+/**
+ * Dense warm-up text (docs/sft.md): a sequence of parts, in order. 'context' is read, 'target' is
+ * supervised, 'summary' is a supervised summary: the runtime's summary request q_sum is put before
+ * it and the end-of-turn marker after it (the family knows neither: environments work in text).
+ */
+export type DensePart = { kind: 'context' | 'target' | 'summary'; text: string };
+
 /** Seed ranges are half-open [start, end); train and eval ranges never overlap. */
 export interface SeedRange {
   start: number;
@@ -40,4 +47,9 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
   /** A scripted expert that acts well from the visible context alone. */
   readonly expert: TextPolicy;
   readonly summaryWriters: SummaryWriters;
+  /**
+   * Optional dense warm-up generator: one sequence with many supervised lookups (seeded by rng,
+   * at most maxChunks chunks of stream, `probes` lookups, a summaryShare of them as summaries).
+   */
+  dense?(options: { rng: Rng; knobs: Knobs; maxChunks: number; probes: number; summaryShare: number }): DensePart[];
 }

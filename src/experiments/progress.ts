@@ -37,12 +37,13 @@ export function createProgress(options: { label: string; fields?: readonly Progr
   const values = (m: Readonly<Record<string, number>>) => Object.fromEntries(fields.map((f, i) => [`f${i}`, fmt(m[f.key], f.digits)]));
   if (!tty) {
     let total = 0;
-    const started = Date.now();
+    let started = Date.now();
     let first = 1;
     return {
       start: ({ total: t, first: f }) => {
         total = t;
         first = f;
+        started = Date.now(); // work before start() (e.g. SFT's dense warm-up) is not in the ETA
         stream.write(`[${options.label}] starting at iteration ${f} of ${t}\n`);
       },
       update: ({ iteration, metrics }) => {

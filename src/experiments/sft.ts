@@ -10,6 +10,7 @@ import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts'
 import { mixSeed, Rng } from '../util/random.ts';
 import { writeFileAtomic } from './atomic-fs.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
+import { runDenseWarmup, DenseWarmupSchema } from './dense-warmup.ts';
 import { expertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
 import { heldOutAccuracy } from './sft-heldout.ts';
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
@@ -49,6 +50,8 @@ export const SftConfigSchema = z
     warmupSteps: z.number().int().nonnegative().default(20),
     minLrRatio: z.number().min(0).max(1).default(0.1),
     batchTokens: z.number().int().positive().default(2048),
+    /** Dense warm-up before the episode SFT (dense-warmup.ts); off unless steps > 0. */
+    dense: DenseWarmupSchema.prefault({}),
     /** Expert episodes on evaluation seeds for held-out token accuracy by kind; 0 skips it. */
     heldOutEpisodes: z.number().int().nonnegative().default(16),
     seed: z.number().int().nonnegative().default(0),
@@ -61,7 +64,7 @@ export type SftConfigInput = z.input<typeof SftConfigSchema>;
  * Runs SFT into runDir (created if new; an existing one is resumed at epoch granularity) and
  * returns the final checkpoint directory, a model checkpoint usable as model.init and --policy.
  */
-export async function runSft(options: { runDir: string; config: SftConfig; progress?: ProgressReporter }): Promise<{ checkpoint: string }> {
+export async function runSft(options: { runDir: string; config: SftConfig; progress?: ProgressReporter; log?: (line: string) => void }): Promise<{ checkpoint: string }> {
   const { config } = options;
   const paths = runPaths(options.runDir);
   if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config });
@@ -91,7 +94,19 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   const cfg = modelConfig(config.model.preset, { vocabSize: tokenizer.vocabSize, maxSeqLen: rollout.contextWindow });
   const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(config.warmupSteps, steps), minLrRatio: config.minLrRatio };
   const policy = new PolicyModel({ config: cfg, optim, rng: rng.fork() });
-  const ckpt = latestCheckpoint(paths.root);
+  let ckpt = latestCheckpoint(paths.root);
+  if (!ckpt && config.dense.steps > 0 && family.dense) {
+    // The warm-up's result is saved as iteration 0 (fresh optimizer state): a crash during the
+    // episode SFT resumes after it; a crash during the warm-up redoes it (minutes, deterministic).
+    const t0 = Date.now();
+    const curve = runDenseWarmup({
+      policy, family, knobs: config.env.knobs, layout, config: config.dense, seed: config.seed,
+      onEval: (p) => options.log?.(`dense warm-up ${p.step}/${config.dense.steps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`),
+    });
+    writeFileAtomic(`${paths.root}/dense-warmup.json`, JSON.stringify({ config: config.dense, seconds: (Date.now() - t0) / 1000, curve }));
+    await saveCheckpointDir({ runDir: paths.root, iteration: 0, write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: 0, denseWarmupSteps: config.dense.steps } }) });
+    ckpt = latestCheckpoint(paths.root);
+  }
   let start = 0;
   if (ckpt) {
     const loaded = await loadCheckpoint(ckpt.dir);

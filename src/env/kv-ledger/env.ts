@@ -16,6 +16,8 @@ export class KvLedgerEnv implements Environment {
   private cursor = 0;
   private steps = 0;
   private finished = false;
+  /** 'end' has been shown: every chunk was read, so an answer is accepted. */
+  private ended = false;
 
   constructor(knobs: Partial<KvLedgerKnobs> = {}) {
     this.knobs = parseKnobs({ family: 'kv-ledger', schema: kvLedgerKnobs as never, input: knobs });
@@ -37,6 +39,7 @@ export class KvLedgerEnv implements Environment {
     this.cursor = 0;
     this.steps = 0;
     this.finished = false;
+    this.ended = false;
     const q = this.task.queries.join(' ');
     // The instruction avoids the word 'end': the expert reads it as "every chunk was read".
     const instruction =
@@ -52,7 +55,12 @@ export class KvLedgerEnv implements Environment {
     this.steps++;
     const ws = words(action);
     let out: EnvStep;
-    if (ws[0] === 'answer') {
+    if (ws[0] === 'answer' && !this.ended) {
+      // The task says "read all , then answer": an answer before the end of the stream is refused
+      // (the episode goes on). Without this rule RL learned to answer early, guessing that the
+      // queried key (the one untouched longest) keeps its early value, instead of summarizing.
+      out = { observation: 'invalid action . read all , then answer', done: false, reward: 0 };
+    } else if (ws[0] === 'answer') {
       const ok = verifyKvLedger(task, ws.slice(1));
       out = { observation: ok ? 'correct' : 'wrong', done: true, reward: ok ? 1 : 0 };
     } else if (ws.length === 1 && ws[0] === 'read') {
@@ -70,6 +78,7 @@ export class KvLedgerEnv implements Environment {
       const i = this.cursor++;
       return `chunk ${i + 1} : ${task.chunks[i]!.map(opText).join(' , ')}`;
     }
+    this.ended = true;
     return task.queryPosition === 'end' ? `end , queries ${task.queries.join(' ')}` : 'end';
   }
 }

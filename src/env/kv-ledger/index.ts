@@ -1,5 +1,6 @@
 import type { TaskFamily } from '../family.ts';
 import { makeSummaryWriters } from '../summary-writers.ts';
+import { kvLedgerDense } from './dense.ts';
 import { KvLedgerEnv } from './env.ts';
 import { kvLedgerExpert, kvLedgerNeeded } from './expert.ts';
 import { kvLedgerKnobs, kvLedgerVariants, type KvLedgerKnobs } from './knobs.ts';
@@ -14,6 +15,7 @@ export const kvLedger: TaskFamily<KvLedgerKnobs> = {
   create: (knobs) => new KvLedgerEnv(knobs),
   expert: kvLedgerExpert,
   summaryWriters: makeSummaryWriters(kvLedgerNeeded),
+  dense: (o) => kvLedgerDense(o),
 };
 
 export { KvLedgerEnv } from './env.ts';

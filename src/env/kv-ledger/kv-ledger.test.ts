@@ -59,4 +59,15 @@ describe('kv-ledger', () => {
     env.reset(3);
     expect(env.step('go north')).toEqual({ observation: 'invalid action', done: false, reward: 0 });
   });
+
+  it('refuses an answer before the end of the stream (even a right one) and accepts it after', () => {
+    const env = new KvLedgerEnv({ chunks: 2 });
+    env.reset(5);
+    const right = `answer ${env.current.answer.join(' ')}`;
+    env.step('read');
+    expect(env.step(right)).toEqual({ observation: 'invalid action . read all , then answer', done: false, reward: 0 });
+    env.step('read');
+    expect(env.step('read').observation).toBe('end');
+    expect(env.step(right)).toEqual({ observation: 'correct', done: true, reward: 1 });
+  });
 });

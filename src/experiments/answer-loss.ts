@@ -1,6 +1,6 @@
-import type { PolicyModel } from '../src/model/policy.ts';
+import type { PolicyModel } from '../model/policy.ts';
 
-/** A probe sequence whose loss counts only some positions (the probes in bench/probe-*.ts). */
+/** A probe sequence whose loss counts only some positions (the dense warm-up and the probes in bench/probe-*.ts). */
 export interface Example {
   tokens: Int32Array; // [T]
   answerAt: number[]; // positions t whose token is a supervised answer (trainable.ts convention)

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { WordTokenizer } from '../../model/tokenizer.ts';
+import { Rng } from '../../util/random.ts';
+import { words } from '../visible-window.ts';
+import { kvLedgerNeeded } from './expert.ts';
+import { kvLedger, kvLedgerKnobs } from './index.ts';
+
+const knobs = kvLedgerKnobs.parse({ queries: 1, keys: 4 });
+const dense = (seed: number, summaryShare = 0.5) => kvLedger.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare });
+
+describe('kv-ledger dense warm-up text', () => {
+  it('is deterministic per seed and uses only vocabulary words', () => {
+    const tok = new WordTokenizer();
+    fc.assert(fc.property(fc.integer({ min: 0, max: 1_000_000 }), (seed) => {
+      const a = dense(seed);
+      expect(a).toEqual(dense(seed));
+      for (const p of a) expect(() => tok.encode(p.text)).not.toThrow();
+    }), { numRuns: 40 });
+  });
+
+  it('every supervised part is what the oracle and the expert would write for the stream read so far', () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const parts = dense(seed);
+      const stream = words(parts[0]!.text);
+      expect(parts[0]!.kind).toBe('context');
+      for (let i = 1; i < parts.length; i += 2) {
+        const [ask, target] = [parts[i]!, parts[i + 1]!];
+        if (target.kind === 'summary') {
+          // The oracle summary of a window holding the queries and then the stream (kvLedgerNeeded).
+          const queries = words(ask.text);
+          const c = kvLedgerNeeded({ head: queries, steps: [{ action: ['read'], observation: stream }], summaryRequest: true });
+          expect(target.text).toBe([...c.goal, ...c.facts].join(' , '));
+        } else {
+          const key = words(ask.text)[2]!;
+          const c = kvLedgerNeeded({ head: ['queries', key], steps: [{ action: ['read'], observation: stream }], summaryRequest: true });
+          const fact = c.facts.find((f) => f.startsWith(`set ${key} `));
+          expect(target.text).toBe(fact ? fact.split(' ')[2] : 'none');
+        }
+      }
+    }
+  });
+
+  it('summaryShare sets the form: 0 gives only answers, 1 only summaries', () => {
+    for (let seed = 0; seed < 20; seed++) {
+      expect(dense(seed, 0).filter((p) => p.kind === 'summary')).toHaveLength(0);
+      expect(dense(seed, 1).filter((p) => p.kind === 'target')).toHaveLength(0);
+      expect(dense(seed, 1).filter((p) => p.kind === 'summary')).toHaveLength(8);
+    }
+  });
+});

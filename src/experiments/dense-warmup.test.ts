@@ -1,0 +1,56 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { WordTokenizer } from '../model/tokenizer.ts';
+import { createChatLayout, DEFAULT_CHAT_TEMPLATES } from '../rollout/chat-layout.ts';
+import { encodeDense } from './dense-warmup.ts';
+import { readMetrics } from './metrics-log.ts';
+import { runSft, SftConfigSchema } from './sft.ts';
+
+const tokenizer = new WordTokenizer();
+const layout = createChatLayout({ tokenizer, templates: DEFAULT_CHAT_TEMPLATES });
+
+describe('dense warm-up', () => {
+  it('encodes parts with q_sum before each summary and supervises exactly targets, summaries and their <eot>', () => {
+    const ex = encodeDense([
+      { kind: 'context', text: 'chunk 1 : set e 14' },
+      { kind: 'context', text: ', query e answer' }, { kind: 'target', text: '14' },
+      { kind: 'context', text: 'queries e' }, { kind: 'summary', text: 'queries e , set e 14' },
+    ], layout, 256);
+    const text = tokenizer.decode(Array.from(ex.tokens));
+    expect(text).toBe(`<bos> chunk 1 : set e 14 , query e answer 14 queries e ${tokenizer.decode([...layout.summaryPrompt])} queries e , set e 14 <eot>`);
+    expect(ex.answerAt.map((t) => tokenizer.decode([ex.tokens[t]!])).join(' ')).toBe('14 queries e , set e 14 <eot>');
+    // Positions are increasing and inside the sequence (the loss reads logprobs[t] at them).
+    expect(ex.answerAt.every((t, i) => t > 0 && t < ex.tokens.length && (i === 0 || t > ex.answerAt[i - 1]!))).toBe(true);
+  });
+
+  it('leaves out whole parts that would pass maxTokens', () => {
+    const parts = [{ kind: 'context', text: 'chunk 1 : set e 14' }, { kind: 'context', text: ', query e answer' }, { kind: 'target', text: '14' }] as const;
+    const full = encodeDense(parts, layout, 256);
+    const cut = encodeDense(parts, layout, full.tokens.length - 1);
+    expect(cut.answerAt).toEqual([]);
+    expect(tokenizer.decode(Array.from(cut.tokens))).toBe('<bos> chunk 1 : set e 14 , query e answer');
+  });
+
+  it('runs before the episode SFT, lowers its held-out loss, saves iteration 0, and is not redone on resume', async () => {
+    const runDir = join(mkdtempSync(join(tmpdir(), 'crl-dense-')), 'base');
+    const config = SftConfigSchema.parse({
+      env: { name: 'kv-ledger', knobs: { queries: 1, keys: 4 } }, model: { preset: 'tiny' }, episodes: 4, epochs: 1, heldOutEpisodes: 0,
+      dense: { steps: 60, batch: 8, lr: 1e-2, maxChunks: 2, evalEvery: 15 },
+    });
+    const lines: string[] = [];
+    await runSft({ runDir, config, log: (l) => lines.push(l) });
+    const w = JSON.parse(readFileSync(join(runDir, 'dense-warmup.json'), 'utf8'));
+    expect(w.curve.map((p: { step: number }) => p.step)).toEqual([0, 15, 30, 45, 60]);
+    // From ~ln(vocab) at init: 60 steps must remove a clear share of it (copying the queries).
+    expect(w.curve[4].heldOutLoss).toBeLessThan(w.curve[0].heldOutLoss * 0.6);
+    expect(lines).toHaveLength(4);
+    expect(existsSync(join(runDir, 'checkpoints', 'iter-000000'))).toBe(true);
+    expect(readMetrics(join(runDir, 'metrics.jsonl')).map((m) => m.iteration)).toEqual([1]);
+    // A longer run in the same directory resumes from epoch 1: no second warm-up.
+    await runSft({ runDir, config: { ...config, epochs: 2 }, log: (l) => lines.push(l) });
+    expect(lines).toHaveLength(4);
+    expect(readMetrics(join(runDir, 'metrics.jsonl')).map((m) => m.iteration)).toEqual([1, 2]);
+  }, 120_000);
+});

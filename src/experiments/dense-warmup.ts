@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import type { DensePart, TaskFamily } from '../env/family.ts';
+import { PolicyModel } from '../model/policy.ts';
+import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
+import type { ChatLayout } from '../rollout/chat-layout.ts';
+import { Rng } from '../util/random.ts';
+import { answerLoss, type Example } from './answer-loss.ts';
+
+/**
+ * Dense warm-up before episode SFT (docs/sft.md, "Dense-lookup warm-up"): sequences from the
+ * family's `dense` generator, each with many supervised lookups, loss on the supervised tokens
+ * only. Episode SFT alone gives one or two lookups per episode and its base never learned to
+ * read a value back (x4 at the `none` level); 3000 warm-up steps made it learn within SFT.
+ */
+export const DenseWarmupSchema = z
+  .object({
+    /** Optimizer steps; 0 skips the warm-up (families without a dense generator skip it too). */
+    steps: z.number().int().nonnegative().default(0),
+    /** Sequences per step. */
+    batch: z.number().int().positive().default(16),
+    /** Peak lr (warm-up 20 steps, then cosine to lr * 0.1); 1e-3 learned, >= 2e-3 stalled (docs/sft.md). */
+    lr: z.number().positive().default(1e-3),
+    maxChunks: z.number().int().positive().max(8).default(4),
+    /** Supervised lookups per sequence, and the share of them written as summaries. */
+    probes: z.number().int().positive().max(16).default(8),
+    summaryShare: z.number().min(0).max(1).default(0.5),
+    /** Held-out loss/accuracy every this many steps (128 fixed sequences). */
+    evalEvery: z.number().int().positive().default(500),
+  })
+  .strict();
+export type DenseWarmupConfig = z.infer<typeof DenseWarmupSchema>;
+
+export interface WarmupPoint {
+  step: number;
+  /** Mean training loss since the previous point (null at step 0, before any training). */
+  trainLoss: number | null;
+  heldOutLoss: number;
+  heldOutAcc: number;
+}
+
+/**
+ * Text parts → tokens and supervised positions: <bos>, then each part; summaries get q_sum before
+ * and <eot> after. Parts that would pass maxTokens are left out, whole, with everything after them.
+ */
+export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, maxTokens: number): Example {
+  const { tokenizer, ids } = layout;
+  const tokens: number[] = [ids.bos];
+  const answerAt: number[] = [];
+  const supervised = (xs: readonly number[]): void => {
+    for (const x of xs) {
+      answerAt.push(tokens.length);
+      tokens.push(x);
+    }
+  };
+  for (const p of parts) {
+    const enc = tokenizer.encode(p.text);
+    if (tokens.length + enc.length + (p.kind === 'summary' ? layout.summaryPrompt.length + 1 : 0) > maxTokens) break;
+    if (p.kind === 'context') tokens.push(...enc);
+    else if (p.kind === 'target') supervised(enc);
+    else {
+      tokens.push(...layout.summaryPrompt);
+      supervised([...enc, ids.eot]);
+    }
+  }
+  return { tokens: Int32Array.from(tokens), answerAt };
+}
+
+/**
+ * Trains policy's weights in place with the warm-up's own AdamW schedule (a second optimizer over
+ * the same parameter buffer), so the episode SFT that follows starts its own schedule fresh.
+ */
+export function runDenseWarmup(options: {
+  policy: PolicyModel; family: TaskFamily; knobs: Record<string, unknown>; layout: ChatLayout; config: DenseWarmupConfig; seed: number;
+  onEval?: (p: WarmupPoint) => void;
+}): WarmupPoint[] {
+  const { policy, family, layout, config } = options;
+  const dense = family.dense;
+  if (!dense || config.steps === 0) return [];
+  const knobs = family.knobs.parse(options.knobs) as Record<string, unknown>;
+  const sample = (rng: Rng): Example => encodeDense(dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare }), layout, policy.config.maxSeqLen);
+  const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: config.steps, warmupSteps: Math.min(20, config.steps) };
+  const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params });
+  const heldRng = new Rng(999_983); // the same held-out sequences in every run
+  const held = Array.from({ length: 128 }, () => sample(heldRng));
+  const train = new Rng(options.seed * 1000 + 7);
+  const initial = answerLoss({ policy: warm, batch: held, grad: false });
+  const curve: WarmupPoint[] = [{ step: 0, trainLoss: null, heldOutLoss: initial.loss, heldOutAcc: initial.acc }];
+  let lossSum = 0;
+  let seen = 0;
+  for (let step = 1; step <= config.steps; step++) {
+    lossSum += answerLoss({ policy: warm, batch: Array.from({ length: config.batch }, () => sample(train)), grad: true }).loss;
+    seen++;
+    warm.step();
+    if (step % config.evalEvery === 0 || step === config.steps) {
+      const ev = answerLoss({ policy: warm, batch: held, grad: false });
+      const point = { step, trainLoss: lossSum / seen, heldOutLoss: ev.loss, heldOutAcc: ev.acc };
+      curve.push(point);
+      options.onEval?.(point);
+      lossSum = 0;
+      seen = 0;
+    }
+  }
+  policy.net.markWeightsChanged(); // the shared buffer changed under the SFT model
+  return curve;
+}
