@@ -103,8 +103,11 @@ describe('crl experiments commands (spawned)', () => {
 
   it('reproduce (smoke preset) ends with the results JSON line', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'crl-rep-')), 'p');
-    const r = crl(['reproduce', '--preset', 'smoke', '--out', out]);
+    // --seeds runs a part of a preset; it is recorded in pipeline.json, and --resume keeps it.
+    const r = crl(['reproduce', '--preset', 'smoke', '--seeds', '3', '--out', out]);
     expect(r.code).toBe(0);
+    expect(JSON.parse(readFileSync(join(out, 'pipeline.json'), 'utf8')).seeds).toEqual([3]);
+    expect(existsSync(join(out, 'systems', 'base--chunk-sum--s3'))).toBe(true);
     const summary = JSON.parse(r.last);
     expect(summary.runDir).toBe(out);
     for (const s of ['base', 'compaction-rl', 'ppo-single-window']) {
@@ -118,5 +121,9 @@ describe('crl experiments commands (spawned)', () => {
     const again = crl(['reproduce', '--resume', out]); // everything on disk: skips to the report
     expect(again.code).toBe(0);
     expect(JSON.parse(again.last)).toEqual(summary);
+    expect(existsSync(join(out, 'systems', 'base--chunk-sum--s0'))).toBe(false);
+    const bad = crl(['reproduce', '--preset', 'smoke', '--envs', 'kv-ledger', '--out', join(out, 'x')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('not in this preset: kv-ledger');
   });
 });

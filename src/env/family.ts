@@ -20,9 +20,11 @@ export interface SummaryWriters {
 /**
  * Dense warm-up text (docs/sft.md): a sequence of parts, in order. 'context' is read, 'target' is
  * supervised, 'summary' is a supervised summary: the runtime's summary request q_sum is put before
- * it and the end-of-turn marker after it (the family knows neither: environments work in text).
+ * it and the end-of-turn marker after it. 'instruction', 'action' and 'observation' are read as the
+ * chat turns of an episode (an 'instruction' first also puts the system turn first). The family
+ * knows none of the markers: environments work in text.
  */
-export type DensePart = { kind: 'context' | 'target' | 'summary'; text: string };
+export type DensePart = { kind: 'context' | 'target' | 'summary' | 'instruction' | 'action' | 'observation'; text: string };
 
 /** Seed ranges are half-open [start, end); train and eval ranges never overlap. */
 export interface SeedRange {

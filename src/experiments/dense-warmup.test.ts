@@ -25,6 +25,19 @@ describe('dense warm-up', () => {
     expect(ex.answerAt.every((t, i) => t > 0 && t < ex.tokens.length && (i === 0 || t > ex.answerAt[i - 1]!))).toBe(true);
   });
 
+  it('lays out episode-form parts as the runtime lays out a window (system turn, user/asst/obs turns)', () => {
+    const ex = encodeDense([
+      { kind: 'instruction', text: 'read all , then answer . queries e' },
+      { kind: 'action', text: 'read' }, { kind: 'observation', text: 'chunk 1 : set e 14' },
+      { kind: 'summary', text: 'queries e , set e 14' },
+    ], layout, 256);
+    const want = [...layout.systemTurn, layout.ids.user, ...tokenizer.encode('read all , then answer . queries e'), layout.ids.eot,
+      layout.ids.asst, ...tokenizer.encode('read'), layout.ids.eot, layout.ids.obs, ...tokenizer.encode('chunk 1 : set e 14'), layout.ids.eot,
+      ...layout.summaryPrompt, ...tokenizer.encode('queries e , set e 14'), layout.ids.eot];
+    expect(Array.from(ex.tokens)).toEqual(want);
+    expect(ex.answerAt).toEqual(Array.from({ length: 7 }, (_, i) => want.length - 7 + i)); // the summary and its <eot>
+  });
+
   it('leaves out whole parts that would pass maxTokens', () => {
     const parts = [{ kind: 'context', text: 'chunk 1 : set e 14' }, { kind: 'context', text: ', query e answer' }, { kind: 'target', text: '14' }] as const;
     const full = encodeDense(parts, layout, 256);

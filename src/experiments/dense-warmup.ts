@@ -38,13 +38,16 @@ export interface WarmupPoint {
   heldOutAcc: number;
 }
 
+/** Chat turns: the marker each opens with (all close with <eot>), as the runtime lays them out. */
+const TURN_OPEN: Partial<Record<DensePart['kind'], 'user' | 'asst' | 'obs'>> = { instruction: 'user', action: 'asst', observation: 'obs' };
+
 /**
  * Text parts → tokens and supervised positions: <bos>, then each part; summaries get q_sum before
  * and <eot> after. Parts that would pass maxTokens are left out, whole, with everything after them.
  */
 export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, maxTokens: number): Example {
   const { tokenizer, ids } = layout;
-  const tokens: number[] = [ids.bos];
+  const tokens: number[] = parts[0]?.kind === 'instruction' ? [...layout.systemTurn] : [ids.bos];
   const answerAt: number[] = [];
   const supervised = (xs: readonly number[]): void => {
     for (const x of xs) {
@@ -53,10 +56,12 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
     }
   };
   for (const p of parts) {
-    const enc = tokenizer.encode(p.text);
+    const text = tokenizer.encode(p.text);
+    const open = TURN_OPEN[p.kind];
+    const enc = open ? [ids[open], ...text, ids.eot] : text;
     if (tokens.length + enc.length + (p.kind === 'summary' ? layout.summaryPrompt.length + 1 : 0) > maxTokens) break;
-    if (p.kind === 'context') tokens.push(...enc);
-    else if (p.kind === 'target') supervised(enc);
+    if (p.kind === 'target') supervised(enc);
+    else if (p.kind !== 'summary') tokens.push(...enc);
     else {
       tokens.push(...layout.summaryPrompt);
       supervised([...enc, ids.eot]);

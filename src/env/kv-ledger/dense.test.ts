@@ -19,9 +19,9 @@ describe('kv-ledger dense warm-up text', () => {
     }), { numRuns: 40 });
   });
 
-  it('every supervised part is what the oracle and the expert would write for the stream read so far', () => {
+  it('lookup form: every supervised part is what the oracle and the expert would write for the stream', () => {
     for (let seed = 0; seed < 200; seed++) {
-      const parts = dense(seed);
+      const parts = dense(seed, 0);
       const stream = words(parts[0]!.text);
       expect(parts[0]!.kind).toBe('context');
       for (let i = 1; i < parts.length; i += 2) {
@@ -41,11 +41,33 @@ describe('kv-ledger dense warm-up text', () => {
     }
   });
 
-  it('summaryShare sets the form: 0 gives only answers, 1 only summaries', () => {
+  it('episode form: every summary is the oracle summary of the chat so far (kvLedgerNeeded on that window)', () => {
+    let checked = 0;
+    for (let seed = 0; seed < 100; seed++) {
+      const parts = dense(seed, 1);
+      expect(parts[0]!.kind).toBe('instruction');
+      const head = words(parts[0]!.text);
+      const steps: { action: string[]; observation: string[] | null }[] = [];
+      for (let i = 1; i < parts.length; i++) {
+        const p = parts[i]!;
+        if (p.kind === 'action') steps.push({ action: words(p.text), observation: words(parts[++i]!.text) });
+        else {
+          expect(p.kind).toBe('summary');
+          const c = kvLedgerNeeded({ head, steps, summaryRequest: true });
+          expect(p.text).toBe([...c.goal, ...c.facts].join(' , '));
+          checked++;
+        }
+      }
+      expect(steps[steps.length - 1]!.observation).toEqual(['end']);
+    }
+    expect(checked).toBeGreaterThan(300);
+  });
+
+  it('summaryShare picks the form: 0 only the lookup form, 1 only the episode form', () => {
     for (let seed = 0; seed < 20; seed++) {
-      expect(dense(seed, 0).filter((p) => p.kind === 'summary')).toHaveLength(0);
-      expect(dense(seed, 1).filter((p) => p.kind === 'target')).toHaveLength(0);
-      expect(dense(seed, 1).filter((p) => p.kind === 'summary')).toHaveLength(8);
+      expect(dense(seed, 0)[0]!.kind).toBe('context');
+      expect(dense(seed, 1)[0]!.kind).toBe('instruction');
+      expect(dense(seed, 1).filter((p) => p.kind === 'target' || p.kind === 'context')).toHaveLength(0);
     }
   });
 });

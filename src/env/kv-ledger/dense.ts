@@ -12,9 +12,11 @@ import type { KvLedgerKnobs } from './knobs.ts';
  * An episode gives one or two such lookups; recall was only learned with ~100 per optimizer step
  * (bench/probe-recall.ts), and self summaries stayed empty of values without the summary form.
  * The stream stops before `end` half of the time, so `end` in a summary means "seen", as in episodes.
+ * A summaryShare of the sequences are in episode form instead (episodeForm below).
  */
 export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number; probes: number; summaryShare: number }): DensePart[] {
   const { rng, knobs } = options;
+  if (rng.next() < options.summaryShare) return episodeForm(options);
   const chunks = 1 + rng.int(Math.max(1, options.maxChunks));
   const task = generateKvLedger(rng.int(1_000_000), { ...knobs, chunks, queries: 1 });
   const live = new Map<string, number>();
@@ -35,7 +37,7 @@ export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChun
   const parts: DensePart[] = [{ kind: 'context', text: stream.join(' ') }];
   const keys = [...pool];
   for (let p = 0; p < options.probes; p++) {
-    if (rng.next() < options.summaryShare) {
+    if (rng.next() < 0.5) {
       const asked = rng.shuffle([...keys]).slice(0, 1 + rng.int(Math.min(2, keys.length)));
       const facts = asked.filter((k) => live.has(k)).map((k) => `set ${k} ${live.get(k)}`);
       const summary = [`queries ${asked.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ');
@@ -45,5 +47,37 @@ export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChun
       parts.push({ kind: 'context', text: `, query ${k} answer` }, { kind: 'target', text: live.has(k) ? String(live.get(k)) : 'none' });
     }
   }
+  return parts;
+}
+
+/**
+ * Episode form: the chat of a kv-ledger episode (instruction with 1-3 queries, then `read` /
+ * chunk turns) with summary requests after random chunks, each answered by the oracle summary of
+ * everything read so far. Same token layout as a real window, so the lookup learned here is the
+ * one a summary needs (the lookup form above did not transfer: self summaries stayed wrong).
+ */
+function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number; probes: number }): DensePart[] {
+  const { rng, knobs } = options;
+  const queries = 1 + rng.int(Math.min(3, knobs.keys));
+  const task = generateKvLedger(rng.int(1_000_000), { ...knobs, chunks: 2 * options.maxChunks, queries, queryPosition: 'start' });
+  const live = new Map<string, number>();
+  const parts: DensePart[] = [{ kind: 'instruction', text: `read all , then answer . queries ${task.queries.join(' ')}` }];
+  let summaries = 0;
+  const summary = (ended: boolean): void => {
+    const facts = task.queries.filter((k) => live.has(k)).map((k) => `set ${k} ${live.get(k)}`);
+    parts.push({ kind: 'summary', text: [`queries ${task.queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ') });
+    summaries++;
+  };
+  task.chunks.forEach((ops, c) => {
+    parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: `chunk ${c + 1} : ${ops.map(opText).join(' , ')}` });
+    for (const op of ops) {
+      if (op.kind === 'set') live.set(op.key, op.value);
+      else if (op.kind === 'del') live.delete(op.key);
+    }
+    // A request after ~1 chunk in 2 (at least one in the first chunks, before the sequence is cut).
+    if (summaries < options.probes && (rng.next() < 0.5 || (summaries === 0 && c >= 1))) summary(false);
+  });
+  parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
+  summary(true);
   return parts;
 }
