@@ -20,7 +20,8 @@ export const DenseWarmupSchema = z
     batch: z.number().int().positive().default(16),
     /** Peak lr (warm-up 20 steps, then cosine to lr * 0.1); 1e-3 learned, >= 2e-3 stalled (docs/sft.md). */
     lr: z.number().positive().default(1e-3),
-    maxChunks: z.number().int().positive().max(8).default(4),
+    /** Stream length: lookup form 1..maxChunks chunks, episode form maxChunks/2..maxChunks. */
+    maxChunks: z.number().int().positive().max(12).default(8),
     /** Supervised lookups per sequence, and the share of them written as summaries. */
     probes: z.number().int().positive().max(16).default(8),
     summaryShare: z.number().min(0).max(1).default(0.5),

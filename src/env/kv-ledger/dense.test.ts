@@ -58,9 +58,8 @@ describe('kv-ledger dense warm-up text', () => {
           checked++;
         }
       }
-      expect(steps[steps.length - 1]!.observation).toEqual(['end']);
     }
-    expect(checked).toBeGreaterThan(300);
+    expect(checked).toBe(100); // one summary request, closing each sequence
   });
 
   it('summaryShare picks the form: 0 only the lookup form, 1 only the episode form', () => {

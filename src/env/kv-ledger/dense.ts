@@ -51,33 +51,32 @@ export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChun
 }
 
 /**
- * Episode form: the chat of a kv-ledger episode (instruction with 1-3 queries, then `read` /
- * chunk turns) with summary requests after random chunks, each answered by the oracle summary of
- * everything read so far. Same token layout as a real window, so the lookup learned here is the
- * one a summary needs (the lookup form above did not transfer: self summaries stayed wrong).
+ * Episode form: the chat of a kv-ledger window (instruction with 1-3 queries, then `read` / chunk
+ * turns, half the time the final `end`) closed by one summary request, answered by the oracle
+ * summary. Same token layout as a real window at its first compaction, where the queried keys
+ * (those untouched longest) were written several chunks back: the long-range lookup a summary
+ * needs. (Summary requests after every ~2 chunks taught only short lookups and copying from the
+ * previous summary: first-summary value accuracy on real windows stayed 0, docs/sft.md.)
  */
-function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number; probes: number }): DensePart[] {
+function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number }): DensePart[] {
   const { rng, knobs } = options;
+  // 1-3 queries. (1..keys queries, d7 in docs/sft.md, learned to copy the key letters and left the
+  // values at a uniform guess; the following episode SFT then failed to learn the answer too.)
   const queries = 1 + rng.int(Math.min(3, knobs.keys));
-  const task = generateKvLedger(rng.int(1_000_000), { ...knobs, chunks: 2 * options.maxChunks, queries, queryPosition: 'start' });
+  const chunks = Math.ceil(options.maxChunks / 2) + rng.int(Math.floor(options.maxChunks / 2) + 1);
+  const task = generateKvLedger(rng.int(1_000_000), { ...knobs, chunks, queries, queryPosition: 'start' });
   const live = new Map<string, number>();
   const parts: DensePart[] = [{ kind: 'instruction', text: `read all , then answer . queries ${task.queries.join(' ')}` }];
-  let summaries = 0;
-  const summary = (ended: boolean): void => {
-    const facts = task.queries.filter((k) => live.has(k)).map((k) => `set ${k} ${live.get(k)}`);
-    parts.push({ kind: 'summary', text: [`queries ${task.queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ') });
-    summaries++;
-  };
   task.chunks.forEach((ops, c) => {
     parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: `chunk ${c + 1} : ${ops.map(opText).join(' , ')}` });
     for (const op of ops) {
       if (op.kind === 'set') live.set(op.key, op.value);
       else if (op.kind === 'del') live.delete(op.key);
     }
-    // A request after ~1 chunk in 2 (at least one in the first chunks, before the sequence is cut).
-    if (summaries < options.probes && (rng.next() < 0.5 || (summaries === 0 && c >= 1))) summary(false);
   });
-  parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
-  summary(true);
+  const ended = rng.next() < 0.5;
+  if (ended) parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
+  const facts = task.queries.filter((k) => live.has(k)).map((k) => `set ${k} ${live.get(k)}`);
+  parts.push({ kind: 'summary', text: [`queries ${task.queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ') });
   return parts;
 }
