@@ -16,6 +16,12 @@ export const DenseWarmupSchema = z
   .object({
     /** Optimizer steps; 0 skips the warm-up (families without a dense generator skip it too). */
     steps: z.number().int().nonnegative().default(0),
+    /**
+     * The first recallSteps of `steps` use the family's recall form (plain key -> value recall,
+     * which the 2-layer model learns in ~500 steps), so a key-matched lookup exists before the
+     * harder forms; without it the model settled on copying values by position (docs/sft.md).
+     */
+    recallSteps: z.number().int().nonnegative().default(0),
     /** Sequences per step. */
     batch: z.number().int().positive().default(16),
     /** Peak lr (warm-up 20 steps, then cosine to lr * 0.1); 1e-3 learned, >= 2e-3 stalled (docs/sft.md). */
@@ -37,6 +43,8 @@ export interface WarmupPoint {
   trainLoss: number | null;
   heldOutLoss: number;
   heldOutAcc: number;
+  /** Accuracy on the supervised number tokens only (the values: the lookups that matter). */
+  heldOutValueAcc: number;
 }
 
 /** Chat turns: the marker each opens with (all close with <eot>), as the runtime lays them out. */
@@ -83,23 +91,31 @@ export function runDenseWarmup(options: {
   const dense = family.dense;
   if (!dense || config.steps === 0) return [];
   const knobs = family.knobs.parse(options.knobs) as Record<string, unknown>;
-  const sample = (rng: Rng): Example => encodeDense(dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare }), layout, policy.config.maxSeqLen);
+  const sample = (rng: Rng, recall = false): Example =>
+    encodeDense(dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare, recall }), layout, policy.config.maxSeqLen);
   const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: config.steps, warmupSteps: Math.min(20, config.steps) };
   const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params });
   const heldRng = new Rng(999_983); // the same held-out sequences in every run
   const held = Array.from({ length: 128 }, () => sample(heldRng));
+  // The same sequences, supervised on number tokens only: copy tokens (keys, `set`, `,`) are most of
+  // the targets and hid that no value was ever right (docs/sft.md, d7).
+  const isNumber = (t: number) => /^\d+$/.test(layout.tokenizer.decode([t]));
+  const heldValues = held.map((e) => ({ tokens: e.tokens, answerAt: e.answerAt.filter((t) => isNumber(e.tokens[t]!)) })).filter((e) => e.answerAt.length > 0);
+  const evaluate = (): Omit<WarmupPoint, 'step' | 'trainLoss'> => {
+    const all = answerLoss({ policy: warm, batch: held, grad: false });
+    return { heldOutLoss: all.loss, heldOutAcc: all.acc, heldOutValueAcc: heldValues.length ? answerLoss({ policy: warm, batch: heldValues, grad: false }).acc : Number.NaN };
+  };
   const train = new Rng(options.seed * 1000 + 7);
-  const initial = answerLoss({ policy: warm, batch: held, grad: false });
-  const curve: WarmupPoint[] = [{ step: 0, trainLoss: null, heldOutLoss: initial.loss, heldOutAcc: initial.acc }];
+  const curve: WarmupPoint[] = [{ step: 0, trainLoss: null, ...evaluate() }];
   let lossSum = 0;
   let seen = 0;
   for (let step = 1; step <= config.steps; step++) {
-    lossSum += answerLoss({ policy: warm, batch: Array.from({ length: config.batch }, () => sample(train)), grad: true }).loss;
+    const recall = step <= config.recallSteps;
+    lossSum += answerLoss({ policy: warm, batch: Array.from({ length: config.batch }, () => sample(train, recall)), grad: true }).loss;
     seen++;
     warm.step();
     if (step % config.evalEvery === 0 || step === config.steps) {
-      const ev = answerLoss({ policy: warm, batch: held, grad: false });
-      const point = { step, trainLoss: lossSum / seen, heldOutLoss: ev.loss, heldOutAcc: ev.acc };
+      const point = { step, trainLoss: lossSum / seen, ...evaluate() };
       curve.push(point);
       options.onEval?.(point);
       lossSum = 0;

@@ -69,4 +69,19 @@ describe('kv-ledger dense warm-up text', () => {
       expect(dense(seed, 1).filter((p) => p.kind === 'target' || p.kind === 'context')).toHaveLength(0);
     }
   });
+
+  it('recall form: distinct keys written once, each probe `, set k` supervised with that key\'s value', () => {
+    for (let seed = 0; seed < 50; seed++) {
+      const parts = kvLedger.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare: 0.5, recall: true });
+      const stream = words(parts[0]!.text);
+      const written = new Map<string, string>();
+      for (let i = 0; i < stream.length; i++) if (stream[i] === 'set') {
+        expect(written.has(stream[i + 1]!)).toBe(false);
+        written.set(stream[i + 1]!, stream[i + 2]!);
+      }
+      expect(written.size).toBeGreaterThanOrEqual(4);
+      expect(parts.slice(1).filter((p) => p.kind === 'target')).toHaveLength(8);
+      for (let i = 1; i < parts.length; i += 2) expect(parts[i + 1]!.text).toBe(written.get(words(parts[i]!.text)[2]!));
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import type { DensePart } from '../family.ts';
+import { LETTERS } from '../../model/vocab.ts';
 import type { Rng } from '../../util/random.ts';
 import { generateKvLedger, opText } from './generate.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
@@ -14,8 +15,9 @@ import type { KvLedgerKnobs } from './knobs.ts';
  * The stream stops before `end` half of the time, so `end` in a summary means "seen", as in episodes.
  * A summaryShare of the sequences are in episode form instead (episodeForm below).
  */
-export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number; probes: number; summaryShare: number }): DensePart[] {
+export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number; probes: number; summaryShare: number; recall?: boolean }): DensePart[] {
   const { rng, knobs } = options;
+  if (options.recall) return recallForm(options);
   if (rng.next() < options.summaryShare) return episodeForm(options);
   const chunks = 1 + rng.int(Math.max(1, options.maxChunks));
   const task = generateKvLedger(rng.int(1_000_000), { ...knobs, chunks, queries: 1 });
@@ -78,5 +80,23 @@ function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: numbe
   if (ended) parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
   const facts = task.queries.filter((k) => live.has(k)).map((k) => `set ${k} ${live.get(k)}`);
   parts.push({ kind: 'summary', text: [`queries ${task.queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ') });
+  return parts;
+}
+
+/**
+ * Recall form, the first curriculum stage: `chunk 1 : set e 14 , set h 3 , ... end` with 4-8
+ * distinct keys written once each, then `, set k` → value for `probes` random keys. The value is
+ * predicted at the key token itself (the classic induction-head lookup, the same trigram a summary
+ * writes), on the bench/probe-recall.ts layout that the 2-layer model learns in ~500 steps.
+ */
+function recallForm(options: { rng: Rng; probes: number }): DensePart[] {
+  const { rng } = options;
+  const keys = rng.shuffle([...LETTERS]).slice(0, 4 + rng.int(5));
+  const values = new Map(keys.map((k) => [k, rng.int(64)]));
+  const parts: DensePart[] = [{ kind: 'context', text: `chunk 1 : ${keys.map((k) => `set ${k} ${values.get(k)}`).join(' , ')} end` }];
+  for (let p = 0; p < options.probes; p++) {
+    const k = rng.pick(keys);
+    parts.push({ kind: 'context', text: `, set ${k}` }, { kind: 'target', text: String(values.get(k)) });
+  }
   return parts;
 }
