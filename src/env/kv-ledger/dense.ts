@@ -5,15 +5,16 @@ import { generateKvLedger, opText } from './generate.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
 
 /**
- * Dense warm-up text for kv-ledger (docs/sft.md, "Dense-lookup warm-up"): one real stream from the
- * generator, then many supervised lookups of the latest values, in two forms:
+ * Dense warm-up text for kv-ledger (docs/sft.md, "Dense warm-up in crl sft"). Three forms: recall
+ * (recallForm, the first curriculum stage), episode (episodeForm, a summaryShare of the rest) and
+ * this lookup form: one real stream from the generator, then many supervised lookups of the latest
+ * values, as
  *   answer probes   `, query e answer` → `14`            (the answer action's lookup)
  *   summary probes  `<user> queries e h <eot>` q_sum → `queries e h , set e 14 , end` <eot>
  *                   (the oracle summary's format: kvLedgerNeeded, deleted keys left out)
  * An episode gives one or two such lookups; recall was only learned with ~100 per optimizer step
  * (bench/probe-recall.ts), and self summaries stayed empty of values without the summary form.
  * The stream stops before `end` half of the time, so `end` in a summary means "seen", as in episodes.
- * A summaryShare of the sequences are in episode form instead (episodeForm below).
  */
 export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number; probes: number; summaryShare: number; recall?: boolean }): DensePart[] {
   const { rng, knobs } = options;
