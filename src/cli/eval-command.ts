@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { formatConfigIssues } from '../config/config-error.ts';
 import { evaluatePolicy } from '../experiments/evaluate-policy.ts';
 import { CliError } from './errors.ts';
+import { parseJsonFlag } from './json-flag.ts';
 
 const int = (min: number) => z.coerce.number().int().min(min);
 const EvalFlagsSchema = z
@@ -55,12 +56,7 @@ export function registerEvalCommand(program: Command): void {
       if (f.tail !== undefined) rollout.tailSteps = f.tail;
       const out = f.out ?? (f.policy === 'expert' ? undefined : join(f.policy, 'eval', `${f.env}-${f.variant}-${f.summaryWriter}.json`.replace(/[^a-zA-Z0-9_.-]/g, '_')));
       if (!out) throw new CliError('--out is required when --policy is "expert"');
-      let knobs: Record<string, unknown> = {};
-      try {
-        knobs = f.knobs ? (JSON.parse(f.knobs) as Record<string, unknown>) : {};
-      } catch {
-        throw new CliError(`--knobs: not valid JSON: ${f.knobs}`);
-      }
+      const knobs = f.knobs ? (parseJsonFlag(f.knobs, '--knobs') as Record<string, unknown>) : {};
       let result;
       try {
         result = await evaluatePolicy({

@@ -7,6 +7,7 @@ import { isSuccess, type EpisodeRecord } from '../rollout/record.ts';
 import { RecordWriter } from '../rollout/record-file.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import { CliError } from './errors.ts';
+import { parseKnobsFlag } from './json-flag.ts';
 import { familyFor, loadFamilies } from './load-envs.ts';
 import { actorSampler, summarySampler } from './policy-samplers.ts';
 import { parseRunFlags, type RunFlags } from './run-flags.ts';
@@ -95,18 +96,6 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   bar.stop();
   process.stderr.write(`crl: wrote ${records.length} episode records to ${flags.out}\n`);
   return summarizeRecords(records);
-}
-
-function parseKnobsFlag(text: string | undefined): Record<string, unknown> {
-  if (text === undefined) return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    throw new CliError(`--knobs: not valid JSON: ${text}`);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new CliError(`--knobs: expected a JSON object, got ${text}`);
-  return v as Record<string, unknown>;
 }
 
 /** Rollout config messages use config names; say which flag sets each. */

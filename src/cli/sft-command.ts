@@ -6,14 +6,7 @@ import { createProgress, SFT_FIELDS } from '../experiments/progress.ts';
 import { newRunName } from '../experiments/run-dir.ts';
 import { runSft, SftConfigSchema } from '../experiments/sft.ts';
 import { CliError } from './errors.ts';
-
-function parseJson(text: string, flag: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new CliError(`${flag}: not valid JSON: ${text}`);
-  }
-}
+import { parseJsonFlag } from './json-flag.ts';
 
 export function registerSftCommand(program: Command): void {
   program
@@ -39,9 +32,9 @@ export function registerSftCommand(program: Command): void {
     .action(async (o: Record<string, string | undefined>) => {
       const num = (x: string | undefined) => (x === undefined ? undefined : Number.isFinite(Number(x)) ? Number(x) : x);
       const raw = Object.fromEntries(Object.entries({
-        env: { name: o.env, ...(o.knobs ? { knobs: parseJson(o.knobs, '--knobs') } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), data: o.data, mix: o.mix ? parseJson(o.mix, '--mix') : undefined, lossyP: num(o.lossyP), lr: num(o.lr),
+        env: { name: o.env, ...(o.knobs ? { knobs: parseJsonFlag(o.knobs, '--knobs') } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), data: o.data, mix: o.mix ? parseJsonFlag(o.mix, '--mix') : undefined, lossyP: num(o.lossyP), lr: num(o.lr),
         warmupSteps: num(o.warmup),
-        dense: o.dense || o.denseSteps ? { ...(o.dense ? (parseJson(o.dense, '--dense') as object) : {}), ...(o.denseSteps ? { steps: num(o.denseSteps) } : {}) } : undefined,
+        dense: o.dense || o.denseSteps ? { ...(o.dense ? (parseJsonFlag(o.dense, '--dense') as object) : {}), ...(o.denseSteps ? { steps: num(o.denseSteps) } : {}) } : undefined,
         batchTokens: num(o.batchTokens), heldOutEpisodes: num(o.heldOut),
         model: o.model ? { preset: o.model } : undefined, rollout: o.context ? { contextWindow: num(o.context) } : undefined, seed: num(o.seed),
       }).filter(([, v]) => v !== undefined));

@@ -1,7 +1,7 @@
 import type { DensePart } from '../family.ts';
 import { LETTERS } from '../../model/vocab.ts';
 import type { Rng } from '../../util/random.ts';
-import { generateKvLedger, opText } from './generate.ts';
+import { applyOp, chunkText, generateKvLedger } from './generate.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
 
 /**
@@ -26,12 +26,10 @@ export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChun
   const pool = new Set<string>();
   const stream: string[] = [];
   task.chunks.forEach((ops, c) => {
-    stream.push(`chunk ${c + 1} : ${ops.map(opText).join(' , ')}`);
+    stream.push(chunkText(c, ops));
     for (const op of ops) {
-      if (op.kind === 'filler') continue;
-      pool.add(op.key);
-      if (op.kind === 'set') live.set(op.key, op.value);
-      else live.delete(op.key);
+      if (op.kind !== 'filler') pool.add(op.key);
+      applyOp(live, op);
     }
   });
   pool.add(task.queries[0]!); // a never-written key answers 'none'
@@ -71,11 +69,8 @@ function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: numbe
   const live = new Map<string, number>();
   const parts: DensePart[] = [{ kind: 'instruction', text: `read all , then answer . queries ${task.queries.join(' ')}` }];
   task.chunks.forEach((ops, c) => {
-    parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: `chunk ${c + 1} : ${ops.map(opText).join(' , ')}` });
-    for (const op of ops) {
-      if (op.kind === 'set') live.set(op.key, op.value);
-      else if (op.kind === 'del') live.delete(op.key);
-    }
+    parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: chunkText(c, ops) });
+    for (const op of ops) applyOp(live, op);
   });
   const ended = rng.next() < 0.5;
   if (ended) parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });

@@ -2,7 +2,7 @@ import type { Environment, EnvReset, EnvStep } from '../../rollout/types.ts';
 import { parseKnobs } from '../knobs.ts';
 import { words } from '../visible-window.ts';
 import { kvLedgerKnobs, type KvLedgerKnobs } from './knobs.ts';
-import { generateKvLedger, opText, verifyKvLedger, type KvLedgerTask } from './generate.ts';
+import { chunkText, generateKvLedger, verifyKvLedger, type KvLedgerTask } from './generate.ts';
 
 /**
  * kv-ledger: `read` shows the next chunk (`chunk 3 : set a 5 , del b , filler 17`); after the
@@ -76,7 +76,7 @@ export class KvLedgerEnv implements Environment {
   private read(task: KvLedgerTask): string {
     if (this.cursor < task.chunks.length) {
       const i = this.cursor++;
-      return `chunk ${i + 1} : ${task.chunks[i]!.map(opText).join(' , ')}`;
+      return chunkText(i, task.chunks[i]!);
     }
     this.ended = true;
     return task.queryPosition === 'end' ? `end , queries ${task.queries.join(' ')}` : 'end';

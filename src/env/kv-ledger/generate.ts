@@ -21,6 +21,17 @@ export function opText(op: KvOp): string {
   return `filler ${op.n}`;
 }
 
+/** What `read` shows for chunk index i (0-based): `chunk 3 : set a 5 , del b , filler 17`. */
+export function chunkText(i: number, ops: readonly KvOp[]): string {
+  return `chunk ${i + 1} : ${ops.map(opText).join(' , ')}`;
+}
+
+/** Applies one operation to the live key -> value map (last writer wins; filler does nothing). */
+export function applyOp(live: Map<string, number>, op: KvOp): void {
+  if (op.kind === 'set') live.set(op.key, op.value);
+  else if (op.kind === 'del') live.delete(op.key);
+}
+
 /** Seeded generator: the same (seed, knobs) always gives the same task. */
 export function generateKvLedger(seed: number, k: KvLedgerKnobs): KvLedgerTask {
   const rng = new Rng(mixSeed(FAMILY_SALT, seed));
@@ -34,10 +45,8 @@ export function generateKvLedger(seed: number, k: KvLedgerKnobs): KvLedgerTask {
     for (let i = 0; i < k.chunkOps; i++) ops.push(nextOp({ rng, k, pool, live }));
     for (const op of ops) {
       if (op.kind !== 'filler') lastTouch.set(op.key, c);
-      if (op.kind === 'set') {
-        live.set(op.key, op.value);
-        everSet.add(op.key);
-      } else if (op.kind === 'del') live.delete(op.key);
+      if (op.kind === 'set') everSet.add(op.key);
+      applyOp(live, op);
     }
     chunks.push(ops);
   }
