@@ -66,4 +66,30 @@ describe('dense warm-up', () => {
     expect(lines).toHaveLength(4);
     expect(readMetrics(join(runDir, 'metrics.jsonl')).map((m) => m.iteration)).toEqual([1, 2]);
   }, 120_000);
+
+  it('runs the recall stage first with its own batch size and reports held-out recall', async () => {
+    const runDir = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
+    const config = SftConfigSchema.parse({
+      env: { name: 'kv-ledger', knobs: { queries: 1, keys: 4 } }, model: { preset: 'tiny' }, episodes: 2, epochs: 1, heldOutEpisodes: 0,
+      dense: { steps: 50, recallSteps: 40, recallBatch: 32, batch: 2, lr: 1e-2, maxChunks: 2, evalEvery: 20 },
+    });
+    await runSft({ runDir, config, log: () => {} });
+    const w = JSON.parse(readFileSync(join(runDir, 'dense-warmup.json'), 'utf8'));
+    expect(w.curve.map((p: { step: number }) => p.step)).toEqual([0, 20, 40, 50]);
+    const recall = w.curve.map((p: { recallLoss: number }) => p.recallLoss);
+    expect(recall.every((l: unknown) => typeof l === 'number')).toBe(true);
+    // 40 steps of 32 recall sequences take the recall loss from ~ln(vocab) to at most "some number".
+    expect(recall[2]).toBeLessThan(Math.log(64) + 0.2);
+    expect(recall[2]).toBeLessThan(recall[0] * 0.8);
+    // recallBatch is used: the same 40 steps at 1 sequence per step leave the recall loss higher.
+    const one = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
+    await runSft({ runDir: one, config: { ...config, dense: { ...config.dense, recallBatch: 1 } }, log: () => {} });
+    const oneCurve = JSON.parse(readFileSync(join(one, 'dense-warmup.json'), 'utf8')).curve;
+    expect(oneCurve[2].recallLoss).toBeGreaterThan(recall[2] + 0.1);
+    // Without a recall stage the curve carries no recall fields.
+    const plain = SftConfigSchema.parse({ ...config, dense: { steps: 2, batch: 2, evalEvery: 2 } });
+    const dir2 = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
+    await runSft({ runDir: dir2, config: plain, log: () => {} });
+    expect(JSON.parse(readFileSync(join(dir2, 'dense-warmup.json'), 'utf8')).curve[1].recallAcc).toBeUndefined();
+  }, 120_000);
 });

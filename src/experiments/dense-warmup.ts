@@ -24,6 +24,12 @@ export const DenseWarmupSchema = z
     recallSteps: z.number().int().nonnegative().default(0),
     /** Sequences per step. */
     batch: z.number().int().positive().default(16),
+    /**
+     * Sequences per step in the recall stage (default: batch). Recall sequences are ~20 tokens, so
+     * 128 per step cost about what 16 episode-form sequences do; the probe left the plateau
+     * reliably only with ~100+ lookups per step (docs/sft.md, "Associative recall probe").
+     */
+    recallBatch: z.number().int().positive().optional(),
     /** Peak lr (warm-up 20 steps, then cosine to lr * 0.1); 1e-3 learned, >= 2e-3 stalled (docs/sft.md). */
     lr: z.number().positive().default(1e-3),
     /** Stream length: lookup form 1..maxChunks chunks, episode form maxChunks/2..maxChunks. */
@@ -45,6 +51,9 @@ export interface WarmupPoint {
   heldOutAcc: number;
   /** Accuracy on the supervised number tokens only (the values: the lookups that matter). */
   heldOutValueAcc: number;
+  /** Loss and accuracy on 128 held-out recall-form sequences (only when the recall stage runs). */
+  recallLoss?: number;
+  recallAcc?: number;
 }
 
 /** Chat turns: the marker each opens with (all close with <eot>), as the runtime lays them out. */
@@ -101,9 +110,13 @@ export function runDenseWarmup(options: {
   // the targets and hid that no value was ever right (docs/sft.md, d7).
   const isNumber = (t: number) => /^\d+$/.test(layout.tokenizer.decode([t]));
   const heldValues = held.map((e) => ({ tokens: e.tokens, answerAt: e.answerAt.filter((t) => isNumber(e.tokens[t]!)) })).filter((e) => e.answerAt.length > 0);
+  const heldRecall = config.recallSteps > 0 ? Array.from({ length: 128 }, () => sample(heldRng, true)) : [];
   const evaluate = (): Omit<WarmupPoint, 'step' | 'trainLoss'> => {
     const all = answerLoss({ policy: warm, batch: held, grad: false });
-    return { heldOutLoss: all.loss, heldOutAcc: all.acc, heldOutValueAcc: heldValues.length ? answerLoss({ policy: warm, batch: heldValues, grad: false }).acc : Number.NaN };
+    const valueAcc = heldValues.length ? answerLoss({ policy: warm, batch: heldValues, grad: false }).acc : Number.NaN;
+    const r = heldRecall.length ? answerLoss({ policy: warm, batch: heldRecall, grad: false }) : undefined;
+    const recallAcc = r ? { recallLoss: r.loss, recallAcc: r.acc } : {};
+    return { heldOutLoss: all.loss, heldOutAcc: all.acc, heldOutValueAcc: valueAcc, ...recallAcc };
   };
   const train = new Rng(options.seed * 1000 + 7);
   const curve: WarmupPoint[] = [{ step: 0, trainLoss: null, ...evaluate() }];
@@ -111,7 +124,8 @@ export function runDenseWarmup(options: {
   let seen = 0;
   for (let step = 1; step <= config.steps; step++) {
     const recall = step <= config.recallSteps;
-    lossSum += answerLoss({ policy: warm, batch: Array.from({ length: config.batch }, () => sample(train, recall)), grad: true }).loss;
+    const n = recall ? (config.recallBatch ?? config.batch) : config.batch;
+    lossSum += answerLoss({ policy: warm, batch: Array.from({ length: n }, () => sample(train, recall)), grad: true }).loss;
     seen++;
     warm.step();
     if (step % config.evalEvery === 0 || step === config.steps) {
