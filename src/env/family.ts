@@ -51,8 +51,8 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
   readonly summaryWriters: SummaryWriters;
   /**
    * Optional dense warm-up generator: one sequence with many supervised lookups (seeded by rng,
-   * at most maxChunks chunks of stream, `probes` lookups, a summaryShare of them as summaries;
-   * recall: the first curriculum stage, plain key -> value recall in the family's words).
+   * at most maxChunks chunks of stream, `probes` lookups, a summaryShare of them as summaries).
+   * The recall stage before it is family independent (src/env/recall-form.ts).
    */
-  dense?(options: { rng: Rng; knobs: Knobs; maxChunks: number; probes: number; summaryShare: number; recall?: boolean }): DensePart[];
+  dense?(options: { rng: Rng; knobs: Knobs; maxChunks: number; probes: number; summaryShare: number }): DensePart[];
 }

@@ -92,4 +92,18 @@ describe('dense warm-up', () => {
     await runSft({ runDir: dir2, config: plain, log: () => {} });
     expect(JSON.parse(readFileSync(join(dir2, 'dense-warmup.json'), 'utf8')).curve[1].recallAcc).toBeUndefined();
   }, 120_000);
+
+  it('gives a family without a dense generator the recall stage only', async () => {
+    const base = { env: { name: 'hop-search' }, model: { preset: 'tiny' }, episodes: 2, epochs: 1, heldOutEpisodes: 0 };
+    const runDir = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
+    const lines: string[] = [];
+    await runSft({ runDir, config: SftConfigSchema.parse({ ...base, dense: { steps: 100, recallSteps: 6, batch: 2, evalEvery: 3 } }), log: (l) => lines.push(l) });
+    const w = JSON.parse(readFileSync(join(runDir, 'dense-warmup.json'), 'utf8'));
+    expect(w.curve.map((p: { step: number }) => p.step)).toEqual([0, 3, 6]);
+    expect(lines[0]).toContain('dense warm-up 3/6');
+    // No recall stage: nothing to warm up with, the SFT starts at once.
+    const dir2 = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
+    await runSft({ runDir: dir2, config: SftConfigSchema.parse({ ...base, dense: { steps: 100 } }), log: () => {} });
+    expect(existsSync(join(dir2, 'dense-warmup.json'))).toBe(false);
+  }, 120_000);
 });

@@ -3,6 +3,7 @@ import type { DensePart, TaskFamily } from '../env/family.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
+import { recallForm } from '../env/recall-form.ts';
 import { Rng } from '../util/random.ts';
 import { answerLoss, type Example } from './answer-loss.ts';
 
@@ -17,9 +18,10 @@ export const DenseWarmupSchema = z
     /** Optimizer steps; 0 skips the warm-up (families without a dense generator skip it too). */
     steps: z.number().int().nonnegative().default(0),
     /**
-     * The first recallSteps of `steps` use the family's recall form (plain key -> value recall,
-     * which the 2-layer model learns in ~500 steps), so a key-matched lookup exists before the
-     * harder forms; without it the model settled on copying values by position (docs/sft.md).
+     * The first recallSteps of `steps` use the recall form (src/env/recall-form.ts: plain key ->
+     * value recall, the same for every family; a family without a dense generator runs only this
+     * stage), so a key-matched lookup exists before the harder forms; without it the model settled
+     * on copying values by position (docs/sft.md).
      */
     recallSteps: z.number().int().nonnegative().default(0),
     /** Sequences per step. */
@@ -98,11 +100,16 @@ export function runDenseWarmup(options: {
 }): WarmupPoint[] {
   const { policy, family, layout, config } = options;
   const dense = family.dense;
-  if (!dense || config.steps === 0) return [];
+  // A family without a dense generator still gets the (family-independent) recall stage.
+  const steps = dense ? config.steps : Math.min(config.steps, config.recallSteps);
+  if (steps === 0) return [];
   const knobs = family.knobs.parse(options.knobs) as Record<string, unknown>;
   const sample = (rng: Rng, recall = false): Example =>
-    encodeDense(dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare, recall }), layout, policy.config.maxSeqLen);
-  const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: config.steps, warmupSteps: Math.min(20, config.steps) };
+    encodeDense(
+      recall || !dense ? recallForm({ rng, probes: config.probes }) : dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare }),
+      layout, policy.config.maxSeqLen,
+    );
+  const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(20, steps) };
   const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params });
   const heldRng = new Rng(999_983); // the same held-out sequences in every run
   const held = Array.from({ length: 128 }, () => sample(heldRng));
@@ -122,13 +129,13 @@ export function runDenseWarmup(options: {
   const curve: WarmupPoint[] = [{ step: 0, trainLoss: null, ...evaluate() }];
   let lossSum = 0;
   let seen = 0;
-  for (let step = 1; step <= config.steps; step++) {
+  for (let step = 1; step <= steps; step++) {
     const recall = step <= config.recallSteps;
     const n = recall ? (config.recallBatch ?? config.batch) : config.batch;
     lossSum += answerLoss({ policy: warm, batch: Array.from({ length: n }, () => sample(train, recall)), grad: true }).loss;
     seen++;
     warm.step();
-    if (step % config.evalEvery === 0 || step === config.steps) {
+    if (step % config.evalEvery === 0 || step === steps) {
       const point = { step, trainLoss: lossSum / seen, ...evaluate() };
       curve.push(point);
       options.onEval?.(point);

@@ -69,17 +69,4 @@ describe('kv-ledger dense warm-up text', () => {
       expect(dense(seed, 1).filter((p) => p.kind === 'target' || p.kind === 'context')).toHaveLength(0);
     }
   });
-
-  it('recall form: 4 distinct keys with values, then probes `k` supervised with that key\'s value', () => {
-    for (let seed = 0; seed < 50; seed++) {
-      const parts = kvLedger.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare: 0.5, recall: true });
-      const head = words(parts[0]!.text);
-      expect(head[head.length - 1]).toBe(':');
-      const written = new Map<string, string>();
-      for (let i = 0; i + 1 < head.length - 1; i += 2) written.set(head[i]!, head[i + 1]!);
-      expect(written.size).toBe(4);
-      expect(parts.slice(1).filter((p) => p.kind === 'target')).toHaveLength(8);
-      for (let i = 1; i < parts.length; i += 2) expect(parts[i + 1]!.text).toBe(written.get(parts[i]!.text));
-    }
-  });
 });

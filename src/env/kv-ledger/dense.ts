@@ -1,13 +1,12 @@
 import type { DensePart } from '../family.ts';
-import { LETTERS } from '../../model/vocab.ts';
 import type { Rng } from '../../util/random.ts';
 import { applyOp, chunkText, generateKvLedger } from './generate.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
 
 /**
- * Dense warm-up text for kv-ledger (docs/sft.md, "Dense warm-up in crl sft"). Three forms: recall
- * (recallForm, the first curriculum stage), episode (episodeForm, a summaryShare of the rest) and
- * this lookup form: one real stream from the generator, then many supervised lookups of the latest
+ * Dense warm-up text for kv-ledger (docs/sft.md, "Dense warm-up in crl sft"). Two forms (after the
+ * family-independent recall stage, src/env/recall-form.ts): episode (episodeForm, a summaryShare of
+ * the sequences) and this lookup form: one real stream from the generator, then many supervised lookups of the latest
  * values, as
  *   answer probes   `, query e answer` → `14`            (the answer action's lookup)
  *   summary probes  `<user> queries e h <eot>` q_sum → `queries e h , set e 14 , end` <eot>
@@ -16,9 +15,8 @@ import type { KvLedgerKnobs } from './knobs.ts';
  * (bench/probe-recall.ts), and self summaries stayed empty of values without the summary form.
  * The stream stops before `end` half of the time, so `end` in a summary means "seen", as in episodes.
  */
-export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number; probes: number; summaryShare: number; recall?: boolean }): DensePart[] {
+export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number; probes: number; summaryShare: number }): DensePart[] {
   const { rng, knobs } = options;
-  if (options.recall) return recallForm(options);
   if (rng.next() < options.summaryShare) return episodeForm(options);
   const chunks = 1 + rng.int(Math.max(1, options.maxChunks));
   const task = generateKvLedger(rng.int(1_000_000), { ...knobs, chunks, queries: 1 });
@@ -76,24 +74,5 @@ function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: numbe
   if (ended) parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
   const facts = task.queries.filter((k) => live.has(k)).map((k) => `set ${k} ${live.get(k)}`);
   parts.push({ kind: 'summary', text: [`queries ${task.queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ') });
-  return parts;
-}
-
-/**
- * Recall form, the first curriculum stage, in bench/probe-recall.ts's layout (which the 2-layer
- * model learned in ~500 steps): `e 14 h 3 m 22 k 5 :` then `probes` queries `h` → `3`, 4 distinct
- * keys. The value is predicted at the key token itself (the induction-head lookup a summary's
- * `set k` → value needs). A kv-ledger-worded variant (`set e 14 , ...`, 4-8 keys) stayed on the
- * plateau for 2000 steps (docs/sft.md).
- */
-function recallForm(options: { rng: Rng; probes: number }): DensePart[] {
-  const { rng } = options;
-  const keys = rng.shuffle([...LETTERS]).slice(0, 4);
-  const values = new Map(keys.map((k) => [k, rng.int(64)]));
-  const parts: DensePart[] = [{ kind: 'context', text: `${keys.map((k) => `${k} ${values.get(k)}`).join(' ')} :` }];
-  for (let p = 0; p < options.probes; p++) {
-    const k = rng.pick(keys);
-    parts.push({ kind: 'context', text: k }, { kind: 'target', text: String(values.get(k)) });
-  }
   return parts;
 }

@@ -1,0 +1,24 @@
+import type { DensePart } from './family.ts';
+import { LETTERS } from '../model/vocab.ts';
+import type { Rng } from '../util/random.ts';
+
+/**
+ * Recall form, the first stage of every family's dense warm-up (docs/sft.md, "Recall stage at 128
+ * sequences per step"), in bench/probe-recall.ts's layout: `e 14 h 3 m 22 k 5 :` then `probes`
+ * queries `h` → `3`, `pairs` distinct letter keys with number values. The value is predicted at the
+ * key token itself: the induction-head lookup that a summary's `set k` → value (kv-ledger), a
+ * question's entity → document fact (hop-search) or a target room id (fog-courier) need. Family
+ * independent: plain vocabulary words, no task text. A kv-ledger-worded variant (`set e 14 , ...`)
+ * stayed on the plateau for 2000 steps (docs/sft.md, d8).
+ */
+export function recallForm(options: { rng: Rng; probes: number; pairs?: number }): DensePart[] {
+  const { rng } = options;
+  const keys = rng.shuffle([...LETTERS]).slice(0, options.pairs ?? 4);
+  const values = new Map(keys.map((k) => [k, rng.int(64)]));
+  const parts: DensePart[] = [{ kind: 'context', text: `${keys.map((k) => `${k} ${values.get(k)}`).join(' ')} :` }];
+  for (let p = 0; p < options.probes; p++) {
+    const k = rng.pick(keys);
+    parts.push({ kind: 'context', text: k }, { kind: 'target', text: String(values.get(k)) });
+  }
+  return parts;
+}
