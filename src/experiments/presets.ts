@@ -59,6 +59,8 @@ const QUICK_SFT = {
  * overwrites, so a key is written about once per window and the summary is plain long-range recall
  * (with overwrites the queried key was written 3+ times in 2/3 of summary windows and the base
  * never found the latest value; docs/sft.md). The long horizon (11 chunks, ~3 windows) is kept.
+ * These are kv-ledger's defaults since session 3; kept explicit so that a later change of the
+ * defaults does not silently change what the presets measure.
  */
 const KV_KNOBS = { queries: 1, overwriteRate: 0 };
 

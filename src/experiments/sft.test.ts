@@ -37,7 +37,7 @@ describe('SFT base policy', () => {
     const family = await taskFamily('kv-ledger');
     const { config: rollout, layout } = resolveRolloutConfig({ input: { contextWindow: 256, maxWindows: 4 }, tokenizer });
     const records = await expertEpisodes({
-      family, knobs: {}, rollout, layout, tokenizer, lossyP: 0, episodes: 6, seeds: family.trainSeeds, rng: new Rng(3), idPrefix: 't',
+      family, knobs: { queries: 3 }, rollout, layout, tokenizer, lossyP: 0, episodes: 6, seeds: family.trainSeeds, rng: new Rng(3), idPrefix: 't',
     });
     const seqs = toSequences({ records, tokenizer });
     const masked = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0);
@@ -47,7 +47,7 @@ describe('SFT base policy', () => {
     expect(seqs.reduce((a, s) => a + masked(s.mask), 0)).toBe(segTokens.reduce((a, s) => a + masked(s.lossMask), 0));
     // Every answer-value label decodes to a number or 'none', and each episode's answer is labelled.
     const answers = seqs.flatMap((s) => s.kinds!.flatMap((k, t) => (k === 'answer' ? [tokenizer.decode([s.tokens[t]!])] : [])));
-    expect(answers.length).toBeGreaterThanOrEqual(records.length * 3); // 3 queries per default task
+    expect(answers.length).toBeGreaterThanOrEqual(records.length * 3); // 3 queries per task
     for (const w of answers) expect(w).toMatch(/^(\d+|none)$/);
     const summaries = seqs.flatMap((s) => s.kinds!.filter((k) => k === 'summary'));
     expect(summaries.length).toBeGreaterThan(0);

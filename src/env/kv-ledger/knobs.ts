@@ -12,10 +12,11 @@ export const kvLedgerKnobs = z
     chunkOps: z.number().int().min(1).max(7).default(4),
     /** Distinct keys in play; at most this many are live at once. */
     keys: z.number().int().min(2).max(10).default(8),
-    overwriteRate: z.number().min(0).max(1).default(0.3),
+    /** Share of ops that re-set a live key. 0 by default: the embedded base never learned "latest of several" (docs/tasks.md). */
+    overwriteRate: z.number().min(0).max(1).default(0),
     deleteRate: z.number().min(0).max(1).default(0.15),
     fillerRate: z.number().min(0).max(1).default(0.25),
-    queries: z.number().int().min(1).max(8).default(3),
+    queries: z.number().int().min(1).max(8).default(1),
     /** Where the queries are shown: in the instruction, or only after the last chunk. */
     queryPosition: z.enum(['start', 'end']).default('start'),
   })
@@ -31,5 +32,5 @@ export type KvLedgerKnobs = z.infer<typeof kvLedgerKnobs>;
 export const kvLedgerVariants: Record<string, Partial<KvLedgerKnobs>> = {
   'queries-end': { queryPosition: 'end' },
   'long-horizon': { chunks: 15 },
-  'dense-writes': { overwriteRate: 0.5, deleteRate: 0.25, fillerRate: 0.05 },
+  'dense-writes': { overwriteRate: 0.5, deleteRate: 0.05, fillerRate: 0.05 },
 };
