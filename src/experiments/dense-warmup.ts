@@ -15,7 +15,7 @@ import { answerLoss, type Example } from './answer-loss.ts';
  */
 export const DenseWarmupSchema = z
   .object({
-    /** Optimizer steps; 0 skips the warm-up (families without a dense generator skip it too). */
+    /** Optimizer steps; 0 skips the warm-up (a family without a dense generator runs only recallSteps). */
     steps: z.number().int().nonnegative().default(0),
     /**
      * The first recallSteps of `steps` use the recall form (src/env/recall-form.ts: plain key ->
@@ -90,6 +90,11 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
   return { tokens: Int32Array.from(tokens), answerAt };
 }
 
+/** Steps the warm-up runs for a family: all of them, or only the recall stage without a dense generator. */
+export function denseWarmupSteps(family: Pick<TaskFamily, 'dense'>, config: DenseWarmupConfig): number {
+  return family.dense ? config.steps : Math.min(config.steps, config.recallSteps);
+}
+
 /**
  * Trains policy's weights in place with the warm-up's own AdamW schedule (a second optimizer over
  * the same parameter buffer), so the episode SFT that follows starts its own schedule fresh.
@@ -100,8 +105,7 @@ export function runDenseWarmup(options: {
 }): WarmupPoint[] {
   const { policy, family, layout, config } = options;
   const dense = family.dense;
-  // A family without a dense generator still gets the (family-independent) recall stage.
-  const steps = dense ? config.steps : Math.min(config.steps, config.recallSteps);
+  const steps = denseWarmupSteps(family, config);
   if (steps === 0) return [];
   const knobs = family.knobs.parse(options.knobs) as Record<string, unknown>;
   const sample = (rng: Rng, recall = false): Example =>

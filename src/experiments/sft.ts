@@ -10,7 +10,7 @@ import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts'
 import { mixSeed, Rng } from '../util/random.ts';
 import { writeFileAtomic } from './atomic-fs.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
-import { runDenseWarmup, DenseWarmupSchema } from './dense-warmup.ts';
+import { denseWarmupSteps, runDenseWarmup, DenseWarmupSchema } from './dense-warmup.ts';
 import { expertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
 import { heldOutAccuracy } from './sft-heldout.ts';
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
@@ -95,15 +95,14 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(config.warmupSteps, steps), minLrRatio: config.minLrRatio };
   const policy = new PolicyModel({ config: cfg, optim, rng: rng.fork() });
   let ckpt = latestCheckpoint(paths.root);
-  // Families without a dense generator run only the recall stage (dense-warmup.ts).
-  const denseSteps = family.dense ? config.dense.steps : Math.min(config.dense.steps, config.dense.recallSteps);
+  const denseSteps = denseWarmupSteps(family, config.dense);
   if (!ckpt && denseSteps > 0) {
     // The warm-up's result is saved as iteration 0 (fresh optimizer state): a crash during the
     // episode SFT resumes after it; a crash during the warm-up redoes it (minutes, deterministic).
     const t0 = Date.now();
     const curve = runDenseWarmup({
       policy, family, knobs: config.env.knobs, layout, config: config.dense, seed: config.seed,
-      onEval: (p) => options.log?.(`dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined ? "" : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`),
+      onEval: (p) => options.log?.(`dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined ? '' : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`),
     });
     writeFileAtomic(`${paths.root}/dense-warmup.json`, JSON.stringify({ config: config.dense, seconds: (Date.now() - t0) / 1000, curve }));
     await saveCheckpointDir({ runDir: paths.root, iteration: 0, write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: 0, denseWarmupSteps: denseSteps } }) });
