@@ -21,10 +21,17 @@ export interface SummaryWriters {
  * Dense warm-up text (docs/sft.md): a sequence of parts, in order. 'context' is read, 'target' is
  * supervised, 'summary' is a supervised summary: the runtime's summary request q_sum is put before
  * it and the end-of-turn marker after it. 'instruction', 'action' and 'observation' are read as the
- * chat turns of an episode (an 'instruction' first also puts the system turn first). The family
+ * chat turns of an episode ('reply' is an action turn that is supervised) (an 'instruction' first also puts the system turn first). The family
  * knows none of the markers: environments work in text.
  */
-export type DensePart = { kind: 'context' | 'target' | 'summary' | 'instruction' | 'action' | 'observation'; text: string };
+export type DensePart =
+  | { kind: 'context' | 'target' | 'summary' | 'instruction' | 'action' | 'observation'; text: string }
+  /**
+   * An assistant turn that is supervised: all of it and its end-of-turn marker, or only its first
+   * `words` words (the rest is read): a decision probe whose arguments the probe does not determine,
+   * e.g. fog-courier's `go` whose direction depends on the search state (fog-courier/dense.ts).
+   */
+  | { kind: 'reply'; text: string; words?: number };
 
 /** Seed ranges are half-open [start, end); train and eval ranges never overlap. */
 export interface SeedRange {

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { createChatLayout, DEFAULT_CHAT_TEMPLATES } from '../rollout/chat-layout.ts';
-import { encodeDense } from './dense-warmup.ts';
+import { denseReplay, DenseWarmupSchema, encodeDense } from './dense-warmup.ts';
+import { taskFamily } from './task-families.ts';
+import { Rng } from '../util/random.ts';
 import { readMetrics } from './metrics-log.ts';
 import { runSft, SftConfigSchema } from './sft.ts';
 
@@ -36,6 +38,20 @@ describe('dense warm-up', () => {
       ...layout.summaryPrompt, ...tokenizer.encode('queries e , set e 14'), layout.ids.eot];
     expect(Array.from(ex.tokens)).toEqual(want);
     expect(ex.answerAt).toEqual(Array.from({ length: 7 }, (_, i) => want.length - 7 + i)); // the summary and its <eot>
+  });
+
+  it('reply parts are assistant turns, supervised whole with <eot>, or only their first `words` words', () => {
+    const ex = encodeDense([
+      { kind: 'instruction', text: 'deliver item c to room 5 , then done .' },
+      { kind: 'reply', text: 'go north', words: 1 }, { kind: 'observation', text: 'step 1 : room 5 exits south items c' },
+      { kind: 'reply', text: 'take c' },
+    ], layout, 256);
+    const { ids } = layout;
+    const want = [...layout.systemTurn, ids.user, ...tokenizer.encode('deliver item c to room 5 , then done .'), ids.eot,
+      ids.asst, ...tokenizer.encode('go north'), ids.eot, ids.obs, ...tokenizer.encode('step 1 : room 5 exits south items c'), ids.eot,
+      ids.asst, ...tokenizer.encode('take c'), ids.eot];
+    expect(Array.from(ex.tokens)).toEqual(want);
+    expect(ex.answerAt.map((t) => tokenizer.decode([ex.tokens[t]!])).join(' ')).toBe('go take c <eot>');
   });
 
   it('leaves out whole parts that would pass maxTokens', () => {
@@ -93,8 +109,40 @@ describe('dense warm-up', () => {
     expect(JSON.parse(readFileSync(join(dir2, 'dense-warmup.json'), 'utf8')).curve[1].recallAcc).toBeUndefined();
   }, 120_000);
 
+  it('replay: dense sequences as SFT sequences, masked at the supervised positions, deterministic per rng', async () => {
+    const family = await taskFamily('fog-courier');
+    const config = DenseWarmupSchema.parse({ probes: 6 });
+    const make = (seed: number, n: number) => denseReplay({ family, knobs: {}, layout, config, rng: new Rng(seed), n, maxTokens: 256 });
+    const a = make(3, 5);
+    expect(a).toHaveLength(5);
+    expect(make(3, 5)).toEqual(a);
+    for (const s of a) {
+      expect(s.mask.length).toBe(s.tokens.length);
+      // Supervised: the decisions only (take/drop/done and go's verb, their <eot>); never the observations.
+      const sup = Array.from(s.mask.keys()).filter((t) => s.mask[t] === 1).map((t) => tokenizer.decode([s.tokens[t]!]));
+      expect(sup.length).toBeGreaterThan(0);
+      expect(sup.every((w) => ['go', 'take', 'drop', 'done', '<eot>'].includes(w) || /^[a-z]$/.test(w))).toBe(true);
+    }
+    const first = encodeDense(family.dense!({ rng: new Rng(3), knobs: family.knobs.parse({}), maxChunks: 8, probes: 6, summaryShare: 0.5 }), layout, 256);
+    expect(Array.from(a[0]!.tokens)).toEqual(Array.from(first.tokens));
+    expect(a[0]!.mask.reduce((x, y) => x + y, 0)).toBe(first.answerAt.length);
+    expect(make(3, 0)).toEqual([]);
+    expect(denseReplay({ family: await taskFamily('chunk-sum'), knobs: {}, layout, config, rng: new Rng(3), n: 5, maxTokens: 256 })).toEqual([]);
+  });
+
+  it('replay joins every epoch of the episode SFT (more optimizer steps on the same episodes)', async () => {
+    const base = { env: { name: 'fog-courier' }, model: { preset: 'tiny' }, episodes: 2, epochs: 1, heldOutEpisodes: 0, batchTokens: 256 };
+    const steps = async (replay: number) => {
+      const runDir = join(mkdtempSync(join(tmpdir(), 'crl-replay-')), 'base');
+      await runSft({ runDir, config: SftConfigSchema.parse({ ...base, dense: { replay } }), log: () => {} });
+      return JSON.parse(readFileSync(join(runDir, 'sft-data.json'), 'utf8')).optimizerSteps as number;
+    };
+    const [without, withReplay] = [await steps(0), await steps(16)];
+    expect(withReplay).toBeGreaterThan(without);
+  }, 120_000);
+
   it('gives a family without a dense generator the recall stage only', async () => {
-    const base = { env: { name: 'hop-search' }, model: { preset: 'tiny' }, episodes: 2, epochs: 1, heldOutEpisodes: 0 };
+    const base = { env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, episodes: 2, epochs: 1, heldOutEpisodes: 0 };
     const runDir = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
     const lines: string[] = [];
     await runSft({ runDir, config: SftConfigSchema.parse({ ...base, dense: { steps: 100, recallSteps: 6, batch: 2, evalEvery: 3 } }), log: (l) => lines.push(l) });

@@ -41,6 +41,13 @@ export const DenseWarmupSchema = z
     summaryShare: z.number().min(0).max(1).default(0.5),
     /** Held-out loss/accuracy every this many steps (128 fixed sequences). */
     evalEvery: z.number().int().positive().default(500),
+    /**
+     * Dense sequences mixed into every epoch of the episode SFT that follows (families with a
+     * dense generator). fog-courier's take decision, learned in the warm-up (probe accuracy 1.0),
+     * fell to 0.01 during 20 epochs of episode SFT, where `go` is ~30 of every 32 actions
+     * (docs/sft.md, "fog-courier decision probes"); replay keeps it trained.
+     */
+    replay: z.number().int().nonnegative().default(0),
   })
   .strict();
 export type DenseWarmupConfig = z.infer<typeof DenseWarmupSchema>;
@@ -77,6 +84,15 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
   };
   for (const p of parts) {
     const text = tokenizer.encode(p.text);
+    if (p.kind === 'reply') {
+      if (tokens.length + text.length + 2 > maxTokens) break;
+      const n = Math.min(p.words ?? text.length, text.length); // word tokenizer: one token per word
+      tokens.push(ids.asst);
+      supervised(text.slice(0, n));
+      if (n === text.length) supervised([ids.eot]);
+      else tokens.push(...text.slice(n), ids.eot);
+      continue;
+    }
     const open = TURN_OPEN[p.kind];
     const enc = open ? [ids[open], ...text, ids.eot] : text;
     if (tokens.length + enc.length + (p.kind === 'summary' ? layout.summaryPrompt.length + 1 : 0) > maxTokens) break;
@@ -88,6 +104,22 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
     }
   }
   return { tokens: Int32Array.from(tokens), answerAt };
+}
+
+/**
+ * `n` dense sequences (the family's generator, no recall form) as SFT sequences: the supervised
+ * positions are the mask, so they train with the episode segments in one loss (dense.replay).
+ */
+export function denseReplay(options: { family: TaskFamily; knobs: Record<string, unknown>; layout: ChatLayout; config: DenseWarmupConfig; rng: Rng; n: number; maxTokens: number }): { tokens: Int32Array; mask: Uint8Array }[] {
+  const { family, config, rng } = options;
+  if (!family.dense || options.n === 0) return [];
+  const knobs = family.knobs.parse(options.knobs) as Record<string, unknown>;
+  return Array.from({ length: options.n }, () => {
+    const e = encodeDense(family.dense!({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare }), options.layout, options.maxTokens);
+    const mask = new Uint8Array(e.tokens.length);
+    for (const t of e.answerAt) mask[t] = 1;
+    return { tokens: e.tokens, mask };
+  });
 }
 
 /** Steps the warm-up runs for a family: all of them, or only the recall stage without a dense generator. */

@@ -89,7 +89,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     knobs: { 'kv-ledger': KV_KNOBS },
     seeds: [0, 1, 2],
     systems: ['ppo-single-window', 'compaction-rl', 'no-summary-training', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
-    // The quick recipe; fog-courier and hop-search have no dense generator yet (their SFT skips it).
+    // The quick recipe; fog-courier and hop-search run their own dense forms (decision probes; two-key lookups).
     sft: QUICK_SFT,
     train: { iterations: 40, batchEpisodes: 16, checkpointEvery: 5, rollout, model: { preset: 'reference-2l' }, optim: RL_OPTIM, ppo: { criticWarmupIterations: 2 } },
     eval: {

@@ -10,7 +10,7 @@ import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts'
 import { mixSeed, Rng } from '../util/random.ts';
 import { writeFileAtomic } from './atomic-fs.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
-import { denseWarmupSteps, runDenseWarmup, DenseWarmupSchema } from './dense-warmup.ts';
+import { denseReplay, denseWarmupSteps, runDenseWarmup, DenseWarmupSchema } from './dense-warmup.ts';
 import { expertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
 import { heldOutAccuracy } from './sft-heldout.ts';
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
@@ -79,7 +79,11 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   // Each epoch's data depends on (seed, epoch) only, so a resumed run sees the same episodes.
   const epochData = async (epoch: number) => {
     const records = await expertEpisodes({ ...common, rng: new Rng(mixSeed(config.seed, config.data === 'fresh' ? epoch : 1, 0xda7a)), idPrefix: `sft-e${epoch}` });
-    return { records, sequences: toSequences({ records }) };
+    const replay = denseReplay({
+      family, knobs: config.env.knobs, layout, config: config.dense, n: config.dense.replay, maxTokens: rollout.contextWindow,
+      rng: new Rng(mixSeed(config.seed, config.data === 'fresh' ? epoch : 1, 0xd5e)),
+    });
+    return { records, sequences: [...toSequences({ records }), ...replay] };
   };
   const heldOut = config.heldOutEpisodes > 0
     ? toSequences({ tokenizer, records: await expertEpisodes({ ...common, mix: [], episodes: config.heldOutEpisodes, seeds: family.evalSeeds, rng: new Rng(mixSeed(config.seed, 0x4e1d)), idPrefix: 'sft-heldout' }) })

@@ -1,4 +1,5 @@
 import type { TaskFamily } from '../family.ts';
+import { fogCourierDense } from './dense.ts';
 import { makeSummaryWriters } from '../summary-writers.ts';
 import { FogCourierEnv } from './env.ts';
 import { fogCourierExpert, fogCourierNeeded } from './expert.ts';
@@ -13,6 +14,7 @@ export const fogCourier: TaskFamily<FogCourierKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new FogCourierEnv(knobs),
   expert: fogCourierExpert,
+  dense: (o) => fogCourierDense(o),
   summaryWriters: makeSummaryWriters(fogCourierNeeded),
 };
 

@@ -1,4 +1,5 @@
 import type { TaskFamily } from '../family.ts';
+import { hopSearchDense } from './dense.ts';
 import { makeSummaryWriters } from '../summary-writers.ts';
 import { HopSearchEnv } from './env.ts';
 import { hopSearchExpert, hopSearchNeeded } from './expert.ts';
@@ -13,6 +14,7 @@ export const hopSearch: TaskFamily<HopSearchKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new HopSearchEnv(knobs),
   expert: hopSearchExpert,
+  dense: (o) => hopSearchDense(o),
   summaryWriters: makeSummaryWriters(hopSearchNeeded),
 };
 
