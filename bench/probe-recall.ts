@@ -36,6 +36,14 @@ const ArgsSchema = z.object({
   /** 'scaled' = the model's init (o_proj, down_proj at 0.02 / sqrt(2L)); 'flat' = all at 0.02 (HF Llama). */
   'resid-init': z.enum(['scaled', 'flat']).default('scaled'),
   pairs: int.positive().max(26).default(4),
+  /**
+   * 1: letter keys (`e 14`); 2: relation-and-letter keys (`boss e 14`) drawn from 3 relations and
+   * ceil(pairs / 2) letters, so that neither word alone names the pair: hop-search's two-key
+   * lookup (docs/sft.md, session 4).
+   */
+  'key-words': int.min(1).max(2).default(1),
+  /** With --key-words 2: this share of each training batch is one-key sequences (held-out stays two-key). */
+  'one-key-share': num.min(0).max(1).default(0),
   queries: int.positive().default(1),
   'eval-every': int.positive().default(100),
   'eval-size': int.positive().default(256),
@@ -50,6 +58,35 @@ const SEP = id(':');
 const KEYS = Array.from({ length: 26 }, (_, i) => id(String.fromCharCode(97 + i)));
 const VALUES = Array.from({ length: 64 }, (_, i) => id(String(i)));
 
+
+const RELS = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'].map(id);
+
+function shuffled<T>(rng: Rng, xs: readonly T[]): T[] {
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/** Two-word keys: P distinct (relation, letter) pairs over 3 relations and ceil(P/2) letters. */
+function twoKeyExample({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): Example {
+  const rels = shuffled(rng, RELS).slice(0, 3);
+  const letters = shuffled(rng, KEYS).slice(0, Math.ceil(pairs / 2));
+  const keys = shuffled(rng, rels.flatMap((r) => letters.map((l) => [r, l] as const))).slice(0, pairs);
+  const toks = [BOS];
+  const val = keys.map(() => VALUES[rng.int(VALUES.length)]!);
+  keys.forEach(([r, l], i) => toks.push(r, l, val[i]!));
+  toks.push(SEP);
+  const answerAt: number[] = [];
+  for (let q = 0; q < queries; q++) {
+    const i = rng.int(pairs);
+    toks.push(keys[i]![0], keys[i]![1], val[i]!);
+    answerAt.push(toks.length - 1);
+  }
+  return { tokens: Int32Array.from(toks), answerAt };
+}
 
 /** One sequence: P distinct keys with random values, then Q queries drawn from the keys. */
 function recallExample({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): Example {
@@ -75,8 +112,9 @@ function recallExample({ rng, pairs, queries }: { rng: Rng; pairs: number; queri
   return { tokens: Int32Array.from(toks), answerAt };
 }
 
-function batchOf({ rng, n, a }: { rng: Rng; n: number; a: Args }): Example[] {
-  return Array.from({ length: n }, () => recallExample({ rng, pairs: a.pairs, queries: a.queries }));
+function batchOf({ rng, n, a, train = false }: { rng: Rng; n: number; a: Args; train?: boolean }): Example[] {
+  const oneKey = a['key-words'] === 1 ? n : train ? Math.round(n * a['one-key-share']) : 0;
+  return Array.from({ length: n }, (_, i) => (i < oneKey ? recallExample : twoKeyExample)({ rng, pairs: a.pairs, queries: a.queries }));
 }
 
 
@@ -118,7 +156,7 @@ function main(): void {
   let gradNorm = 0;
   const t0 = Date.now();
   for (let step = 1; step <= a.steps; step++) {
-    trainLoss += answerLoss({ policy, batch: batchOf({ rng: train, n: a.batch, a }), grad: true }).loss;
+    trainLoss += answerLoss({ policy, batch: batchOf({ rng: train, n: a.batch, a, train: true }), grad: true }).loss;
     seen++;
     gradNorm = policy.step().gradNorm;
     if (step % a['eval-every'] === 0 || step === a.steps) {
