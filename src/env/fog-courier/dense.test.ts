@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
-import { WordTokenizer } from '../../model/tokenizer.ts';
+import { checkDenseDeterministicAndClosed } from '../testing/dense-laws.ts';
 import { Rng } from '../../util/random.ts';
 import { words } from '../visible-window.ts';
 import { fogCourier, fogCourierKnobs } from './index.ts';
@@ -9,14 +8,7 @@ const knobs = fogCourierKnobs.parse({});
 const dense = (seed: number) => fogCourier.dense!({ rng: new Rng(seed), knobs, maxChunks: 8, probes: 8, summaryShare: 0.5 });
 
 describe('fog-courier dense decision probes', () => {
-  it('is deterministic per seed and uses only vocabulary words', () => {
-    const tok = new WordTokenizer();
-    fc.assert(fc.property(fc.integer({ min: 0, max: 1_000_000 }), (seed) => {
-      const a = dense(seed);
-      expect(a).toEqual(dense(seed));
-      for (const p of a) expect(() => tok.encode(p.text)).not.toThrow();
-    }), { numRuns: 40 });
-  });
+  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed((seed) => dense(seed)));
 
   it('every supervised reply is the expert decision for the room in view and the carried item', () => {
     const seen = { take: 0, drop: 0, go: 0, recover: 0 };

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
-import { WordTokenizer } from '../../model/tokenizer.ts';
+import { checkDenseDeterministicAndClosed } from '../testing/dense-laws.ts';
 import { Rng } from '../../util/random.ts';
 import { words, type VisibleStep } from '../visible-window.ts';
 import { hopSearchNeeded } from './expert.ts';
@@ -18,14 +17,7 @@ function docFacts(text: string): Map<string, string> {
 }
 
 describe('hop-search dense lookups', () => {
-  it('is deterministic per seed and uses only vocabulary words', () => {
-    const tok = new WordTokenizer();
-    fc.assert(fc.property(fc.integer({ min: 0, max: 1_000_000 }), (seed) => {
-      const a = dense(seed);
-      expect(a).toEqual(dense(seed));
-      for (const p of a) expect(() => tok.encode(p.text)).not.toThrow();
-    }), { numRuns: 40 });
-  });
+  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed((seed) => dense(seed)));
 
   it('lookup form: every reply is the value of the fact keyed by the relation and the subject asked', () => {
     let twoKey = 0;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
-import { WordTokenizer } from '../../model/tokenizer.ts';
+import { checkDenseDeterministicAndClosed } from '../testing/dense-laws.ts';
 import { Rng } from '../../util/random.ts';
 import { words } from '../visible-window.ts';
 import { kvLedgerNeeded } from './expert.ts';
@@ -10,14 +9,7 @@ const knobs = kvLedgerKnobs.parse({ queries: 1, keys: 4 });
 const dense = (seed: number, summaryShare = 0.5) => kvLedger.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare });
 
 describe('kv-ledger dense warm-up text', () => {
-  it('is deterministic per seed and uses only vocabulary words', () => {
-    const tok = new WordTokenizer();
-    fc.assert(fc.property(fc.integer({ min: 0, max: 1_000_000 }), (seed) => {
-      const a = dense(seed);
-      expect(a).toEqual(dense(seed));
-      for (const p of a) expect(() => tok.encode(p.text)).not.toThrow();
-    }), { numRuns: 40 });
-  });
+  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed((seed) => dense(seed)));
 
   it('lookup form: every supervised part is what the oracle and the expert would write for the stream', () => {
     for (let seed = 0; seed < 200; seed++) {
