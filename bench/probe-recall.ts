@@ -61,20 +61,11 @@ const VALUES = Array.from({ length: 64 }, (_, i) => id(String(i)));
 
 const RELS = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'].map(id);
 
-function shuffled<T>(rng: Rng, xs: readonly T[]): T[] {
-  const out = [...xs];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
-
 /** Two-word keys: P distinct (relation, letter) pairs over 3 relations and ceil(P/2) letters. */
 function twoKeyExample({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): Example {
-  const rels = shuffled(rng, RELS).slice(0, 3);
-  const letters = shuffled(rng, KEYS).slice(0, Math.ceil(pairs / 2));
-  const keys = shuffled(rng, rels.flatMap((r) => letters.map((l) => [r, l] as const))).slice(0, pairs);
+  const rels = rng.shuffle([...RELS]).slice(0, 3);
+  const letters = rng.shuffle([...KEYS]).slice(0, Math.ceil(pairs / 2));
+  const keys = rng.shuffle(rels.flatMap((r) => letters.map((l) => [r, l] as const))).slice(0, pairs);
   const toks = [BOS];
   const val = keys.map(() => VALUES[rng.int(VALUES.length)]!);
   keys.forEach(([r, l], i) => toks.push(r, l, val[i]!));

@@ -21,7 +21,8 @@ export interface SummaryWriters {
  * Dense warm-up text (docs/sft.md): a sequence of parts, in order. 'context' is read, 'target' is
  * supervised, 'summary' is a supervised summary: the runtime's summary request q_sum is put before
  * it and the end-of-turn marker after it. 'instruction', 'action' and 'observation' are read as the
- * chat turns of an episode ('reply' is an action turn that is supervised) (an 'instruction' first also puts the system turn first). The family
+ * chat turns of an episode (an 'instruction' first also puts the system turn first); 'reply' is an
+ * action turn that is supervised. The family
  * knows none of the markers: environments work in text.
  */
 export type DensePart =

@@ -6,6 +6,7 @@ import type { ChatLayout } from '../rollout/chat-layout.ts';
 import { recallForm } from '../env/recall-form.ts';
 import { Rng } from '../util/random.ts';
 import { answerLoss, type Example } from './answer-loss.ts';
+import type { SftSequence } from './sft-data.ts';
 
 /**
  * Dense warm-up before episode SFT (docs/sft.md, "Dense-lookup warm-up"): sequences from the
@@ -110,16 +111,23 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
  * `n` dense sequences (the family's generator, no recall form) as SFT sequences: the supervised
  * positions are the mask, so they train with the episode segments in one loss (dense.replay).
  */
-export function denseReplay(options: { family: TaskFamily; knobs: Record<string, unknown>; layout: ChatLayout; config: DenseWarmupConfig; rng: Rng; n: number; maxTokens: number }): { tokens: Int32Array; mask: Uint8Array }[] {
-  const { family, config, rng } = options;
-  if (!family.dense || options.n === 0) return [];
-  const knobs = family.knobs.parse(options.knobs) as Record<string, unknown>;
+export function denseReplay(options: { family: TaskFamily; knobs: Record<string, unknown>; layout: ChatLayout; config: DenseWarmupConfig; rng: Rng; n: number; maxTokens: number }): SftSequence[] {
+  const generate = familyDense(options.family, options.knobs, options.config);
+  if (!generate || options.n === 0) return [];
   return Array.from({ length: options.n }, () => {
-    const e = encodeDense(family.dense!({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare }), options.layout, options.maxTokens);
+    const e = encodeDense(generate(options.rng), options.layout, options.maxTokens);
     const mask = new Uint8Array(e.tokens.length);
     for (const t of e.answerAt) mask[t] = 1;
     return { tokens: e.tokens, mask };
   });
+}
+
+/** The family's dense generator with the config's knobs and sizes bound (undefined without one). */
+function familyDense(family: TaskFamily, knobsInput: Record<string, unknown>, config: DenseWarmupConfig): ((rng: Rng) => DensePart[]) | undefined {
+  const dense = family.dense;
+  if (!dense) return undefined;
+  const knobs = family.knobs.parse(knobsInput) as Record<string, unknown>;
+  return (rng) => dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare });
 }
 
 /** Steps the warm-up runs for a family: all of them, or only the recall stage without a dense generator. */
@@ -136,15 +144,11 @@ export function runDenseWarmup(options: {
   onEval?: (p: WarmupPoint) => void;
 }): WarmupPoint[] {
   const { policy, family, layout, config } = options;
-  const dense = family.dense;
   const steps = denseWarmupSteps(family, config);
   if (steps === 0) return [];
-  const knobs = family.knobs.parse(options.knobs) as Record<string, unknown>;
+  const dense = familyDense(family, options.knobs, config);
   const sample = (rng: Rng, recall = false): Example =>
-    encodeDense(
-      recall || !dense ? recallForm({ rng, probes: config.probes }) : dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare }),
-      layout, policy.config.maxSeqLen,
-    );
+    encodeDense(recall || !dense ? recallForm({ rng, probes: config.probes }) : dense(rng), layout, policy.config.maxSeqLen);
   const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(20, steps) };
   const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params });
   const heldRng = new Rng(999_983); // the same held-out sequences in every run

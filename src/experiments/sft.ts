@@ -78,10 +78,11 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   const common = { family, knobs: config.env.knobs, mix, rollout, layout, tokenizer, lossyP: config.lossyP, episodes: config.episodes, seeds: family.trainSeeds };
   // Each epoch's data depends on (seed, epoch) only, so a resumed run sees the same episodes.
   const epochData = async (epoch: number) => {
-    const records = await expertEpisodes({ ...common, rng: new Rng(mixSeed(config.seed, config.data === 'fresh' ? epoch : 1, 0xda7a)), idPrefix: `sft-e${epoch}` });
+    const dataEpoch = config.data === 'fresh' ? epoch : 1;
+    const records = await expertEpisodes({ ...common, rng: new Rng(mixSeed(config.seed, dataEpoch, 0xda7a)), idPrefix: `sft-e${epoch}` });
     const replay = denseReplay({
       family, knobs: config.env.knobs, layout, config: config.dense, n: config.dense.replay, maxTokens: rollout.contextWindow,
-      rng: new Rng(mixSeed(config.seed, config.data === 'fresh' ? epoch : 1, 0xd5e)),
+      rng: new Rng(mixSeed(config.seed, dataEpoch, 0xd5e)),
     });
     return { records, sequences: [...toSequences({ records }), ...replay] };
   };

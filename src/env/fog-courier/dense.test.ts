@@ -8,7 +8,7 @@ const knobs = fogCourierKnobs.parse({});
 const dense = (seed: number) => fogCourier.dense!({ rng: new Rng(seed), knobs, maxChunks: 8, probes: 8, summaryShare: 0.5 });
 
 describe('fog-courier dense decision probes', () => {
-  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed((seed) => dense(seed)));
+  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed(dense));
 
   it('every supervised reply is the expert decision for the room in view and the carried item', () => {
     const seen = { take: 0, drop: 0, go: 0, recover: 0 };

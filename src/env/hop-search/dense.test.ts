@@ -17,7 +17,7 @@ function docFacts(text: string): Map<string, string> {
 }
 
 describe('hop-search dense lookups', () => {
-  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed((seed) => dense(seed)));
+  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed(dense));
 
   it('lookup form: every reply is the value of the fact keyed by the relation and the subject asked', () => {
     let twoKey = 0;

@@ -1,5 +1,6 @@
 import type { DensePart } from '../family.ts';
 import type { Rng } from '../../util/random.ts';
+import { resolve } from './expert.ts';
 import { factText, generateHopSearch, questionText, type Fact, type HopSearchTask } from './generate.ts';
 import type { HopSearchKnobs } from './knobs.ts';
 
@@ -23,41 +24,35 @@ export function hopSearchDense(options: { rng: Rng; knobs: HopSearchKnobs; probe
 }
 
 /** 3–5 documents in view, the ones with chain facts first in the pool so that chains resolve often. */
-function docsInView(rng: Rng, task: HopSearchTask, chain: ReadonlySet<Fact>): HopSearchTask['docs'] {
+function docsInView(rng: Rng, task: HopSearchTask, chain: ReadonlySet<string>): HopSearchTask['docs'] {
   const n = 3 + rng.int(3);
-  const withChain = rng.shuffle(task.docs.filter((d) => d.facts.some((f) => chain.has(f))));
-  const rest = rng.shuffle(task.docs.filter((d) => !d.facts.some((f) => chain.has(f))));
+  const onChain = (d: HopSearchTask['docs'][number]): boolean => d.facts.some((f) => chain.has(factKey(f)));
+  const withChain = rng.shuffle(task.docs.filter(onChain));
+  const rest = rng.shuffle(task.docs.filter((d) => !onChain(d)));
   const pool = [...withChain.slice(0, Math.max(1, Math.ceil(n / 2))), ...rest];
   return rng.shuffle(pool.slice(0, n));
 }
 
-function chainFacts(task: HopSearchTask): Set<Fact> {
-  const byKey = new Map(task.docs.flatMap((d) => d.facts).map((f) => [`${f.rel} ${f.subject}`, f]));
-  const out = new Set<Fact>();
-  for (const q of task.questions) {
-    let e = q.entity;
-    for (const rel of [...q.rels].reverse()) {
-      const f = byKey.get(`${rel} ${e}`);
-      if (!f) break;
-      out.add(f);
-      e = f.value;
-    }
-  }
-  return out;
+/** `rel subject` → value: the map the expert's `resolve` reads. */
+const factKey = (f: Fact): string => `${f.rel} ${f.subject}`;
+const factMap = (docs: HopSearchTask['docs']): Map<string, string> => new Map(docs.flatMap((d) => d.facts).map((f) => [factKey(f), f.value]));
+
+/** Every question's resolved hops as `rel subject value` (expert.ts `resolve`), in the oracle's order. */
+const resolvedHops = (task: HopSearchTask, facts: ReadonlyMap<string, string>): string[] => task.questions.flatMap((q) => resolve(q, facts).used);
+
+/** Keys of the facts on the questions' chains. */
+function chainKeys(task: HopSearchTask): Set<string> {
+  return new Set(resolvedHops(task, factMap(task.docs)).map((h) => h.split(' ').slice(0, 2).join(' ')));
 }
 
 function readDocs(parts: DensePart[], docs: HopSearchTask['docs']): Map<string, string> {
-  const known = new Map<string, string>();
-  for (const d of docs) {
-    parts.push({ kind: 'action', text: `open ${d.id}` }, { kind: 'observation', text: `doc ${d.id} : ${d.facts.map(factText).join(' . ')}` });
-    for (const f of d.facts) known.set(`${f.rel} ${f.subject}`, f.value);
-  }
-  return known;
+  for (const d of docs) parts.push({ kind: 'action', text: `open ${d.id}` }, { kind: 'observation', text: `doc ${d.id} : ${d.facts.map(factText).join(' . ')}` });
+  return factMap(docs);
 }
 
 function lookupForm(rng: Rng, task: HopSearchTask, probes: number): DensePart[] {
   const parts: DensePart[] = [{ kind: 'instruction', text: 'search and open docs , then answer .' }];
-  const docs = docsInView(rng, task, chainFacts(task));
+  const docs = docsInView(rng, task, chainKeys(task));
   readDocs(parts, docs);
   const facts = docs.flatMap((d) => d.facts);
   for (let p = 0; p < probes; p++) {
@@ -69,20 +64,10 @@ function lookupForm(rng: Rng, task: HopSearchTask, probes: number): DensePart[] 
 
 function chainForm(rng: Rng, task: HopSearchTask): DensePart[] {
   const parts: DensePart[] = [{ kind: 'instruction', text: `search and open docs , then answer . ${task.questions.map(questionText).join(' . ')}` }];
-  const known = readDocs(parts, docsInView(rng, task, chainFacts(task)));
+  const known = readDocs(parts, docsInView(rng, task, chainKeys(task)));
   // The oracle's order (hop-search/expert.ts hopSearchNeeded): questions, then each question's
   // resolved hops innermost first, deduplicated; no pending search (none is in view here).
-  const used: string[] = [];
-  for (const q of task.questions) {
-    let e = q.entity;
-    for (const rel of [...q.rels].reverse()) {
-      const v = known.get(`${rel} ${e}`);
-      if (v === undefined) break;
-      used.push(`${rel} ${e} ${v}`);
-      e = v;
-    }
-  }
   const goal = task.questions.map(questionText);
-  parts.push({ kind: 'summary', text: [...goal, ...new Set(used)].join(' , ') });
+  parts.push({ kind: 'summary', text: [...goal, ...new Set(resolvedHops(task, known))].join(' , ') });
   return parts;
 }

@@ -9,7 +9,7 @@ const knobs = kvLedgerKnobs.parse({ queries: 1, keys: 4 });
 const dense = (seed: number, summaryShare = 0.5) => kvLedger.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare });
 
 describe('kv-ledger dense warm-up text', () => {
-  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed((seed) => dense(seed)));
+  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed(dense));
 
   it('lookup form: every supervised part is what the oracle and the expert would write for the stream', () => {
     for (let seed = 0; seed < 200; seed++) {
