@@ -118,10 +118,19 @@ describe('dense warm-up', () => {
     expect(make(3, 5)).toEqual(a);
     for (const s of a) {
       expect(s.mask.length).toBe(s.tokens.length);
-      // Supervised: the decisions only (take/drop/done and go's verb, their <eot>); never the observations.
-      const sup = Array.from(s.mask.keys()).filter((t) => s.mask[t] === 1).map((t) => tokenizer.decode([s.tokens[t]!]));
+      // Supervised: the assistant turns only (replies and summaries, their <eot>); never the
+      // instruction or the observations.
+      const words = Array.from(s.tokens, (t) => tokenizer.decode([t]));
+      let inAssistant = false;
+      const assistant = words.map((w) => {
+        const inside = inAssistant && w !== '<asst>';
+        if (w === '<asst>') inAssistant = true;
+        if (w === '<eot>') inAssistant = false;
+        return inside;
+      });
+      const sup = Array.from(s.mask.keys()).filter((t) => s.mask[t] === 1);
       expect(sup.length).toBeGreaterThan(0);
-      expect(sup.every((w) => ['go', 'take', 'drop', 'done', '<eot>'].includes(w) || /^[a-z]$/.test(w))).toBe(true);
+      expect(sup.every((t) => assistant[t])).toBe(true);
     }
     const first = encodeDense(family.dense!({ rng: new Rng(3), knobs: family.knobs.parse({}), maxChunks: 8, probes: 6, summaryShare: 0.5 }), layout, 256);
     expect(Array.from(a[0]!.tokens)).toEqual(Array.from(first.tokens));

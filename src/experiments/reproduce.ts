@@ -42,7 +42,7 @@ export async function reproduce(options: { preset: Preset; presetName: string; o
       const sftDir = join(outDir, RUN_FILES.systems, `base--${tag}`);
       log(`sft base ${tag}`);
       const knobs = preset.knobs?.[env] ?? {};
-      const base = await runSft({ runDir: sftDir, config: SftConfigSchema.parse({ ...preset.sft, env: { name: env, knobs }, seed }), progress: createProgress({ label: `sft ${tag}`, fields: SFT_FIELDS }), log: (l) => options.log(`sft ${tag}: ${l}`) });
+      const base = await runSft({ runDir: sftDir, config: SftConfigSchema.parse(deepMerge(deepMerge(preset.sft, preset.sftByEnv?.[env] ?? {}), { env: { name: env, knobs }, seed })), progress: createProgress({ label: `sft ${tag}`, fields: SFT_FIELDS }), log: (l) => options.log(`sft ${tag}: ${l}`) });
       const policies: Partial<Record<SystemName, string>> = { base: sftDir };
       for (const system of preset.systems) {
         const runDir = join(outDir, RUN_FILES.systems, `${system}--${tag}`);

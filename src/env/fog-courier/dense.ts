@@ -1,62 +1,120 @@
+import type { ChatMessage } from '../../rollout/types.ts';
 import type { DensePart } from '../family.ts';
 import type { Rng } from '../../util/random.ts';
-import { DIRECTIONS, generateFogCourier, roomView } from './generate.ts';
+import { FogCourierEnv } from './env.ts';
+import { fogCourierExpert } from './expert.ts';
+import { DIRECTIONS, goalText, generateFogCourier, roomView, type Direction } from './generate.ts';
 import type { FogCourierKnobs } from './knobs.ts';
 
 /**
- * Dense warm-up text for fog-courier (docs/sft.md, "fog-courier decision probes"): the goal, then
- * `probes` steps, each a room view read as an observation and a supervised reply, in the chat
- * layout of an episode. What the base got wrong with oracle summaries was not the search but the
- * two lookups around it: it took the goal letter in any room that had items (`items z` → `take g`,
- * then `item not here` for the rest of the budget) and walked through the target room while
- * carrying. Episodes give one take and one drop each; these probes give ~probes per sequence:
- *   not carrying, goal item in the room      → `take g` (supervised)
- *   carrying, the room id is the target id   → `drop g` (supervised), `ok` → `done`
- *   otherwise                                → `go` (only the verb: the direction depends on the
- *                                              depth-first state, which a probe does not have)
- * Views are the rooms of a real generated task (its exits, items and ids); the walk between them
- * is not a real walk, which is why directions stay unsupervised. One in eight `go` steps is replaced
- * by a wrong `take` (read, not supervised) answered `item not here`, followed by a supervised `go`:
- * the recovery the base never saw (an expert never errs) and looped on.
+ * Dense warm-up text for fog-courier (docs/sft.md). Every supervised reply is the scripted
+ * expert's own decision on the chat so far, so the forms cannot disagree with it.
+ *
+ * Lookup form (1 - summaryShare of the sequences): one real task's instruction (goal and
+ * signposts), then `probes` room views of that task in shuffled order, each entered by its real
+ * way in, each answered by the expert: `go <signpost>` on the way, `take k` where the item lies,
+ * the way back out of a side room; the target last (`drop k`, `ok`, `done`). An episode gives ~7
+ * signpost lookups; this gives one per probe.
+ *
+ * Walk form (summaryShare): a real episode played by the expert with one wrong turn in six
+ * (read, not supervised; the recovery is supervised), cut by a summary request at a random step
+ * and answered by the oracle summary (the signposts still ahead).
  */
-export function fogCourierDense(options: { rng: Rng; knobs: FogCourierKnobs; probes: number }): DensePart[] {
+export function fogCourierDense(options: { rng: Rng; knobs: FogCourierKnobs; probes: number; summaryShare: number }): DensePart[] {
+  return options.rng.next() < options.summaryShare ? walkForm(options) : lookupForm(options);
+}
+
+function lookupForm(options: { rng: Rng; knobs: FogCourierKnobs; probes: number }): DensePart[] {
   const { rng } = options;
   const task = generateFogCourier(rng.int(1_000_000), options.knobs);
-  const item = task.item;
-  const targetId = task.rooms[task.target]!.id;
-  const parts: DensePart[] = [{ kind: 'instruction', text: `deliver item ${item} to room ${targetId} , then done . step 0 : ${roomView(task.rooms[0]!)}` }];
-  let step = 0;
-  const obs = (body: string): void => {
-    step = (step + 1) % 64;
-    parts.push({ kind: 'observation', text: `step ${step} : ${body}` });
-  };
-  const go = (exits: readonly string[]): DensePart => ({ kind: 'reply', text: `go ${rng.pick(exits)}`, words: 1 });
-  const exitsOf = (i: number): string[] => DIRECTIONS.filter((d) => task.rooms[i]!.exits[d] !== undefined);
-  parts.push(go(exitsOf(0)));
-  let carrying = false;
-  const others = task.rooms.map((_, i) => i).filter((i) => i !== task.target && i !== task.itemRoom);
+  const chat = new Chat(`${goalText(task)} . ${roomView(task.rooms[0]!)}`);
+  // How each room is entered: the route's signposts, or from its route room into a side room.
+  const cameBy = new Map<number, Direction>();
+  task.route.forEach((r, i) => {
+    if (i > 0) cameBy.set(r, task.way[i - 1]!.dir as Direction); // a move: only the last signpost is `drop`
+    for (const d of DIRECTIONS) {
+      const j = task.rooms[r]!.exits[d];
+      if (j !== undefined && !task.route.includes(j)) cameBy.set(j, d);
+    }
+  });
+  const rooms = task.rooms.map((_, i) => i).filter((i) => i !== task.target);
+  let taken = false;
   for (let p = 0; p < options.probes; p++) {
-    // The room that decides, half the time; the item's room shows the item only until taken.
-    const decisive = carrying ? task.target : task.itemRoom;
-    const at = rng.next() < 0.5 ? decisive : rng.pick(rng.next() < 0.5 || others.length === 0 ? [carrying ? task.itemRoom : task.target] : others);
+    const at = rng.pick(rooms);
+    const d = cameBy.get(at);
+    chat.act(d ? `go ${d}` : 'look', false);
     const room = task.rooms[at]!;
-    const shown = carrying && at === task.itemRoom ? { ...room, items: room.items.filter((x) => x !== item) } : room;
-    obs(roomView(shown));
-    if (!carrying && at === task.itemRoom) {
-      parts.push({ kind: 'reply', text: `take ${item}` });
-      carrying = true;
-      obs(`ok , carrying ${item}`);
-      parts.push(go(exitsOf(at)));
-    } else if (carrying && at === task.target) {
-      parts.push({ kind: 'reply', text: `drop ${item}` });
-      obs('ok');
-      parts.push({ kind: 'reply', text: 'done' });
-      break;
-    } else if (rng.next() < 0.125) {
-      parts.push({ kind: 'action', text: `take ${item}` });
-      obs('item not here');
-      parts.push(go(exitsOf(at)));
-    } else parts.push(go(exitsOf(at)));
+    chat.observe(roomView(taken && at === task.itemRoom ? { ...room, items: room.items.filter((x) => x !== task.item) } : room));
+    const reply = chat.reply();
+    if (reply === `take ${task.item}`) {
+      taken = true;
+      chat.observe(`ok , carrying ${task.item}`);
+      chat.reply(); // the signpost out of the item's room
+    }
   }
-  return parts;
+  chat.act(`go ${task.way[task.way.length - 2]!.dir}`, false);
+  chat.observe(roomView(task.rooms[task.target]!));
+  if (chat.reply().startsWith('drop')) {
+    chat.observe('ok');
+    chat.reply();
+  }
+  return chat.parts;
+}
+
+function walkForm(options: { rng: Rng; knobs: FogCourierKnobs }): DensePart[] {
+  const { rng } = options;
+  const env = new FogCourierEnv(options.knobs);
+  const chat = new Chat(env.reset(rng.int(1_000_000)).instruction);
+  const cut = 1 + rng.int(options.knobs.route + 3);
+  for (let step = 0; step < cut; step++) {
+    let action = chat.decide();
+    const [verb, dir] = action.split(' ');
+    // A wrong turn: any other exit of this room, the way back included.
+    const exits = DIRECTIONS.filter((d) => env.here.exits[d] !== undefined && d !== dir);
+    if (verb === 'go' && rng.next() < 1 / 6 && exits.length > 0) {
+      action = `go ${rng.pick(exits)}`;
+      chat.act(action, false);
+    } else chat.act(action, true);
+    const out = env.step(action);
+    if (out.done) return chat.parts;
+    chat.observe(out.observation);
+  }
+  chat.summary();
+  return chat.parts;
+}
+
+/** Builds parts and the matching chat side by side, so the expert reads exactly the dense text. */
+class Chat {
+  readonly parts: DensePart[];
+  private readonly messages: ChatMessage[];
+  constructor(instruction: string) {
+    this.parts = [{ kind: 'instruction', text: instruction }];
+    this.messages = [{ role: 'user', content: instruction }];
+  }
+
+  decide(): string {
+    return fogCourierExpert(this.messages, undefined as never);
+  }
+
+  act(text: string, supervised: boolean): void {
+    this.parts.push(supervised ? { kind: 'reply', text } : { kind: 'action', text });
+    this.messages.push({ role: 'assistant', content: text });
+  }
+
+  /** The expert's decision, supervised. */
+  reply(): string {
+    const text = this.decide();
+    this.act(text, true);
+    return text;
+  }
+
+  observe(text: string): void {
+    this.parts.push({ kind: 'observation', text });
+    this.messages.push({ role: 'observation', content: text });
+  }
+
+  summary(): void {
+    const text = fogCourierExpert([...this.messages, { role: 'user', content: 'summary' }], undefined as never);
+    this.parts.push({ kind: 'summary', text });
+  }
 }

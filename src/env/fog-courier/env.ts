@@ -2,13 +2,14 @@ import type { Environment, EnvReset, EnvStep } from '../../rollout/types.ts';
 import { parseKnobs } from '../knobs.ts';
 import { words } from '../visible-window.ts';
 import { fogCourierKnobs, type FogCourierKnobs } from './knobs.ts';
-import { DIRECTIONS, generateFogCourier, roomView, verifyFogCourier, type Direction, type FogCourierTask, type Room } from './generate.ts';
+import { DIRECTIONS, generateFogCourier, goalText, roomView, verifyFogCourier, type Direction, type FogCourierTask, type Room } from './generate.ts';
 
 /**
- * fog-courier: the agent sees one room at a time. Actions: `go <dir>`, `look`, `take <item>`,
- * `drop <item>`, `done`. Every observation starts with `step n :` (n mod 64) so a summary can say
- * which of the steps repeated after a compaction it already covers. Reward 1 iff at `done` the
- * item lies in the target room; running out of the step budget ends the episode with 0.
+ * fog-courier: the agent sees one room at a time and is told the way once, in the instruction.
+ * Actions: `go <dir>`, `look`, `take <item>`, `drop <item>`, `done`. Reward 1 iff at `done` the
+ * item lies in the target room; running out of the step budget ends the episode with 0. No step
+ * counter is shown (until session 5 it was): with one, the base learned to drop at a fixed step
+ * number instead of in the target room.
  */
 export class FogCourierEnv implements Environment {
   readonly name = 'fog-courier';
@@ -29,6 +30,11 @@ export class FogCourierEnv implements Environment {
     return this.task;
   }
 
+  /** The room the agent is in (read-only view for tests and the dense generator). */
+  get here(): Readonly<Room> {
+    return this.rooms[this.at]!;
+  }
+
   reset(seed: number): EnvReset {
     this.task = generateFogCourier(seed, this.knobs);
     this.rooms = this.task.rooms.map((r) => ({ ...r, exits: { ...r.exits }, items: [...r.items] }));
@@ -37,7 +43,7 @@ export class FogCourierEnv implements Environment {
     this.steps = 0;
     this.finished = false;
     const t = this.task;
-    return { instruction: `deliver item ${t.item} to room ${t.rooms[t.target]!.id} , then done . step 0 : ${roomView(this.rooms[0]!)}` };
+    return { instruction: `${goalText(t)} . ${roomView(this.rooms[0]!)}` };
   }
 
   step(action: string): EnvStep {
@@ -51,7 +57,7 @@ export class FogCourierEnv implements Environment {
       return { observation: ok ? 'correct' : 'wrong', done: true, reward: ok ? 1 : 0 };
     }
     const body = this.act(ws);
-    const observation = `step ${this.steps % 64} : ${body}`;
+    const observation = body;
     if (this.steps >= task.budget) {
       this.finished = true;
       return { observation: `${observation} . no steps left`, done: true, reward: 0 };

@@ -4,13 +4,13 @@ import { WordTokenizer } from '../../model/tokenizer.ts';
 import { KnobsError } from '../knobs.ts';
 import { playDirect } from '../testing/direct-episode.ts';
 import { FogCourierEnv, fogCourier, fogCourierKnobs, generateFogCourier, verifyFogCourier } from './index.ts';
-import { DIRECTIONS, OPPOSITE, preorder } from './generate.ts';
+import { DIRECTIONS, OPPOSITE } from './generate.ts';
 
 const tok = new WordTokenizer();
 const defaults = fogCourierKnobs.parse({});
 
 describe('fog-courier', () => {
-  it('generates the same tree for the same seed', () => {
+  it('generates the same task for the same seed', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 2_000_000 }), (seed) => {
         expect(generateFogCourier(seed, defaults)).toEqual(generateFogCourier(seed, defaults));
@@ -20,20 +20,37 @@ describe('fog-courier', () => {
     expect(JSON.stringify(generateFogCourier(1, defaults))).not.toBe(JSON.stringify(generateFogCourier(2, defaults)));
   });
 
-  it('builds a consistent tree: every exit has its way back, the target comes before the item in search order', () => {
+  it('lays a consistent map: exits pair up, the signposts walk the route, every route room is a real choice', () => {
     for (let seed = 0; seed < 100; seed++) {
       for (const variant of [{}, ...Object.values(fogCourier.variants)]) {
-        const task = generateFogCourier(seed, fogCourierKnobs.parse(variant));
+        const k = fogCourierKnobs.parse(variant);
+        const task = generateFogCourier(seed, k);
         task.rooms.forEach((r, i) => {
           for (const d of DIRECTIONS) {
             const j = r.exits[d];
             if (j !== undefined) expect(task.rooms[j]!.exits[OPPOSITE[d]]).toBe(i);
           }
         });
-        const order = preorder(task.rooms);
-        expect(order).toHaveLength(task.rooms.length);
-        expect(order.indexOf(task.target)).toBeLessThan(order.indexOf(task.itemRoom));
         expect(new Set(task.rooms.map((r) => r.id)).size).toBe(task.rooms.length);
+        const moves = task.route.length - 1;
+        expect(moves).toBeGreaterThanOrEqual(k.route - 1);
+        expect(moves).toBeLessThanOrEqual(k.route + 1);
+        expect(task.way).toHaveLength(moves + 1);
+        expect(task.way[moves]).toEqual({ id: task.rooms[task.target]!.id, dir: 'drop' });
+        task.way.slice(0, moves).forEach((s, i) => {
+          const from = task.rooms[task.route[i]!]!;
+          expect(s.id).toBe(from.id);
+          expect(from.exits[s.dir as (typeof DIRECTIONS)[number]]).toBe(task.route[i + 1]);
+          // branching exits besides the way back (fewer only when the four directions run out)
+          const besidesBack = Object.keys(from.exits).length - (i === 0 ? 0 : 1);
+          expect(besidesBack).toBe(Math.min(k.branching, i === 0 ? 4 : 3));
+        });
+        expect(task.target).toBe(task.route[moves]);
+        expect(task.route.slice(1, -1)).toContain(task.itemRoom);
+        expect(task.rooms[task.itemRoom]!.items).toContain(task.item);
+        expect(task.budget).toBe(Math.ceil((1 + k.slack) * (moves + 2)) + 1);
+        // Distractors only off the way: on it the only item is the one to take.
+        for (const r of task.route) expect(task.rooms[r]!.items).toEqual(r === task.itemRoom ? [task.item] : []);
       }
     }
   });
@@ -44,8 +61,8 @@ describe('fog-courier', () => {
         const env = new FogCourierEnv(variant);
         const ep = playDirect({ env, seed, policy: fogCourier.expert });
         expect(ep.reward).toBe(1);
-        expect(ep.actions.length).toBeLessThanOrEqual(env.current.budget);
         const task = env.current;
+        expect(ep.actions).toHaveLength(task.way.length + 2); // every move, take, drop, done
         // Perturbed outcome: the item left in its own room (or in any room but the target).
         expect(verifyFogCourier(task, task.rooms)).toBe(false);
         const moved = task.rooms.map((r, i) => ({ ...r, items: i === task.target ? [] : i === 0 ? [...r.items, task.item] : r.items }));
@@ -54,11 +71,30 @@ describe('fog-courier', () => {
     }
   });
 
-  it('keeps observations <= 32 tokens and actions <= 11 (+ <eot>)', () => {
-    const env = new FogCourierEnv({ distractors: 20, branching: 3 });
+  it('the expert finds its way back from a wrong turn into a side room', () => {
+    for (let seed = 0; seed < 40; seed++) {
+      const env = new FogCourierEnv({ slack: 1 });
+      const { instruction } = env.reset(seed);
+      const task = env.current;
+      const wrong = DIRECTIONS.find((d) => task.rooms[0]!.exits[d] !== undefined && d !== task.way[0]!.dir)!; // a side room
+      const messages = [{ role: 'user' as const, content: instruction }];
+      let out = env.step(`go ${wrong}`);
+      messages.push({ role: 'assistant' as never, content: `go ${wrong}` }, { role: 'observation' as never, content: out.observation });
+      for (let i = 0; i < 20 && !out.done; i++) {
+        const a = fogCourier.expert(messages, undefined as never);
+        out = env.step(a);
+        messages.push({ role: 'assistant' as never, content: a }, { role: 'observation' as never, content: out.observation });
+      }
+      expect(out.reward).toBe(1);
+    }
+  });
+
+  it('keeps observations <= 32 tokens, actions <= 11 (+ <eot>), the instruction <= 64', () => {
+    const env = new FogCourierEnv({ distractors: 20, branching: 3, route: 9 });
     for (let seed = 0; seed < 30; seed++) {
       const ep = playDirect({ env, seed, policy: fogCourier.expert });
-      for (const o of [ep.instruction, ...ep.observations]) expect(tok.encode(o).length).toBeLessThanOrEqual(32);
+      expect(tok.encode(ep.instruction).length).toBeLessThanOrEqual(64);
+      for (const o of ep.observations) expect(tok.encode(o).length).toBeLessThanOrEqual(32);
       for (const a of ep.actions) expect(tok.encode(a).length).toBeLessThanOrEqual(11);
     }
   });
@@ -74,7 +110,7 @@ describe('fog-courier', () => {
   });
 
   it('rejects bad knobs with a readable error', () => {
-    expect(() => new FogCourierEnv({ rooms: 100 })).toThrow(KnobsError);
+    expect(() => new FogCourierEnv({ route: 100 })).toThrow(KnobsError);
     expect(() => new FogCourierEnv({ doors: 2 } as never)).toThrow(/doors/);
   });
 });

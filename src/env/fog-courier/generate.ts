@@ -10,21 +10,32 @@ export const OPPOSITE: Readonly<Record<Direction, Direction>> = { north: 'south'
 export interface Room {
   id: number; // shown to the agent; random, so ids reveal nothing about the layout
   exits: Partial<Record<Direction, number>>; // direction -> room index
-  parent: number | null; // room index
-  depth: number;
   items: string[];
 }
 
+/** One signpost of the way: leave room `id` by `dir`, or (the target) drop the item there. */
+export interface Signpost {
+  id: number;
+  dir: Direction | 'drop';
+}
+
 /**
- * A tree of rooms rooted at the start room (index 0): every exit but the way back leads to a new
- * room, so a depth-first search with a fixed exit order finds everything, and its whole state is
- * the path from the start plus the last child it came back from (fog-courier/expert.ts).
+ * A route of rooms from the start (index 0) to the target, each route room with side rooms
+ * (dead ends) behind its other exits, so every move is a real choice among `branching` exits
+ * besides the way back. The instruction gives the way as signposts keyed by room id (`path 12
+ * east , 17 north , … , 3 drop`): the clue seen at the start and needed at every later step, so
+ * after a compaction the summary must carry the signposts still ahead (docs/tasks.md). Each
+ * decision is a one-key lookup (room id in view -> signpost), the kind the embedded 2-layer model learns; the
+ * depth-first search of sessions 1–4 needed the whole search state right at every step, and the
+ * base never held it (docs/sft.md, session 4).
  */
 export interface FogCourierTask {
   rooms: Room[];
+  route: number[]; // room indices from the start to the target
+  way: Signpost[]; // one per move of the route, then the target's `drop`
   item: string; // the letter to deliver
-  itemRoom: number; // index
-  target: number; // index of the room to deliver to
+  itemRoom: number; // index, on the route strictly between start and target
+  target: number; // index of the room to deliver to (the route's end)
   budget: number; // steps
 }
 
@@ -32,49 +43,55 @@ const FAMILY_SALT = 0x666f67;
 
 export function generateFogCourier(seed: number, k: FogCourierKnobs): FogCourierTask {
   const rng = new Rng(mixSeed(FAMILY_SALT, seed));
-  const ids = rng.shuffle(NUMBERS.map(Number)).slice(0, k.rooms);
-  const rooms: Room[] = [{ id: ids[0]!, exits: {}, parent: null, depth: 0, items: [] }];
-  const freeDirs = (r: Room): Direction[] => DIRECTIONS.filter((d) => r.exits[d] === undefined);
-  const children = (r: Room): number => Object.keys(r.exits).length - (r.parent === null ? 0 : 1);
-  while (rooms.length < k.rooms) {
-    const open = rooms.filter((r) => r.depth < k.maxDepth && children(r) < k.branching && freeDirs(r).length > 0);
-    // With branching 1 and a shallow cap the tree can run out of slots: allow a wider start room.
-    const pool = open.length > 0 ? open : [rooms[0]!];
-    const parent = rng.pick(pool);
-    const d = rng.pick(freeDirs(parent));
-    const child: Room = { id: ids[rooms.length]!, exits: { [OPPOSITE[d]]: rooms.indexOf(parent) }, parent: rooms.indexOf(parent), depth: parent.depth + 1, items: [] };
-    parent.exits[d] = rooms.length;
-    rooms.push(child);
-    if (freeDirs(rooms[0]!).length === 0 && open.length === 0) break;
+  const ids = rng.shuffle(NUMBERS.map(Number));
+  const rooms: Room[] = [];
+  const addRoom = (): number => rooms.push({ id: ids[rooms.length]!, exits: {}, items: [] }) - 1;
+  const connect = (from: number, d: Direction, to: number): void => {
+    rooms[from]!.exits[d] = to;
+    rooms[to]!.exits[OPPOSITE[d]] = from;
+  };
+  const free = (i: number): Direction[] => DIRECTIONS.filter((d) => rooms[i]!.exits[d] === undefined);
+  // The length varies by one either way, so no step count tells where the target is.
+  const moves = k.route - 1 + rng.int(3);
+  const route = [addRoom()];
+  const way: Signpost[] = [];
+  for (let m = 0; m < moves; m++) {
+    const from = route[route.length - 1]!;
+    const d = rng.pick(free(from));
+    const to = addRoom();
+    connect(from, d, to);
+    way.push({ id: rooms[from]!.id, dir: d });
+    route.push(to);
   }
-  // Target is met earlier than the item in depth-first order (north, east, south, west), so the
-  // way to it is a clue seen early and needed late (issue 5).
-  const order = preorder(rooms);
-  const [a, b] = rng.shuffle(order.slice(1)).slice(0, 2) as [number, number];
-  const [target, itemRoom] = order.indexOf(a) < order.indexOf(b) ? [a, b] : [b, a];
+  // Side rooms after the route is laid, so the onward exit's direction is uniform over the four.
+  for (const r of route) {
+    for (let s = 0; s < k.branching - 1; s++) {
+      const dirs = free(r);
+      if (dirs.length === 0) break;
+      connect(r, rng.pick(dirs), addRoom());
+    }
+  }
+  const target = route[route.length - 1]!;
+  way.push({ id: rooms[target]!.id, dir: 'drop' });
+  const itemRoom = route[1 + rng.int(moves - 1)]!;
   const letters = rng.shuffle([...LETTERS]);
   const item = letters[0]!;
   rooms[itemRoom]!.items.push(item);
-  for (let i = 0; i < k.distractors; i++) rooms[rng.int(rooms.length)]!.items.push(letters[1 + (i % 25)]!);
+  // Distractor items lie in side rooms: on the way the only item is the one to take, so a `take`
+  // is a copy, and a wrong turn shows what is not to be taken.
+  const side = rooms.map((_, i) => i).filter((i) => !route.includes(i));
+  if (side.length > 0) for (let i = 0; i < k.distractors; i++) rooms[rng.pick(side)]!.items.push(letters[1 + (i % 25)]!);
   for (const r of rooms) r.items.sort();
-  const maxDepth = Math.max(...rooms.map((r) => r.depth));
-  const budget = Math.ceil((1 + k.slack) * (2 * (rooms.length - 1) + 2 * maxDepth + 4));
-  return { rooms, item, itemRoom, target, budget };
+  const budget = Math.ceil((1 + k.slack) * (moves + 2)) + 1;
+  return { rooms, route, way, item, itemRoom, target, budget };
 }
 
-export function preorder(rooms: readonly Room[]): number[] {
-  const out: number[] = [];
-  const visit = (i: number): void => {
-    out.push(i);
-    const r = rooms[i]!;
-    for (const d of DIRECTIONS) {
-      const j = r.exits[d];
-      if (j !== undefined && j !== r.parent) visit(j);
-    }
-  };
-  visit(0);
-  return out;
-}
+/** `12 east , 17 north , … , 3 drop`: the signposts as clauses, each `room-id direction`. */
+export const wayText = (way: readonly Signpost[]): string => way.map((s) => `${s.id} ${s.dir}`).join(' , ');
+
+/** The task statement: `deliver item k to room 44 , then done . path 12 east , 17 north , …`. */
+export const goalText = (task: FogCourierTask): string =>
+  `deliver item ${task.item} to room ${task.rooms[task.target]!.id} , then done . path ${wayText(task.way)}`;
 
 /** `room 12 exits north east items c f` (the items part only when there are items). */
 export function roomView(r: Room): string {

@@ -2,20 +2,19 @@ import { z } from 'zod';
 
 /**
  * fog-courier difficulty knobs (docs/tasks.md). Defaults are sized so the median expert episode
- * needs 2–3.5 windows at C = 256 (docs/decisions/0006-task-design.md). Rooms <= 40 and the depth
- * cap keep room ids single tokens and the oracle summary <= 48 tokens.
+ * needs 2–3.5 windows at C = 256 (docs/decisions/0006-task-design.md). A route of <= 12 moves (route <= 11) keeps
+ * the way clauses (3 tokens each) and the goal inside the 48-token summary.
  */
 export const fogCourierKnobs = z
   .object({
-    rooms: z.number().int().min(3).max(40).default(10),
-    /** Most exits a room has besides the way back (1 = a corridor). */
+    /** Moves from the start room to the target room along the way the instruction gives (each task: route - 1 .. route + 1). */
+    route: z.number().int().min(3).max(11).default(9),
+    /** Exits of a room on the route besides the way back: one onward, the rest lead to side rooms. */
     branching: z.number().int().min(1).max(3).default(2),
-    /** Items that are not the one to deliver, scattered over rooms. */
+    /** Items that are not the one to deliver, scattered over the side rooms. */
     distractors: z.number().int().min(0).max(20).default(3),
-    /** Step budget = ceil((1 + slack) * (2 (rooms - 1) + 2 depth + 4)): a full search and return fit at slack 0. */
-    slack: z.number().min(0).max(3).default(0),
-    /** Deepest room (path length from the start); keeps the path facts short. */
-    maxDepth: z.number().int().min(1).max(8).default(6),
+    /** Step budget = ceil((1 + slack) (moves + 2)) + 1: at 0.25 one wrong turn (there and back) fits. */
+    slack: z.number().min(0).max(3).default(0.25),
   })
   .strict();
 
@@ -23,8 +22,8 @@ export type FogCourierKnobs = z.infer<typeof fogCourierKnobs>;
 
 /** Held-out knob combinations, never used in training (issue 5). */
 export const fogCourierVariants: Record<string, Partial<FogCourierKnobs>> = {
-  'more-rooms': { rooms: 13 },
+  'longer-route': { route: 11 },
   'bushy': { branching: 3 },
-  'corridors': { branching: 1, maxDepth: 8 },
   'cluttered': { distractors: 10 },
+  'tight': { slack: 0 },
 };
