@@ -57,11 +57,11 @@ const QUICK_SFT = {
 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
 
 /**
- * Per-family SFT overrides. fog-courier at lossy(0.2) gave a base too good to leave RL room (x4
- * 75.0 and 70.8% on 48 + 48 episodes, oracle 97.9%); at lossy(0.3), same warm-up, x4 58.3%, oracle
- * 97.9%, null 0% (session 5, docs/sft.md).
+ * Per-family SFT overrides (session 5, docs/sft.md). At lossy(0.2) the fog-courier and hop-search
+ * bases left RL little room (x4 75.0 and 75.0%, oracle 97.9 and 100%); at lossy(0.3), same warm-up,
+ * x4 58.3 and 60.4%, oracle 97.9 and 85.4%, null 0% (12 tasks x 4 each).
  */
-const SFT_BY_ENV = { 'fog-courier': { lossyP: 0.3 } } as const;
+const SFT_BY_ENV = { 'fog-courier': { lossyP: 0.3 }, 'hop-search': { lossyP: 0.3 } } as const;
 
 /**
  * kv-ledger knobs of the presets: 1 query (at 3 queries the base scored 0 everywhere) and no

@@ -1,73 +1,66 @@
+import type { ChatMessage } from '../../rollout/types.ts';
 import type { DensePart } from '../family.ts';
 import type { Rng } from '../../util/random.ts';
-import { resolve } from './expert.ts';
-import { factText, generateHopSearch, questionText, type Fact, type HopSearchTask } from './generate.ts';
+import { words } from '../visible-window.ts';
+import { HopSearchEnv } from './env.ts';
+import { hopSearchExpert } from './expert.ts';
 import type { HopSearchKnobs } from './knobs.ts';
 
+/** Tokens a sequence is filled to (C of the default rollout config; encodeDense cuts the rest). */
+const SEQUENCE_TOKENS = 256;
+/** The runtime's summary request q_sum with its turn markers, about (only for filling). */
+const SUMMARY_REQUEST_TOKENS = 12;
+
 /**
- * Dense warm-up text for hop-search (docs/sft.md, "hop-search lookups"). The base followed the
- * wrong entity: after opening a document it searched a letter named in a fact about another
- * relation or subject. What it must do is a lookup keyed by relation *and* subject, chained along
- * the question. Two forms, on the documents of a real generated task (chain facts and the
- * distractors about the same entities, which make a one-key lookup wrong):
- *   lookup form (1 - summaryShare): the documents read as `open` / `doc …` turns, then `probes`
- *     supervised replies to `question R of E` → `answer V`: a one-hop question whose fact is in view
- *     (the acting decision one hop at a time: the value is the next entity to search);
- *   chain form (summaryShare): the instruction's questions, the documents, then one supervised
- *     summary in the oracle's format (`question … , boss l d , rival d e`): the chain resolved as
- *     far as the documents in view allow, hop by hop.
+ * Dense warm-up text for hop-search (docs/sft.md; docs/tasks.md, hop-search): whole expert
+ * episodes of real generated tasks, in the episode's chat layout, one after another until the
+ * sequence is full. Every agent turn is a supervised reply, and each is a copy or a one-key lookup
+ * (`search` copies the start entity and the next relation from the question, or the value after
+ * the relation in the document just opened; `open` copies the id after `results`; `answer` reads
+ * the last hop's value). A sequence holds ~20 decisions.
+ *
+ * Chains are 1..hops long, so several fit in one sequence. With probability summaryShare an episode
+ * is compacted once at a random step: the runtime's summary request, the supervised oracle summary,
+ * then the rebuilt window (the summary as the head, the newest two steps verbatim) in which the
+ * episode goes on to its answer. The head here is the summary alone: the runtime's resume prefix is
+ * a template the family does not know, and the expert's parser ignores it anyway.
  */
-export function hopSearchDense(options: { rng: Rng; knobs: HopSearchKnobs; probes: number; summaryShare: number }): DensePart[] {
-  const { rng } = options;
-  const task = generateHopSearch(rng.int(1_000_000), options.knobs);
-  return rng.next() < options.summaryShare ? chainForm(rng, task) : lookupForm(rng, task, options.probes);
+export function hopSearchDense(options: { rng: Rng; knobs: HopSearchKnobs; summaryShare: number }): DensePart[] {
+  const parts: DensePart[] = [];
+  while (tokensOf(parts) < SEQUENCE_TOKENS) episode(options.rng, options.knobs, options.summaryShare, parts);
+  return parts;
 }
 
-/** 3–5 documents in view, the ones with chain facts first in the pool so that chains resolve often. */
-function docsInView(rng: Rng, task: HopSearchTask, chain: ReadonlySet<string>): HopSearchTask['docs'] {
-  const n = 3 + rng.int(3);
-  const onChain = (d: HopSearchTask['docs'][number]): boolean => d.facts.some((f) => chain.has(factKey(f)));
-  const withChain = rng.shuffle(task.docs.filter(onChain));
-  const rest = rng.shuffle(task.docs.filter((d) => !onChain(d)));
-  const pool = [...withChain.slice(0, Math.max(1, Math.ceil(n / 2))), ...rest];
-  return rng.shuffle(pool.slice(0, n));
-}
-
-/** `rel subject` → value: the map the expert's `resolve` reads. */
-const factKey = (f: Fact): string => `${f.rel} ${f.subject}`;
-const factMap = (docs: HopSearchTask['docs']): Map<string, string> => new Map(docs.flatMap((d) => d.facts).map((f) => [factKey(f), f.value]));
-
-/** Every question's resolved hops as `rel subject value` (expert.ts `resolve`), in the oracle's order. */
-const resolvedHops = (task: HopSearchTask, facts: ReadonlyMap<string, string>): string[] => task.questions.flatMap((q) => resolve(q, facts).used);
-
-/** Keys of the facts on the questions' chains. */
-function chainKeys(task: HopSearchTask): Set<string> {
-  return new Set(resolvedHops(task, factMap(task.docs)).map((h) => h.split(' ').slice(0, 2).join(' ')));
-}
-
-function readDocs(parts: DensePart[], docs: HopSearchTask['docs']): Map<string, string> {
-  for (const d of docs) parts.push({ kind: 'action', text: `open ${d.id}` }, { kind: 'observation', text: `doc ${d.id} : ${d.facts.map(factText).join(' . ')}` });
-  return factMap(docs);
-}
-
-function lookupForm(rng: Rng, task: HopSearchTask, probes: number): DensePart[] {
-  const parts: DensePart[] = [{ kind: 'instruction', text: 'search and open docs , then answer .' }];
-  const docs = docsInView(rng, task, chainKeys(task));
-  readDocs(parts, docs);
-  const facts = docs.flatMap((d) => d.facts);
-  for (let p = 0; p < probes; p++) {
-    const f = rng.pick(facts);
-    parts.push({ kind: 'observation', text: questionText({ rels: [f.rel], entity: f.subject }) }, { kind: 'reply', text: `answer ${f.value}` });
+function episode(rng: Rng, knobs: HopSearchKnobs, summaryShare: number, parts: DensePart[]): void {
+  // 1..hops: chains of 2..6 hops (more lookups per token) gave a worse base (docs/tasks.md, hop-search).
+  const hops = 1 + rng.int(knobs.hops);
+  const env = new HopSearchEnv({ ...knobs, hops });
+  const { instruction } = env.reset(rng.int(1_000_000));
+  parts.push({ kind: 'instruction', text: instruction });
+  let window: ChatMessage[] = [{ role: 'user', content: instruction }];
+  const steps: [string, string][] = [];
+  // After cutAt steps (1 .. all but the answer), when the episode is compacted at all.
+  const cutAt = rng.next() < summaryShare ? 1 + rng.int(2 * knobs.questions * hops) : -1;
+  for (;;) {
+    if (steps.length === cutAt) {
+      const summary = hopSearchExpert([...window, { role: 'user', content: 'summarize' }], rng);
+      parts.push({ kind: 'summary', text: summary }, { kind: 'instruction', text: summary });
+      window = [{ role: 'user', content: summary }];
+      for (const [action, observation] of steps.slice(-2)) {
+        parts.push({ kind: 'action', text: action }, { kind: 'observation', text: observation });
+        window.push({ role: 'assistant', content: action }, { role: 'observation', content: observation });
+      }
+    }
+    const action = hopSearchExpert(window, rng);
+    const out = env.step(action);
+    parts.push({ kind: 'reply', text: action }, { kind: 'observation', text: out.observation });
+    window.push({ role: 'assistant', content: action }, { role: 'observation', content: out.observation });
+    steps.push([action, out.observation]);
+    if (out.done) return;
   }
-  return parts;
 }
 
-function chainForm(rng: Rng, task: HopSearchTask): DensePart[] {
-  const parts: DensePart[] = [{ kind: 'instruction', text: `search and open docs , then answer . ${task.questions.map(questionText).join(' . ')}` }];
-  const known = readDocs(parts, docsInView(rng, task, chainKeys(task)));
-  // The oracle's order (hop-search/expert.ts hopSearchNeeded): questions, then each question's
-  // resolved hops innermost first, deduplicated; no pending search (none is in view here).
-  const goal = task.questions.map(questionText);
-  parts.push({ kind: 'summary', text: [...goal, ...new Set(resolvedHops(task, known))].join(' , ') });
-  return parts;
+/** Tokens the parts take in the chat layout (one token per word, two turn markers per turn), about. */
+function tokensOf(parts: readonly DensePart[]): number {
+  return parts.reduce((n, p) => n + words(p.text).length + 2 + (p.kind === 'summary' ? SUMMARY_REQUEST_TOKENS : 0), 0);
 }

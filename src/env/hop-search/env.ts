@@ -1,17 +1,19 @@
 import type { Environment, EnvReset, EnvStep } from '../../rollout/types.ts';
 import { parseKnobs } from '../knobs.ts';
-import { words } from '../visible-window.ts';
+import { isLetterWord, words } from '../visible-window.ts';
 import { hopSearchKnobs, type HopSearchKnobs } from './knobs.ts';
-import { factText, generateHopSearch, questionText, verifyHopSearch, type HopSearchTask } from './generate.ts';
+import { docText, generateHopSearch, questionText, verifyHopSearch, type HopSearchTask } from './generate.ts';
+import { isRelation } from './relations.ts';
 
-/** At most this many ids per search result (a subject has at most one fact per relation: 6). */
-export const MAX_RESULTS = 10;
+/** The instruction: the only place the questions are stated, so they must survive compaction. */
+export const instructionText = (task: HopSearchTask): string =>
+  `search and open docs , then answer . ${task.questions.map(questionText).join(' . ')}`;
 
 /**
- * hop-search: `search <entity>` lists the ids of documents with a fact about the entity
- * (it is the fact's subject; at most one per relation, so <= 6 ids), `open <id>` shows
- * one (`doc 17 : boss of c is k . pet of k is m`), `answer v1 v2 …` ends the episode with one
- * word per question, in order. Reward 1 iff every answer is right.
+ * hop-search: `search <entity> <relation>` lists the ids of the documents with that fact
+ * (`results 13`, at most one since (subject, relation) is unique; `results none`), `open <id>`
+ * shows one (`doc 13 : q boss e . k pet m`), `answer v1 v2 …` ends the episode with one word per
+ * question, in order. Reward 1 iff every answer is right.
  */
 export class HopSearchEnv implements Environment {
   readonly name = 'hop-search';
@@ -29,16 +31,16 @@ export class HopSearchEnv implements Environment {
     return this.task;
   }
 
-  /** Safety cap, far above the expert's need (one search and a few opens per hop). */
+  /** Safety cap, three times the expert's need (a search and an open per hop, then the answer). */
   get maxSteps(): number {
-    return Math.min(60, this.knobs.questions * this.knobs.hops * (this.knobs.docs + 2) + 4);
+    return Math.min(60, 6 * this.knobs.questions * this.knobs.hops + 3);
   }
 
   reset(seed: number): EnvReset {
     this.task = generateHopSearch(seed, this.knobs);
     this.steps = 0;
     this.finished = false;
-    return { instruction: `search and open docs , then answer . ${this.task.questions.map(questionText).join(' . ')}` };
+    return { instruction: instructionText(this.task) };
   }
 
   step(action: string): EnvStep {
@@ -50,15 +52,13 @@ export class HopSearchEnv implements Environment {
     if (ws[0] === 'answer') {
       const ok = verifyHopSearch(task, ws.slice(1));
       out = { observation: ok ? 'correct' : 'wrong', done: true, reward: ok ? 1 : 0 };
-    } else if (ws.length === 2 && ws[0] === 'search') {
-      const term = ws[1]!;
-      const hits = task.docs.filter((d) => d.facts.some((f) => f.subject === term));
-      const ids = hits.slice(0, MAX_RESULTS).map((d) => d.id);
+    } else if (ws.length === 3 && ws[0] === 'search' && isLetterWord(ws[1]) && isRelation(ws[2])) {
+      const [, subject, rel] = ws;
+      const ids = task.docs.filter((d) => d.facts.some((f) => f.subject === subject && f.rel === rel)).map((d) => d.id);
       out = { observation: `results ${ids.length > 0 ? ids.join(' ') : 'none'}`, done: false, reward: 0 };
     } else if (ws.length === 2 && ws[0] === 'open') {
       const doc = task.docs.find((d) => String(d.id) === ws[1]);
-      const observation = doc ? `doc ${doc.id} : ${doc.facts.map(factText).join(' . ')}` : 'doc not found';
-      out = { observation, done: false, reward: 0 };
+      out = { observation: doc ? docText(doc) : 'doc not found', done: false, reward: 0 };
     } else {
       out = { observation: 'invalid action', done: false, reward: 0 };
     }

@@ -1,114 +1,115 @@
 import type { TextPolicy } from '../family.ts';
 import type { SummaryContent } from '../summary-writers.ts';
 import { isLetterWord, isNumberWord, readWindow, type VisibleWindow } from '../visible-window.ts';
-import { RELATIONS } from './generate.ts';
+import { questionText } from './generate.ts';
+import { isRelation } from './relations.ts';
 
 interface Question {
-  rels: string[]; // outermost first
   entity: string;
+  rels: string[]; // in the order they are taken
 }
 
 /** What the expert knows from the visible window alone (docs/tasks.md, hop-search). */
 export interface HopSearchState {
   questions: Question[] | null;
-  facts: Map<string, string>; // `${rel} ${subject}` -> value
-  /** The newest search per term: its ids minus the docs opened after it. */
-  candidates: Map<string, number[]>;
+  /** Per question: the newest hop resolved in view (index into rels) and its value. */
+  progress: ({ hop: number; value: string } | null)[];
+  /** Per question: its answer, once known (its last hop in view, or a summary's `found v`). */
+  answers: (string | null)[];
+  /** `found v` clauses of a summary, in order (also when the questions were lost). */
+  found: string[];
+  /** The newest step, if it was a search with results: the pair searched and the ids. */
+  results: { subject: string; rel: string; ids: number[] } | null;
 }
 
-const isRel = (w: string | undefined): boolean => w !== undefined && (RELATIONS as readonly string[]).includes(w);
-
-/**
- * Scans for `question R of … of E`, facts `R of E is V` (documents) or `R E V` (the compact form
- * summaries use), and `search E results ids…`. Facts are timeless, so repeated tail steps after a
- * compaction are harmless; candidates follow time order (a newer search of a term replaces it).
- */
-function scan(ws: readonly string[], s: HopSearchState, questions: Question[]): void {
+/** `question E R1 R2 … [answer]` clauses, deduplicated (with resume.includeTask both the instruction and the summary state them). */
+function readQuestions(ws: readonly string[]): Question[] {
+  const out: Question[] = [];
   for (let i = 0; i < ws.length; i++) {
-    const x = ws[i];
-    if (x === 'question') {
-      const rels: string[] = [];
-      let j = i + 1;
-      while (isRel(ws[j]) && ws[j + 1] === 'of') {
-        rels.push(ws[j]!);
-        j += 2;
-      }
-      // Deduplicated: with resume.includeTask the instruction and the summary both state them.
-      const known = questions.some((q) => q.entity === ws[j] && q.rels.join(' ') === rels.join(' '));
-      if (isLetterWord(ws[j]) && !known) questions.push({ rels, entity: ws[j]! });
-    } else if (isRel(x) && ws[i + 1] === 'of' && isLetterWord(ws[i + 2]) && ws[i + 3] === 'is' && isLetterWord(ws[i + 4])) {
-      s.facts.set(`${x} ${ws[i + 2]}`, ws[i + 4]!);
-    } else if (isRel(x) && isLetterWord(ws[i + 1]) && isLetterWord(ws[i + 2])) {
-      s.facts.set(`${x} ${ws[i + 1]}`, ws[i + 2]!);
-    } else if (x === 'search' && isLetterWord(ws[i + 1]) && ws[i + 2] === 'results') {
-      s.candidates.set(ws[i + 1]!, numbersFrom(ws, i + 3));
-    }
+    if (ws[i] !== 'question' || !isLetterWord(ws[i + 1])) continue;
+    const rels: string[] = [];
+    for (let j = i + 2; isRelation(ws[j]); j++) rels.push(ws[j]!);
+    if (rels.length > 0 && !out.some((q) => q.entity === ws[i + 1] && q.rels.join(' ') === rels.join(' '))) out.push({ entity: ws[i + 1]!, rels });
   }
-}
-
-function numbersFrom(ws: readonly string[], i: number): number[] {
-  const out: number[] = [];
-  for (let j = i; isNumberWord(ws[j]); j++) out.push(Number(ws[j]));
   return out;
 }
 
+/**
+ * Rebuilds the state. Documents are read by their headline fact (`doc N : S R V . …`): a document
+ * opened from a search holds the searched fact first. Because every relation belongs to one hop of
+ * one question, a headline's relation says which hop it resolves. The newest document in view
+ * therefore says where the search stands, and tail steps repeated after a compaction change
+ * nothing. The summary carries the questions and, for questions already answered, `found v`.
+ */
 export function readHopSearch(w: VisibleWindow): HopSearchState {
-  const s: HopSearchState = { questions: null, facts: new Map(), candidates: new Map() };
-  const questions: Question[] = [];
-  scan(w.head, s, questions);
-  if (questions.length > 0) s.questions = questions;
-  const opened = new Set<number>();
+  const questions = readQuestions(w.head);
+  const s: HopSearchState = {
+    questions: questions.length > 0 ? questions : null,
+    progress: questions.map(() => null),
+    answers: questions.map(() => null),
+    found: [],
+    results: null,
+  };
+  for (let i = 0; i < w.head.length; i++) if (w.head[i] === 'found' && isLetterWord(w.head[i + 1])) s.found.push(w.head[i + 1]!);
+  s.found.slice(0, questions.length).forEach((a, i) => (s.answers[i] = a));
   for (const st of w.steps) {
     const obs = st.observation ?? [];
-    const [verb, arg] = st.action;
-    // A doc already opened in view needs no second look: its facts are parsed already.
-    if (verb === 'search' && isLetterWord(arg) && obs[0] === 'results') s.candidates.set(arg!, numbersFrom(obs, 1).filter((id) => !opened.has(id)));
-    if (verb === 'open' && obs[0] === 'doc' && isNumberWord(arg)) {
-      opened.add(Number(arg));
-      for (const [term, ids] of s.candidates) s.candidates.set(term, ids.filter((id) => String(id) !== arg));
+    const [verb, subject, rel] = st.action;
+    s.results = null;
+    if (verb === 'search' && isLetterWord(subject) && isRelation(rel) && obs[0] === 'results') {
+      const ids: number[] = [];
+      for (let j = 1; isNumberWord(obs[j]); j++) ids.push(Number(obs[j]));
+      s.results = { subject: subject!, rel: rel!, ids };
     }
-    scan(obs, s, []);
+    if (verb === 'open' && obs[0] === 'doc' && obs[2] === ':' && isLetterWord(obs[3]) && isRelation(obs[4]) && isLetterWord(obs[5])) {
+      const qi = questions.findIndex((q) => q.rels.includes(obs[4]!));
+      if (qi < 0) continue;
+      const hop = questions[qi]!.rels.indexOf(obs[4]!);
+      s.progress[qi] = { hop, value: obs[5]! };
+      if (hop === questions[qi]!.rels.length - 1) s.answers[qi] = obs[5]!;
+    }
   }
   return s;
 }
 
-/** How far a question resolves with the known facts: the current entity and the hops left. */
-export function resolve(q: Question, facts: ReadonlyMap<string, string>): { entity: string; rels: string[]; used: string[] } {
-  const rels = [...q.rels];
-  let entity = q.entity;
-  const used: string[] = [];
-  while (rels.length > 0) {
-    const rel = rels[rels.length - 1]!;
-    const v = facts.get(`${rel} ${entity}`);
-    if (v === undefined) break;
-    used.push(`${rel} ${entity} ${v}`);
-    entity = v;
-    rels.pop();
-  }
-  return { entity, rels, used };
+/** The next (entity, relation) to search for question qi. */
+function nextHop(s: HopSearchState, qi: number): { entity: string; rel: string } {
+  const q = s.questions![qi]!;
+  const p = s.progress[qi];
+  return p ? { entity: p.value, rel: q.rels[p.hop + 1]! } : { entity: q.entity, rel: q.rels[0]! };
 }
 
-/** Resolve hop by hop: search the current entity, open its results in order, answer when all resolve. */
+/**
+ * Hop by hop: open the hit of the search just made, else search the next hop of the first
+ * unanswered question, and answer when all are answered. Each decision is a copy (the id after
+ * `results`, the headline's value, the question's start) or one lookup keyed by the headline's
+ * relation (what follows it in the question: the next relation or `answer`).
+ */
 export function hopSearchAct(s: HopSearchState): string {
-  if (!s.questions) return 'answer none';
-  const rs = s.questions.map((q) => resolve(q, s.facts));
-  const pending = rs.find((r) => r.rels.length > 0);
-  if (!pending) return `answer ${rs.map((r) => r.entity).join(' ')}`;
-  const cands = s.candidates.get(pending.entity);
-  return cands && cands.length > 0 ? `open ${cands[0]}` : `search ${pending.entity}`;
+  // A summary that lost the questions but kept what was found: answer that.
+  if (!s.questions) return s.found.length > 0 ? `answer ${s.found.join(' ')}` : 'answer none';
+  const qi = s.answers.findIndex((a) => a === null);
+  if (qi < 0) return `answer ${s.answers.join(' ')}`;
+  const { entity, rel } = nextHop(s, qi);
+  const r = s.results;
+  if (r && r.subject === entity && r.rel === rel && r.ids.length > 0) return `open ${r.ids[0]}`;
+  return `search ${entity} ${rel}`;
 }
 
-/** The oracle's facts: the questions (goal), the chain facts found so far, the pending search. */
+/**
+ * The oracle's facts: the questions (goal) and the answers found so far, `found v` in question
+ * order (a finished question's last document may be gone from the rebuilt window). Where the
+ * search stands is not kept: the tail's newest document shows it (each hop is a search and an
+ * open, so the last two steps always hold one). Without `found` for the last question (its
+ * document is in the tail) the base answered after the first compaction instead of searching on:
+ * oracle x4 0.0 (session 5, docs/sft.md); with it, `found` marks "answer now".
+ */
 export function hopSearchNeeded(w: VisibleWindow): SummaryContent {
   const s = readHopSearch(w);
   if (!s.questions) return { goal: [], facts: [], meta: [] };
-  const rs = s.questions.map((q) => resolve(q, s.facts));
-  const facts = [...new Set(rs.flatMap((r) => r.used))];
-  const pending = rs.find((r) => r.rels.length > 0);
-  const cands = pending ? s.candidates.get(pending.entity) : undefined;
-  if (pending && cands && cands.length > 0) facts.push(`search ${pending.entity} results ${cands.join(' ')}`);
-  const goal = s.questions.map((q) => ['question', ...q.rels.flatMap((r) => [r, 'of']), q.entity].join(' '));
-  return { goal, facts, meta: [] };
+  const known = s.answers.findIndex((a) => a === null);
+  const facts = s.answers.slice(0, known < 0 ? undefined : known).map((a) => `found ${a}`);
+  return { goal: s.questions.map(questionText), facts, meta: [] };
 }
 
 export const hopSearchExpert: TextPolicy = (messages) => {

@@ -1,72 +1,119 @@
 import { LETTERS, NUMBERS } from '../../model/vocab.ts';
 import { Rng, mixSeed } from '../../util/random.ts';
 import type { HopSearchKnobs } from './knobs.ts';
+import { RELATIONS } from './relations.ts';
 
-/** Relation words (src/model/vocab.ts). Every (relation, subject) pair has at most one value. */
-export const RELATIONS = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'] as const;
+export { RELATIONS } from './relations.ts';
 
 export interface Fact {
-  rel: string;
   subject: string;
+  rel: string;
   value: string;
 }
 
 export interface HopQuestion {
-  rels: string[]; // as written, outermost first: `boss of pet of c` -> ['boss', 'pet']
-  entity: string; // c
+  entity: string; // the start: `question q boss friend` starts at q
+  rels: string[]; // in the order they are taken: boss of q, then friend of that one
   answer: string;
 }
 
+export interface HopSearchDoc {
+  id: number;
+  facts: Fact[]; // relations pairwise distinct, subjects pairwise distinct
+}
+
 export interface HopSearchTask {
-  docs: { id: number; facts: Fact[] }[]; // ids ascending
+  docs: HopSearchDoc[]; // ids ascending
   questions: HopQuestion[];
 }
 
 const FAMILY_SALT = 0x686f70;
 
-export const factText = (f: Fact): string => `${f.rel} of ${f.subject} is ${f.value}`;
-export const questionText = (q: { rels: readonly string[]; entity: string }): string =>
-  ['question', ...q.rels.flatMap((r) => [r, 'of']), q.entity].join(' ');
+/** `q boss e`: the order a fact is written in documents and summaries alike. */
+export const factText = (f: Fact): string => `${f.subject} ${f.rel} ${f.value}`;
+export const docText = (d: HopSearchDoc): string => `doc ${d.id} : ${d.facts.map(factText).join(' . ')}`;
+/**
+ * `question q boss friend answer`: start at q, take its boss, then that one's friend, then answer.
+ * The closing `answer` makes "what comes after this hop's relation" one lookup in every case: the
+ * next relation, or `answer`.
+ */
+export const questionText = (q: { entity: string; rels: readonly string[] }): string => ['question', q.entity, ...q.rels, 'answer'].join(' ');
+export const factKey = (subject: string, rel: string): string => `${subject} ${rel}`;
 
+/**
+ * A seeded task. The relations of all questions are pairwise distinct and so are the chain's
+ * entities, so every hop is named by its relation alone. Inside a document, relations and
+ * subjects are pairwise distinct too: the fact a search pointed at is found by either word alone
+ * (the one-key lookups the embedded model learns; a two-key lookup stayed at chance, docs/sft.md).
+ * (subject, relation) is unique over the collection, so a search lists at most one document, and
+ * no document holds two chain facts.
+ */
 export function generateHopSearch(seed: number, k: HopSearchKnobs): HopSearchTask {
   const rng = new Rng(mixSeed(FAMILY_SALT, seed));
-  const facts = new Map<string, Fact>(); // `${rel} ${subject}`
-  const add = (f: Fact): void => void facts.set(`${f.rel} ${f.subject}`, f);
-  const starts = rng.shuffle([...LETTERS]).slice(0, k.questions);
+  const rels = rng.shuffle([...RELATIONS]);
+  const letters = rng.shuffle([...LETTERS]);
+  const used = new Set<string>(); // factKey of every fact placed
+  const placed: Fact[] = [];
   const chainEntities: string[] = [];
-  const questions: HopQuestion[] = starts.map((entity) => {
-    const inner: string[] = []; // innermost first
-    let cur = entity;
-    for (let h = 0; h < k.hops; h++) {
-      const rel = rng.pick(RELATIONS);
-      chainEntities.push(cur);
-      const existing = facts.get(`${rel} ${cur}`);
-      const value = existing ? existing.value : rng.pick(LETTERS.filter((l) => l !== cur));
-      if (!existing) add({ rel, subject: cur, value });
-      inner.push(rel);
-      cur = value;
-    }
-    return { rels: inner.reverse(), entity, answer: cur };
-  });
-  const chainCount = facts.size;
-  // Distractors: other relations of the chain's own entities, so `search <entity>` lists docs
-  // that do not answer the hop; then random facts fill the remaining slots.
-  const total = k.docs * k.factsPerDoc;
-  for (let tries = 0; facts.size < chainCount + k.distractors && tries < 1000; tries++) {
-    tryAdd(rng, facts, rng.pick(chainEntities));
+  const questions: HopQuestion[] = [];
+  for (let q = 0; q < k.questions; q++) {
+    const qRels = rels.slice(q * k.hops, (q + 1) * k.hops);
+    const chain = letters.splice(0, k.hops + 1); // distinct entities, also across questions
+    chainEntities.push(...chain);
+    qRels.forEach((rel, h) => {
+      placed.push({ subject: chain[h]!, rel, value: chain[h + 1]! });
+      used.add(factKey(chain[h]!, rel));
+    });
+    questions.push({ entity: chain[0]!, rels: qRels, answer: chain[k.hops]! });
   }
-  for (let tries = 0; facts.size < total && tries < 5000; tries++) tryAdd(rng, facts, rng.pick(LETTERS));
-  const all = rng.shuffle([...facts.values()]);
-  const ids = rng.shuffle(NUMBERS.map(Number)).slice(0, k.docs);
-  const docs = ids.map((id, i) => ({ id, facts: all.slice(i * k.factsPerDoc, (i + 1) * k.factsPerDoc) }));
+  // Distractors: other relations of the chain's entities (a subject match alone is not enough
+  // across documents); then random facts fill every slot, so documents have a fixed length.
+  for (let tries = 0; placed.length < k.questions * k.hops + k.distractors && tries < 1000; tries++) {
+    const f = randomFact(rng, rng.pick(chainEntities));
+    if (!used.has(factKey(f.subject, f.rel))) {
+      used.add(factKey(f.subject, f.rel));
+      placed.push(f);
+    }
+  }
+  const docs: HopSearchDoc[] = rng.shuffle(NUMBERS.map(Number)).slice(0, k.docs).map((id) => ({ id, facts: [] }));
+  const fits = (d: HopSearchDoc, f: Fact): boolean =>
+    d.facts.length < k.factsPerDoc && d.facts.every((g) => g.rel !== f.rel && g.subject !== f.subject);
+  const chainDocs = new Set<HopSearchDoc>();
+  const chainFacts = new Set<Fact>(placed.slice(0, k.questions * k.hops));
+  placed.forEach((f, i) => {
+    // One chain fact per document, so every hop is one search and one open (no hop is answered
+    // early by a document opened for another: the next decision never depends on that check).
+    const chainFact = i < k.questions * k.hops;
+    const open = docs.filter((d) => fits(d, f) && !(chainFact && chainDocs.has(d)));
+    if (open.length === 0) throw new Error('hop-search: no document can hold a fact (knobs too tight)');
+    const d = rng.pick(open);
+    d.facts.push(f);
+    if (chainFact) chainDocs.add(d);
+  });
+  for (const d of docs) {
+    // Fill relation by relation (a random draw misses often when a document holds all six).
+    for (const rel of rng.shuffle([...RELATIONS])) {
+      if (d.facts.length >= k.factsPerDoc) break;
+      if (d.facts.some((g) => g.rel === rel)) continue;
+      const subject = rng.shuffle([...LETTERS]).find((x) => !used.has(factKey(x, rel)) && d.facts.every((g) => g.subject !== x));
+      if (subject === undefined) continue;
+      used.add(factKey(subject, rel));
+      d.facts.push({ subject, rel, value: rng.pick(LETTERS.filter((l) => l !== subject)) });
+    }
+    rng.shuffle(d.facts);
+    // The chain fact heads its document, as a search hit heads a result page: the value the hop
+    // needs sits at a fixed place after `doc N :`, like fog-courier's room id in a view. With the
+    // chain fact anywhere in the document the base picked a wrong fact's value (session 5:
+    // oracle x4 22.9%, answer value accuracy 0.16; docs/sft.md).
+    const head = d.facts.findIndex((f) => chainFacts.has(f));
+    if (head > 0) d.facts.unshift(...d.facts.splice(head, 1));
+  }
   docs.sort((a, b) => a.id - b.id);
-  return { docs: docs.filter((d) => d.facts.length > 0), questions };
+  return { docs, questions };
 }
 
-function tryAdd(rng: Rng, facts: Map<string, Fact>, subject: string): void {
-  const rel = rng.pick(RELATIONS);
-  if (facts.has(`${rel} ${subject}`)) return;
-  facts.set(`${rel} ${subject}`, { rel, subject, value: rng.pick(LETTERS.filter((l) => l !== subject)) });
+function randomFact(rng: Rng, subject: string): Fact {
+  return { subject, rel: rng.pick(RELATIONS), value: rng.pick(LETTERS.filter((l) => l !== subject)) };
 }
 
 /** Exact verifier: one answer word per question, in order. */
