@@ -27,7 +27,7 @@ export function fogCourierDense(options: { rng: Rng; knobs: FogCourierKnobs; pro
 function lookupForm(options: { rng: Rng; knobs: FogCourierKnobs; probes: number }): DensePart[] {
   const { rng } = options;
   const task = generateFogCourier(rng.int(1_000_000), options.knobs);
-  const chat = new Chat(`${goalText(task)} . ${roomView(task.rooms[0]!)}`);
+  const chat = new Chat(`${goalText(task)} . ${roomView(task.rooms[0]!)}`, rng);
   // How each room is entered: the route's signposts, or from its route room into a side room.
   const cameBy = new Map<number, Direction>();
   task.route.forEach((r, i) => {
@@ -64,7 +64,7 @@ function lookupForm(options: { rng: Rng; knobs: FogCourierKnobs; probes: number 
 function walkForm(options: { rng: Rng; knobs: FogCourierKnobs }): DensePart[] {
   const { rng } = options;
   const env = new FogCourierEnv(options.knobs);
-  const chat = new Chat(env.reset(rng.int(1_000_000)).instruction);
+  const chat = new Chat(env.reset(rng.int(1_000_000)).instruction, rng);
   const cut = 1 + rng.int(options.knobs.route + 3);
   for (let step = 0; step < cut; step++) {
     let action = chat.decide();
@@ -87,13 +87,13 @@ function walkForm(options: { rng: Rng; knobs: FogCourierKnobs }): DensePart[] {
 class Chat {
   readonly parts: DensePart[];
   private readonly messages: ChatMessage[];
-  constructor(instruction: string) {
+  constructor(instruction: string, private readonly rng: Rng) {
     this.parts = [{ kind: 'instruction', text: instruction }];
     this.messages = [{ role: 'user', content: instruction }];
   }
 
   decide(): string {
-    return fogCourierExpert(this.messages, undefined as never);
+    return fogCourierExpert(this.messages, this.rng); // the expert is deterministic: rng is unused
   }
 
   act(text: string, supervised: boolean): void {
@@ -114,7 +114,7 @@ class Chat {
   }
 
   summary(): void {
-    const text = fogCourierExpert([...this.messages, { role: 'user', content: 'summary' }], undefined as never);
+    const text = fogCourierExpert([...this.messages, { role: 'user', content: 'summary' }], this.rng);
     this.parts.push({ kind: 'summary', text });
   }
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { WordTokenizer } from '../../model/tokenizer.ts';
+import type { ChatMessage } from '../../rollout/types.ts';
+import { Rng } from '../../util/random.ts';
 import { KnobsError } from '../knobs.ts';
 import { playDirect } from '../testing/direct-episode.ts';
 import { FogCourierEnv, fogCourier, fogCourierKnobs, generateFogCourier, verifyFogCourier } from './index.ts';
@@ -77,13 +79,13 @@ describe('fog-courier', () => {
       const { instruction } = env.reset(seed);
       const task = env.current;
       const wrong = DIRECTIONS.find((d) => task.rooms[0]!.exits[d] !== undefined && d !== task.way[0]!.dir)!; // a side room
-      const messages = [{ role: 'user' as const, content: instruction }];
+      const messages: ChatMessage[] = [{ role: 'user', content: instruction }];
       let out = env.step(`go ${wrong}`);
-      messages.push({ role: 'assistant' as never, content: `go ${wrong}` }, { role: 'observation' as never, content: out.observation });
+      messages.push({ role: 'assistant', content: `go ${wrong}` }, { role: 'observation', content: out.observation });
       for (let i = 0; i < 20 && !out.done; i++) {
-        const a = fogCourier.expert(messages, undefined as never);
+        const a = fogCourier.expert(messages, new Rng(seed));
         out = env.step(a);
-        messages.push({ role: 'assistant' as never, content: a }, { role: 'observation' as never, content: out.observation });
+        messages.push({ role: 'assistant', content: a }, { role: 'observation', content: out.observation });
       }
       expect(out.reward).toBe(1);
     }
