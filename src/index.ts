@@ -97,6 +97,7 @@ export { readWindow, words } from './env/visible-window.ts';
 export type { VisibleWindow, VisibleStep } from './env/visible-window.ts';
 export { makeSummaryWriters, renderSummary, dropClauses, SUMMARY_TOKEN_LIMIT } from './env/summary-writers.ts';
 export type { SummaryContent } from './env/summary-writers.ts';
+export { DenseChat } from './env/dense-chat.ts';
 
 // --- eval ---
 export { passAt1, wilsonInterval } from './eval/pass-at-1.ts';

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../rollout/types.ts';
+import { DenseChat } from '../dense-chat.ts';
 import type { DensePart } from '../family.ts';
 import type { Rng } from '../../util/random.ts';
 import { FogCourierEnv } from './env.ts';
@@ -27,7 +27,7 @@ export function fogCourierDense(options: { rng: Rng; knobs: FogCourierKnobs; pro
 function lookupForm(options: { rng: Rng; knobs: FogCourierKnobs; probes: number }): DensePart[] {
   const { rng } = options;
   const task = generateFogCourier(rng.int(1_000_000), options.knobs);
-  const chat = new Chat(`${goalText(task)} . ${roomView(task.rooms[0]!)}`, rng);
+  const chat = new DenseChat(fogCourierExpert, rng, `${goalText(task)} . ${roomView(task.rooms[0]!)}`);
   // How each room is entered: the route's signposts, or from its route room into a side room.
   const cameBy = new Map<number, Direction>();
   task.route.forEach((r, i) => {
@@ -64,7 +64,7 @@ function lookupForm(options: { rng: Rng; knobs: FogCourierKnobs; probes: number 
 function walkForm(options: { rng: Rng; knobs: FogCourierKnobs }): DensePart[] {
   const { rng } = options;
   const env = new FogCourierEnv(options.knobs);
-  const chat = new Chat(env.reset(rng.int(1_000_000)).instruction, rng);
+  const chat = new DenseChat(fogCourierExpert, rng, env.reset(rng.int(1_000_000)).instruction);
   const cut = 1 + rng.int(options.knobs.route + 3);
   for (let step = 0; step < cut; step++) {
     let action = chat.decide();
@@ -81,40 +81,4 @@ function walkForm(options: { rng: Rng; knobs: FogCourierKnobs }): DensePart[] {
   }
   chat.summary();
   return chat.parts;
-}
-
-/** Builds parts and the matching chat side by side, so the expert reads exactly the dense text. */
-class Chat {
-  readonly parts: DensePart[];
-  private readonly messages: ChatMessage[];
-  constructor(instruction: string, private readonly rng: Rng) {
-    this.parts = [{ kind: 'instruction', text: instruction }];
-    this.messages = [{ role: 'user', content: instruction }];
-  }
-
-  decide(): string {
-    return fogCourierExpert(this.messages, this.rng); // the expert is deterministic: rng is unused
-  }
-
-  act(text: string, supervised: boolean): void {
-    this.parts.push(supervised ? { kind: 'reply', text } : { kind: 'action', text });
-    this.messages.push({ role: 'assistant', content: text });
-  }
-
-  /** The expert's decision, supervised. */
-  reply(): string {
-    const text = this.decide();
-    this.act(text, true);
-    return text;
-  }
-
-  observe(text: string): void {
-    this.parts.push({ kind: 'observation', text });
-    this.messages.push({ role: 'observation', content: text });
-  }
-
-  summary(): void {
-    const text = fogCourierExpert([...this.messages, { role: 'user', content: 'summary' }], this.rng);
-    this.parts.push({ kind: 'summary', text });
-  }
 }

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../rollout/types.ts';
+import { DenseChat } from '../dense-chat.ts';
 import type { DensePart } from '../family.ts';
 import type { Rng } from '../../util/random.ts';
 import { words } from '../visible-window.ts';
@@ -36,25 +36,15 @@ function episode(rng: Rng, knobs: HopSearchKnobs, summaryShare: number, parts: D
   const hops = 1 + rng.int(knobs.hops);
   const env = new HopSearchEnv({ ...knobs, hops });
   const { instruction } = env.reset(rng.int(1_000_000));
-  parts.push({ kind: 'instruction', text: instruction });
-  let window: ChatMessage[] = [{ role: 'user', content: instruction }];
+  const chat = new DenseChat(hopSearchExpert, rng, instruction, parts);
   const steps: [string, string][] = [];
   // After cutAt steps (1 .. all but the answer), when the episode is compacted at all.
   const cutAt = rng.next() < summaryShare ? 1 + rng.int(2 * knobs.questions * hops) : -1;
   for (;;) {
-    if (steps.length === cutAt) {
-      const summary = hopSearchExpert([...window, { role: 'user', content: 'summarize' }], rng);
-      parts.push({ kind: 'summary', text: summary }, { kind: 'instruction', text: summary });
-      window = [{ role: 'user', content: summary }];
-      for (const [action, observation] of steps.slice(-2)) {
-        parts.push({ kind: 'action', text: action }, { kind: 'observation', text: observation });
-        window.push({ role: 'assistant', content: action }, { role: 'observation', content: observation });
-      }
-    }
-    const action = hopSearchExpert(window, rng);
+    if (steps.length === cutAt) chat.rebuild(chat.summary(), steps.slice(-2));
+    const action = chat.reply();
     const out = env.step(action);
-    parts.push({ kind: 'reply', text: action }, { kind: 'observation', text: out.observation });
-    window.push({ role: 'assistant', content: action }, { role: 'observation', content: out.observation });
+    chat.observe(out.observation);
     steps.push([action, out.observation]);
     if (out.done) return;
   }
