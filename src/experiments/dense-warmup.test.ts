@@ -107,6 +107,15 @@ describe('dense warm-up', () => {
     const dir2 = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
     await runSft({ runDir: dir2, config: plain, log: () => {} });
     expect(JSON.parse(readFileSync(join(dir2, 'dense-warmup.json'), 'utf8')).curve[1].recallAcc).toBeUndefined();
+    // A recall stage that ends between evaluation points gets its own point, and the log shows the
+    // recall accuracy only up to it (afterwards the family forms overwrite that skill).
+    const short = SftConfigSchema.parse({ ...config, dense: { steps: 6, recallSteps: 3, recallBatch: 2, batch: 2, evalEvery: 4 } });
+    const dir3 = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
+    const log: string[] = [];
+    await runSft({ runDir: dir3, config: short, log: (l) => log.push(l) });
+    expect(JSON.parse(readFileSync(join(dir3, 'dense-warmup.json'), 'utf8')).curve.map((p: { step: number }) => p.step)).toEqual([0, 3, 4, 6]);
+    const warm = log.filter((l) => l.startsWith('dense warm-up'));
+    expect(warm.map((l) => l.includes('recall acc'))).toEqual([true, false, false]);
   }, 120_000);
 
   it('replay: dense sequences as SFT sequences, masked at the supervised positions, deterministic per rng', async () => {

@@ -175,7 +175,9 @@ export function runDenseWarmup(options: {
     lossSum += answerLoss({ policy: warm, batch: Array.from({ length: n }, () => sample(train, recall)), grad: true }).loss;
     seen++;
     warm.step();
-    if (step % config.evalEvery === 0 || step === steps) {
+    // The end of the recall stage is also a point: the recall form's accuracy is only meaningful
+    // there (the family forms that follow overwrite it, and the log says so by omitting it).
+    if (step % config.evalEvery === 0 || step === steps || step === config.recallSteps) {
       const point = { step, trainLoss: lossSum / seen, ...evaluate() };
       curve.push(point);
       options.onEval?.(point);

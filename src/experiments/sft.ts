@@ -107,7 +107,7 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
     const t0 = Date.now();
     const curve = runDenseWarmup({
       policy, family, knobs: config.env.knobs, layout, config: config.dense, seed: config.seed,
-      onEval: (p) => options.log?.(`dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined ? '' : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`),
+      onEval: (p) => options.log?.(`dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined || p.step > config.dense.recallSteps ? '' : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`),
     });
     writeFileAtomic(`${paths.root}/dense-warmup.json`, JSON.stringify({ config: config.dense, seconds: (Date.now() - t0) / 1000, curve }));
     await saveCheckpointDir({ runDir: paths.root, iteration: 0, write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: 0, denseWarmupSteps: denseSteps } }) });
