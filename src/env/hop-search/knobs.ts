@@ -13,7 +13,7 @@ export const hopSearchKnobs = z
     docs: z.number().int().min(2).max(40).default(12),
     /** Facts per document: distinct relations and distinct subjects within a document (<= 6 relations). */
     factsPerDoc: z.number().int().min(1).max(RELATION_COUNT).default(6),
-    hops: z.number().int().min(1).max(RELATION_COUNT).default(6),
+    hops: z.number().int().min(1).max(RELATION_COUNT).default(5),
     questions: z.number().int().min(1).max(3).default(1),
     /** Extra facts about the entities on the question chains (other relations than the chain's). */
     distractors: z.number().int().min(0).max(30).default(6),
@@ -32,7 +32,6 @@ export type HopSearchKnobs = z.infer<typeof hopSearchKnobs>;
 /** Held-out knob combinations, never used in training (issue 5). */
 export const hopSearchVariants: Record<string, Partial<HopSearchKnobs>> = {
   'two-questions': { questions: 2, hops: 2 },
-  // The default chain already uses all 6 relation words, so the held-out chain is one hop shorter.
-  'one-fewer-hop': { hops: 4 },
+  'one-more-hop': { hops: 6 },
   'more-docs': { docs: 20, distractors: 14 },
 };
