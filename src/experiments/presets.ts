@@ -61,8 +61,8 @@ const QUICK_SFT = {
  * bases left RL little room (x4 75.0 and 75.0%, oracle 97.9 and 100%); at lossy(0.3), same warm-up,
  * x4 58.3 and 60.4%, oracle 97.9 and 85.4%, null 0% (12 tasks x 4 each). hop-search trains at
  * p = 0.4 (session 6, docs/sft.md): at 5 hops no p put its base in 20-70% with oracle >= 85%
- * (p 0.3 / 0.4: x4 76.6 / 76.6, oracle 94.8 / 99.5; p 0.5: 49.0, oracle 83.3, 3 seeds each); its
- * default is now 6 hops, where both compactions must keep the question.
+ * (p 0.3 / 0.4: x4 76.6 / 76.6, oracle 94.8 / 99.5; p 0.5: 49.0, oracle 83.3, 3 seeds each), and
+ * 6 hops broke one seed's acting (oracle 25.0); 0.4 keeps every seed reading its summaries.
  */
 const SFT_BY_ENV = { 'fog-courier': { lossyP: 0.3 }, 'hop-search': { lossyP: 0.4 } } as const;
 

@@ -3,8 +3,6 @@ import { Rng, mixSeed } from '../../util/random.ts';
 import type { HopSearchKnobs } from './knobs.ts';
 import { RELATIONS } from './relations.ts';
 
-export { RELATIONS } from './relations.ts';
-
 export interface Fact {
   subject: string;
   rel: string;
@@ -38,7 +36,7 @@ export const docText = (d: HopSearchDoc): string => `doc ${d.id} : ${d.facts.map
  * next relation, or `answer`.
  */
 export const questionText = (q: { entity: string; rels: readonly string[] }): string => ['question', q.entity, ...q.rels, 'answer'].join(' ');
-export const factKey = (subject: string, rel: string): string => `${subject} ${rel}`;
+const factKey = (subject: string, rel: string): string => `${subject} ${rel}`;
 
 /**
  * A seeded task. The relations of all questions are pairwise distinct and so are the chain's
@@ -80,16 +78,16 @@ export function generateHopSearch(seed: number, k: HopSearchKnobs): HopSearchTas
     d.facts.length < k.factsPerDoc && d.facts.every((g) => g.rel !== f.rel && g.subject !== f.subject);
   const chainDocs = new Set<HopSearchDoc>();
   const chainFacts = new Set<Fact>(placed.slice(0, k.questions * k.hops));
-  placed.forEach((f, i) => {
+  for (const f of placed) {
     // One chain fact per document, so every hop is one search and one open (no hop is answered
     // early by a document opened for another: the next decision never depends on that check).
-    const chainFact = i < k.questions * k.hops;
+    const chainFact = chainFacts.has(f);
     const open = docs.filter((d) => fits(d, f) && !(chainFact && chainDocs.has(d)));
     if (open.length === 0) throw new Error('hop-search: no document can hold a fact (knobs too tight)');
     const d = rng.pick(open);
     d.facts.push(f);
     if (chainFact) chainDocs.add(d);
-  });
+  }
   for (const d of docs) {
     // Fill relation by relation (a random draw misses often when a document holds all six).
     for (const rel of rng.shuffle([...RELATIONS])) {
