@@ -19,6 +19,7 @@ export function registerSftCommand(program: Command): void {
     .option('--data <mode>', 'fresh (new training seeds every epoch) | fixed (the same episodes every epoch)')
     .option('--mix <json>', 'per-family shares of episodes with extra knobs, e.g. \'{"kv-ledger":[{"share":0.45,"knobs":{"chunks":1}}]}\'')
     .option('--lossy-p <p>', 'summary fact-drop probability of the lossy writer')
+    .option('--lossy-goal-p <p>', 'goal-clause drop probability of the lossy writer (default: half of --lossy-p)')
     .option('--lr <x>', 'peak learning rate (linear warm-up, then cosine)')
     .option('--warmup <steps>', 'warm-up optimizer steps')
     .option('--batch-tokens <n>', 'tokens per optimizer step')
@@ -32,7 +33,7 @@ export function registerSftCommand(program: Command): void {
     .action(async (o: Record<string, string | undefined>) => {
       const num = (x: string | undefined) => (x === undefined ? undefined : Number.isFinite(Number(x)) ? Number(x) : x);
       const raw = Object.fromEntries(Object.entries({
-        env: { name: o.env, ...(o.knobs ? { knobs: parseJsonFlag(o.knobs, '--knobs') } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), data: o.data, mix: o.mix ? parseJsonFlag(o.mix, '--mix') : undefined, lossyP: num(o.lossyP), lr: num(o.lr),
+        env: { name: o.env, ...(o.knobs ? { knobs: parseJsonFlag(o.knobs, '--knobs') } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), data: o.data, mix: o.mix ? parseJsonFlag(o.mix, '--mix') : undefined, lossyP: num(o.lossyP), lossyGoalP: num(o.lossyGoalP), lr: num(o.lr),
         warmupSteps: num(o.warmup),
         dense: o.dense || o.denseSteps ? { ...(o.dense ? (parseJsonFlag(o.dense, '--dense') as object) : {}), ...(o.denseSteps ? { steps: num(o.denseSteps) } : {}) } : undefined,
         batchTokens: num(o.batchTokens), heldOutEpisodes: num(o.heldOut),

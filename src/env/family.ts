@@ -13,8 +13,8 @@ export type TextPolicy = (messages: readonly ChatMessage[], rng: Rng) => string;
 export interface SummaryWriters {
   /** Keeps exactly the facts still needed (and the goal). */
   oracle: TextPolicy;
-  /** The oracle summary with each fact dropped with probability p, and sometimes the goal. */
-  lossy(p: number): TextPolicy;
+  /** The oracle summary with each fact dropped with probability p, and each goal clause with probability goalP (default p / 2). */
+  lossy(p: number, goalP?: number): TextPolicy;
 }
 
 /**

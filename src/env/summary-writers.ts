@@ -23,12 +23,13 @@ export function renderSummary(c: SummaryContent): string {
 }
 
 /**
- * lossy(p): each fact dropped with probability p; each goal clause with probability p / 2
- * ("sometimes the goal", issue 5). Meta clauses are kept: dropping them would corrupt, not forget.
+ * lossy(p): each fact dropped with probability p; each goal clause with probability goalP, by
+ * default p / 2 ("sometimes the goal", issue 5). Meta clauses are kept: dropping them would
+ * corrupt, not forget.
  */
-export function dropClauses(c: SummaryContent, p: number, rng: Rng): SummaryContent {
+export function dropClauses(c: SummaryContent, p: number, rng: Rng, goalP = p / 2): SummaryContent {
   return {
-    goal: c.goal.filter(() => rng.next() >= p / 2),
+    goal: c.goal.filter(() => rng.next() >= goalP),
     meta: c.meta,
     facts: c.facts.filter(() => rng.next() >= p),
   };
@@ -39,9 +40,10 @@ export function makeSummaryWriters(needed: (w: VisibleWindow) => SummaryContent)
   const oracle: TextPolicy = (messages: readonly ChatMessage[]) => renderSummary(needed(readWindow(messages)));
   return {
     oracle,
-    lossy(p: number): TextPolicy {
+    lossy(p: number, goalP = p / 2): TextPolicy {
       if (!(p >= 0 && p <= 1)) throw new Error(`lossy summary writer needs 0 <= p <= 1, got ${p}`);
-      return (messages, rng) => renderSummary(dropClauses(needed(readWindow(messages)), p, rng));
+      if (!(goalP >= 0 && goalP <= 1)) throw new Error(`lossy summary writer needs 0 <= goal drop probability <= 1, got ${goalP}`);
+      return (messages, rng) => renderSummary(dropClauses(needed(readWindow(messages)), p, rng, goalP));
     },
   };
 }

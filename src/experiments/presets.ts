@@ -62,9 +62,12 @@ const QUICK_SFT = {
  * x4 58.3 and 60.4%, oracle 97.9 and 85.4%, null 0% (12 tasks x 4 each). hop-search trains at
  * p = 0.4 (session 6, docs/sft.md): at 5 hops no p put its base in 20-70% with oracle >= 85%
  * (p 0.3 / 0.4: x4 76.6 / 76.6, oracle 94.8 / 99.5; p 0.5: 49.0, oracle 83.3, 3 seeds each), and
- * 6 hops broke one seed's acting (oracle 25.0); 0.4 keeps every seed reading its summaries.
+ * 6 hops broke one seed's acting (oracle 25.0). A base that reads its summaries fails where its
+ * own summary lost the question, at the goal-drop rate it was taught (p / 2), so session 7 raised
+ * only that rate: lossyGoalP 0.4 (probe, 16 tasks x 4, seeds 0 / 1 / 2: x4 31.3 / 62.5 / 60.9,
+ * oracle 67.2 / 100 / 100; docs/sft.md).
  */
-const SFT_BY_ENV = { 'fog-courier': { lossyP: 0.3 }, 'hop-search': { lossyP: 0.4 } } as const;
+const SFT_BY_ENV = { 'fog-courier': { lossyP: 0.3 }, 'hop-search': { lossyP: 0.4, lossyGoalP: 0.4 } } as const;
 
 /**
  * kv-ledger knobs of the presets: 1 query (at 3 queries the base scored 0 everywhere) and no

@@ -32,6 +32,8 @@ export async function expertEpisodes(options: {
   layout: ChatLayout;
   tokenizer: Tokenizer;
   lossyP: number;
+  /** Goal-clause drop probability of the lossy writer; undefined: lossyP / 2. */
+  lossyGoalP?: number;
   episodes: number;
   seeds: { start: number; end: number };
   rng: Rng;
@@ -53,7 +55,7 @@ export async function expertEpisodes(options: {
     })),
     config: options.rollout, layout: options.layout,
     actor: textPolicySampler({ tokenizer, policy: family.expert, rng: rng.fork() }),
-    summarizer: textPolicySampler({ tokenizer, policy: family.summaryWriters.lossy(options.lossyP), rng: rng.fork() }),
+    summarizer: textPolicySampler({ tokenizer, policy: family.summaryWriters.lossy(options.lossyP, options.lossyGoalP), rng: rng.fork() }),
   });
 }
 

@@ -66,4 +66,24 @@ describe('SFT base policy', () => {
     expect(short).toBeLessThanOrEqual(30);
     expect(() => SftConfigSchema.parse({ mix: { 'kv-ledger': [{ share: 0.7, knobs: {} }, { share: 0.7, knobs: {} }] } })).toThrow(/at most 1/);
   });
+
+  it('lossyGoalP sets how often the summaries drop the question, separately from the facts (hop-search)', async () => {
+    const tokenizer = new WordTokenizer();
+    const family = await taskFamily('hop-search');
+    const { config: rollout, layout } = resolveRolloutConfig({ input: { contextWindow: 256, maxWindows: 4 }, tokenizer });
+    const common = { family, knobs: {}, rollout, layout, tokenizer, lossyP: 0, episodes: 12, seeds: family.trainSeeds, idPrefix: 'g' };
+    const summaries = (records: Awaited<ReturnType<typeof expertEpisodes>>) =>
+      records.flatMap((r) => r.segments.filter((s) => s.kind === 'summary').map((s) => tokenizer.decode(s.tokens.filter((_, t) => s.lossMask[t] === 1))));
+    const kept = summaries(await expertEpisodes({ ...common, rng: new Rng(5) }));
+    expect(kept.length).toBeGreaterThan(0);
+    for (const text of kept) expect(text).toMatch(/^question /); // lossy(0): the question always kept
+    // The question dropped every time; an episode then ends at its first summary (the expert answers `none`).
+    const lost = await expertEpisodes({ ...common, lossyGoalP: 1, rng: new Rng(5) });
+    const lostTexts = summaries(lost);
+    expect(lostTexts.length).toBe(lost.length);
+    for (const text of lostTexts) expect(text).not.toMatch(/question/);
+    expect(lost.every((r) => r.reward === 0)).toBe(true);
+    expect(SftConfigSchema.parse({}).lossyGoalP).toBeUndefined(); // unset: lossyP / 2 inside the writer
+    expect(() => SftConfigSchema.parse({ lossyGoalP: 1.5 })).toThrow();
+  });
 });

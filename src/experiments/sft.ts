@@ -45,6 +45,8 @@ export const SftConfigSchema = z
       .refine((xs) => xs.reduce((a, m) => a + m.share, 0) <= 1, { message: 'shares must sum to at most 1' })).default({}),
     /** lossy(p) summaries: each needed fact dropped with probability p (issue 5). */
     lossyP: z.number().min(0).max(1).default(0.3),
+    /** lossy summaries drop each goal clause (the task statement) with this probability; unset: lossyP / 2. */
+    lossyGoalP: z.number().min(0).max(1).optional(),
     /** Peak learning rate, reached after warmupSteps, then a cosine to lr * minLrRatio at the last step. */
     lr: z.number().positive().default(1e-3),
     warmupSteps: z.number().int().nonnegative().default(20),
@@ -75,7 +77,7 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
   const mix = config.mix[config.env.name] ?? [];
-  const common = { family, knobs: config.env.knobs, mix, rollout, layout, tokenizer, lossyP: config.lossyP, episodes: config.episodes, seeds: family.trainSeeds };
+  const common = { family, knobs: config.env.knobs, mix, rollout, layout, tokenizer, lossyP: config.lossyP, lossyGoalP: config.lossyGoalP, episodes: config.episodes, seeds: family.trainSeeds };
   // Each epoch's data depends on (seed, epoch) only, so a resumed run sees the same episodes.
   const epochData = async (epoch: number) => {
     const dataEpoch = config.data === 'fresh' ? epoch : 1;
