@@ -35,7 +35,7 @@ export function registerEvalCommand(program: Command): void {
     .requiredOption('--env <name>', 'task family')
     .option('--variant <name>', 'held-out variant of the family, or "default"')
     .option('--knobs <json>', 'task knob overrides as JSON (the variant applies on top)')
-    .option('--summary-writer <w>', 'self | oracle | null | lossy:P | checkpoint:PATH (acting policy unchanged)')
+    .option('--summary-writer <w>', 'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH (acting policy unchanged)')
     .option('--system <label>', 'system name recorded in the result (default: the run\'s system or "policy")')
     .option('--tasks <n>', 'evaluation tasks (eval seeds)')
     .option('--samples <n>', 'samples per task (spec: >= 4)')

@@ -36,7 +36,7 @@ export async function actorSampler(options: {
 const TEXT_WRITERS: Record<'oracle' | 'null' | 'lossy', (family: TaskFamily<any>, choice: SummaryWriterChoice) => TextPolicy> = {
   oracle: (family) => family.summaryWriters.oracle,
   null: () => () => '',
-  lossy: (family, choice) => family.summaryWriters.lossy(choice.kind === 'lossy' ? choice.p : 0),
+  lossy: (family, choice) => (choice.kind === 'lossy' ? family.summaryWriters.lossy(choice.p, choice.goalP) : family.summaryWriters.lossy(0)),
 };
 
 export async function summarySampler(options: {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -63,6 +63,20 @@ describe('crl run (spawned)', () => {
     expect(single).toMatchObject({ passAt1: 0, truncated: 2, meanCompactions: 0 });
     const nul = JSON.parse(crl(['run', '--env', 'chunk-sum', '--episodes', '2', '--summary-writer', 'null', '--out', join(dir, 'b.jsonl')]).stdout.trim().split('\n').pop()!);
     expect(nul.passAt1).toBeLessThan(1);
+  });
+
+  it('lossy:P:G sets the goal-drop probability: hop-search fails without its question (run and eval)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crl-run-'));
+    const last = (r: { stdout: string }) => JSON.parse(r.stdout.trim().split('\n').pop()!);
+    const kept = last(crl(['run', '--env', 'hop-search', '--episodes', '4', '--summary-writer', 'lossy:0:0', '--out', join(dir, 'kept.jsonl')]));
+    const lost = last(crl(['run', '--env', 'hop-search', '--episodes', '4', '--summary-writer', 'lossy:0:1', '--out', join(dir, 'lost.jsonl')]));
+    expect(kept.passAt1).toBe(1);
+    expect(lost.passAt1).toBe(0);
+    const ev = crl(['eval', '--policy', 'expert', '--env', 'hop-search', '--tasks', '2', '--samples', '2', '--windows', '4', '--summary-writer', 'lossy:0:1', '--out', join(dir, 'eval.json')]);
+    expect(ev.code).toBe(0);
+    const result = JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8'));
+    expect(result.summaryWriter).toBe('lossy:0:1');
+    expect(result.modes.x4.passAt1).toBe(0);
   });
 
   it('reports a bad flag clearly from the real process, without a stack trace', () => {

@@ -53,7 +53,7 @@ export function registerRunCommand(program: Command): void {
     .option('--threshold <T>', 'compaction threshold T_comp (default 112)')
     .option('--tail <k>', 'whole steps carried into the rebuilt window (default 2)')
     .option('--seed <s>', 'offset into the eval seed range; also seeds the samplers', '0')
-    .option('--summary-writer <w>', 'self | oracle | null | lossy:P | checkpoint:PATH', 'self')
+    .option('--summary-writer <w>', 'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH', 'self')
     .option('--concurrency <n>', 'episodes in flight at once (default: all)')
     .option('--temperature <t>', 'sampling temperature (default 1)')
     .option('--top-p <p>', 'nucleus sampling mass (default 1)')

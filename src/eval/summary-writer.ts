@@ -3,16 +3,18 @@ import { z } from 'zod';
 /**
  * Summary-writer swaps (spec §8, paper Table 1): the acting policy stays fixed and only the
  * summaries come from another writer. A writer is named on the command line as
- *   self | oracle | null | lossy:P | checkpoint:PATH
+ *   self | oracle | null | lossy:P | lossy:P:G | checkpoint:PATH
+ * (lossy:P:G drops the goal with probability G instead of P / 2: the writer `crl sft --lossy-goal-p`
+ * trains on, so a base can be evaluated under the summaries it was taught.)
  */
 export type SummaryWriterSpec =
   | { kind: 'self' }
   | { kind: 'oracle' }
   | { kind: 'null' }
-  | { kind: 'lossy'; p: number }
+  | { kind: 'lossy'; p: number; goalP?: number }
   | { kind: 'checkpoint'; path: string };
 
-export const SUMMARY_WRITER_KINDS = ['self', 'oracle', 'null', 'lossy:P', 'checkpoint:PATH'] as const;
+export const SUMMARY_WRITER_KINDS = ['self', 'oracle', 'null', 'lossy:P', 'lossy:P:G', 'checkpoint:PATH'] as const;
 
 const LossyP = z.coerce.number().min(0).max(1);
 
@@ -24,9 +26,13 @@ export function parseSummaryWriter(text: string): SummaryWriterSpec {
   const head = colon < 0 ? text : text.slice(0, colon);
   const arg = colon < 0 ? '' : text.slice(colon + 1);
   if (head === 'lossy') {
-    const p = LossyP.safeParse(arg);
-    if (!p.success || arg === '') throw new Error(`summary writer ${JSON.stringify(text)}: lossy needs a drop probability in [0, 1], e.g. lossy:0.3`);
-    return { kind: 'lossy', p: p.data };
+    const parts = arg.split(':');
+    const ps = parts.map((x) => LossyP.safeParse(x));
+    if (parts.length > 2 || parts.some((x) => x === '') || ps.some((x) => !x.success)) {
+      throw new Error(`summary writer ${JSON.stringify(text)}: lossy needs a drop probability in [0, 1] and optionally a goal-drop probability, e.g. lossy:0.3 or lossy:0.4:0.4`);
+    }
+    const [p, goalP] = ps.map((x) => x.data!);
+    return goalP === undefined ? { kind: 'lossy', p: p! } : { kind: 'lossy', p: p!, goalP };
   }
   if (head === 'checkpoint' && arg !== '') return { kind: 'checkpoint', path: arg };
   throw new Error(`unknown summary writer ${JSON.stringify(text)}; ${valid}`);
@@ -35,7 +41,7 @@ export function parseSummaryWriter(text: string): SummaryWriterSpec {
 export function formatSummaryWriter(spec: SummaryWriterSpec): string {
   switch (spec.kind) {
     case 'lossy':
-      return `lossy:${spec.p}`;
+      return spec.goalP === undefined ? `lossy:${spec.p}` : `lossy:${spec.p}:${spec.goalP}`;
     case 'checkpoint':
       return `checkpoint:${spec.path}`;
     default:

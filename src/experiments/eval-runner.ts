@@ -22,7 +22,7 @@ const WRITERS: Record<SummaryWriterSpec['kind'], (o: { spec: SummaryWriterSpec; 
   self: () => null,
   oracle: ({ family }) => ({ text: family.summaryWriters.oracle }),
   null: () => ({ text: () => '' }),
-  lossy: ({ spec, family }) => ({ text: family.summaryWriters.lossy(spec.kind === 'lossy' ? spec.p : 0) }),
+  lossy: ({ spec, family }) => ({ text: (spec.kind === 'lossy' ? family.summaryWriters.lossy(spec.p, spec.goalP) : family.summaryWriters.lossy(0)) }),
   checkpoint: ({ spec, checkpointSampler }) => ({ sampler: checkpointSampler(spec.kind === 'checkpoint' ? spec.path : '') }),
 };
 
