@@ -127,3 +127,11 @@ export { evaluatePolicy } from './experiments/evaluate-policy.ts';
 export type { EvalRequest } from './experiments/evaluate-policy.ts';
 export { writeReport } from './report/write-report.ts';
 export { buildTables } from './report/tables.ts';
+
+// --- adapters (remote engines) ---
+export { createHttpSampler, EngineError } from './adapters/http-sampler.ts';
+export type { HttpSamplerOptions } from './adapters/http-sampler.ts';
+export { ENGINE_PROTOCOLS, engineProtocol } from './adapters/engine-protocols.ts';
+export type { EngineProtocol, EngineProtocolName } from './adapters/engine-protocols.ts';
+export { startSamplerServer } from './adapters/sampler-server.ts';
+export type { SamplerServer } from './adapters/sampler-server.ts';

@@ -8,6 +8,7 @@ import { registerEvalCommand } from './eval-command.ts';
 import { registerReportCommand } from './report-command.ts';
 import { registerReproduceCommand } from './reproduce-command.ts';
 import { registerSftCommand } from './sft-command.ts';
+import { registerServeCommand } from './serve-command.ts';
 
 /** Builds the `crl` program with every registered subcommand. */
 export function buildProgram(): Command {
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerReportCommand(program);
   registerReproduceCommand(program);
   registerSftCommand(program);
+  registerServeCommand(program);
   return program;
 }
 

@@ -45,7 +45,7 @@ export function registerRunCommand(program: Command): void {
     .command('run')
     .description('run a policy with compaction on N tasks and write one JSONL record per episode')
     .requiredOption('--env <name>', 'registered task family')
-    .option('--policy <expert|dir>', 'the family expert, a checkpoint directory, or a run directory (its latest checkpoint)', 'expert')
+    .option('--policy <expert|dir|engine:url>', 'the family expert, a checkpoint directory, a run directory (its latest checkpoint), or a remote engine: vllm:URL or sglang:URL (e.g. one `crl serve` started)', 'expert')
     .option('--knobs <json>', 'task knobs as JSON, e.g. \'{"queries":1,"keys":4}\' (default: the family defaults)')
     .option('--episodes <n>', 'number of tasks', '8')
     .option('--windows <K>', 'context windows per episode (K - 1 compactions)', '4')

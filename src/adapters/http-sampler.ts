@@ -1,0 +1,78 @@
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../rollout/types.ts';
+import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
+
+/** A remote engine failed in a way retrying did not fix; the message says which URL and why. */
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+}
+
+export interface HttpSamplerOptions {
+  /** Base URL of the engine, e.g. http://127.0.0.1:8000 (vLLM) or http://127.0.0.1:30000 (SGLang). */
+  url: string;
+  protocol: EngineProtocolName;
+  /** Model name sent to OpenAI-style servers (vLLM checks it against what it serves). */
+  model?: string;
+  /** Per-request timeout. */
+  timeoutMs?: number;
+  /** Extra tries after a network error or a 5xx answer, with doubling back-off from 200 ms. */
+  retries?: number;
+}
+
+/**
+ * TokenSampler over a remote engine's HTTP API (engine-protocols.ts). Each request of a batch is
+ * one HTTP call, all in flight at once: vLLM and SGLang batch continuously on their side, so the
+ * runtime's batching carries over without a batch endpoint. Token ids go in and come out, so
+ * records stay token-exact (spec §3). The engine's logprobs are what it reports (vLLM's default
+ * `raw_logprobs` mode is the temperature-1 distribution, as the embedded sampler's); PPO recomputes
+ * old logprobs in the trainer anyway (spec §6) and keeps these only for the mismatch metric.
+ */
+export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
+  const protocol = engineProtocol(options.protocol);
+  let endpoint: URL;
+  try {
+    endpoint = new URL(protocol.path, options.url);
+  } catch {
+    throw new EngineError(`engine URL ${JSON.stringify(options.url)} is not a URL; expected e.g. http://127.0.0.1:8000`);
+  }
+  const model = options.model ?? 'default';
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const retries = options.retries ?? 2;
+
+  async function post(body: unknown): Promise<unknown> {
+    let last = '';
+    for (let attempt = 0; attempt <= retries; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 200 * 2 ** (attempt - 1)));
+      let res: Response;
+      try {
+        res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+      } catch (e) {
+        last = `${(e as Error).message}${(e as { cause?: Error }).cause ? ` (${(e as { cause: Error }).cause.message})` : ''}`;
+        continue; // connection refused, reset, timeout: worth another try
+      }
+      const text = await res.text();
+      if (res.ok) {
+        try {
+          return JSON.parse(text);
+        } catch {
+          throw new EngineError(`${endpoint}: the answer is not JSON: ${text.slice(0, 200)}`);
+        }
+      }
+      last = `HTTP ${res.status}: ${text.slice(0, 300)}`;
+      if (res.status < 500) break; // the request itself is wrong; retrying will not help
+    }
+    throw new EngineError(`${endpoint}: ${last}`);
+  }
+
+  async function one(request: SampleRequest, params: SamplingParams): Promise<SampleResult> {
+    const json = await post(protocol.requestBody({ request, params, model }));
+    try {
+      return protocol.parseResponse(json, request);
+    } catch (e) {
+      throw new EngineError(`${endpoint}: ${(e as Error).message}`);
+    }
+  }
+
+  return {
+    sample: (requests: readonly SampleRequest[], params: SamplingParams) => Promise.all(requests.map((r) => one(r, params))),
+  };
+}
