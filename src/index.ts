@@ -135,3 +135,4 @@ export { ENGINE_PROTOCOLS, engineProtocol } from './adapters/engine-protocols.ts
 export type { EngineProtocol, EngineProtocolName } from './adapters/engine-protocols.ts';
 export { startSamplerServer } from './adapters/sampler-server.ts';
 export type { SamplerServer } from './adapters/sampler-server.ts';
+export { updateWeightsFromDisk, UPDATE_WEIGHTS_PATH } from './adapters/engine-weights.ts';

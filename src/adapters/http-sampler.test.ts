@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -80,6 +80,15 @@ describe('remote engine adapter: HTTP sampler against a real `crl serve` process
     const generated = records.flatMap((rec) => rec.segments.flatMap((s) => s.logprobs.filter((_, t) => s.lossMask[t] === 1)));
     expect(generated.length).toBeGreaterThan(0);
     expect(generated.every((x) => typeof x === 'number' && x <= 0)).toBe(true);
+  }, 60_000);
+
+  it('crl eval --policy vllm:URL evaluates through the server', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'crl-eval-remote-')), 'eval.json');
+    const r = spawnSync(CRL, ['eval', '--policy', `vllm:${server.url}`, '--env', 'chunk-sum', '--tasks', '2', '--samples', '4', '--windows', '1,4', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const result = JSON.parse(readFileSync(out, 'utf8'));
+    expect(result.policy).toBe(`vllm:${server.url}`);
+    expect(Object.keys(result.modes).sort()).toEqual(['x1', 'x4']);
   }, 60_000);
 
   it('a request the server refuses is an EngineError with its reason', async () => {

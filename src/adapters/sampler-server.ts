@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../rollout/types.ts';
 import { ENGINE_PROTOCOLS, type EngineProtocol } from './engine-protocols.ts';
+import { UPDATE_WEIGHTS_PATH, UpdateWeightsRequest } from './engine-weights.ts';
 
 export interface SamplerServer {
   /** http://host:port, with the port actually bound (port 0 picks a free one). */
@@ -24,7 +25,15 @@ const MAX_BODY_BYTES = 8 << 20;
  * is tested against a real server. Requests that arrive while the model is busy are batched into
  * one sample() call per (temperature, top-p), as a continuous-batching engine would.
  */
-export async function startSamplerServer(options: { sampler: TokenSampler; host?: string; port?: number; model?: string; vocabSize?: number }): Promise<SamplerServer> {
+export async function startSamplerServer(options: {
+  sampler: TokenSampler;
+  host?: string;
+  port?: number;
+  model?: string;
+  vocabSize?: number;
+  /** Loads new weights from a checkpoint directory (SGLang's update_weights_from_disk); absent: 404. */
+  loadWeights?: (path: string) => Promise<void>;
+}): Promise<SamplerServer> {
   const { sampler } = options;
   const model = options.model ?? 'default';
   let queue: Pending[] = [];
@@ -84,6 +93,20 @@ export async function startSamplerServer(options: { sampler: TokenSampler; host?
     'GET /v1/models': (_req, res) => send(res, 200, { object: 'list', data: [{ id: model, object: 'model' }] }),
   };
   for (const p of Object.values(ENGINE_PROTOCOLS)) routes[`POST ${p.path}`] = (req, res) => handleSample(p, req, res);
+  const { loadWeights } = options;
+  if (loadWeights) {
+    routes[`POST ${UPDATE_WEIGHTS_PATH}`] = async (req, res) => {
+      const r = UpdateWeightsRequest.safeParse(await readJson(req));
+      if (!r.success) return send(res, 400, { success: false, message: `model_path: ${r.error.issues[0]!.message}` });
+      try {
+        // Sampling is synchronous inside sample(), so this swap never lands mid-generation.
+        await loadWeights(r.data.model_path);
+        send(res, 200, { success: true, message: `loaded ${r.data.model_path}` });
+      } catch (e) {
+        send(res, 400, { success: false, message: (e as Error).message });
+      }
+    };
+  }
 
   const server = createServer((req, res) => {
     const route = routes[`${req.method} ${new URL(req.url ?? '/', 'http://x').pathname}`];

@@ -31,7 +31,7 @@ export function registerEvalCommand(program: Command): void {
   program
     .command('eval')
     .description('Pass@1 with 95% intervals in x1 and xK modes at the same C, optionally with another summary writer')
-    .requiredOption('--policy <expert|dir>', 'acting policy: "expert", a checkpoint directory or a run directory (latest checkpoint)')
+    .requiredOption('--policy <expert|dir|engine:url>', 'acting policy: "expert", a checkpoint directory, a run directory (latest checkpoint), or a remote engine: vllm:URL or sglang:URL')
     .requiredOption('--env <name>', 'task family')
     .option('--variant <name>', 'held-out variant of the family, or "default"')
     .option('--knobs <json>', 'task knob overrides as JSON (the variant applies on top)')

@@ -3,9 +3,12 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { ENGINE_PROTOCOLS } from '../adapters/engine-protocols.ts';
 import { startSamplerServer } from '../adapters/sampler-server.ts';
+import { loadCheckpoint } from '../model/checkpoint.ts';
+import { ModelSampler } from '../model/sampler.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
+import { resolveCheckpointDir } from '../experiments/policy-source.ts';
+import { mixSeed, Rng } from '../util/random.ts';
 import { CliError } from './errors.ts';
-import { checkpointSamplerFor } from './policy-samplers.ts';
 
 const ServeFlags = z.object({
   policy: z.string().min(1),
@@ -25,7 +28,7 @@ export interface ServeReady {
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('serve an embedded checkpoint over the vLLM (/v1/completions) and SGLang (/generate) token-id APIs')
+    .description('serve an embedded checkpoint over the vLLM (/v1/completions) and SGLang (/generate, /update_weights_from_disk) token-id APIs')
     .requiredOption('--policy <dir>', 'a checkpoint directory, or a run directory (its latest checkpoint)')
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0: any free port; the first stdout line says which)', '8000')
@@ -36,11 +39,25 @@ export function registerServeCommand(program: Command): void {
       if (!r.success) throw new CliError(r.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('\n'));
       const f = r.data;
       const tokenizer = new WordTokenizer();
-      const sampler = await checkpointSamplerFor({ policy: f.policy, tokenizer, seed: f.seed });
+      let policy;
+      try {
+        policy = (await loadCheckpoint(resolveCheckpointDir(f.policy))).policy;
+      } catch (e) {
+        throw new CliError(`--policy: ${(e as Error).message}`);
+      }
+      if (policy.config.vocabSize < tokenizer.vocabSize) throw new CliError(`--policy: the model's vocabulary has ${policy.config.vocabSize} tokens, the tokenizer ${tokenizer.vocabSize}`);
+      const sampler = new ModelSampler({ policy, rng: new Rng(mixSeed(f.seed, 3)) });
+      // SGLang's update_weights_from_disk: the trainer publishes each update (crl train --engine-url).
+      const loadWeights = async (path: string) => {
+        const next = (await loadCheckpoint(resolveCheckpointDir(path))).policy;
+        if (next.net.params.length !== policy.net.params.length) throw new Error(`${path} holds ${next.net.params.length} parameters, the served model ${policy.net.params.length}`);
+        policy.net.params.set(next.net.params);
+        policy.net.markWeightsChanged(); // drops the sampler's KV cache
+      };
       const model = f.model ?? basename(f.policy);
       let server;
       try {
-        server = await startSamplerServer({ sampler, host: f.host, port: f.port, model, vocabSize: tokenizer.vocabSize });
+        server = await startSamplerServer({ sampler, host: f.host, port: f.port, model, vocabSize: tokenizer.vocabSize, loadWeights });
       } catch (e) {
         throw new CliError(`cannot listen on ${f.host}:${f.port}: ${(e as Error).message}`);
       }

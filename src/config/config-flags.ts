@@ -34,6 +34,7 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'seed', path: ['seed'], kind: 'int', help: 'run seed' },
   { flag: 'iterations', path: ['iterations'], kind: 'int', help: 'training iterations' },
   { flag: 'checkpoint-every', path: ['checkpointEvery'], kind: 'int', help: 'checkpoint every N iterations' },
+  { flag: 'engine-url', path: ['engine', 'url'], kind: 'string', help: 'sample on a remote SGLang-API engine at this URL (e.g. one `crl serve` started); weights are pushed each iteration' },
 ];
 
 /** commander turns `--policy-lr` into `policyLr`. */

@@ -84,6 +84,14 @@ export const TrainConfigSchema = z
     checkpointEvery: z.number().int().positive().default(5),
     /** Episodes per iteration rendered to the run's samples/ (human-readable trajectories). */
     sampleTrajectories: z.number().int().nonnegative().default(2),
+    /**
+     * Sample on a remote engine instead of in-process (docs/decisions/0010). Before each
+     * iteration the policy is written to <run>/engine-weights and loaded by the engine through
+     * SGLang's update_weights_from_disk, which `crl serve` also implements. vLLM has no such
+     * endpoint, so only 'sglang' trains. The engine's sampling randomness is its own: a resumed run
+     * does not replay the same episodes.
+     */
+    engine: z.object({ url: z.url(), protocol: z.enum(['sglang']).default('sglang') }).strict().optional(),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHttpSampler } from '../adapters/http-sampler.ts';
 import type { TaskFamily } from '../env/family.ts';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { ModelSampler } from '../model/sampler.ts';
@@ -11,7 +12,8 @@ import type { SamplerFactory } from './eval-runner.ts';
 
 /**
  * Resolves what `--policy` (and `checkpoint:PATH` writers) name: 'expert', a model checkpoint
- * directory, or a run directory (its latest checkpoint).
+ * directory, or a run directory (its latest checkpoint). `policySamplerFactory` also takes a
+ * remote engine, `vllm:URL` or `sglang:URL` (docs/decisions/0010).
  */
 export function resolveCheckpointDir(path: string): string {
   if (existsSync(join(path, RUN_FILES.checkpoints))) {
@@ -26,6 +28,12 @@ export function resolveCheckpointDir(path: string): string {
 export async function policySamplerFactory(options: { policy: string; family: TaskFamily; tokenizer: Tokenizer }): Promise<{ factory: SamplerFactory; source: string }> {
   if (options.policy === 'expert') {
     return { factory: (rng) => textPolicySampler({ tokenizer: options.tokenizer, policy: options.family.expert, rng }), source: 'expert' };
+  }
+  const remote = /^(vllm|sglang):(.+)$/.exec(options.policy);
+  if (remote) {
+    // The engine samples with its own randomness; one client serves every sample.
+    const sampler = createHttpSampler({ protocol: remote[1] as 'vllm' | 'sglang', url: remote[2]! });
+    return { factory: () => sampler, source: options.policy };
   }
   const dir = resolveCheckpointDir(options.policy);
   const { policy } = await loadCheckpoint(dir);

@@ -31,7 +31,9 @@ export async function train(options: { runDir: string; config: TrainConfig; acto
   const family = await taskFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const algorithm = algorithmSpec(config.algorithm);
-  const models = await buildTrainerModels({ config, tokenizer, family, needsCritic: algorithm.needsCritic, actor: options.actor, rng: new Rng(mixSeed(config.seed, 0)) });
+  const models = await buildTrainerModels({
+    config, tokenizer, family, needsCritic: algorithm.needsCritic, actor: options.actor, rng: new Rng(mixSeed(config.seed, 0)), engineWeightsDir: join(paths.root, 'engine-weights'),
+  });
   const ppoConfig = { ...config.ppo, trainSummaries: config.ablation.trainSummaries, lossAggregation: config.ablation.lossAggregation };
 
   const start = await resumePoint({ runDir: paths.root, metricsPath: paths.metrics, models });
@@ -39,6 +41,7 @@ export async function train(options: { runDir: string; config: TrainConfig; acto
   for (let iteration = start + 1; iteration <= config.iterations; iteration++) {
     const rng = new Rng(mixSeed(config.seed, iteration));
     const t0 = performance.now();
+    await models.publish();
     const records = await sampleEpisodes({
       family, knobs: config.env.knobs, rollout, layout, sampler: models.sampler(rng.fork()), batchEpisodes: config.batchEpisodes,
       groupSize: config.groupSize, iteration, rng: rng.fork(),
@@ -62,6 +65,7 @@ export async function train(options: { runDir: string; config: TrainConfig; acto
     }
     options.progress?.update({ iteration, metrics });
   }
+  await models.publish(); // a remote engine ends on the final weights, ready for evaluation
   options.progress?.stop();
   return { lastIteration: config.iterations, models };
 }

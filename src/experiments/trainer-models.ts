@@ -8,6 +8,8 @@ import { ModelSampler } from '../model/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import type { TokenSampler, Tokenizer } from '../rollout/types.ts';
+import { createHttpSampler } from '../adapters/http-sampler.ts';
+import { updateWeightsFromDisk } from '../adapters/engine-weights.ts';
 import type { Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 
@@ -20,6 +22,8 @@ export interface TrainerModels {
   policy: PolicyModel;
   critic: CriticModel | null;
   sampler(rng: Rng): TokenSampler;
+  /** Makes the sampler act with the policy's current weights (a remote engine loads them; in-process: nothing to do). */
+  publish(): Promise<void>;
   save(dir: string, meta: unknown): Promise<void>;
   restore(dir: string): Promise<void>;
 }
@@ -50,6 +54,8 @@ export async function buildTrainerModels(options: {
   needsCritic: boolean;
   actor: ActorKind;
   rng: Rng;
+  /** Where the policy is written for a remote engine to load (config.engine). */
+  engineWeightsDir?: string;
 }): Promise<TrainerModels> {
   const { config, tokenizer, family, rng } = options;
   const optim = (lr: number): OptimizerConfig => ({
@@ -73,10 +79,19 @@ export async function buildTrainerModels(options: {
     throw new Error(`the model's maxSeqLen (${policy.config.maxSeqLen}) is below rollout.contextWindow (${config.rollout.contextWindow})`);
   }
   const critic = options.needsCritic ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr) }) : null;
+  const engine = config.engine;
+  if (engine && options.actor === 'expert') throw new Error('engine: a remote engine samples the policy; it cannot be combined with the scripted-expert actor');
+  if (engine && !options.engineWeightsDir) throw new Error('engine: needs a directory to write the weights to');
+  const remote = engine ? createHttpSampler({ url: engine.url, protocol: engine.protocol }) : null;
   return {
     policy,
     critic,
-    sampler: (r) => (options.actor === 'expert' ? textPolicySampler({ tokenizer, policy: family.expert, rng: r }) : new ModelSampler({ policy, rng: r })),
+    sampler: (r) => remote ?? (options.actor === 'expert' ? textPolicySampler({ tokenizer, policy: family.expert, rng: r }) : new ModelSampler({ policy, rng: r })),
+    publish: async () => {
+      if (!engine) return; // the ModelSampler reads the live parameter buffer
+      await saveCheckpoint(options.engineWeightsDir!, { policy });
+      await updateWeightsFromDisk({ url: engine.url, modelPath: options.engineWeightsDir! });
+    },
     save: (dir, meta) => saveCheckpoint(dir, { policy, ...(critic ? { critic } : {}), meta }),
     restore: async (dir) => {
       const loaded = await loadCheckpoint(dir);

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { EngineError } from './http-sampler.ts';
+
+/**
+ * SGLang's weight reload: `POST /update_weights_from_disk {"model_path": …}` answers
+ * `{"success": bool, "message": str}`. The trainer writes the policy to a directory after each
+ * update and asks the engine to load it (spec §6 "publish new weights"), the way slime and verl
+ * keep a remote rollout engine on the current policy. `crl serve` implements the same endpoint.
+ */
+export const UPDATE_WEIGHTS_PATH = '/update_weights_from_disk';
+
+export const UpdateWeightsRequest = z.object({ model_path: z.string().min(1) });
+const UpdateWeightsResponse = z.object({ success: z.boolean(), message: z.string().default('') });
+
+export async function updateWeightsFromDisk(options: { url: string; modelPath: string; timeoutMs?: number }): Promise<void> {
+  const endpoint = new URL(UPDATE_WEIGHTS_PATH, options.url);
+  let res: Response;
+  try {
+    res = await fetch(endpoint, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model_path: options.modelPath }), signal: AbortSignal.timeout(options.timeoutMs ?? 300_000),
+    });
+  } catch (e) {
+    throw new EngineError(`${endpoint}: ${(e as Error).message}`);
+  }
+  const text = await res.text();
+  let parsed: z.infer<typeof UpdateWeightsResponse> | undefined;
+  try {
+    const r = UpdateWeightsResponse.safeParse(JSON.parse(text));
+    if (r.success) parsed = r.data;
+  } catch {
+    // not JSON: reported below with the status
+  }
+  if (!res.ok || !parsed?.success) throw new EngineError(`${endpoint}: weight update failed (HTTP ${res.status}): ${parsed?.message || text.slice(0, 300)}`);
+}
