@@ -130,6 +130,12 @@ describe('HTTP sampler without a server', () => {
     const err = await sampler.sample([{ prompt: [1], maxTokens: 1, stopTokens: [] }], { temperature: 1, topP: 1 }).catch((e) => e);
     expect(err).toBeInstanceOf(EngineError);
     expect(String(err.message)).toContain(`127.0.0.1:${port}/generate`);
+    expect(String(err.message)).toMatch(/cannot reach the engine.*is it running/);
+    // From the CLI: a user-facing error, exit code 2, no stack trace.
+    const r = spawnSync(CRL, ['run', '--env', 'kv-ledger', '--policy', `vllm:http://127.0.0.1:${port}`, '--episodes', '1', '--out', join(mkdtempSync(join(tmpdir(), 'crl-down-')), 'x.jsonl')], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/crl: error: .*cannot reach the engine/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(() => createHttpSampler({ url: 'not a url', protocol: 'vllm' })).toThrow(/not a URL/);
     expect(() => createHttpSampler({ url: 'http://x', protocol: 'tgi' as never })).toThrow(/valid: vllm, sglang/);
   });

@@ -46,7 +46,8 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
       try {
         res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
       } catch (e) {
-        last = `${(e as Error).message}${(e as { cause?: Error }).cause ? ` (${(e as { cause: Error }).cause.message})` : ''}`;
+        const cause = (e as { cause?: Error }).cause;
+        last = `cannot reach the engine (${(e as Error).message}${cause ? `: ${cause.message}` : ''}); is it running at ${options.url}?`;
         continue; // connection refused, reset, timeout: worth another try
       }
       const text = await res.text();
