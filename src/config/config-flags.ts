@@ -27,6 +27,7 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'summary-tokens', path: ['rollout', 'summaryMaxTokens'], kind: 'int', help: 'L_sum: most summary tokens' },
   { flag: 'batch', path: ['batchEpisodes'], kind: 'int', help: 'B: episodes per iteration' },
   { flag: 'epochs', path: ['ppo', 'epochs'], kind: 'int', help: 'E: epochs per iteration' },
+  { flag: 'target-kl', path: ['ppo', 'targetKl'], kind: 'number', help: 'early stop: skip the rest of an iteration\'s policy steps once approx KL > 1.5 x this (default off)' },
   { flag: 'policy-lr', path: ['optim', 'policyLr'], kind: 'number', help: 'policy learning rate' },
   { flag: 'critic-lr', path: ['optim', 'criticLr'], kind: 'number', help: 'critic learning rate' },
   { flag: 'model', path: ['model', 'preset'], kind: 'string', help: 'model preset' },

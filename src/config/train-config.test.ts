@@ -56,6 +56,11 @@ describe('TrainConfig', () => {
     expect(c.rollout.contextWindow).toBe(400);
     expect(c.rollout.maxWindows).toBe(2);
     expect(c.ablation.crossTrajectory).toBe(false);
+    expect(c.ppo.targetKl).toBeNull(); // the guard is off unless asked for
+    expect(loadTrainConfig({ overrides: flagsToConfig({ targetKl: '0.01', engineUrl: 'http://127.0.0.1:30000' }) })).toMatchObject({
+      ppo: { targetKl: 0.01 }, engine: { url: 'http://127.0.0.1:30000', protocol: 'sglang' },
+    });
+    expect(problems(() => loadTrainConfig({ overrides: flagsToConfig({ targetKl: '-1' }) }))[0]).toMatch(/^ppo\.targetKl:/);
   });
 
   it('reports a bad flag value against its config path', () => {

@@ -7,6 +7,7 @@ describe('PpoConfig (spec §5-6 defaults)', () => {
       epochs: 1, minibatchTokens: 4096, clipLow: 0.2, clipHigh: 0.2, valueClip: 0.2, klCoef: 0, entropyCoef: 0,
       lossAggregation: 'token-mean', trainSummaries: true, criticWarmupIterations: 50, criticUpdatesPerPolicyUpdate: 2,
       whitenAdvantages: true,
+      targetKl: null,
     });
   });
   it('rejects unknown keys and bad values with a readable message', () => {

@@ -30,6 +30,13 @@ export const ppoConfigSchema = z
     criticUpdatesPerPolicyUpdate: z.number().int().min(1).default(2),
     /** Whiten advantages over the batch's optimized tokens before the epochs (spec §4). */
     whitenAdvantages: z.boolean().default(true),
+    /**
+     * Early stop on KL (an addition to the spec's PPO, off by default; Stable-Baselines3's
+     * target_kl): before each policy step, if the minibatch's approx KL from the sampling policy
+     * exceeds 1.5 x targetKl, that step and the rest of the iteration's policy steps are skipped.
+     * The critic keeps training. null: off.
+     */
+    targetKl: z.number().positive().nullable().default(null),
   })
   .strict();
 

@@ -133,6 +133,22 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
     expect(m['train/critic_steps']).toBe(9);
   });
 
+  it('targetKl stops the policy steps once the policy left the sampler by more than 1.5 x targetKl; the critic keeps training', () => {
+    const run = (targetKl: number | null) => {
+      const { policy, critic } = models();
+      return ppoUpdate({ segments: batch(policy, critic), policy, critic, config: { ...baseConfig, epochs: 3, targetKl }, iteration: 0, rng: new Rng(9) });
+    };
+    // The first step starts from the sampling policy (KL 0); after it every minibatch has KL > 0.
+    const tight = run(1e-9);
+    expect(tight['train/policy_steps']).toBe(1);
+    expect(tight['train/kl_stopped']).toBe(1);
+    expect(tight['train/critic_steps']).toBe(9);
+    for (const loose of [run(1e3), run(null)]) {
+      expect(loose['train/policy_steps']).toBe(9);
+      expect(loose['train/kl_stopped']).toBe(0);
+    }
+  });
+
   it('whitening statistics come from the optimized tokens M only', () => {
     const run = (summaryAdvantage: number): number[] => {
       const { policy, critic } = models();

@@ -34,7 +34,7 @@ export type PpoMetrics = Record<string, number>;
 const METRIC_KEYS = [
   'loss/policy', 'loss/value', 'policy/entropy', 'policy/clipfrac', 'policy/approx_kl',
   'value/explained_variance', 'optim/grad_norm', 'optim/critic_grad_norm', 'tokens/execution', 'tokens/summary',
-  'train/policy_updated', 'train/policy_steps', 'train/critic_steps',
+  'train/policy_updated', 'train/policy_steps', 'train/critic_steps', 'train/kl_stopped',
 ] as const;
 
 /** The policy loss mask: summary tokens leave M when trainSummaries is off (spec §5). */
@@ -72,13 +72,16 @@ class MeanAccumulator {
 function policyStep(options: {
   policy: TrainablePolicy; tokens: Int32Array[]; masks: Uint8Array[]; oldLogprobs: Float32Array[];
   advantages: Float32Array[]; config: PpoConfig; acc: MeanAccumulator;
-}): void {
+}): boolean {
   const { policy, tokens, masks, config, acc } = options;
   const fwd = policy.forward(tokens, { train: true });
   const terms = policyLoss({
     logprobs: fwd.logprobs, oldLogprobs: options.oldLogprobs, advantages: options.advantages, entropies: fwd.entropies,
     masks, clipLow: config.clipLow, clipHigh: config.clipHigh, klCoef: config.klCoef, entropyCoef: config.entropyCoef,
   });
+  const approxKl = maskedMean({ values: terms.approxKl, masks });
+  // targetKl: the policy already moved too far from the one that sampled; no step (a train forward may go without its backward).
+  if (config.targetKl !== null && approxKl > 1.5 * config.targetKl) return false;
   const mode = config.lossAggregation;
   const weights = aggregationWeights({ masks, mode });
   const scale = (g: Float32Array[]): Float32Array[] => g.map((x, s) => x.map((v, t) => v * weights[s]![t]!));
@@ -90,8 +93,9 @@ function policyStep(options: {
   acc.add('loss/policy', aggregateLoss({ perToken: terms.perToken, masks, mode }));
   acc.add('policy/entropy', maskedMean({ values: fwd.entropies, masks }));
   acc.add('policy/clipfrac', maskedMean({ values: terms.clipped, masks }));
-  acc.add('policy/approx_kl', maskedMean({ values: terms.approxKl, masks }));
+  acc.add('policy/approx_kl', approxKl);
   acc.add('optim/grad_norm', gradNorm);
+  return true;
 }
 
 function criticStep(options: {
@@ -131,13 +135,14 @@ export function ppoUpdate(options: {
 
   const acc = new MeanAccumulator();
   const lengths = segments.map((seg) => seg.tokens.length);
+  let klStopped = false;
   for (let epoch = 0; epoch < config.epochs; epoch++) {
     for (const mb of buildMinibatches({ lengths, tokenBudget: config.minibatchTokens, rng })) {
       const pick = <T>(xs: T[]): T[] => mb.map((i) => xs[i]!);
       const tokens = mb.map((i) => segments[i]!.tokens);
       const masks = pick(pMasks);
-      if (trainPolicy && maskedCount(masks) > 0) {
-        policyStep({ policy, tokens, masks, oldLogprobs: mb.map((i) => segments[i]!.oldLogprobs), advantages: pick(advantages), config, acc });
+      if (trainPolicy && !klStopped && maskedCount(masks) > 0) {
+        klStopped = !policyStep({ policy, tokens, masks, oldLogprobs: mb.map((i) => segments[i]!.oldLogprobs), advantages: pick(advantages), config, acc });
       }
       const critMasks = pick(cMasks);
       if (critic && maskedCount(critMasks) > 0) {
@@ -169,6 +174,7 @@ export function ppoUpdate(options: {
     'train/policy_updated': trainPolicy ? 1 : 0,
     'train/policy_steps': acc.count('optim/grad_norm'),
     'train/critic_steps': acc.count('optim/critic_grad_norm'),
+    'train/kl_stopped': klStopped ? 1 : 0,
   };
   return Object.fromEntries(METRIC_KEYS.map((k) => [k, metrics[k]!]));
 }
