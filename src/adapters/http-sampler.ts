@@ -77,3 +77,12 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
     sample: (requests: readonly SampleRequest[], params: SamplingParams) => Promise.all(requests.map((r) => one(r, params))),
   };
 }
+
+/**
+ * `vllm:URL` / `sglang:URL` (the `--policy` form of crl run and crl eval) as an HTTP sampler;
+ * null for anything else (expert, a checkpoint or run directory).
+ */
+export function engineSamplerFor(policy: string): TokenSampler | null {
+  const m = /^(vllm|sglang):(.+)$/.exec(policy);
+  return m ? createHttpSampler({ protocol: m[1] as EngineProtocolName, url: m[2]! }) : null;
+}

@@ -46,7 +46,9 @@ export async function startSamplerServer(options: {
     const groups = new Map<string, Pending[]>();
     for (const p of batch) {
       const key = `${p.params.temperature}/${p.params.topP}`;
-      groups.set(key, [...(groups.get(key) ?? []), p]);
+      const group = groups.get(key);
+      if (group) group.push(p);
+      else groups.set(key, [p]);
     }
     for (const group of groups.values()) {
       try {

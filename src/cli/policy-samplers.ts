@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { createHttpSampler } from '../adapters/http-sampler.ts';
+import { engineSamplerFor } from '../adapters/http-sampler.ts';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import type { TaskFamily, TextPolicy } from '../env/family.ts';
@@ -21,20 +21,8 @@ export async function actorSampler(options: {
 }): Promise<TokenSampler> {
   const { policy, family, tokenizer, seed } = options;
   if (policy === 'expert') return textPolicySampler({ tokenizer, policy: family.expert, rng: new Rng(mixSeed(seed, 1)) });
-  const remote = /^(vllm|sglang):(.+)$/.exec(policy);
-  if (remote) {
-    try {
-      return createHttpSampler({ protocol: remote[1] as 'vllm' | 'sglang', url: remote[2]! });
-    } catch (e) {
-      throw new CliError(`--policy: ${(e as Error).message}`);
-    }
-  }
-  return checkpointSamplerFor({ policy, tokenizer, seed, contextWindow: options.contextWindow });
-}
-
-/** A checkpoint or run directory (its latest checkpoint) as the embedded model's sampler. */
-export async function checkpointSamplerFor(options: { policy: string; tokenizer: Tokenizer; seed: number; contextWindow?: number }): Promise<TokenSampler> {
-  const { policy } = options;
+  const remote = engineSamplerFor(policy); // a bad URL is an EngineError: a user error with its reason
+  if (remote) return remote;
   if (!existsSync(policy) || !statSync(policy).isDirectory()) {
     throw new CliError(`--policy: expected "expert", vllm:URL, sglang:URL, a checkpoint directory or a run directory, but ${JSON.stringify(policy)} is not a directory`);
   }
@@ -44,7 +32,7 @@ export async function checkpointSamplerFor(options: { policy: string; tokenizer:
   } catch (e) {
     throw new CliError(`--policy: ${(e as Error).message}`);
   }
-  return checkpointSampler({ dir, seed: options.seed, tokenizer: options.tokenizer, contextWindow: options.contextWindow ?? 0 });
+  return checkpointSampler({ dir, seed, tokenizer, contextWindow: options.contextWindow });
 }
 
 /** Scripted summary writers by name (registry, not branches). */

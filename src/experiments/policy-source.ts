@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHttpSampler } from '../adapters/http-sampler.ts';
+import { engineSamplerFor } from '../adapters/http-sampler.ts';
 import type { TaskFamily } from '../env/family.ts';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { ModelSampler } from '../model/sampler.ts';
@@ -29,12 +29,9 @@ export async function policySamplerFactory(options: { policy: string; family: Ta
   if (options.policy === 'expert') {
     return { factory: (rng) => textPolicySampler({ tokenizer: options.tokenizer, policy: options.family.expert, rng }), source: 'expert' };
   }
-  const remote = /^(vllm|sglang):(.+)$/.exec(options.policy);
-  if (remote) {
-    // The engine samples with its own randomness; one client serves every sample.
-    const sampler = createHttpSampler({ protocol: remote[1] as 'vllm' | 'sglang', url: remote[2]! });
-    return { factory: () => sampler, source: options.policy };
-  }
+  // The engine samples with its own randomness; one client serves every sample.
+  const remote = engineSamplerFor(options.policy);
+  if (remote) return { factory: () => remote, source: options.policy };
   const dir = resolveCheckpointDir(options.policy);
   const { policy } = await loadCheckpoint(dir);
   return { factory: (rng) => new ModelSampler({ policy, rng }), source: dir };
