@@ -1,5 +1,5 @@
 /**
- * Size of the cross-trajectory GAE factor (spec §4) on real episodes: for every segment of every
+ * Size of the cross-trajectory GAE factor (method §4) on real episodes: for every segment of every
  * episode in a `crl run` JSONL, the factor (gamma * lambda_s)^N_after with the length-adaptive
  * lambda_s = 1 - 1/(alpha * n_s) and gamma = 1 (the TrainConfig defaults), averaged by segment index.
  * It says how much smaller the policy advantage of an early segment (e.g. the first summary) is
@@ -10,7 +10,10 @@
  */
 import { readFileSync } from 'node:fs';
 
-interface Segment { kind: string; lossMask: number[] }
+interface Segment {
+  kind: string;
+  lossMask: number[];
+}
 
 const [file, alphaArg] = process.argv.slice(2);
 if (!file) {
@@ -32,6 +35,8 @@ for (const line of readFileSync(file, 'utf8').trim().split('\n')) {
 const rows = [...byIndex].sort(([a], [b]) => Number(a.split(' ')[0]) - Number(b.split(' ')[0]));
 for (const [key, fs] of rows) {
   const mean = fs.reduce((a, b) => a + b, 0) / fs.length;
-  console.log(`segment ${key.padEnd(14)} episodes ${String(fs.length).padStart(3)}  mean factor ${mean.toFixed(3)}  min ${Math.min(...fs).toFixed(3)}`);
+  console.log(
+    `segment ${key.padEnd(14)} episodes ${String(fs.length).padStart(3)}  mean factor ${mean.toFixed(3)}  min ${Math.min(...fs).toFixed(3)}`,
+  );
 }
 console.log(JSON.stringify(Object.fromEntries(rows.map(([k, fs]) => [k, fs.reduce((a, b) => a + b, 0) / fs.length]))));

@@ -86,14 +86,25 @@ function benchModel(name: 'reference' | 'large'): ModelResult {
   const trainBreakdown = new Map(prof.totals);
   policy.net.profiler = undefined;
 
-  const flop = trainFlops(cfg, policy.net.paramCount, seqs.map((s) => s.length));
+  const flop = trainFlops(
+    cfg,
+    policy.net.paramCount,
+    seqs.map((s) => s.length),
+  );
   const sample: ModelResult['sample'] = [];
   let sampleBreakdown = new Map<string, number>();
   for (const batch of [16, 64]) {
     const newTokens = Math.min(256, cfg.maxSeqLen - 1);
     const sampler = new ModelSampler({ policy, rng: new Rng(batch) });
-    const reqs = Array.from({ length: batch }, (_, i) => ({ prompt: [i % cfg.vocabSize], maxTokens: newTokens, stopTokens: [] }));
-    sampler.sampleSync(reqs.slice(0, 2).map((r) => ({ ...r, maxTokens: 8 })), { temperature: 1, topP: 1 }); // warm-up
+    const reqs = Array.from({ length: batch }, (_, i) => ({
+      prompt: [i % cfg.vocabSize],
+      maxTokens: newTokens,
+      stopTokens: [],
+    }));
+    sampler.sampleSync(
+      reqs.slice(0, 2).map((r) => ({ ...r, maxTokens: 8 })),
+      { temperature: 1, topP: 1 },
+    ); // warm-up
     if (batch === 64) policy.net.profiler = new Profiler();
     t0 = performance.now();
     const res = sampler.sampleSync(reqs, { temperature: 1, topP: 1 });
@@ -111,9 +122,18 @@ function benchModel(name: 'reference' | 'large'): ModelResult {
   multiTurnTokensPerSecond(policy, false);
   const multiTurn = { cached: multiTurnTokensPerSecond(policy, true), fresh: multiTurnTokensPerSecond(policy, false) };
   return {
-    name, params: policy.net.paramCount, stepMs, stepGflop: flop / 1e9, multiTurn,
-    trainTokensPerSecond: (BATCH * seq) / (stepMs / 1000), trainGflops: flop / (stepMs * 1e6),
-    optimizerMs, sample, trainBreakdown, sampleBreakdown, peakRssMb: rss,
+    name,
+    params: policy.net.paramCount,
+    stepMs,
+    stepGflop: flop / 1e9,
+    multiTurn,
+    trainTokensPerSecond: (BATCH * seq) / (stepMs / 1000),
+    trainGflops: flop / (stepMs * 1e6),
+    optimizerMs,
+    sample,
+    trainBreakdown,
+    sampleBreakdown,
+    peakRssMb: rss,
   };
 }
 
@@ -125,16 +145,25 @@ function benchModel(name: 'reference' | 'large'): ModelResult {
 function multiTurnTokensPerSecond(policy: PolicyModel, cached: boolean): number {
   const cfg = policy.config;
   const rng = new Rng(3);
-  const turns = 4, gen = 16, obs = 24;
+  const turns = 4,
+    gen = 16,
+    obs = 24;
   let prompts = Array.from({ length: 64 }, () => Array.from({ length: 32 }, () => rng.int(cfg.vocabSize)));
   let sampler = new ModelSampler({ policy, rng: new Rng(4) });
   let generated = 0;
   const t0 = performance.now();
   for (let turn = 0; turn < turns; turn++) {
     if (!cached) sampler = new ModelSampler({ policy, rng: new Rng(4 + turn) });
-    const res = sampler.sampleSync(prompts.map((prompt) => ({ prompt, maxTokens: gen, stopTokens: [] })), { temperature: 1, topP: 1 });
+    const res = sampler.sampleSync(
+      prompts.map((prompt) => ({ prompt, maxTokens: gen, stopTokens: [] })),
+      { temperature: 1, topP: 1 },
+    );
     generated += res.reduce((a, r) => a + r.tokens.length, 0);
-    prompts = prompts.map((p, i) => [...p, ...res[i]!.tokens, ...Array.from({ length: obs }, () => rng.int(cfg.vocabSize))]);
+    prompts = prompts.map((p, i) => [
+      ...p,
+      ...res[i]!.tokens,
+      ...Array.from({ length: obs }, () => rng.int(cfg.vocabSize)),
+    ]);
   }
   return (generated / (performance.now() - t0)) * 1000;
 }
@@ -145,7 +174,9 @@ function fmt(x: number, d = 1): string {
 
 function printBreakdown(title: string, m: Map<string, number>): void {
   const total = [...m.entries()].filter(([k]) => k !== 'total').reduce((a, [, v]) => a + v, 0);
-  console.log(`  ${title} (ms, share of profiled time${m.has('total') ? `; wall ${fmt(m.get('total')!, 0)} ms` : ''}):`);
+  console.log(
+    `  ${title} (ms, share of profiled time${m.has('total') ? `; wall ${fmt(m.get('total')!, 0)} ms` : ''}):`,
+  );
   for (const [k, v] of [...m.entries()].filter(([k]) => k !== 'total').sort((a, b) => b[1] - a[1])) {
     console.log(`    ${k.padEnd(18)} ${fmt(v, 1).padStart(9)}  ${fmt((100 * v) / total, 1).padStart(5)}%`);
   }
@@ -158,23 +189,41 @@ async function main(): Promise<void> {
   let ceiling: { gflops: number; winner: string; builtin: number; openblas: number | null } | null = null;
   const ceilingPath = new URL('./gemm-ceiling.ts', import.meta.url);
   if (existsSync(ceilingPath)) {
-    const mod = (await import(ceilingPath.href)) as { measureGemmCeiling?: () => Promise<{ builtinGflops: number; openblasGflops: number | null; winner: string }> };
+    const mod = (await import(ceilingPath.href)) as {
+      measureGemmCeiling?: () => Promise<{ builtinGflops: number; openblasGflops: number | null; winner: string }>;
+    };
     if (mod.measureGemmCeiling) {
       const c = await mod.measureGemmCeiling();
-      ceiling = { gflops: Math.max(c.builtinGflops, c.openblasGflops ?? 0), winner: c.winner, builtin: c.builtinGflops, openblas: c.openblasGflops };
+      ceiling = {
+        gflops: Math.max(c.builtinGflops, c.openblasGflops ?? 0),
+        winner: c.winner,
+        builtin: c.builtinGflops,
+        openblas: c.openblasGflops,
+      };
     }
   }
   console.log('');
-  console.log('| model | params | train step ms | train tok/s | GFLOP/step | train GFLOP/s | optimizer ms | sample tok/s b16 | sample tok/s b64 | peak RSS MB |');
+  console.log(
+    '| model | params | train step ms | train tok/s | GFLOP/step | train GFLOP/s | optimizer ms | sample tok/s b16 | sample tok/s b64 | peak RSS MB |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
-    console.log(`| ${r.name} | ${(r.params / 1e6).toFixed(2)}M | ${fmt(r.stepMs, 0)} | ${fmt(r.trainTokensPerSecond, 0)} | ${fmt(r.stepGflop, 1)} | ${fmt(r.trainGflops, 1)} | ${fmt(r.optimizerMs, 1)} | ${fmt(r.sample[0]!.tokensPerSecond, 0)} | ${fmt(r.sample[1]!.tokensPerSecond, 0)} | ${fmt(r.peakRssMb, 0)} |`);
+    console.log(
+      `| ${r.name} | ${(r.params / 1e6).toFixed(2)}M | ${fmt(r.stepMs, 0)} | ${fmt(r.trainTokensPerSecond, 0)} | ${fmt(r.stepGflop, 1)} | ${fmt(r.trainGflops, 1)} | ${fmt(r.optimizerMs, 1)} | ${fmt(r.sample[0]!.tokensPerSecond, 0)} | ${fmt(r.sample[1]!.tokensPerSecond, 0)} | ${fmt(r.peakRssMb, 0)} |`,
+    );
   }
-  console.log(`(sampling: 1-token prompts, ${results[0]!.sample[0]!.newTokens} new tokens for reference (ctx ${modelConfig('reference').maxSeqLen}), temperature 1; peak RSS is the process maximum after that model's training and sampling runs)`);
+  console.log(
+    `(sampling: 1-token prompts, ${results[0]!.sample[0]!.newTokens} new tokens for reference (ctx ${modelConfig('reference').maxSeqLen}), temperature 1; peak RSS is the process maximum after that model's training and sampling runs)`,
+  );
   for (const r of results) {
-    console.log(`multi-turn sampling (${r.name}, 64 episodes x 4 turns, 16 new + 24 observation tokens per turn): ${fmt(r.multiTurn.cached, 0)} generated tok/s with KV prefix reuse, ${fmt(r.multiTurn.fresh, 0)} re-prefilling every turn`);
+    console.log(
+      `multi-turn sampling (${r.name}, 64 episodes x 4 turns, 16 new + 24 observation tokens per turn): ${fmt(r.multiTurn.cached, 0)} generated tok/s with KV prefix reuse, ${fmt(r.multiTurn.fresh, 0)} re-prefilling every turn`,
+    );
   }
-  if (ceiling) console.log(`GEMM ceiling (1024^3 f32): built-in ${fmt(ceiling.builtin, 1)} GFLOP/s, OpenBLAS ${ceiling.openblas === null ? 'not available' : `${fmt(ceiling.openblas, 1)} GFLOP/s`}; winner ${ceiling.winner}`);
+  if (ceiling)
+    console.log(
+      `GEMM ceiling (1024^3 f32): built-in ${fmt(ceiling.builtin, 1)} GFLOP/s, OpenBLAS ${ceiling.openblas === null ? 'not available' : `${fmt(ceiling.openblas, 1)} GFLOP/s`}; winner ${ceiling.winner}`,
+    );
   else console.log('GEMM ceiling: bench/gemm-ceiling.ts not found');
   for (const r of results) {
     console.log(`\n${r.name}: per-kernel breakdown`);
@@ -183,14 +232,16 @@ async function main(): Promise<void> {
   }
   const ref = results[0]!;
   const ceilingGflops = ceiling ? ceiling.gflops : null;
-  console.log(JSON.stringify({
-    trainGflops: +ref.trainGflops.toFixed(2),
-    ceilingGflops: ceilingGflops === null ? null : +ceilingGflops.toFixed(2),
-    ratio: ceilingGflops === null ? null : +(ref.trainGflops / ceilingGflops).toFixed(3),
-    trainTokensPerSecond: Math.round(ref.trainTokensPerSecond),
-    sampleTokensPerSecond: Math.round(ref.sample[1]!.tokensPerSecond),
-    peakRssMb: Math.round(ref.peakRssMb),
-  }));
+  console.log(
+    JSON.stringify({
+      trainGflops: +ref.trainGflops.toFixed(2),
+      ceilingGflops: ceilingGflops === null ? null : +ceilingGflops.toFixed(2),
+      ratio: ceilingGflops === null ? null : +(ref.trainGflops / ceilingGflops).toFixed(3),
+      trainTokensPerSecond: Math.round(ref.trainTokensPerSecond),
+      sampleTokensPerSecond: Math.round(ref.sample[1]!.tokensPerSecond),
+      peakRssMb: Math.round(ref.peakRssMb),
+    }),
+  );
 }
 
 await main();

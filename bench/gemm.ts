@@ -22,8 +22,11 @@ type Kernel = (g: GemmArgs) => void;
 
 interface Shape {
   name: string;
-  m: number; n: number; k: number;
-  transA?: boolean; transB?: boolean;
+  m: number;
+  n: number;
+  k: number;
+  transA?: boolean;
+  transB?: boolean;
   batch?: number;
   /** also time the TypeScript twin (slow: only a few shapes) */
   ts?: boolean;
@@ -63,8 +66,18 @@ function argsFor(s: Shape): GemmArgs {
   const b = new Float32Array(s.k * s.n * batch).map((_, i) => ((i * 13) % 19) / 19 - 0.5);
   const c = new Float32Array(s.m * s.n * batch);
   return {
-    a, b, c, m: s.m, n: s.n, k: s.k, transA: s.transA, transB: s.transB, batch,
-    strideA: s.m * s.k, strideB: s.k * s.n, strideC: s.m * s.n,
+    a,
+    b,
+    c,
+    m: s.m,
+    n: s.n,
+    k: s.k,
+    transA: s.transA,
+    transB: s.transB,
+    batch,
+    strideA: s.m * s.k,
+    strideB: s.k * s.n,
+    strideC: s.m * s.n,
   };
 }
 
@@ -99,8 +112,10 @@ function benchBig(): Record<string, number> {
     const tsMs = s.ts ? bestMs(() => gemmRef(g), 0, 1) : NaN;
     out[s.name] = gflops(s, ms);
     console.log(
-      s.name.padEnd(28) + pad(gflops(s, ms).toFixed(1), 16) +
-        pad(s.ts ? gflops(s, tsMs).toFixed(2) : '-', 12) + pad(ms.toFixed(3), 9),
+      s.name.padEnd(28) +
+        pad(gflops(s, ms).toFixed(1), 16) +
+        pad(s.ts ? gflops(s, tsMs).toFixed(2) : '-', 12) +
+        pad(ms.toFixed(3), 9),
     );
   }
   return out;
@@ -131,25 +146,65 @@ function benchOps(): Record<string, number> {
   const out: Record<string, number> = {};
   if (!nativeOps) return out;
   const ops = nativeOps;
-  const n = 4096, f = 512, c = 128, l = 256, blocks = 4;
+  const n = 4096,
+    f = 512,
+    c = 128,
+    l = 256,
+    blocks = 4;
   const fill = (len: number) => new Float32Array(len).map((_, i) => ((i * 37) % 101) / 101 - 0.5);
-  const inp = fill(n * 2 * f), act = fill(n * f), sig = fill(n * f), dinp = fill(n * 2 * f);
-  const x = fill(n * c), y = fill(n * c), w = fill(c), dw = fill(c), rstd = fill(n);
-  const probs = fill(blocks * l * l), grad = fill(blocks * l * l);
+  const inp = fill(n * 2 * f),
+    act = fill(n * f),
+    sig = fill(n * f),
+    dinp = fill(n * 2 * f);
+  const x = fill(n * c),
+    y = fill(n * c),
+    w = fill(c),
+    dw = fill(c),
+    rstd = fill(n);
+  const probs = fill(blocks * l * l),
+    grad = fill(blocks * l * l);
   const cases: Array<[string, () => void, () => void]> = [
-    ['swiglu fwd 4096x512', () => swigluForwardTs({ out: act, sig, inp, n, f }), () => ops.swigluForward({ out: act, sig, inp, n, f })],
-    ['swiglu bwd 4096x512', () => swigluBackwardTs({ dinp, dout: act, inp, sig, n, f }), () => ops.swigluBackward({ dinp, dout: act, inp, sig, n, f })],
-    ['rmsnorm fwd 4096x128', () => rmsnormForwardTs({ out: y, rstd, inp: x, weight: w, n, c, eps: 1e-5 }), () => ops.rmsnormForward({ out: y, rstd, inp: x, weight: w, n, c, eps: 1e-5 })],
-    ['rmsnorm bwd 4096x128', () => rmsnormBackwardTs({ dinp: y, dweight: dw, dout: x, inp: x, weight: w, rstd, n, c }), () => ops.rmsnormBackward({ dinp: y, dweight: dw, dout: x, inp: x, weight: w, rstd, n, c })],
-    ['causal softmax fwd 4x256^2', () => causalSoftmaxForwardTs({ x: probs, offset: 0, blocks, l }), () => ops.causalSoftmaxForward({ x: probs, offset: 0, blocks, l })],
-    ['causal softmax bwd 4x256^2', () => causalSoftmaxBackwardTs({ grad, gradOffset: 0, probs, probsOffset: 0, blocks, l }), () => ops.causalSoftmaxBackward({ grad, gradOffset: 0, probs, probsOffset: 0, blocks, l })],
+    [
+      'swiglu fwd 4096x512',
+      () => swigluForwardTs({ out: act, sig, inp, n, f }),
+      () => ops.swigluForward({ out: act, sig, inp, n, f }),
+    ],
+    [
+      'swiglu bwd 4096x512',
+      () => swigluBackwardTs({ dinp, dout: act, inp, sig, n, f }),
+      () => ops.swigluBackward({ dinp, dout: act, inp, sig, n, f }),
+    ],
+    [
+      'rmsnorm fwd 4096x128',
+      () => rmsnormForwardTs({ out: y, rstd, inp: x, weight: w, n, c, eps: 1e-5 }),
+      () => ops.rmsnormForward({ out: y, rstd, inp: x, weight: w, n, c, eps: 1e-5 }),
+    ],
+    [
+      'rmsnorm bwd 4096x128',
+      () => rmsnormBackwardTs({ dinp: y, dweight: dw, dout: x, inp: x, weight: w, rstd, n, c }),
+      () => ops.rmsnormBackward({ dinp: y, dweight: dw, dout: x, inp: x, weight: w, rstd, n, c }),
+    ],
+    [
+      'causal softmax fwd 4x256^2',
+      () => causalSoftmaxForwardTs({ x: probs, offset: 0, blocks, l }),
+      () => ops.causalSoftmaxForward({ x: probs, offset: 0, blocks, l }),
+    ],
+    [
+      'causal softmax bwd 4x256^2',
+      () => causalSoftmaxBackwardTs({ grad, gradOffset: 0, probs, probsOffset: 0, blocks, l }),
+      () => ops.causalSoftmaxBackward({ grad, gradOffset: 0, probs, probsOffset: 0, blocks, l }),
+    ],
   ];
-  console.log('\n' + 'op (reference model size)'.padEnd(28) + pad('TS ms', 10) + pad('native ms', 11) + pad('speed-up', 10));
+  console.log(
+    '\n' + 'op (reference model size)'.padEnd(28) + pad('TS ms', 10) + pad('native ms', 11) + pad('speed-up', 10),
+  );
   for (const [name, ts, native] of cases) {
     const tsMs = bestMs(ts, 30, 3);
     const nMs = bestMs(native, 30, 5);
     out[name] = tsMs / nMs;
-    console.log(name.padEnd(28) + pad(tsMs.toFixed(3), 10) + pad(nMs.toFixed(3), 11) + pad(`${(tsMs / nMs).toFixed(1)}x`, 10));
+    console.log(
+      name.padEnd(28) + pad(tsMs.toFixed(3), 10) + pad(nMs.toFixed(3), 11) + pad(`${(tsMs / nMs).toFixed(1)}x`, 10),
+    );
   }
   return out;
 }
@@ -160,15 +215,27 @@ function sweep(): void {
   const addon = nativeAddon;
   const saved = addon.info().parallelMinFlops;
   console.log('\n' + 'cutoff sweep'.padEnd(28) + pad('MFLOP', 8) + pad('1 thread us', 13) + pad('all us', 10));
-  for (const [m, n, k] of [[16, 128, 128], [32, 128, 128], [64, 128, 128], [128, 128, 128], [64, 512, 128],
-    [256, 128, 128], [128, 512, 128], [256, 256, 128], [512, 128, 128], [256, 512, 128]] as const) {
+  for (const [m, n, k] of [
+    [16, 128, 128],
+    [32, 128, 128],
+    [64, 128, 128],
+    [128, 128, 128],
+    [64, 512, 128],
+    [256, 128, 128],
+    [128, 512, 128],
+    [256, 256, 128],
+    [512, 128, 128],
+    [256, 512, 128],
+  ] as const) {
     const s: Shape = { name: `${m}x${n}x${k}`, m, n, k, transB: true };
     const g = argsFor(s);
     addon.setParallelMinFlops(Number.MAX_SAFE_INTEGER);
     const one = bestMs(() => gemm(g)) * 1000;
     addon.setParallelMinFlops(0);
     const all = bestMs(() => gemm(g)) * 1000;
-    console.log(s.name.padEnd(28) + pad((flopsOf(s) / 1e6).toFixed(2), 8) + pad(one.toFixed(2), 13) + pad(all.toFixed(2), 10));
+    console.log(
+      s.name.padEnd(28) + pad((flopsOf(s) / 1e6).toFixed(2), 8) + pad(one.toFixed(2), 13) + pad(all.toFixed(2), 10),
+    );
   }
   addon.setParallelMinFlops(saved);
 }
@@ -177,23 +244,31 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { sweep: { type: 'boolean', default: false } }, strict: true });
   const status = nativeStatus();
   const info = nativeAddon?.info();
-  console.log(`native: ${status.available ? `yes (${info!.isa}, ${info!.threads} threads, parallel above ${info!.parallelMinFlops} FLOP)` : `no (${status.reason})`}`);
+  console.log(
+    `native: ${status.available ? `yes (${info!.isa}, ${info!.threads} threads, parallel above ${info!.parallelMinFlops} FLOP)` : `no (${status.reason})`}`,
+  );
   const big = benchBig();
   const small = benchSmall();
   const opsSpeedup = benchOps();
   if (values.sweep) sweep();
   const ceiling = await measureGemmCeiling();
-  console.log(`\nGEMM ceiling 1024^3: built-in ${ceiling.builtinGflops.toFixed(1)} GFLOP/s, OpenBLAS ${ceiling.openblasGflops?.toFixed(1) ?? 'not installed'}; winner ${ceiling.winner}`);
-  const modelShapes = Object.entries(big).filter(([name]) => name !== '1024^3').map(([, v]) => v);
-  console.log(JSON.stringify({
-    native: status.available,
-    gflops1024: big['1024^3'],
-    modelShapesMinGflops: Math.min(...modelShapes),
-    smallCallUs: small['sample 16x128x128'],
-    napiNoopUs: small['napi noop'] ?? null,
-    opsSpeedup,
-    ceiling,
-  }));
+  console.log(
+    `\nGEMM ceiling 1024^3: built-in ${ceiling.builtinGflops.toFixed(1)} GFLOP/s, OpenBLAS ${ceiling.openblasGflops?.toFixed(1) ?? 'not installed'}; winner ${ceiling.winner}`,
+  );
+  const modelShapes = Object.entries(big)
+    .filter(([name]) => name !== '1024^3')
+    .map(([, v]) => v);
+  console.log(
+    JSON.stringify({
+      native: status.available,
+      gflops1024: big['1024^3'],
+      modelShapesMinGflops: Math.min(...modelShapes),
+      smallCallUs: small['sample 16x128x128'],
+      napiNoopUs: small['napi noop'] ?? null,
+      opsSpeedup,
+      ceiling,
+    }),
+  );
 }
 
 main().catch((err: unknown) => {

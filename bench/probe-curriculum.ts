@@ -36,29 +36,35 @@ import { answerLoss, type Example } from '../src/experiments/answer-loss.ts';
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();
-const ArgsSchema = z.object({
-  out: z.string().min(1),
-  preset: z.string().default('reference-2l'),
-  // Dense warm-up (probe-recall.ts: 16 sequences x 8 queries at lr 1e-3 learned in 500-750 steps at L2).
-  'warm-steps': int.nonnegative().default(1000),
-  'warm-batch': int.positive().default(16),
-  'warm-lr': num.positive().default(1e-3),
-  'warm-chunks': int.positive().max(4).default(2),
-  /** Query rounds: each round asks every key of the pool once, in random order. */
-  'warm-rounds': int.positive().max(4).default(2),
-  'eval-every': int.positive().default(100),
-  // Episode SFT (defaults = the lead's 2-layer follow-up run in docs/sft.md).
-  epochs: int.positive().default(20),
-  episodes: int.positive().default(512),
-  'batch-tokens': int.positive().default(2048),
-  lr: num.positive().default(1e-3),
-  seed: int.nonnegative().default(0),
-}).strict();
+const ArgsSchema = z
+  .object({
+    out: z.string().min(1),
+    preset: z.string().default('reference-2l'),
+    // Dense warm-up (probe-recall.ts: 16 sequences x 8 queries at lr 1e-3 learned in 500-750 steps at L2).
+    'warm-steps': int.nonnegative().default(1000),
+    'warm-batch': int.positive().default(16),
+    'warm-lr': num.positive().default(1e-3),
+    'warm-chunks': int.positive().max(4).default(2),
+    /** Query rounds: each round asks every key of the pool once, in random order. */
+    'warm-rounds': int.positive().max(4).default(2),
+    'eval-every': int.positive().default(100),
+    // Episode SFT (defaults = the lead's 2-layer follow-up run in docs/sft.md).
+    epochs: int.positive().default(20),
+    episodes: int.positive().default(512),
+    'batch-tokens': int.positive().default(2048),
+    lr: num.positive().default(1e-3),
+    seed: int.nonnegative().default(0),
+  })
+  .strict();
 type Args = z.infer<typeof ArgsSchema>;
 
 const KNOBS = { queries: 1, keys: 4 }; // the quick kv-ledger knobs evaluated below
-const MIX = { 'kv-ledger': [{ share: 0.45, knobs: { chunks: 1 } }, { share: 0.2, knobs: { chunks: 2 } }] };
-
+const MIX = {
+  'kv-ledger': [
+    { share: 0.45, knobs: { chunks: 1 } },
+    { share: 0.2, knobs: { chunks: 2 } },
+  ],
+};
 
 /** One dense sequence: a real kv-ledger stream (generator, train seeds), then every key queried. */
 function denseExample({ rng, tok, a }: { rng: Rng; tok: WordTokenizer; a: Args }): Example {
@@ -91,37 +97,59 @@ function denseExample({ rng, tok, a }: { rng: Rng; tok: WordTokenizer; a: Args }
   return { tokens, answerAt: answerWordAt };
 }
 
-
 async function main(): Promise<void> {
   let values: Record<string, unknown>;
   try {
-    values = parseArgs({ options: Object.fromEntries(Object.keys(ArgsSchema.shape).map((k) => [k, { type: 'string' as const }])), strict: true }).values;
+    values = parseArgs({
+      options: Object.fromEntries(Object.keys(ArgsSchema.shape).map((k) => [k, { type: 'string' as const }])),
+      strict: true,
+    }).values;
   } catch (e) {
-    console.error(`probe-curriculum: ${(e as Error).message}; valid flags: ${Object.keys(ArgsSchema.shape).map((k) => `--${k}`).join(' ')}`);
+    console.error(
+      `probe-curriculum: ${(e as Error).message}; valid flags: ${Object.keys(ArgsSchema.shape)
+        .map((k) => `--${k}`)
+        .join(' ')}`,
+    );
     process.exit(2);
   }
   const parsed = ArgsSchema.safeParse(values);
   if (!parsed.success) {
-    console.error(`probe-curriculum: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    console.error(
+      `probe-curriculum: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
     process.exit(2);
   }
   const a = parsed.data;
   if (existsSync(a.out)) throw new Error(`--out ${a.out} exists; pick a new directory (the probe always starts fresh)`);
   const sftConfig = SftConfigSchema.parse({
-    env: { name: 'kv-ledger', knobs: KNOBS }, model: { preset: a.preset }, episodes: a.episodes, epochs: a.epochs,
-    data: 'fresh', mix: MIX, lossyP: 0.1, lr: a.lr, batchTokens: a['batch-tokens'], seed: a.seed,
+    env: { name: 'kv-ledger', knobs: KNOBS },
+    model: { preset: a.preset },
+    episodes: a.episodes,
+    epochs: a.epochs,
+    data: 'fresh',
+    mix: MIX,
+    lossyP: 0.1,
+    lr: a.lr,
+    batchTokens: a['batch-tokens'],
+    seed: a.seed,
   });
   const tok = new WordTokenizer();
   const { config: rollout } = resolveRolloutConfig({ input: sftConfig.rollout, tokenizer: tok });
   // (1) The model exactly as runSft builds it, so its checkpoint loads there.
   const cfg = modelConfig(a.preset, { vocabSize: tok.vocabSize, maxSeqLen: rollout.contextWindow });
   const steps = Math.max(1, a['warm-steps']);
-  const policy = new PolicyModel({ config: cfg, optim: { ...DEFAULT_OPTIMIZER, lr: a['warm-lr'], totalSteps: steps, warmupSteps: Math.min(20, steps) }, rng: new Rng(a.seed + 1) });
+  const policy = new PolicyModel({
+    config: cfg,
+    optim: { ...DEFAULT_OPTIMIZER, lr: a['warm-lr'], totalSteps: steps, warmupSteps: Math.min(20, steps) },
+    rng: new Rng(a.seed + 1),
+  });
   // A fixed held-out set (same sequences at every evaluation, independent of the train stream).
   const heldRng = new Rng(999_983);
   const held = Array.from({ length: 128 }, () => denseExample({ rng: heldRng, tok, a }));
   const meanLen = held.reduce((s, e) => s + e.tokens.length, 0) / held.length;
-  console.log(`probe-curriculum ${JSON.stringify(a)} | model L${cfg.nLayers} d${cfg.dModel} | dense seq ~${meanLen.toFixed(0)} tokens, ${held[0]!.answerAt.length} answers`);
+  console.log(
+    `probe-curriculum ${JSON.stringify(a)} | model L${cfg.nLayers} d${cfg.dModel} | dense seq ~${meanLen.toFixed(0)} tokens, ${held[0]!.answerAt.length} answers`,
+  );
   console.log(`example: ${tok.decode(Array.from(held[0]!.tokens))}`);
 
   // (2) Dense warm-up.
@@ -131,13 +159,19 @@ async function main(): Promise<void> {
   let trainLoss = 0;
   let seen = 0;
   for (let step = 1; step <= a['warm-steps']; step++) {
-    trainLoss += answerLoss({ policy, batch: Array.from({ length: a['warm-batch'] }, () => denseExample({ rng: train, tok, a })), grad: true }).loss;
+    trainLoss += answerLoss({
+      policy,
+      batch: Array.from({ length: a['warm-batch'] }, () => denseExample({ rng: train, tok, a })),
+      grad: true,
+    }).loss;
     seen++;
     policy.step();
     if (step % a['eval-every'] === 0 || step === a['warm-steps']) {
       const ev = answerLoss({ policy, batch: held, grad: false });
       curve.push({ step, loss: ev.loss, acc: ev.acc, trainLoss: trainLoss / seen });
-      console.log(`warm ${String(step).padStart(5)}  train ${(trainLoss / seen).toFixed(3)}  held-out loss ${ev.loss.toFixed(3)}  acc ${ev.acc.toFixed(3)}  ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+      console.log(
+        `warm ${String(step).padStart(5)}  train ${(trainLoss / seen).toFixed(3)}  held-out loss ${ev.loss.toFixed(3)}  acc ${ev.acc.toFixed(3)}  ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+      );
       trainLoss = 0;
       seen = 0;
     }
@@ -150,23 +184,42 @@ async function main(): Promise<void> {
   policy.net.optimizer.state.step = 0;
   const paths = runPaths(a.out);
   createRunDir({ dir: paths.root, system: 'base', config: sftConfig });
-  await saveCheckpointDir({ runDir: paths.root, iteration: 0, write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: 0, denseWarmupSteps: a['warm-steps'] } }) });
+  await saveCheckpointDir({
+    runDir: paths.root,
+    iteration: 0,
+    write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: 0, denseWarmupSteps: a['warm-steps'] } }),
+  });
   let last: Record<string, number> = {};
   const t1 = Date.now();
   const { checkpoint } = await runSft({
-    runDir: paths.root, config: sftConfig,
+    runDir: paths.root,
+    config: sftConfig,
     progress: {
       start: () => undefined,
       stop: () => undefined,
       update: ({ iteration, metrics }) => {
         last = { ...last, ...metrics };
-        const pick = ['sft/loss', 'sft/token_acc_p50', 'heldout/acc_answer', 'heldout/acc_summary'].filter((k) => k in metrics);
-        console.log(`sft epoch ${iteration}/${a.epochs}  ${pick.map((k) => `${k} ${metrics[k]!.toFixed(3)}`).join('  ')}  ${((Date.now() - t1) / 1000).toFixed(0)} s`);
+        const pick = ['sft/loss', 'sft/token_acc_p50', 'heldout/acc_answer', 'heldout/acc_summary'].filter(
+          (k) => k in metrics,
+        );
+        console.log(
+          `sft epoch ${iteration}/${a.epochs}  ${pick.map((k) => `${k} ${metrics[k]!.toFixed(3)}`).join('  ')}  ${((Date.now() - t1) / 1000).toFixed(0)} s`,
+        );
       },
     },
   });
-  console.log(`eval: bin/crl eval --policy ${a.out} --env kv-ledger --knobs '${JSON.stringify(KNOBS)}' --summary-writer self --tasks 12 --samples 4 --windows 1,4 --training-windows 4`);
-  console.log(JSON.stringify({ args: a, warmup: curve, sft: last, checkpoint, seconds: { warmup: (t1 - t0) / 1000, sft: (Date.now() - t1) / 1000 } }));
+  console.log(
+    `eval: bin/crl eval --policy ${a.out} --env kv-ledger --knobs '${JSON.stringify(KNOBS)}' --summary-writer self --tasks 12 --samples 4 --windows 1,4 --training-windows 4`,
+  );
+  console.log(
+    JSON.stringify({
+      args: a,
+      warmup: curve,
+      sft: last,
+      checkpoint,
+      seconds: { warmup: (t1 - t0) / 1000, sft: (Date.now() - t1) / 1000 },
+    }),
+  );
 }
 
 main().catch((e: unknown) => {

@@ -22,33 +22,35 @@ import { answerLoss, type Example } from '../src/experiments/answer-loss.ts';
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();
-const ArgsSchema = z.object({
-  lr: num.positive().default(1e-3),
-  steps: int.positive().default(1500),
-  batch: int.positive().default(16),
-  warmup: int.nonnegative().default(20),
-  wd: num.nonnegative().default(DEFAULT_OPTIMIZER.weightDecay),
-  clip: num.nonnegative().default(DEFAULT_OPTIMIZER.gradClip),
-  beta2: num.min(0).max(1).default(DEFAULT_OPTIMIZER.betas[1]),
-  'min-lr-ratio': num.min(0).max(1).default(DEFAULT_OPTIMIZER.minLrRatio),
-  preset: z.string().default('reference'),
-  layers: int.positive().optional(),
-  /** 'scaled' = the model's init (o_proj, down_proj at 0.02 / sqrt(2L)); 'flat' = all at 0.02 (HF Llama). */
-  'resid-init': z.enum(['scaled', 'flat']).default('scaled'),
-  pairs: int.positive().max(26).default(4),
-  /**
-   * 1: letter keys (`e 14`); 2: relation-and-letter keys (`boss e 14`) drawn from 3 relations and
-   * ceil(pairs / 2) letters, so that neither word alone names the pair: hop-search's two-key
-   * lookup (docs/sft.md, session 4).
-   */
-  'key-words': int.min(1).max(2).default(1),
-  /** With --key-words 2: this share of each training batch is one-key sequences (held-out stays two-key). */
-  'one-key-share': num.min(0).max(1).default(0),
-  queries: int.positive().default(1),
-  'eval-every': int.positive().default(100),
-  'eval-size': int.positive().default(256),
-  seed: int.default(1),
-}).strict();
+const ArgsSchema = z
+  .object({
+    lr: num.positive().default(1e-3),
+    steps: int.positive().default(1500),
+    batch: int.positive().default(16),
+    warmup: int.nonnegative().default(20),
+    wd: num.nonnegative().default(DEFAULT_OPTIMIZER.weightDecay),
+    clip: num.nonnegative().default(DEFAULT_OPTIMIZER.gradClip),
+    beta2: num.min(0).max(1).default(DEFAULT_OPTIMIZER.betas[1]),
+    'min-lr-ratio': num.min(0).max(1).default(DEFAULT_OPTIMIZER.minLrRatio),
+    preset: z.string().default('reference'),
+    layers: int.positive().optional(),
+    /** 'scaled' = the model's init (o_proj, down_proj at 0.02 / sqrt(2L)); 'flat' = all at 0.02 (HF Llama). */
+    'resid-init': z.enum(['scaled', 'flat']).default('scaled'),
+    pairs: int.positive().max(26).default(4),
+    /**
+     * 1: letter keys (`e 14`); 2: relation-and-letter keys (`boss e 14`) drawn from 3 relations and
+     * ceil(pairs / 2) letters, so that neither word alone names the pair: hop-search's two-key
+     * lookup (docs/sft.md, session 4).
+     */
+    'key-words': int.min(1).max(2).default(1),
+    /** With --key-words 2: this share of each training batch is one-key sequences (held-out stays two-key). */
+    'one-key-share': num.min(0).max(1).default(0),
+    queries: int.positive().default(1),
+    'eval-every': int.positive().default(100),
+    'eval-size': int.positive().default(256),
+    seed: int.default(1),
+  })
+  .strict();
 type Args = z.infer<typeof ArgsSchema>;
 
 const ID = new Map(VOCAB.map((w, i) => [w, i]));
@@ -57,7 +59,6 @@ const BOS = id('<bos>');
 const SEP = id(':');
 const KEYS = Array.from({ length: 26 }, (_, i) => id(String.fromCharCode(97 + i)));
 const VALUES = Array.from({ length: 64 }, (_, i) => id(String(i)));
-
 
 const RELS = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'].map(id);
 
@@ -105,16 +106,24 @@ function recallExample({ rng, pairs, queries }: { rng: Rng; pairs: number; queri
 
 function batchOf({ rng, n, a, train = false }: { rng: Rng; n: number; a: Args; train?: boolean }): Example[] {
   const oneKey = a['key-words'] === 1 ? n : train ? Math.round(n * a['one-key-share']) : 0;
-  return Array.from({ length: n }, (_, i) => (i < oneKey ? recallExample : twoKeyExample)({ rng, pairs: a.pairs, queries: a.queries }));
+  return Array.from({ length: n }, (_, i) =>
+    (i < oneKey ? recallExample : twoKeyExample)({ rng, pairs: a.pairs, queries: a.queries }),
+  );
 }
-
 
 function main(): void {
   let values: Record<string, unknown>;
   try {
-    values = parseArgs({ options: Object.fromEntries(Object.keys(ArgsSchema.shape).map((k) => [k, { type: 'string' as const }])), strict: true }).values;
+    values = parseArgs({
+      options: Object.fromEntries(Object.keys(ArgsSchema.shape).map((k) => [k, { type: 'string' as const }])),
+      strict: true,
+    }).values;
   } catch (e) {
-    console.error(`probe-recall: ${(e as Error).message}; valid flags: ${Object.keys(ArgsSchema.shape).map((k) => `--${k}`).join(' ')}`);
+    console.error(
+      `probe-recall: ${(e as Error).message}; valid flags: ${Object.keys(ArgsSchema.shape)
+        .map((k) => `--${k}`)
+        .join(' ')}`,
+    );
     process.exit(2);
   }
   const parsed = ArgsSchema.safeParse(values);
@@ -125,8 +134,14 @@ function main(): void {
   const a = parsed.data;
   const config = modelConfig(a.preset, { vocabSize: VOCAB.length, ...(a.layers ? { nLayers: a.layers } : {}) });
   const optim = {
-    ...DEFAULT_OPTIMIZER, lr: a.lr, warmupSteps: a.warmup, totalSteps: a.steps, weightDecay: a.wd,
-    gradClip: a.clip, betas: [DEFAULT_OPTIMIZER.betas[0], a.beta2] as [number, number], minLrRatio: a['min-lr-ratio'],
+    ...DEFAULT_OPTIMIZER,
+    lr: a.lr,
+    warmupSteps: a.warmup,
+    totalSteps: a.steps,
+    weightDecay: a.wd,
+    gradClip: a.clip,
+    betas: [DEFAULT_OPTIMIZER.betas[0], a.beta2] as [number, number],
+    minLrRatio: a['min-lr-ratio'],
   };
   const policy = new PolicyModel({ config, optim, rng: new Rng(a.seed) });
   if (a['resid-init'] === 'flat') {
@@ -140,7 +155,9 @@ function main(): void {
   const train = new Rng(a.seed * 1000 + 7);
   // A fixed held-out set: the same sequences at every evaluation, independent of the train stream.
   const held = batchOf({ rng: new Rng(999_983), n: a['eval-size'], a });
-  console.log(`probe-recall ${JSON.stringify(a)} | model L${config.nLayers} d${config.dModel} H${config.nHeads} | chance loss ln P = ${Math.log(a.pairs).toFixed(2)}`);
+  console.log(
+    `probe-recall ${JSON.stringify(a)} | model L${config.nLayers} d${config.dModel} H${config.nHeads} | chance loss ln P = ${Math.log(a.pairs).toFixed(2)}`,
+  );
   const curve: { step: number; loss: number; acc: number; trainLoss: number; gradNorm: number }[] = [];
   let trainLoss = 0;
   let seen = 0;
@@ -154,7 +171,9 @@ function main(): void {
       const ev = answerLoss({ policy, batch: held, grad: false });
       const row = { step, loss: ev.loss, acc: ev.acc, trainLoss: trainLoss / seen, gradNorm };
       curve.push(row);
-      console.log(`step ${String(step).padStart(5)}  train ${row.trainLoss.toFixed(3)}  held-out loss ${ev.loss.toFixed(3)}  acc ${ev.acc.toFixed(3)}  |g| ${gradNorm.toFixed(3)}  ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+      console.log(
+        `step ${String(step).padStart(5)}  train ${row.trainLoss.toFixed(3)}  held-out loss ${ev.loss.toFixed(3)}  acc ${ev.acc.toFixed(3)}  |g| ${gradNorm.toFixed(3)}  ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+      );
       trainLoss = 0;
       seen = 0;
     }

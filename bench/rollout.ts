@@ -57,13 +57,20 @@ function timedEnv(env: Environment, clock: { env: number }): Environment {
   };
 }
 
-async function scenario(name: string, make: { sampler: () => TokenSampler; env: () => Environment; episodes?: number }) {
+async function scenario(
+  name: string,
+  make: { sampler: () => TokenSampler; env: () => Environment; episodes?: number },
+) {
   const count = make.episodes ?? EPISODES;
   const tokenizer = new WordTokenizer();
   const { config, layout } = resolveRolloutConfig({ tokenizer });
   const clock = { sampler: 0, env: 0, tokens: 0 };
   const actor = timedSampler(make.sampler(), clock);
-  const episodes = Array.from({ length: count }, (_, i) => ({ episodeId: `b${i}`, env: timedEnv(make.env(), clock), seed: 10_000 + i }));
+  const episodes = Array.from({ length: count }, (_, i) => ({
+    episodeId: `b${i}`,
+    env: timedEnv(make.env(), clock),
+    seed: 10_000 + i,
+  }));
   const t0 = performance.now();
   const records = await runEpisodes({ episodes, config, layout, actor, concurrency: BATCH });
   const total = performance.now() - t0;

@@ -22,24 +22,40 @@ import { Rng } from '../src/util/random.ts';
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { env: { type: 'string', default: 'kv-ledger' }, knobs: { type: 'string', default: '{}' }, episodes: { type: 'string', default: '100' }, rollout: { type: 'string', default: '{}' } },
+    options: {
+      env: { type: 'string', default: 'kv-ledger' },
+      knobs: { type: 'string', default: '{}' },
+      episodes: { type: 'string', default: '100' },
+      rollout: { type: 'string', default: '{}' },
+    },
     allowPositionals: true,
   });
   if (positionals.length === 0) throw new Error('give one or more run or checkpoint directories');
   const tokenizer = new WordTokenizer();
-  const family = await taskFamily(values.env!);
-  const { config: rollout, layout } = resolveRolloutConfig({ input: JSON.parse(values.rollout!), tokenizer });
+  const family = await taskFamily(values.env);
+  const { config: rollout, layout } = resolveRolloutConfig({ input: JSON.parse(values.rollout), tokenizer });
   const records = await expertEpisodes({
-    family, knobs: JSON.parse(values.knobs!), rollout, layout, tokenizer, lossyP: 0, episodes: Number(values.episodes),
-    seeds: family.evalSeeds, rng: new Rng(12345), idPrefix: 'recall',
+    family,
+    knobs: JSON.parse(values.knobs),
+    rollout,
+    layout,
+    tokenizer,
+    lossyP: 0,
+    episodes: Number(values.episodes),
+    seeds: family.evalSeeds,
+    rng: new Rng(12345),
+    idPrefix: 'recall',
   });
   const isNumber = (t: number) => /^\d+$/.test(tokenizer.decode([t]));
   const sets: Record<'first' | 'later', Example[]> = { first: [], later: [] };
   for (const r of records) {
-    r.segments.filter((s) => s.kind === 'summary').forEach((s, i) => {
-      const answerAt = s.tokens.flatMap((t, p) => (s.lossMask[p] === 1 && isNumber(t) ? [p] : []));
-      if (answerAt.length > 0) sets[i === 0 ? 'first' : 'later'].push({ tokens: Int32Array.from(s.tokens), answerAt });
-    });
+    r.segments
+      .filter((s) => s.kind === 'summary')
+      .forEach((s, i) => {
+        const answerAt = s.tokens.flatMap((t, p) => (s.lossMask[p] === 1 && isNumber(t) ? [p] : []));
+        if (answerAt.length > 0)
+          sets[i === 0 ? 'first' : 'later'].push({ tokens: Int32Array.from(s.tokens), answerAt });
+      });
   }
   const out: Record<string, Record<string, { n: number; acc: number; nll: number }>> = {};
   for (const p of positionals) {
@@ -48,7 +64,9 @@ async function main(): Promise<void> {
     for (const [k, batch] of Object.entries(sets)) {
       const r = batch.length ? answerLoss({ policy, batch, grad: false }) : { loss: Number.NaN, acc: Number.NaN };
       out[p][k] = { n: batch.length, acc: r.acc, nll: r.loss };
-      console.log(`${p}  ${k.padEnd(5)} summaries ${String(batch.length).padStart(4)}  number-token acc ${r.acc.toFixed(3)}  nll ${r.loss.toFixed(3)}`);
+      console.log(
+        `${p}  ${k.padEnd(5)} summaries ${String(batch.length).padStart(4)}  number-token acc ${r.acc.toFixed(3)}  nll ${r.loss.toFixed(3)}`,
+      );
     }
   }
   console.log(JSON.stringify(out));

@@ -15,12 +15,27 @@ const nativeDir = join(root, 'native');
 const failurePath = join(nativeDir, 'build', 'BUILD_FAILED.txt');
 const TIMEOUT_MS = 300_000;
 // Keep in sync with src/tensor/native.ts.
-const ISA_FLAGS = ['avx', 'avx2', 'fma', 'f16c', 'bmi2', 'avx512f', 'avx512dq', 'avx512bw', 'avx512vl', 'avx512vnni', 'avx512_bf16'];
+const ISA_FLAGS = [
+  'avx',
+  'avx2',
+  'fma',
+  'f16c',
+  'bmi2',
+  'avx512f',
+  'avx512dq',
+  'avx512bw',
+  'avx512vl',
+  'avx512vnni',
+  'avx512_bf16',
+];
 
 /** ISA flags that -march=native may use (Linux; elsewhere the CPU model string alone). */
 function isaFlags() {
   try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags')) ?? '';
+    const line =
+      readFileSync('/proc/cpuinfo', 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith('flags')) ?? '';
     const have = new Set(line.split(':')[1]?.trim().split(/\s+/) ?? []);
     return ISA_FLAGS.filter((f) => have.has(f)).join(' ');
   } catch {
@@ -48,9 +63,16 @@ function localNodeDir() {
 
 /** The most telling line of a failed build log (compiler error, missing tool, ...). */
 function summarize(log) {
-  const lines = log.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = log
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const pick =
-    lines.find((l) => /error:|not found|No such file|command not found|cannot find/i.test(l) && !/^gyp ERR! (cwd|node -v|node-gyp -v|not ok|System)/.test(l)) ??
+    lines.find(
+      (l) =>
+        /error:|not found|No such file|command not found|cannot find/i.test(l) &&
+        !/^gyp ERR! (cwd|node -v|node-gyp -v|not ok|System)/.test(l),
+    ) ??
     lines.findLast((l) => l.startsWith('gyp ERR!')) ??
     lines.at(-1) ??
     'unknown error';
@@ -60,7 +82,9 @@ function summarize(log) {
 function fail(reason, log = '') {
   mkdirSync(dirname(failurePath), { recursive: true });
   writeFileSync(failurePath, `${reason}\n\n${log}`);
-  console.warn(`compaction-rl: native kernels not built (${reason}); the TypeScript kernels will be used (~50x slower training).`);
+  console.warn(
+    `compaction-rl: native kernels not built (${reason}); the TypeScript kernels will be used (~50x slower training).`,
+  );
   process.exit(0);
 }
 
@@ -80,7 +104,11 @@ const res = spawnSync(process.execPath, args, { cwd: nativeDir, encoding: 'utf8'
 const log = `${res.stdout ?? ''}\n${res.stderr ?? ''}`;
 if (res.error) fail(`node-gyp did not run: ${res.error.message}`, log);
 if (res.status !== 0) fail(summarize(log), log);
-if (!existsSync(join(nativeDir, 'build', 'Release', 'crl_native.node'))) fail('node-gyp produced no crl_native.node', log);
+if (!existsSync(join(nativeDir, 'build', 'Release', 'crl_native.node')))
+  fail('node-gyp produced no crl_native.node', log);
 // -march=native code can crash (SIGILL) on another CPU; the loader compares this signature.
-writeFileSync(join(nativeDir, 'build', 'Release', 'cpu.json'), JSON.stringify({ march, arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() }));
+writeFileSync(
+  join(nativeDir, 'build', 'Release', 'cpu.json'),
+  JSON.stringify({ march, arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() }),
+);
 console.log('compaction-rl: native kernels built (native/build/Release/crl_native.node)');

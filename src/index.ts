@@ -34,7 +34,12 @@ export { clipGradNorm, gradNorm } from './optim/clip.ts';
 // --- rl ---
 export type { TrainablePolicy, TrainableCritic, PolicyForward } from './rl/trainable.ts';
 export { computeSegmentAdvantages, segmentLambda, localGae, generatedPositions } from './rl/segment-advantages.ts';
-export type { SegmentAdvantageInput, SegmentAdvantageOptions, SegmentAdvantageOutput, LambdaSpec } from './rl/segment-advantages.ts';
+export type {
+  SegmentAdvantageInput,
+  SegmentAdvantageOptions,
+  SegmentAdvantageOutput,
+  LambdaSpec,
+} from './rl/segment-advantages.ts';
 export { aggregateLoss, aggregationWeights, LOSS_AGGREGATIONS } from './rl/aggregate-loss.ts';
 export type { LossAggregation } from './rl/aggregate-loss.ts';
 export { maskedWhiten } from './rl/whiten.ts';
@@ -43,11 +48,19 @@ export type { PolicyLossOptions, PolicyLossTerms } from './rl/policy-loss.ts';
 export { valueLoss, valueLossToken } from './rl/value-loss.ts';
 export type { ValueLossOptions, ValueLossTerms } from './rl/value-loss.ts';
 export {
-  estimateAdvantages, getAdvantageEstimator, advantageEstimatorNames, groupNormalizedRewards,
-  compactionGaeConfigSchema, broadcastConfigSchema,
+  estimateAdvantages,
+  getAdvantageEstimator,
+  advantageEstimatorNames,
+  groupNormalizedRewards,
+  compactionGaeConfigSchema,
+  broadcastConfigSchema,
 } from './rl/advantage-estimators.ts';
 export type {
-  AdvantageEstimator, AdvantageEstimatorName, EpisodeAdvantageInput, EstimatorSegment, EstimatorOutput,
+  AdvantageEstimator,
+  AdvantageEstimatorName,
+  EpisodeAdvantageInput,
+  EstimatorSegment,
+  EstimatorOutput,
 } from './rl/advantage-estimators.ts';
 export { packByTokens, buildMinibatches } from './rl/minibatches.ts';
 export { ppoConfigSchema, parsePpoConfig } from './rl/ppo-config.ts';
@@ -60,23 +73,47 @@ export { RlInputError } from './rl/errors.ts';
 
 // --- rollout ---
 export type {
-  Environment, EnvReset, EnvStep, Tokenizer, TokenSampler, SampleRequest, SampleResult,
-  SamplingParams, ChatMessage,
+  Environment,
+  EnvReset,
+  EnvStep,
+  Tokenizer,
+  TokenSampler,
+  SampleRequest,
+  SampleResult,
+  SamplingParams,
+  ChatMessage,
 } from './rollout/types.ts';
 export {
-  createChatLayout, DEFAULT_CHAT_TEMPLATES, encodeTaskTurn, encodeObservationTurn, encodeResumeTurn,
+  createChatLayout,
+  DEFAULT_CHAT_TEMPLATES,
+  encodeTaskTurn,
+  encodeObservationTurn,
+  encodeResumeTurn,
 } from './rollout/chat-layout.ts';
 export type { ChatLayout, ChatTemplates } from './rollout/chat-layout.ts';
 export { parseChat } from './rollout/parse-chat.ts';
-export { RolloutConfigSchema, resolveRolloutConfig, budgetTerms, budgetProblems, RolloutConfigError } from './rollout/config.ts';
+export {
+  RolloutConfigSchema,
+  resolveRolloutConfig,
+  budgetTerms,
+  budgetProblems,
+  RolloutConfigError,
+} from './rollout/config.ts';
 export type { RolloutConfig, RolloutConfigInput, BudgetTerms } from './rollout/config.ts';
 export { runEpisodes } from './rollout/runner.ts';
 export type { RunEpisodesOptions } from './rollout/runner.ts';
 export { EpisodeRun, InstructionTooLongError } from './rollout/episode.ts';
 export type { EpisodeSpec, EpisodePhase } from './rollout/episode.ts';
 export {
-  EpisodeRecordSchema, SegmentSchema, EpisodeEventSchema, OUTCOMES, isSuccess, segmentArrays,
-  recordsToJsonl, parseRecordsJsonl, RecordParseError,
+  EpisodeRecordSchema,
+  SegmentSchema,
+  EpisodeEventSchema,
+  OUTCOMES,
+  isSuccess,
+  segmentArrays,
+  recordsToJsonl,
+  parseRecordsJsonl,
+  RecordParseError,
 } from './rollout/record.ts';
 export type { EpisodeRecord, Segment, EpisodeEvent, CompactionEvent, Outcome } from './rollout/record.ts';
 export { RecordWriter, readRecordsFile } from './rollout/record-file.ts';
@@ -87,11 +124,32 @@ export { textPolicySampler } from './rollout/text-policy-sampler.ts';
 export type { TaskFamily, TextPolicy, SummaryWriters, SeedRange } from './env/family.ts';
 export { registerFamily, getFamily, familyNames } from './env/registry.ts';
 export { BUILTIN_FAMILIES, registerBuiltinFamilies } from './env/builtin.ts';
-export { kvLedger, KvLedgerEnv, kvLedgerKnobs, kvLedgerVariants, generateKvLedger, verifyKvLedger } from './env/kv-ledger/index.ts';
+export {
+  kvLedger,
+  KvLedgerEnv,
+  kvLedgerKnobs,
+  kvLedgerVariants,
+  generateKvLedger,
+  verifyKvLedger,
+} from './env/kv-ledger/index.ts';
 export type { KvLedgerKnobs, KvLedgerTask } from './env/kv-ledger/index.ts';
-export { fogCourier, FogCourierEnv, fogCourierKnobs, fogCourierVariants, generateFogCourier, verifyFogCourier } from './env/fog-courier/index.ts';
+export {
+  fogCourier,
+  FogCourierEnv,
+  fogCourierKnobs,
+  fogCourierVariants,
+  generateFogCourier,
+  verifyFogCourier,
+} from './env/fog-courier/index.ts';
 export type { FogCourierKnobs, FogCourierTask } from './env/fog-courier/index.ts';
-export { hopSearch, HopSearchEnv, hopSearchKnobs, hopSearchVariants, generateHopSearch, verifyHopSearch } from './env/hop-search/index.ts';
+export {
+  hopSearch,
+  HopSearchEnv,
+  hopSearchKnobs,
+  hopSearchVariants,
+  generateHopSearch,
+  verifyHopSearch,
+} from './env/hop-search/index.ts';
 export type { HopSearchKnobs, HopSearchTask } from './env/hop-search/index.ts';
 export { readWindow, words } from './env/visible-window.ts';
 export type { VisibleWindow, VisibleStep } from './env/visible-window.ts';

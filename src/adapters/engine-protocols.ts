@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { SampleRequest, SampleResult, SamplingParams } from '../rollout/types.ts';
 
 /**
- * Token-in / token-out wire formats of remote inference engines (spec §3: the runtime never
+ * Token-in / token-out wire formats of remote inference engines (method §3: the runtime never
  * re-tokenizes, so a remote engine must take prompt token ids and return generated token ids).
  * Both are subsets of the engines' own HTTP APIs:
  * - `vllm`: OpenAI-style `POST /v1/completions` with `prompt` as a list of token ids, logprobs with
@@ -41,11 +41,15 @@ const VllmRequest = z.object({
 });
 
 const VllmResponse = z.object({
-  choices: z.array(z.object({
-    logprobs: z.object({ tokens: z.array(z.string()), token_logprobs: z.array(z.number().nullable()) }),
-    finish_reason: z.string().nullable(),
-    stop_reason: z.union([z.number(), z.string()]).nullable().optional(),
-  })).min(1),
+  choices: z
+    .array(
+      z.object({
+        logprobs: z.object({ tokens: z.array(z.string()), token_logprobs: z.array(z.number().nullable()) }),
+        finish_reason: z.string().nullable(),
+        stop_reason: z.union([z.number(), z.string()]).nullable().optional(),
+      }),
+    )
+    .min(1),
 });
 
 const SglangRequest = z.object({
@@ -61,7 +65,9 @@ const SglangRequest = z.object({
 const SglangResponse = z.object({
   meta_info: z.object({
     output_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number().int()]).rest(z.unknown())),
-    finish_reason: z.object({ type: z.string(), matched: z.union([z.number(), z.string()]).nullable().optional() }).nullable(),
+    finish_reason: z
+      .object({ type: z.string(), matched: z.union([z.number(), z.string()]).nullable().optional() })
+      .nullable(),
   }),
 });
 
@@ -74,11 +80,16 @@ function tokenIdOf(s: string): number {
 
 /**
  * A stop token the engine reported as the reason but left out of the tokens: put it back (the
- * runtime counts the stop token as generated, spec §3); its logprob is unknown.
+ * runtime counts the stop token as generated, method §3); its logprob is unknown.
  */
 function withStopToken(r: SampleResult, matched: unknown, request: SampleRequest): SampleResult {
   const last = r.tokens[r.tokens.length - 1];
-  if (r.finishReason === 'stop' && typeof matched === 'number' && request.stopTokens.includes(matched) && last !== matched) {
+  if (
+    r.finishReason === 'stop' &&
+    typeof matched === 'number' &&
+    request.stopTokens.includes(matched) &&
+    last !== matched
+  ) {
     return { ...r, tokens: [...r.tokens, matched], logprobs: [...r.logprobs, null] };
   }
   return r;
@@ -86,51 +97,81 @@ function withStopToken(r: SampleResult, matched: unknown, request: SampleRequest
 
 function parseWith<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
   const r = schema.safeParse(json);
-  if (!r.success) throw new Error(`${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new Error(
+      `${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }
 
 const vllm: EngineProtocol = {
   path: '/v1/completions',
   requestBody: ({ request, params, model }) => ({
-    model, prompt: request.prompt, max_tokens: request.maxTokens, temperature: params.temperature, top_p: params.topP,
-    stop_token_ids: request.stopTokens, logprobs: 1, return_tokens_as_token_ids: true, skip_special_tokens: false,
+    model,
+    prompt: request.prompt,
+    max_tokens: request.maxTokens,
+    temperature: params.temperature,
+    top_p: params.topP,
+    stop_token_ids: request.stopTokens,
+    logprobs: 1,
+    return_tokens_as_token_ids: true,
+    skip_special_tokens: false,
   }),
   parseResponse(json, request) {
     const c = parseWith(VllmResponse, json, 'vllm /v1/completions response').choices[0]!;
     const r: SampleResult = {
-      tokens: c.logprobs.tokens.map(tokenIdOf), logprobs: c.logprobs.token_logprobs, finishReason: c.finish_reason === 'stop' ? 'stop' : 'length',
+      tokens: c.logprobs.tokens.map(tokenIdOf),
+      logprobs: c.logprobs.token_logprobs,
+      finishReason: c.finish_reason === 'stop' ? 'stop' : 'length',
     };
     return withStopToken(r, c.stop_reason, request);
   },
   parseRequest(json) {
     const b = parseWith(VllmRequest, json, 'request');
-    return { request: { prompt: b.prompt, maxTokens: b.max_tokens, stopTokens: b.stop_token_ids }, params: { temperature: b.temperature, topP: b.top_p } };
+    return {
+      request: { prompt: b.prompt, maxTokens: b.max_tokens, stopTokens: b.stop_token_ids },
+      params: { temperature: b.temperature, topP: b.top_p },
+    };
   },
   responseBody: ({ result, model, promptTokens }) => ({
-    object: 'text_completion', model,
-    choices: [{
-      index: 0, text: '', finish_reason: result.finishReason,
-      stop_reason: result.finishReason === 'stop' ? result.tokens[result.tokens.length - 1] : null,
-      logprobs: { tokens: result.tokens.map((t) => `token_id:${t}`), token_logprobs: result.logprobs },
-    }],
-    usage: { prompt_tokens: promptTokens, completion_tokens: result.tokens.length, total_tokens: promptTokens + result.tokens.length },
+    object: 'text_completion',
+    model,
+    choices: [
+      {
+        index: 0,
+        text: '',
+        finish_reason: result.finishReason,
+        stop_reason: result.finishReason === 'stop' ? result.tokens[result.tokens.length - 1] : null,
+        logprobs: { tokens: result.tokens.map((t) => `token_id:${t}`), token_logprobs: result.logprobs },
+      },
+    ],
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: result.tokens.length,
+      total_tokens: promptTokens + result.tokens.length,
+    },
   }),
 };
 
 const sglang: EngineProtocol = {
   path: '/generate',
   requestBody: ({ request, params }) => ({
-    input_ids: request.prompt, return_logprob: true,
+    input_ids: request.prompt,
+    return_logprob: true,
     sampling_params: {
-      max_new_tokens: request.maxTokens, temperature: params.temperature, top_p: params.topP, stop_token_ids: request.stopTokens,
-      skip_special_tokens: false, no_stop_trim: true,
+      max_new_tokens: request.maxTokens,
+      temperature: params.temperature,
+      top_p: params.topP,
+      stop_token_ids: request.stopTokens,
+      skip_special_tokens: false,
+      no_stop_trim: true,
     },
   }),
   parseResponse(json, request) {
     const m = parseWith(SglangResponse, json, 'sglang /generate response').meta_info;
     const r: SampleResult = {
-      tokens: m.output_token_logprobs.map((x) => x[1]), logprobs: m.output_token_logprobs.map((x) => x[0]),
+      tokens: m.output_token_logprobs.map((x) => x[1]),
+      logprobs: m.output_token_logprobs.map((x) => x[0]),
       finishReason: m.finish_reason?.type === 'stop' ? 'stop' : 'length',
     };
     return withStopToken(r, m.finish_reason?.matched, request);
@@ -138,16 +179,22 @@ const sglang: EngineProtocol = {
   parseRequest(json) {
     const b = parseWith(SglangRequest, json, 'request');
     const s = b.sampling_params;
-    return { request: { prompt: b.input_ids, maxTokens: s.max_new_tokens, stopTokens: s.stop_token_ids }, params: { temperature: s.temperature, topP: s.top_p } };
+    return {
+      request: { prompt: b.input_ids, maxTokens: s.max_new_tokens, stopTokens: s.stop_token_ids },
+      params: { temperature: s.temperature, topP: s.top_p },
+    };
   },
   responseBody: ({ result, promptTokens }) => ({
-    text: '', output_ids: result.tokens,
+    text: '',
+    output_ids: result.tokens,
     meta_info: {
-      prompt_tokens: promptTokens, completion_tokens: result.tokens.length,
+      prompt_tokens: promptTokens,
+      completion_tokens: result.tokens.length,
       output_token_logprobs: result.tokens.map((t, i) => [result.logprobs[i] ?? null, t, null]),
-      finish_reason: result.finishReason === 'stop'
-        ? { type: 'stop', matched: result.tokens[result.tokens.length - 1] }
-        : { type: 'length', length: result.tokens.length },
+      finish_reason:
+        result.finishReason === 'stop'
+          ? { type: 'stop', matched: result.tokens[result.tokens.length - 1] }
+          : { type: 'length', length: result.tokens.length },
     },
   }),
 };
@@ -157,6 +204,9 @@ export const ENGINE_PROTOCOLS: Readonly<Record<EngineProtocolName, EngineProtoco
 
 export function engineProtocol(name: string): EngineProtocol {
   const p = (ENGINE_PROTOCOLS as Record<string, EngineProtocol | undefined>)[name];
-  if (!p) throw new Error(`unknown engine protocol ${JSON.stringify(name)}; valid: ${Object.keys(ENGINE_PROTOCOLS).join(', ')}`);
+  if (!p)
+    throw new Error(
+      `unknown engine protocol ${JSON.stringify(name)}; valid: ${Object.keys(ENGINE_PROTOCOLS).join(', ')}`,
+    );
   return p;
 }

@@ -4,7 +4,7 @@ import { EngineError } from './http-sampler.ts';
 /**
  * SGLang's weight reload: `POST /update_weights_from_disk {"model_path": …}` answers
  * `{"success": bool, "message": str}`. The trainer writes the policy to a directory after each
- * update and asks the engine to load it (spec §6 "publish new weights"), the way slime and verl
+ * update and asks the engine to load it (method §6 "publish new weights"), the way slime and verl
  * keep a remote rollout engine on the current policy. `crl serve` implements the same endpoint.
  */
 export const UPDATE_WEIGHTS_PATH = '/update_weights_from_disk';
@@ -12,13 +12,19 @@ export const UPDATE_WEIGHTS_PATH = '/update_weights_from_disk';
 export const UpdateWeightsRequest = z.object({ model_path: z.string().min(1) });
 const UpdateWeightsResponse = z.object({ success: z.boolean(), message: z.string().default('') });
 
-export async function updateWeightsFromDisk(options: { url: string; modelPath: string; timeoutMs?: number }): Promise<void> {
+export async function updateWeightsFromDisk(options: {
+  url: string;
+  modelPath: string;
+  timeoutMs?: number;
+}): Promise<void> {
   const endpoint = new URL(UPDATE_WEIGHTS_PATH, options.url);
   let res: Response;
   try {
     res = await fetch(endpoint, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model_path: options.modelPath }), signal: AbortSignal.timeout(options.timeoutMs ?? 300_000),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model_path: options.modelPath }),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 300_000),
     });
   } catch (e) {
     throw new EngineError(`${endpoint}: ${(e as Error).message}`);
@@ -31,5 +37,8 @@ export async function updateWeightsFromDisk(options: { url: string; modelPath: s
   } catch {
     // not JSON: reported below with the status
   }
-  if (!res.ok || !parsed?.success) throw new EngineError(`${endpoint}: weight update failed (HTTP ${res.status}): ${parsed?.message || text.slice(0, 300)}`);
+  if (!res.ok || !parsed?.success)
+    throw new EngineError(
+      `${endpoint}: weight update failed (HTTP ${res.status}): ${parsed?.message || text.slice(0, 300)}`,
+    );
 }

@@ -22,9 +22,9 @@ export interface HttpSamplerOptions {
  * TokenSampler over a remote engine's HTTP API (engine-protocols.ts). Each request of a batch is
  * one HTTP call, all in flight at once: vLLM and SGLang batch continuously on their side, so the
  * runtime's batching carries over without a batch endpoint. Token ids go in and come out, so
- * records stay token-exact (spec §3). The engine's logprobs are what it reports (vLLM's default
+ * records stay token-exact (method §3). The engine's logprobs are what it reports (vLLM's default
  * `raw_logprobs` mode is the temperature-1 distribution, as the embedded sampler's); PPO recomputes
- * old logprobs in the trainer anyway (spec §6) and keeps these only for the mismatch metric.
+ * old logprobs in the trainer anyway (method §6) and keeps these only for the mismatch metric.
  */
 export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
   const protocol = engineProtocol(options.protocol);
@@ -32,7 +32,9 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
   try {
     endpoint = new URL(protocol.path, options.url);
   } catch {
-    throw new EngineError(`engine URL ${JSON.stringify(options.url)} is not a URL; expected e.g. http://127.0.0.1:8000`);
+    throw new EngineError(
+      `engine URL ${JSON.stringify(options.url)} is not a URL; expected e.g. http://127.0.0.1:8000`,
+    );
   }
   const model = options.model ?? 'default';
   const timeoutMs = options.timeoutMs ?? 120_000;
@@ -44,7 +46,12 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
       if (attempt > 0) await new Promise((r) => setTimeout(r, 200 * 2 ** (attempt - 1)));
       let res: Response;
       try {
-        res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+        res = await fetch(endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
       } catch (e) {
         const cause = (e as { cause?: Error }).cause;
         last = `cannot reach the engine (${(e as Error).message}${cause ? `: ${cause.message}` : ''}); is it running at ${options.url}?`;
@@ -74,7 +81,8 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
   }
 
   return {
-    sample: (requests: readonly SampleRequest[], params: SamplingParams) => Promise.all(requests.map((r) => one(r, params))),
+    sample: (requests: readonly SampleRequest[], params: SamplingParams) =>
+      Promise.all(requests.map((r) => one(r, params))),
   };
 }
 

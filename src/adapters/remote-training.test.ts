@@ -20,7 +20,13 @@ const CRL = join(ROOT, 'bin', 'crl');
 const tokenizer = new WordTokenizer();
 
 async function tinyCheckpoint(dir: string, seed: number): Promise<void> {
-  await saveCheckpoint(dir, { policy: new PolicyModel({ config: modelConfig('tiny', { vocabSize: tokenizer.vocabSize, maxSeqLen: 256 }), optim: DEFAULT_OPTIMIZER, rng: new Rng(seed) }) });
+  await saveCheckpoint(dir, {
+    policy: new PolicyModel({
+      config: modelConfig('tiny', { vocabSize: tokenizer.vocabSize, maxSeqLen: 256 }),
+      optim: DEFAULT_OPTIMIZER,
+      rng: new Rng(seed),
+    }),
+  });
 }
 
 describe('training against a remote engine (crl train --engine-url, a real crl serve process)', () => {
@@ -33,17 +39,39 @@ describe('training against a remote engine (crl train --engine-url, a real crl s
     // logprob would disagree with the trainer's recompute.
     await tinyCheckpoint(join(root, 'engine-init'), 1);
     await tinyCheckpoint(join(root, 'trainer-init'), 2);
-    const child = spawn(CRL, ['serve', '--policy', join(root, 'engine-init'), '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(CRL, ['serve', '--policy', join(root, 'engine-init'), '--port', '0'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     const url: string = await new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`crl serve exited with ${code}`)));
-      createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line).url));
+      createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line).url));
     });
     const run = join(root, 'run');
-    const r = spawnSync(CRL, [
-      'train', '--env', 'chunk-sum', '--init', join(root, 'trainer-init'), '--batch', '3', '--iterations', '3', '--checkpoint-every', '3',
-      '--policy-lr', '1e-2', '--engine-url', url, '--out', run,
-    ], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(
+      CRL,
+      [
+        'train',
+        '--env',
+        'chunk-sum',
+        '--init',
+        join(root, 'trainer-init'),
+        '--batch',
+        '3',
+        '--iterations',
+        '3',
+        '--checkpoint-every',
+        '3',
+        '--policy-lr',
+        '1e-2',
+        '--engine-url',
+        url,
+        '--out',
+        run,
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     expect(r.status, r.stderr).toBe(0);
     const metrics = readMetrics(join(run, 'metrics.jsonl'));
     expect(metrics.map((m) => m.iteration)).toEqual([1, 2, 3]);
@@ -56,7 +84,10 @@ describe('training against a remote engine (crl train --engine-url, a real crl s
     const final = (await loadCheckpoint(latestCheckpoint(run)!.dir)).policy;
     const engineStart = (await loadCheckpoint(join(root, 'engine-init'))).policy;
     const prompt = tokenizer.encode('<bos> <sys> you are an agent <eot> <user>');
-    const [res] = await createHttpSampler({ url, protocol: 'sglang' }).sample([{ prompt, maxTokens: 5, stopTokens: [] }], { temperature: 1, topP: 1 });
+    const [res] = await createHttpSampler({ url, protocol: 'sglang' }).sample(
+      [{ prompt, maxTokens: 5, stopTokens: [] }],
+      { temperature: 1, topP: 1 },
+    );
     const seq = Int32Array.from([...prompt, ...res!.tokens]);
     const lpFinal = final.forward([seq]).logprobs[0]!;
     const lpStart = engineStart.forward([seq]).logprobs[0]!;
@@ -69,13 +100,25 @@ describe('training against a remote engine (crl train --engine-url, a real crl s
 
     // A weight update the engine cannot load is an error with its reason.
     await expect(updateWeightsFromDisk({ url, modelPath: join(root, 'missing') })).rejects.toThrow(EngineError);
-    await expect(updateWeightsFromDisk({ url, modelPath: join(root, 'missing') })).rejects.toThrow(/weight update failed \(HTTP 400\).*missing/);
+    await expect(updateWeightsFromDisk({ url, modelPath: join(root, 'missing') })).rejects.toThrow(
+      /weight update failed \(HTTP 400\).*missing/,
+    );
   }, 120_000);
 
   it('refuses an engine with the vLLM protocol for training, naming the valid one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crl-remote-bad-'));
-    writeFileSync(join(dir, 'c.json'), JSON.stringify({ env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, engine: { url: 'http://127.0.0.1:1', protocol: 'vllm' } }));
-    const r = spawnSync(CRL, ['train', '--config', join(dir, 'c.json'), '--out', join(dir, 'run')], { cwd: ROOT, encoding: 'utf8' });
+    writeFileSync(
+      join(dir, 'c.json'),
+      JSON.stringify({
+        env: { name: 'chunk-sum' },
+        model: { preset: 'tiny' },
+        engine: { url: 'http://127.0.0.1:1', protocol: 'vllm' },
+      }),
+    );
+    const r = spawnSync(CRL, ['train', '--config', join(dir, 'c.json'), '--out', join(dir, 'run')], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/engine\.protocol.*sglang/);
     expect(r.stderr).not.toMatch(/\n\s+at /);

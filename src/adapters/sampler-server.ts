@@ -52,11 +52,18 @@ export async function startSamplerServer(options: {
     }
     for (const group of groups.values()) {
       try {
-        const results = await sampler.sample(group.map((p) => p.request), group[0]!.params);
+        const results = await sampler.sample(
+          group.map((p) => p.request),
+          group[0]!.params,
+        );
         group.forEach((p, i) => p.resolve(results[i]!));
       } catch {
         // One bad request must not fail its batch-mates: run each alone to find whose it was.
-        for (const p of group) await sampler.sample([p.request], p.params).then((r) => p.resolve(r[0]!), (e: Error) => p.reject(e));
+        for (const p of group)
+          await sampler.sample([p.request], p.params).then(
+            (r) => p.resolve(r[0]!),
+            (e: Error) => p.reject(e),
+          );
       }
     }
   }
@@ -80,7 +87,8 @@ export async function startSamplerServer(options: {
       return send(res, 400, { error: { message: (e as Error).message } });
     }
     const v = options.vocabSize;
-    const bad = v === undefined ? -1 : [...parsed.request.prompt, ...parsed.request.stopTokens].findIndex((t) => t >= v);
+    const bad =
+      v === undefined ? -1 : [...parsed.request.prompt, ...parsed.request.stopTokens].findIndex((t) => t >= v);
     if (bad >= 0) return send(res, 400, { error: { message: `token ids must be below the vocabulary size ${v}` } });
     try {
       const result = await enqueue(parsed.request, parsed.params);
@@ -112,8 +120,13 @@ export async function startSamplerServer(options: {
 
   const server = createServer((req, res) => {
     const route = routes[`${req.method} ${new URL(req.url ?? '/', 'http://x').pathname}`];
-    if (!route) return send(res, 404, { error: { message: `no route ${req.method} ${req.url}; routes: ${Object.keys(routes).join(', ')}` } });
-    Promise.resolve(route(req, res)).catch((e: Error) => send(res, e instanceof BadRequest ? 400 : 500, { error: { message: e.message } }));
+    if (!route)
+      return send(res, 404, {
+        error: { message: `no route ${req.method} ${req.url}; routes: ${Object.keys(routes).join(', ')}` },
+      });
+    Promise.resolve(route(req, res)).catch((e: Error) =>
+      send(res, e instanceof BadRequest ? 400 : 500, { error: { message: e.message } }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

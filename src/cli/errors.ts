@@ -11,8 +11,15 @@ export class CliError extends Error {
 
 /** Error classes whose messages already say what to do: shown as-is, without a stack. */
 const USER_ERRORS = new Set([
-  'CliError', 'ConfigError', 'RolloutConfigError', 'InstructionTooLongError', 'UnknownWordError', 'RecordParseError',
-  'CheckpointFormatError', 'SequenceTooLongError', 'EngineError',
+  'CliError',
+  'ConfigError',
+  'RolloutConfigError',
+  'InstructionTooLongError',
+  'UnknownWordError',
+  'RecordParseError',
+  'CheckpointFormatError',
+  'SequenceTooLongError',
+  'EngineError',
 ]);
 
 /**

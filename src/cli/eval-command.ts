@@ -17,7 +17,10 @@ const EvalFlagsSchema = z
     system: z.string().min(1).optional(),
     tasks: int(1).default(16),
     samples: int(1).default(4),
-    windows: z.string().regex(/^\d+(,\d+)*$/, 'a comma-separated list of K, e.g. 1,4').default('1,4'),
+    windows: z
+      .string()
+      .regex(/^\d+(,\d+)*$/, 'a comma-separated list of K, e.g. 1,4')
+      .default('1,4'),
     trainingWindows: int(1).optional(),
     context: int(8).optional(),
     threshold: int(1).optional(),
@@ -31,11 +34,17 @@ export function registerEvalCommand(program: Command): void {
   program
     .command('eval')
     .description('Pass@1 with 95% intervals in x1 and xK modes at the same C, optionally with another summary writer')
-    .requiredOption('--policy <expert|dir|engine:url>', 'acting policy: "expert", a checkpoint directory, a run directory (latest checkpoint), or a remote engine: vllm:URL or sglang:URL')
+    .requiredOption(
+      '--policy <expert|dir|engine:url>',
+      'acting policy: "expert", a checkpoint directory, a run directory (latest checkpoint), or a remote engine: vllm:URL or sglang:URL',
+    )
     .requiredOption('--env <name>', 'task family')
     .option('--variant <name>', 'held-out variant of the family, or "default"')
     .option('--knobs <json>', 'task knob overrides as JSON (the variant applies on top)')
-    .option('--summary-writer <w>', 'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH (acting policy unchanged)')
+    .option(
+      '--summary-writer <w>',
+      'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH (acting policy unchanged)',
+    )
     .option('--system <label>', 'system name recorded in the result (default: the run\'s system or "policy")')
     .option('--tasks <n>', 'evaluation tasks (eval seeds)')
     .option('--samples <n>', 'samples per task (spec: >= 4)')
@@ -48,26 +57,51 @@ export function registerEvalCommand(program: Command): void {
     .option('--out <file.json>', 'result file (default <policy run>/eval/<env>-<variant>-<writer>.json)')
     .action(async (raw: Record<string, unknown>) => {
       const r = EvalFlagsSchema.safeParse(raw);
-      if (!r.success) throw new CliError(formatConfigIssues(r.error.issues).map((l) => `--${l.replace(/^([a-zA-Z]+)/, (k) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))}`).join('\n'));
+      if (!r.success)
+        throw new CliError(
+          formatConfigIssues(r.error.issues)
+            .map((l) => `--${l.replace(/^([a-zA-Z]+)/, (k) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))}`)
+            .join('\n'),
+        );
       const f = r.data;
       const rollout: Record<string, unknown> = {};
       if (f.context !== undefined) rollout.contextWindow = f.context;
       if (f.threshold !== undefined) rollout.compactThreshold = f.threshold;
       if (f.tail !== undefined) rollout.tailSteps = f.tail;
-      const out = f.out ?? (f.policy === 'expert' ? undefined : join(f.policy, 'eval', `${f.env}-${f.variant}-${f.summaryWriter}.json`.replace(/[^a-zA-Z0-9_.-]/g, '_')));
+      const out =
+        f.out ??
+        (f.policy === 'expert'
+          ? undefined
+          : join(f.policy, 'eval', `${f.env}-${f.variant}-${f.summaryWriter}.json`.replace(/[^a-zA-Z0-9_.-]/g, '_')));
       if (!out) throw new CliError('--out is required when --policy is "expert"');
       const knobs = f.knobs ? (parseJsonFlag(f.knobs, '--knobs') as Record<string, unknown>) : {};
       let result;
       try {
         result = await evaluatePolicy({
-          system: f.system ?? (f.policy === 'expert' ? 'expert' : 'policy'), policy: f.policy, env: f.env, variant: f.variant, summaryWriter: f.summaryWriter,
-          rollout, knobs, tasks: f.tasks, samplesPerTask: f.samples, windows: f.windows.split(',').map(Number), trainingWindows: f.trainingWindows ?? null, seed: f.seed, out,
+          system: f.system ?? (f.policy === 'expert' ? 'expert' : 'policy'),
+          policy: f.policy,
+          env: f.env,
+          variant: f.variant,
+          summaryWriter: f.summaryWriter,
+          rollout,
+          knobs,
+          tasks: f.tasks,
+          samplesPerTask: f.samples,
+          windows: f.windows.split(',').map(Number),
+          trainingWindows: f.trainingWindows ?? null,
+          seed: f.seed,
+          out,
         });
       } catch (e) {
-        if (e instanceof Error && e.name === 'Error' && /unknown|no such|valid|lossy/.test(e.message)) throw new CliError(e.message);
+        if (e instanceof Error && e.name === 'Error' && /unknown|no such|valid|lossy/.test(e.message))
+          throw new CliError(e.message);
         throw e;
       }
-      const modes = Object.fromEntries(Object.entries(result.modes).map(([m, v]) => [m, { passAt1: v.passAt1, low: v.low, high: v.high }]));
-      process.stdout.write(`${JSON.stringify({ out, system: result.system, env: result.env, variant: result.variant, summaryWriter: result.summaryWriter, modes })}\n`);
+      const modes = Object.fromEntries(
+        Object.entries(result.modes).map(([m, v]) => [m, { passAt1: v.passAt1, low: v.low, high: v.high }]),
+      );
+      process.stdout.write(
+        `${JSON.stringify({ out, system: result.system, env: result.env, variant: result.variant, summaryWriter: result.summaryWriter, modes })}\n`,
+      );
     });
 }

@@ -17,7 +17,10 @@ const TINY = ['--env', 'chunk-sum', '--model', 'tiny', '--batch', '2', '--checkp
 
 /** Metrics that must replay exactly: everything but wall-clock numbers (perf/). */
 function replayable(run: string) {
-  return readMetrics(join(run, 'metrics.jsonl')).map((l) => ({ iteration: l.iteration, metrics: Object.fromEntries(Object.entries(l.metrics).filter(([k]) => !k.startsWith('perf/'))) }));
+  return readMetrics(join(run, 'metrics.jsonl')).map((l) => ({
+    iteration: l.iteration,
+    metrics: Object.fromEntries(Object.entries(l.metrics).filter(([k]) => !k.startsWith('perf/'))),
+  }));
 }
 
 describe('crl experiments commands (spawned)', () => {
@@ -34,7 +37,17 @@ describe('crl experiments commands (spawned)', () => {
   });
 
   it('rejects bad config with one clear line per problem and no stack', () => {
-    const r = crl(['train', '--env', 'chunk-sum', '--batch', 'many', '--algorithm', 'ppo', '--out', join(mkdtempSync(join(tmpdir(), 'crl-bad-')), 'r')]);
+    const r = crl([
+      'train',
+      '--env',
+      'chunk-sum',
+      '--batch',
+      'many',
+      '--algorithm',
+      'ppo',
+      '--out',
+      join(mkdtempSync(join(tmpdir(), 'crl-bad-')), 'r'),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('batchEpisodes:');
     expect(r.stderr).toContain('(--batch)');
@@ -49,7 +62,9 @@ describe('crl experiments commands (spawned)', () => {
     const args = ['train', ...TINY, '--iterations', '6', '--seed', '5'];
     expect(crl([...args, '--out', full]).code).toBe(0);
 
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--out', killed], { stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--out', killed], {
+      stdio: 'ignore',
+    });
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
         if (readMetrics(join(killed, 'metrics.jsonl')).length >= 3) {
@@ -58,7 +73,10 @@ describe('crl experiments commands (spawned)', () => {
           resolve();
         }
       }, 20);
-      child.on('exit', () => { clearInterval(timer); reject(new Error('run finished before it could be killed')); });
+      child.on('exit', () => {
+        clearInterval(timer);
+        reject(new Error('run finished before it could be killed'));
+      });
     });
     await new Promise((r) => child.once('exit', r));
     const before = readMetrics(join(killed, 'metrics.jsonl')).length;
@@ -79,19 +97,73 @@ describe('crl experiments commands (spawned)', () => {
 
   it('sft -> eval (x1, x4, writer swap) -> report, end to end', () => {
     const root = mkdtempSync(join(tmpdir(), 'crl-e2e-'));
-    const sft = crl(['sft', '--env', 'chunk-sum', '--model', 'tiny', '--episodes', '2', '--epochs', '1', '--out', join(root, 'base')]);
+    const sft = crl([
+      'sft',
+      '--env',
+      'chunk-sum',
+      '--model',
+      'tiny',
+      '--episodes',
+      '2',
+      '--epochs',
+      '1',
+      '--out',
+      join(root, 'base'),
+    ]);
     expect(sft.code).toBe(0);
     expect(JSON.parse(sft.last).loss).toBeGreaterThan(0);
-    const ev = crl(['eval', '--policy', join(root, 'base'), '--env', 'chunk-sum', '--tasks', '2', '--samples', '4', '--windows', '1,4', '--system', 'base']);
+    const ev = crl([
+      'eval',
+      '--policy',
+      join(root, 'base'),
+      '--env',
+      'chunk-sum',
+      '--tasks',
+      '2',
+      '--samples',
+      '4',
+      '--windows',
+      '1,4',
+      '--system',
+      'base',
+    ]);
     expect(ev.code).toBe(0);
     const out = JSON.parse(ev.last).out as string;
     const res = readEvalResult(out);
     expect(Object.keys(res.modes)).toEqual(['x1', 'x4']);
     expect(res.modes.x4!.samples).toBe(8);
-    const expert = crl(['eval', '--policy', 'expert', '--env', 'chunk-sum', '--tasks', '2', '--samples', '4', '--windows', '4', '--summary-writer', 'null', '--system', 'expert', '--out', join(root, 'base', 'eval', 'expert-null.json')]);
+    const expert = crl([
+      'eval',
+      '--policy',
+      'expert',
+      '--env',
+      'chunk-sum',
+      '--tasks',
+      '2',
+      '--samples',
+      '4',
+      '--windows',
+      '4',
+      '--summary-writer',
+      'null',
+      '--system',
+      'expert',
+      '--out',
+      join(root, 'base', 'eval', 'expert-null.json'),
+    ]);
     expect(expert.code).toBe(0);
     expect(readEvalResult(join(root, 'base', 'eval', 'expert-null.json')).summaryWriter).toBe('null');
-    const bad = crl(['eval', '--policy', 'expert', '--env', 'chunk-sum', '--summary-writer', 'gpt', '--out', join(root, 'x.json')]);
+    const bad = crl([
+      'eval',
+      '--policy',
+      'expert',
+      '--env',
+      'chunk-sum',
+      '--summary-writer',
+      'gpt',
+      '--out',
+      join(root, 'x.json'),
+    ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('valid summary writers');
     const rep = crl(['report', join(root, 'base')]);

@@ -13,6 +13,7 @@ export function parseJsonFlag(text: string, flag: string): unknown {
 export function parseKnobsFlag(text: string | undefined): Record<string, unknown> {
   if (text === undefined) return {};
   const v = parseJsonFlag(text, '--knobs');
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new CliError(`--knobs: expected a JSON object, got ${text}`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new CliError(`--knobs: expected a JSON object, got ${text}`);
   return v as Record<string, unknown>;
 }

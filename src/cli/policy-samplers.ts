@@ -20,11 +20,14 @@ export async function actorSampler(options: {
   contextWindow: number;
 }): Promise<TokenSampler> {
   const { policy, family, tokenizer, seed } = options;
-  if (policy === 'expert') return textPolicySampler({ tokenizer, policy: family.expert, rng: new Rng(mixSeed(seed, 1)) });
+  if (policy === 'expert')
+    return textPolicySampler({ tokenizer, policy: family.expert, rng: new Rng(mixSeed(seed, 1)) });
   const remote = engineSamplerFor(policy); // a bad URL is an EngineError: a user error with its reason
   if (remote) return remote;
   if (!existsSync(policy) || !statSync(policy).isDirectory()) {
-    throw new CliError(`--policy: expected "expert", vllm:URL, sglang:URL, a checkpoint directory or a run directory, but ${JSON.stringify(policy)} is not a directory`);
+    throw new CliError(
+      `--policy: expected "expert", vllm:URL, sglang:URL, a checkpoint directory or a run directory, but ${JSON.stringify(policy)} is not a directory`,
+    );
   }
   let dir: string;
   try {
@@ -36,10 +39,14 @@ export async function actorSampler(options: {
 }
 
 /** Scripted summary writers by name (registry, not branches). */
-const TEXT_WRITERS: Record<'oracle' | 'null' | 'lossy', (family: TaskFamily<any>, choice: SummaryWriterChoice) => TextPolicy> = {
+const TEXT_WRITERS: Record<
+  'oracle' | 'null' | 'lossy',
+  (family: TaskFamily<any>, choice: SummaryWriterChoice) => TextPolicy
+> = {
   oracle: (family) => family.summaryWriters.oracle,
   null: () => () => '',
-  lossy: (family, choice) => (choice.kind === 'lossy' ? family.summaryWriters.lossy(choice.p, choice.goalP) : family.summaryWriters.lossy(0)),
+  lossy: (family, choice) =>
+    choice.kind === 'lossy' ? family.summaryWriters.lossy(choice.p, choice.goalP) : family.summaryWriters.lossy(0),
 };
 
 export async function summarySampler(options: {
@@ -54,7 +61,12 @@ export async function summarySampler(options: {
   // The same object as the actor: the runner then batches actions and summaries in one call.
   if (choice.kind === 'self') return actor;
   if (choice.kind === 'checkpoint') {
-    return checkpointSampler({ dir: choice.path, seed: mixSeed(seed, 2), tokenizer, contextWindow: options.contextWindow });
+    return checkpointSampler({
+      dir: choice.path,
+      seed: mixSeed(seed, 2),
+      tokenizer,
+      contextWindow: options.contextWindow,
+    });
   }
   const policy = TEXT_WRITERS[choice.kind](family, choice);
   return textPolicySampler({ tokenizer, policy, rng: new Rng(mixSeed(seed, 2)) });
@@ -64,14 +76,23 @@ export async function summarySampler(options: {
  * The embedded model as a sampler: src/model/checkpoint.ts loads the policy, ModelSampler runs it
  * with a KV cache. The model must cover the vocabulary and the context window C.
  */
-async function checkpointSampler(options: { dir: string; seed: number; tokenizer: Tokenizer; contextWindow: number }): Promise<TokenSampler> {
+async function checkpointSampler(options: {
+  dir: string;
+  seed: number;
+  tokenizer: Tokenizer;
+  contextWindow: number;
+}): Promise<TokenSampler> {
   const { policy } = await loadCheckpoint(options.dir);
   const cfg = policy.config;
   if (cfg.vocabSize < options.tokenizer.vocabSize) {
-    throw new CliError(`--policy ${options.dir}: the model's vocabulary has ${cfg.vocabSize} tokens, the tokenizer ${options.tokenizer.vocabSize}`);
+    throw new CliError(
+      `--policy ${options.dir}: the model's vocabulary has ${cfg.vocabSize} tokens, the tokenizer ${options.tokenizer.vocabSize}`,
+    );
   }
   if (cfg.maxSeqLen < options.contextWindow) {
-    throw new CliError(`--policy ${options.dir}: the model's maxSeqLen ${cfg.maxSeqLen} is below the context window ${options.contextWindow}; pass --context ${cfg.maxSeqLen} or less (with a matching --threshold)`);
+    throw new CliError(
+      `--policy ${options.dir}: the model's maxSeqLen ${cfg.maxSeqLen} is below the context window ${options.contextWindow}; pass --context ${cfg.maxSeqLen} or less (with a matching --threshold)`,
+    );
   }
   return new ModelSampler({ policy, rng: new Rng(mixSeed(options.seed, 3)) });
 }

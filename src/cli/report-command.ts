@@ -12,7 +12,12 @@ export function registerReportCommand(program: Command): void {
     .option('--training-windows <K>', 'K used in training (the "x4" column)', '4')
     .action(async (runs: string[], opts: { out?: string; title?: string; trainingWindows: string }) => {
       const outDir = opts.out ?? join(runs[0]!, 'report');
-      const r = await writeReport({ runDirs: runs, outDir, ...(opts.title ? { title: opts.title } : {}), trainingWindows: Number(opts.trainingWindows) });
+      const r = await writeReport({
+        runDirs: runs,
+        outDir,
+        ...(opts.title ? { title: opts.title } : {}),
+        trainingWindows: Number(opts.trainingWindows),
+      });
       for (const w of r.warnings) process.stderr.write(`crl: warning: ${w}\n`);
       process.stdout.write(`${JSON.stringify({ html: r.html, markdown: r.markdown, warnings: r.warnings.length })}\n`);
     });

@@ -11,16 +11,24 @@ import { actorOption, asUserError } from './train-command.ts';
 
 /** --envs / --seeds: a part of a preset (e.g. one family of `full`), recorded in pipeline.json. */
 export function restrictPreset(preset: Preset, opts: { envs?: string; seeds?: string }): Preset {
-  const list = (x: string) => x.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const list = (x: string) =>
+    x
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   let { envs, seeds } = preset;
   if (opts.envs !== undefined) {
     envs = list(opts.envs);
     const unknown = envs.filter((e) => !preset.envs.includes(e));
-    if (envs.length === 0 || unknown.length > 0) throw new CliError(`--envs: ${unknown.length ? `not in this preset: ${unknown.join(', ')}` : 'empty'}; the preset's families: ${preset.envs.join(', ')}`);
+    if (envs.length === 0 || unknown.length > 0)
+      throw new CliError(
+        `--envs: ${unknown.length ? `not in this preset: ${unknown.join(', ')}` : 'empty'}; the preset's families: ${preset.envs.join(', ')}`,
+      );
   }
   if (opts.seeds !== undefined) {
     seeds = list(opts.seeds).map(Number);
-    if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s) || s < 0)) throw new CliError(`--seeds: expected comma-separated whole numbers >= 0, got ${JSON.stringify(opts.seeds)}`);
+    if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s) || s < 0))
+      throw new CliError(`--seeds: expected comma-separated whole numbers >= 0, got ${JSON.stringify(opts.seeds)}`);
   }
   return { ...preset, envs, seeds };
 }
@@ -28,31 +36,60 @@ export function restrictPreset(preset: Preset, opts: { envs?: string; seeds?: st
 export function registerReproduceCommand(program: Command): void {
   program
     .command('reproduce')
-    .description('SFT base -> RL w/o compaction -> CompactionRL -> ablations -> broadcast -> eval all -> report; last line is the results JSON')
+    .description(
+      'SFT base -> RL w/o compaction -> CompactionRL -> ablations -> broadcast -> eval all -> report; last line is the results JSON',
+    )
     .option('--preset <name>', `one of ${presetNames().join(', ')}`, 'quick')
     .option('--out <dir>', 'pipeline directory (default runs/reproduce-<preset>-<time>)')
     .option('--envs <list>', "run only these of the preset's task families, comma-separated (e.g. kv-ledger)")
     .option('--seeds <list>', "run only these seeds instead of the preset's, comma-separated (e.g. 0,1)")
     .option('--resume <dir>', 'continue an interrupted pipeline (its stored preset, --envs and --seeds)')
     .addOption(actorOption())
-    .action(async (opts: { preset: string; out?: string; resume?: string; envs?: string; seeds?: string; actor: ActorKind }) => {
-      let presetName = opts.preset;
-      let outDir = opts.out ?? join('runs', newRunName(`reproduce-${presetName}`));
-      let preset: Preset;
-      if (opts.resume) {
-        const file = join(opts.resume, RUN_FILES.pipeline);
-        if (!existsSync(file)) throw new CliError(`${opts.resume} is not a reproduce directory (no ${RUN_FILES.pipeline})`);
-        if (opts.envs || opts.seeds) throw new CliError('--resume continues the stored pipeline; --envs and --seeds cannot change it');
-        // The stored preset, as it was run (a later code change to the preset does not leak in).
-        const { preset: name, actor: _actor, ...stored } = JSON.parse(readFileSync(file, 'utf8')) as Preset & { preset: string; actor: string };
-        presetName = name;
-        preset = stored;
-        outDir = opts.resume;
-      } else {
-        preset = restrictPreset(asUserError(() => getPreset(presetName)), opts);
-      }
-      if (opts.actor === 'expert') process.stderr.write('crl: warning: --actor expert: every system acts with the scripted expert; the numbers measure the expert, not trained policies\n');
-      const summary = await reproduce({ preset, presetName, outDir, actor: opts.actor, log: (l) => process.stderr.write(`crl reproduce: ${l}\n`) });
-      process.stdout.write(`${JSON.stringify(summary)}\n`);
-    });
+    .action(
+      async (opts: {
+        preset: string;
+        out?: string;
+        resume?: string;
+        envs?: string;
+        seeds?: string;
+        actor: ActorKind;
+      }) => {
+        let presetName = opts.preset;
+        let outDir = opts.out ?? join('runs', newRunName(`reproduce-${presetName}`));
+        let preset: Preset;
+        if (opts.resume) {
+          const file = join(opts.resume, RUN_FILES.pipeline);
+          if (!existsSync(file))
+            throw new CliError(`${opts.resume} is not a reproduce directory (no ${RUN_FILES.pipeline})`);
+          if (opts.envs || opts.seeds)
+            throw new CliError('--resume continues the stored pipeline; --envs and --seeds cannot change it');
+          // The stored preset, as it was run (a later code change to the preset does not leak in).
+          const {
+            preset: name,
+            actor: _actor,
+            ...stored
+          } = JSON.parse(readFileSync(file, 'utf8')) as Preset & { preset: string; actor: string };
+          presetName = name;
+          preset = stored;
+          outDir = opts.resume;
+        } else {
+          preset = restrictPreset(
+            asUserError(() => getPreset(presetName)),
+            opts,
+          );
+        }
+        if (opts.actor === 'expert')
+          process.stderr.write(
+            'crl: warning: --actor expert: every system acts with the scripted expert; the numbers measure the expert, not trained policies\n',
+          );
+        const summary = await reproduce({
+          preset,
+          presetName,
+          outDir,
+          actor: opts.actor,
+          log: (l) => process.stderr.write(`crl reproduce: ${l}\n`),
+        });
+        process.stdout.write(`${JSON.stringify(summary)}\n`);
+      },
+    );
 }

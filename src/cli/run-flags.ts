@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { parseSummaryWriter as parseWriterSpec, type SummaryWriterSpec } from '../eval/summary-writer.ts';
 import { CliError } from './errors.ts';
 
-/** `--summary-writer`: who writes summaries (Table 1 analogue, spec §8); one grammar, in eval/. */
+/** `--summary-writer`: who writes summaries (Table 1 analogue, method §8); one grammar, in eval/. */
 export type SummaryWriterChoice = SummaryWriterSpec;
 
-const int = (min: number) => z.coerce.number({ error: 'expected a whole number' }).int({ error: 'expected a whole number' }).min(min);
+const int = (min: number) =>
+  z.coerce.number({ error: 'expected a whole number' }).int({ error: 'expected a whole number' }).min(min);
 
 export const RunFlagsSchema = z
   .object({

@@ -17,19 +17,42 @@ import { parseSummaryWriter } from './run-flags.ts';
 
 /** Spawns the real CLI process, as a user would run it. */
 function crl(args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe('crl run (spawned)', () => {
   it('runs the expert with compaction, writes valid records and ends with the summary JSON line', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'crl-run-')), 'runs', 'chunk.jsonl');
-    const r = crl(['run', '--env', 'kv-ledger', '--policy', 'expert', '--episodes', '4', '--windows', '4', '--seed', '3', '--out', out]);
+    const r = crl([
+      'run',
+      '--env',
+      'kv-ledger',
+      '--policy',
+      'expert',
+      '--episodes',
+      '4',
+      '--windows',
+      '4',
+      '--seed',
+      '3',
+      '--out',
+      out,
+    ]);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.code).toBe(0);
     const last = r.stdout.trim().split('\n').pop()!;
     const summary = JSON.parse(last);
-    expect(Object.keys(summary).sort()).toEqual(['episodes', 'meanCompactions', 'meanGeneratedTokens', 'passAt1', 'truncated']);
+    expect(Object.keys(summary).sort()).toEqual([
+      'episodes',
+      'meanCompactions',
+      'meanGeneratedTokens',
+      'passAt1',
+      'truncated',
+    ]);
     const records = readRecordsFile(out);
     expect(records).toHaveLength(4);
     expect(summary.episodes).toBe(4);
@@ -52,27 +75,79 @@ describe('crl run (spawned)', () => {
     expect(JSON.parse(r.stdout.trim().split('\n').pop()!).episodes).toBe(2);
     const records = readRecordsFile(out);
     // The model's sampling logprobs are recorded on every generated token.
-    const generated = records.flatMap((rec) => rec.segments.flatMap((seg) => seg.logprobs.filter((_, i) => seg.lossMask[i] === 1)));
+    const generated = records.flatMap((rec) =>
+      rec.segments.flatMap((seg) => seg.logprobs.filter((_, i) => seg.lossMask[i] === 1)),
+    );
     expect(generated.length).toBeGreaterThan(0);
     expect(generated.every((x) => typeof x === 'number' && x <= 0)).toBe(true);
   });
 
   it('truncates with a single window and a null summary writer loses the task', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crl-run-'));
-    const single = JSON.parse(crl(['run', '--env', 'chunk-sum', '--episodes', '2', '--windows', '1', '--out', join(dir, 'a.jsonl')]).stdout.trim().split('\n').pop()!);
+    const single = JSON.parse(
+      crl(['run', '--env', 'chunk-sum', '--episodes', '2', '--windows', '1', '--out', join(dir, 'a.jsonl')])
+        .stdout.trim()
+        .split('\n')
+        .pop()!,
+    );
     expect(single).toMatchObject({ passAt1: 0, truncated: 2, meanCompactions: 0 });
-    const nul = JSON.parse(crl(['run', '--env', 'chunk-sum', '--episodes', '2', '--summary-writer', 'null', '--out', join(dir, 'b.jsonl')]).stdout.trim().split('\n').pop()!);
+    const nul = JSON.parse(
+      crl(['run', '--env', 'chunk-sum', '--episodes', '2', '--summary-writer', 'null', '--out', join(dir, 'b.jsonl')])
+        .stdout.trim()
+        .split('\n')
+        .pop()!,
+    );
     expect(nul.passAt1).toBeLessThan(1);
   });
 
   it('lossy:P:G sets the goal-drop probability: hop-search fails without its question (run and eval)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crl-run-'));
     const last = (r: { stdout: string }) => JSON.parse(r.stdout.trim().split('\n').pop()!);
-    const kept = last(crl(['run', '--env', 'hop-search', '--episodes', '4', '--summary-writer', 'lossy:0:0', '--out', join(dir, 'kept.jsonl')]));
-    const lost = last(crl(['run', '--env', 'hop-search', '--episodes', '4', '--summary-writer', 'lossy:0:1', '--out', join(dir, 'lost.jsonl')]));
+    const kept = last(
+      crl([
+        'run',
+        '--env',
+        'hop-search',
+        '--episodes',
+        '4',
+        '--summary-writer',
+        'lossy:0:0',
+        '--out',
+        join(dir, 'kept.jsonl'),
+      ]),
+    );
+    const lost = last(
+      crl([
+        'run',
+        '--env',
+        'hop-search',
+        '--episodes',
+        '4',
+        '--summary-writer',
+        'lossy:0:1',
+        '--out',
+        join(dir, 'lost.jsonl'),
+      ]),
+    );
     expect(kept.passAt1).toBe(1);
     expect(lost.passAt1).toBe(0);
-    const ev = crl(['eval', '--policy', 'expert', '--env', 'hop-search', '--tasks', '2', '--samples', '2', '--windows', '4', '--summary-writer', 'lossy:0:1', '--out', join(dir, 'eval.json')]);
+    const ev = crl([
+      'eval',
+      '--policy',
+      'expert',
+      '--env',
+      'hop-search',
+      '--tasks',
+      '2',
+      '--samples',
+      '2',
+      '--windows',
+      '4',
+      '--summary-writer',
+      'lossy:0:1',
+      '--out',
+      join(dir, 'eval.json'),
+    ]);
     expect(ev.code).toBe(0);
     const result = JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8'));
     expect(result.summaryWriter).toBe('lossy:0:1');
@@ -80,7 +155,15 @@ describe('crl run (spawned)', () => {
   });
 
   it('reports a bad flag clearly from the real process, without a stack trace', () => {
-    const r = crl(['run', '--env', 'chunk-sum', '--threshold', '40', '--out', join(mkdtempSync(join(tmpdir(), 'crl-run-')), 'x.jsonl')]);
+    const r = crl([
+      'run',
+      '--env',
+      'chunk-sum',
+      '--threshold',
+      '40',
+      '--out',
+      join(mkdtempSync(join(tmpdir(), 'crl-run-')), 'x.jsonl'),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/Raise compactThreshold to \d+.*\n.*--threshold/s);
     expect(r.stderr).not.toMatch(/\n\s+at /);
@@ -108,7 +191,9 @@ describe('crl run flag errors (in process)', () => {
     let text = '';
     const sink = { write: (s: string) => ((text += s), true) } as unknown as NodeJS.WritableStream;
     try {
-      await buildProgram().exitOverride().parseAsync(['node', 'crl', 'run', ...args, '--out', join(mkdtempSync(join(tmpdir(), 'crl-run-')), 'x.jsonl')]);
+      await buildProgram()
+        .exitOverride()
+        .parseAsync(['node', 'crl', 'run', ...args, '--out', join(mkdtempSync(join(tmpdir(), 'crl-run-')), 'x.jsonl')]);
     } catch (e) {
       return { code: reportError(e, sink), text };
     }

@@ -45,7 +45,11 @@ export function registerRunCommand(program: Command): void {
     .command('run')
     .description('run a policy with compaction on N tasks and write one JSONL record per episode')
     .requiredOption('--env <name>', 'registered task family')
-    .option('--policy <expert|dir|engine:url>', 'the family expert, a checkpoint directory, a run directory (its latest checkpoint), or a remote engine: vllm:URL or sglang:URL (e.g. one `crl serve` started)', 'expert')
+    .option(
+      '--policy <expert|dir|engine:url>',
+      'the family expert, a checkpoint directory, a run directory (its latest checkpoint), or a remote engine: vllm:URL or sglang:URL (e.g. one `crl serve` started)',
+      'expert',
+    )
     .option('--knobs <json>', 'task knobs as JSON, e.g. \'{"queries":1,"keys":4}\' (default: the family defaults)')
     .option('--episodes <n>', 'number of tasks', '8')
     .option('--windows <K>', 'context windows per episode (K - 1 compactions)', '4')
@@ -53,7 +57,11 @@ export function registerRunCommand(program: Command): void {
     .option('--threshold <T>', 'compaction threshold T_comp (default 112)')
     .option('--tail <k>', 'whole steps carried into the rebuilt window (default 2)')
     .option('--seed <s>', 'offset into the eval seed range; also seeds the samplers', '0')
-    .option('--summary-writer <w>', 'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH', 'self')
+    .option(
+      '--summary-writer <w>',
+      'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH',
+      'self',
+    )
     .option('--concurrency <n>', 'episodes in flight at once (default: all)')
     .option('--temperature <t>', 'sampling temperature (default 1)')
     .option('--top-p <p>', 'nucleus sampling mass (default 1)')
@@ -68,25 +76,52 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   loadFamilies();
   const family = familyFor(flags.env);
   const tokenizer = new WordTokenizer();
-  const { config, layout } = resolveWithFlagNames(() => resolveRolloutConfig({ tokenizer, input: rolloutInput(flags) }));
-  const actor = await actorSampler({ policy: flags.policy, family, tokenizer, seed: flags.seed, contextWindow: config.contextWindow });
-  const summarizer = await summarySampler({ choice: flags.writer, family, actor, tokenizer, seed: flags.seed, contextWindow: config.contextWindow });
+  const { config, layout } = resolveWithFlagNames(() =>
+    resolveRolloutConfig({ tokenizer, input: rolloutInput(flags) }),
+  );
+  const actor = await actorSampler({
+    policy: flags.policy,
+    family,
+    tokenizer,
+    seed: flags.seed,
+    contextWindow: config.contextWindow,
+  });
+  const summarizer = await summarySampler({
+    choice: flags.writer,
+    family,
+    actor,
+    tokenizer,
+    seed: flags.seed,
+    contextWindow: config.contextWindow,
+  });
   const size = family.evalSeeds.end - family.evalSeeds.start;
-  if (flags.episodes > size) process.stderr.write(`crl: warning: ${flags.episodes} episodes exceed the ${size} eval seeds of ${family.name}; seeds repeat\n`);
+  if (flags.episodes > size)
+    process.stderr.write(
+      `crl: warning: ${flags.episodes} episodes exceed the ${size} eval seeds of ${family.name}; seeds repeat\n`,
+    );
   const knobs = parseKnobsFlag(flags.knobs);
   try {
     family.create(knobs); // validates the knobs once, before any episode
   } catch (e) {
     throw new CliError(`--knobs: ${(e as Error).message}`);
   }
-  const episodes = evalTaskSeeds(family, flags).map((seed, i) => ({ episodeId: `${family.name}-${seed}-${i}`, env: family.create(knobs), seed }));
+  const episodes = evalTaskSeeds(family, flags).map((seed, i) => ({
+    episodeId: `${family.name}-${seed}-${i}`,
+    env: family.create(knobs),
+    seed,
+  }));
 
   const writer = new RecordWriter(flags.out);
   const bar = new SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | pass {pass}' });
   bar.start(episodes.length, 0, { pass: 0 });
   let passed = 0;
   const records = await runEpisodes({
-    episodes, config, layout, actor, summarizer, concurrency: flags.concurrency,
+    episodes,
+    config,
+    layout,
+    actor,
+    summarizer,
+    concurrency: flags.concurrency,
     onEpisodeEnd: (rec) => {
       writer.write(rec);
       if (isSuccess(rec.reward)) passed++;
@@ -104,7 +139,9 @@ function resolveWithFlagNames<T>(f: () => T): T {
     return f();
   } catch (e) {
     if (e instanceof RolloutConfigError) {
-      throw new CliError(`${e.message}\n(flags: --context sets contextWindow, --threshold compactThreshold, --tail tailSteps, --windows maxWindows)`);
+      throw new CliError(
+        `${e.message}\n(flags: --context sets contextWindow, --threshold compactThreshold, --tail tailSteps, --windows maxWindows)`,
+      );
     }
     throw e;
   }

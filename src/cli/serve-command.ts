@@ -28,7 +28,9 @@ export interface ServeReady {
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('serve an embedded checkpoint over the vLLM (/v1/completions) and SGLang (/generate, /update_weights_from_disk) token-id APIs')
+    .description(
+      'serve an embedded checkpoint over the vLLM (/v1/completions) and SGLang (/generate, /update_weights_from_disk) token-id APIs',
+    )
     .requiredOption('--policy <dir>', 'a checkpoint directory, or a run directory (its latest checkpoint)')
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0: any free port; the first stdout line says which)', '8000')
@@ -45,25 +47,44 @@ export function registerServeCommand(program: Command): void {
       } catch (e) {
         throw new CliError(`--policy: ${(e as Error).message}`);
       }
-      if (policy.config.vocabSize < tokenizer.vocabSize) throw new CliError(`--policy: the model's vocabulary has ${policy.config.vocabSize} tokens, the tokenizer ${tokenizer.vocabSize}`);
+      if (policy.config.vocabSize < tokenizer.vocabSize)
+        throw new CliError(
+          `--policy: the model's vocabulary has ${policy.config.vocabSize} tokens, the tokenizer ${tokenizer.vocabSize}`,
+        );
       const sampler = new ModelSampler({ policy, rng: new Rng(mixSeed(f.seed, 3)) });
       // SGLang's update_weights_from_disk: the trainer publishes each update (crl train --engine-url).
       const loadWeights = async (path: string) => {
         const next = (await loadCheckpoint(resolveCheckpointDir(path))).policy;
-        if (next.net.params.length !== policy.net.params.length) throw new Error(`${path} holds ${next.net.params.length} parameters, the served model ${policy.net.params.length}`);
+        if (next.net.params.length !== policy.net.params.length)
+          throw new Error(
+            `${path} holds ${next.net.params.length} parameters, the served model ${policy.net.params.length}`,
+          );
         policy.net.params.set(next.net.params);
         policy.net.markWeightsChanged(); // drops the sampler's KV cache
       };
       const model = f.model ?? basename(f.policy);
       let server;
       try {
-        server = await startSamplerServer({ sampler, host: f.host, port: f.port, model, vocabSize: tokenizer.vocabSize, loadWeights });
+        server = await startSamplerServer({
+          sampler,
+          host: f.host,
+          port: f.port,
+          model,
+          vocabSize: tokenizer.vocabSize,
+          loadWeights,
+        });
       } catch (e) {
         throw new CliError(`cannot listen on ${f.host}:${f.port}: ${(e as Error).message}`);
       }
-      const ready: ServeReady = { url: server.url, model, protocols: Object.fromEntries(Object.entries(ENGINE_PROTOCOLS).map(([k, p]) => [k, p.path])) };
+      const ready: ServeReady = {
+        url: server.url,
+        model,
+        protocols: Object.fromEntries(Object.entries(ENGINE_PROTOCOLS).map(([k, p]) => [k, p.path])),
+      };
       process.stdout.write(`${JSON.stringify(ready)}\n`);
-      process.stderr.write(`crl serve: ${model} at ${server.url} (vllm ${ready.protocols.vllm}, sglang ${ready.protocols.sglang}); Ctrl-C stops\n`);
+      process.stderr.write(
+        `crl serve: ${model} at ${server.url} (vllm ${ready.protocols.vllm}, sglang ${ready.protocols.sglang}); Ctrl-C stops\n`,
+      );
       await new Promise<void>((resolve) => {
         const stop = () => void server.close().then(resolve);
         process.once('SIGINT', stop);

@@ -11,20 +11,28 @@ import { parseJsonFlag } from './json-flag.ts';
 export function registerSftCommand(program: Command): void {
   program
     .command('sft')
-    .description('train the SFT base policy on expert episodes with lossy(p) summaries (cross-entropy on generated tokens)')
+    .description(
+      'train the SFT base policy on expert episodes with lossy(p) summaries (cross-entropy on generated tokens)',
+    )
     .option('--env <name>', 'task family', 'kv-ledger')
     .option('--knobs <json>', 'task knobs as JSON, e.g. \'{"queries":1}\'')
     .option('--episodes <n>', 'expert episodes per epoch')
     .option('--epochs <n>', 'epochs (fresh episodes each epoch unless --data fixed)')
     .option('--data <mode>', 'fresh (new training seeds every epoch) | fixed (the same episodes every epoch)')
-    .option('--mix <json>', 'per-family shares of episodes with extra knobs, e.g. \'{"kv-ledger":[{"share":0.45,"knobs":{"chunks":1}}]}\'')
+    .option(
+      '--mix <json>',
+      'per-family shares of episodes with extra knobs, e.g. \'{"kv-ledger":[{"share":0.45,"knobs":{"chunks":1}}]}\'',
+    )
     .option('--lossy-p <p>', 'summary fact-drop probability of the lossy writer')
     .option('--lossy-goal-p <p>', 'goal-clause drop probability of the lossy writer (default: half of --lossy-p)')
     .option('--lr <x>', 'peak learning rate (linear warm-up, then cosine)')
     .option('--warmup <steps>', 'warm-up optimizer steps')
     .option('--batch-tokens <n>', 'tokens per optimizer step')
     .option('--dense-steps <n>', 'dense warm-up optimizer steps before the episode SFT (0: none; docs/sft.md)')
-    .option('--dense <json>', 'dense warm-up settings as JSON, e.g. \'{"steps":3000,"recallSteps":300,"recallBatch":128}\' (keys: steps, recallSteps, recallBatch, batch, lr, maxChunks, probes, summaryShare, evalEvery, replay; docs/sft.md)')
+    .option(
+      '--dense <json>',
+      'dense warm-up settings as JSON, e.g. \'{"steps":3000,"recallSteps":300,"recallBatch":128}\' (keys: steps, recallSteps, recallBatch, batch, lr, maxChunks, probes, summaryShare, evalEvery, replay; docs/sft.md)',
+    )
     .option('--held-out <n>', 'expert episodes on evaluation seeds for held-out token accuracy (0: skip)')
     .option('--model <preset>', 'model preset')
     .option('--context <C>', 'context window C')
@@ -32,19 +40,52 @@ export function registerSftCommand(program: Command): void {
     .option('--out <dir>', 'run directory (default runs/base-<time>); an existing one is resumed')
     .action(async (o: Record<string, string | undefined>) => {
       const num = (x: string | undefined) => (x === undefined ? undefined : Number.isFinite(Number(x)) ? Number(x) : x);
-      const raw = Object.fromEntries(Object.entries({
-        env: { name: o.env, ...(o.knobs ? { knobs: parseJsonFlag(o.knobs, '--knobs') } : {}) }, episodes: num(o.episodes), epochs: num(o.epochs), data: o.data, mix: o.mix ? parseJsonFlag(o.mix, '--mix') : undefined, lossyP: num(o.lossyP), lossyGoalP: num(o.lossyGoalP), lr: num(o.lr),
-        warmupSteps: num(o.warmup),
-        dense: o.dense || o.denseSteps ? { ...(o.dense ? (parseJsonFlag(o.dense, '--dense') as object) : {}), ...(o.denseSteps ? { steps: num(o.denseSteps) } : {}) } : undefined,
-        batchTokens: num(o.batchTokens), heldOutEpisodes: num(o.heldOut),
-        model: o.model ? { preset: o.model } : undefined, rollout: o.context ? { contextWindow: num(o.context) } : undefined, seed: num(o.seed),
-      }).filter(([, v]) => v !== undefined));
+      const raw = Object.fromEntries(
+        Object.entries({
+          env: { name: o.env, ...(o.knobs ? { knobs: parseJsonFlag(o.knobs, '--knobs') } : {}) },
+          episodes: num(o.episodes),
+          epochs: num(o.epochs),
+          data: o.data,
+          mix: o.mix ? parseJsonFlag(o.mix, '--mix') : undefined,
+          lossyP: num(o.lossyP),
+          lossyGoalP: num(o.lossyGoalP),
+          lr: num(o.lr),
+          warmupSteps: num(o.warmup),
+          dense:
+            o.dense || o.denseSteps
+              ? {
+                  ...(o.dense ? (parseJsonFlag(o.dense, '--dense') as object) : {}),
+                  ...(o.denseSteps ? { steps: num(o.denseSteps) } : {}),
+                }
+              : undefined,
+          batchTokens: num(o.batchTokens),
+          heldOutEpisodes: num(o.heldOut),
+          model: o.model ? { preset: o.model } : undefined,
+          rollout: o.context ? { contextWindow: num(o.context) } : undefined,
+          seed: num(o.seed),
+        }).filter(([, v]) => v !== undefined),
+      );
       const r = SftConfigSchema.safeParse(raw);
-      if (!r.success) throw new CliError(`invalid sft settings:\n  - ${formatConfigIssues(r.error.issues, SftConfigSchema).join('\n  - ')}`);
+      if (!r.success)
+        throw new CliError(
+          `invalid sft settings:\n  - ${formatConfigIssues(r.error.issues, SftConfigSchema).join('\n  - ')}`,
+        );
       const runDir = o.out ?? join('runs', newRunName('base'));
-      const { checkpoint } = await runSft({ runDir, config: r.data, progress: createProgress({ label: 'sft', fields: SFT_FIELDS }), log: (l) => process.stderr.write(`${l}\n`) });
+      const { checkpoint } = await runSft({
+        runDir,
+        config: r.data,
+        progress: createProgress({ label: 'sft', fields: SFT_FIELDS }),
+        log: (l) => process.stderr.write(`${l}\n`),
+      });
       const last = readMetrics(join(runDir, 'metrics.jsonl')).pop();
-      process.stdout.write(`${JSON.stringify({ runDir, checkpoint, loss: last?.metrics['sft/loss'] ?? null, tokenAccuracy: last?.metrics['sft/token_acc_p50'] ?? null,
-        heldOut: Object.fromEntries(Object.entries(last?.metrics ?? {}).filter(([k]) => k.startsWith('heldout/'))) })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({
+          runDir,
+          checkpoint,
+          loss: last?.metrics['sft/loss'] ?? null,
+          tokenAccuracy: last?.metrics['sft/token_acc_p50'] ?? null,
+          heldOut: Object.fromEntries(Object.entries(last?.metrics ?? {}).filter(([k]) => k.startsWith('heldout/'))),
+        })}\n`,
+      );
     });
 }

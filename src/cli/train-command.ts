@@ -36,7 +36,10 @@ function withFlagNames<T>(f: () => T): T {
 }
 
 export function actorOption(): Option {
-  return new Option('--actor <kind>', 'who acts while training: the policy (real runs) or the scripted expert (plumbing smoke tests only)')
+  return new Option(
+    '--actor <kind>',
+    'who acts while training: the policy (real runs) or the scripted expert (plumbing smoke tests only)',
+  )
     .choices(['policy', 'expert'])
     .default('policy');
 }
@@ -55,18 +58,30 @@ export function registerTrainCommand(program: Command): void {
     let runDir: string;
     let config: TrainConfig;
     if (opts.resume) {
-      const given = CONFIG_FLAGS.filter((f) => opts[f.flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined).map((f) => `--${f.flag}`);
-      if (opts.config || given.length) throw new CliError(`--resume continues a run with its stored config; drop ${[...(opts.config ? ['--config'] : []), ...given].join(', ')}`);
+      const given = CONFIG_FLAGS.filter(
+        (f) => opts[f.flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined,
+      ).map((f) => `--${f.flag}`);
+      if (opts.config || given.length)
+        throw new CliError(
+          `--resume continues a run with its stored config; drop ${[...(opts.config ? ['--config'] : []), ...given].join(', ')}`,
+        );
       const stored = asUserError(() => readRunConfig(String(opts.resume)));
       runDir = stored.paths.root;
       config = parseTrainConfig(stored.config, `${stored.paths.config}`);
     } else {
-      config = withFlagNames(() => loadTrainConfig({ ...(opts.config ? { file: String(opts.config) } : {}), overrides: asUserError(() => flagsToConfig(opts)) }));
+      config = withFlagNames(() =>
+        loadTrainConfig({
+          ...(opts.config ? { file: String(opts.config) } : {}),
+          overrides: asUserError(() => flagsToConfig(opts)),
+        }),
+      );
       runDir = String(opts.out ?? join('runs', newRunName(config.name)));
       asUserError(() => createRunDir({ dir: runDir, system: config.name, config }));
     }
     await train({ runDir, config, actor, progress: createProgress({ label: config.name }) });
     const last = readMetrics(join(runDir, 'metrics.jsonl')).pop();
-    process.stdout.write(`${JSON.stringify({ runDir, iteration: last?.iteration ?? 0, successRate: last?.metrics['rollout/success_rate'] ?? null })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ runDir, iteration: last?.iteration ?? 0, successRate: last?.metrics['rollout/success_rate'] ?? null })}\n`,
+    );
   });
 }

@@ -5,7 +5,10 @@ import type { z } from 'zod';
  * problem) and exits 2, never a stack trace (house style habit 10).
  */
 export class ConfigError extends Error {
-  constructor(readonly problems: readonly string[], readonly source = 'config') {
+  constructor(
+    readonly problems: readonly string[],
+    readonly source = 'config',
+  ) {
     super(`invalid ${source}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }

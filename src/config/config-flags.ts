@@ -15,9 +15,24 @@ export interface ConfigFlag {
 export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'name', path: ['name'], kind: 'string', help: 'run label used in reports' },
   { flag: 'algorithm', path: ['algorithm'], kind: 'string', help: 'compaction-rl | ppo-single-window | broadcast' },
-  { flag: 'train-summaries', path: ['ablation', 'trainSummaries'], kind: 'boolean', help: 'summary tokens in the policy loss (true|false)' },
-  { flag: 'loss-aggregation', path: ['ablation', 'lossAggregation'], kind: 'string', help: 'token-mean | segment-mean' },
-  { flag: 'cross-trajectory', path: ['ablation', 'crossTrajectory'], kind: 'boolean', help: 'cross-trajectory GAE correction (true|false)' },
+  {
+    flag: 'train-summaries',
+    path: ['ablation', 'trainSummaries'],
+    kind: 'boolean',
+    help: 'summary tokens in the policy loss (true|false)',
+  },
+  {
+    flag: 'loss-aggregation',
+    path: ['ablation', 'lossAggregation'],
+    kind: 'string',
+    help: 'token-mean | segment-mean',
+  },
+  {
+    flag: 'cross-trajectory',
+    path: ['ablation', 'crossTrajectory'],
+    kind: 'boolean',
+    help: 'cross-trajectory GAE correction (true|false)',
+  },
   { flag: 'env', path: ['env', 'name'], kind: 'string', help: 'task family' },
   { flag: 'knobs', path: ['env', 'knobs'], kind: 'json', help: 'task knobs as JSON, e.g. \'{"chunks":8}\'' },
   { flag: 'context', path: ['rollout', 'contextWindow'], kind: 'int', help: 'C: context window in tokens' },
@@ -27,7 +42,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'summary-tokens', path: ['rollout', 'summaryMaxTokens'], kind: 'int', help: 'L_sum: most summary tokens' },
   { flag: 'batch', path: ['batchEpisodes'], kind: 'int', help: 'B: episodes per iteration' },
   { flag: 'epochs', path: ['ppo', 'epochs'], kind: 'int', help: 'E: epochs per iteration' },
-  { flag: 'target-kl', path: ['ppo', 'targetKl'], kind: 'number', help: 'early stop: skip the rest of an iteration\'s policy steps once approx KL > 1.5 x this (default off)' },
+  {
+    flag: 'target-kl',
+    path: ['ppo', 'targetKl'],
+    kind: 'number',
+    help: "early stop: skip the rest of an iteration's policy steps once approx KL > 1.5 x this (default off)",
+  },
   { flag: 'policy-lr', path: ['optim', 'policyLr'], kind: 'number', help: 'policy learning rate' },
   { flag: 'critic-lr', path: ['optim', 'criticLr'], kind: 'number', help: 'critic learning rate' },
   { flag: 'model', path: ['model', 'preset'], kind: 'string', help: 'model preset' },
@@ -35,7 +55,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'seed', path: ['seed'], kind: 'int', help: 'run seed' },
   { flag: 'iterations', path: ['iterations'], kind: 'int', help: 'training iterations' },
   { flag: 'checkpoint-every', path: ['checkpointEvery'], kind: 'int', help: 'checkpoint every N iterations' },
-  { flag: 'engine-url', path: ['engine', 'url'], kind: 'string', help: 'sample on a remote SGLang-API engine at this URL (e.g. one `crl serve` started); weights are pushed each iteration' },
+  {
+    flag: 'engine-url',
+    path: ['engine', 'url'],
+    kind: 'string',
+    help: 'sample on a remote SGLang-API engine at this URL (e.g. one `crl serve` started); weights are pushed each iteration',
+  },
 ];
 
 /** commander turns `--policy-lr` into `policyLr`. */

@@ -17,7 +17,7 @@ function problems(fn: () => unknown): string[] {
 }
 
 describe('TrainConfig', () => {
-  it('fills the spec defaults', () => {
+  it('fills docs/method.md defaults', () => {
     const c = parseTrainConfig({});
     expect(c.algorithm).toBe('compaction-rl');
     expect(c.rollout.tailSteps).toBe(2);
@@ -50,17 +50,25 @@ describe('TrainConfig', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crl-cfg-'));
     const file = join(dir, 'c.json');
     writeFileSync(file, JSON.stringify({ seed: 3, iterations: 7, rollout: { contextWindow: 400 } }));
-    const c = loadTrainConfig({ file, overrides: flagsToConfig({ seed: '9', windows: '2', crossTrajectory: 'false' }) });
+    const c = loadTrainConfig({
+      file,
+      overrides: flagsToConfig({ seed: '9', windows: '2', crossTrajectory: 'false' }),
+    });
     expect(c.seed).toBe(9);
     expect(c.iterations).toBe(7);
     expect(c.rollout.contextWindow).toBe(400);
     expect(c.rollout.maxWindows).toBe(2);
     expect(c.ablation.crossTrajectory).toBe(false);
     expect(c.ppo.targetKl).toBeNull(); // the guard is off unless asked for
-    expect(loadTrainConfig({ overrides: flagsToConfig({ targetKl: '0.01', engineUrl: 'http://127.0.0.1:30000' }) })).toMatchObject({
-      ppo: { targetKl: 0.01 }, engine: { url: 'http://127.0.0.1:30000', protocol: 'sglang' },
+    expect(
+      loadTrainConfig({ overrides: flagsToConfig({ targetKl: '0.01', engineUrl: 'http://127.0.0.1:30000' }) }),
+    ).toMatchObject({
+      ppo: { targetKl: 0.01 },
+      engine: { url: 'http://127.0.0.1:30000', protocol: 'sglang' },
     });
-    expect(problems(() => loadTrainConfig({ overrides: flagsToConfig({ targetKl: '-1' }) }))[0]).toMatch(/^ppo\.targetKl:/);
+    expect(problems(() => loadTrainConfig({ overrides: flagsToConfig({ targetKl: '-1' }) }))[0]).toMatch(
+      /^ppo\.targetKl:/,
+    );
   });
 
   it('reports a bad flag value against its config path', () => {

@@ -10,17 +10,17 @@ import { RolloutConfigSchema } from '../rollout/config.ts';
  * error naming the key (src/config/config-error.ts).
  */
 
-/** spec §7 "systems compared": the three training algorithms. */
+/** method §7 "systems compared": the three training algorithms. */
 export const ALGORITHMS = ['compaction-rl', 'ppo-single-window', 'broadcast'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
 
 export const AblationSchema = z
   .object({
-    /** spec §5: summary tokens in the policy loss (false = the Table 3 ablation). */
+    /** method §5: summary tokens in the policy loss (false = the Table 3 ablation). */
     trainSummaries: z.boolean().default(true),
-    /** spec §5: 'token-mean' is the paper's; 'segment-mean' is the Table 4 ablation. */
+    /** method §5: 'token-mean' is the paper's; 'segment-mean' is the Table 4 ablation. */
     lossAggregation: z.enum(['token-mean', 'segment-mean']).default('token-mean'),
-    /** spec §4: the (gamma*lambda)^N_after correction (false = the Table 4 ablation). */
+    /** method §4: the (gamma*lambda)^N_after correction (false = the Table 4 ablation). */
     crossTrajectory: z.boolean().default(true),
   })
   .strict();
@@ -36,11 +36,11 @@ export const EnvConfigSchema = z
 
 /** The switches live in `ablation`, so the PPO block omits them (one place per knob). */
 export const TrainPpoSchema = ppoConfigSchema.omit({ trainSummaries: true, lossAggregation: true }).extend({
-  // Small-scale default: the paper's 50 warm-up iterations would be most of a quick run (spec §6).
+  // Small-scale default: the paper's 50 warm-up iterations would be most of a quick run (method §6).
   criticWarmupIterations: z.number().int().min(0).default(2),
 });
 
-/** gamma, lambda (fixed or length-adaptive) and lambda_critic (spec §4). */
+/** gamma, lambda (fixed or length-adaptive) and lambda_critic (method §4). */
 export const TrainAdvantageSchema = compactionGaeConfigSchema.omit({ crossTrajectory: true });
 
 export const OptimSchema = z
@@ -64,16 +64,16 @@ export const ModelSectionSchema = z
 
 export const TrainConfigSchema = z
   .object({
-    /** System label for reports (spec §7 names, e.g. 'compaction-rl', 'segment-mean-loss'). */
+    /** System label for reports (method §7 names, e.g. 'compaction-rl', 'segment-mean-loss'). */
     name: z.string().min(1).default('compaction-rl'),
     algorithm: z.enum(ALGORITHMS).default('compaction-rl'),
     ablation: AblationSchema.prefault({}),
     env: EnvConfigSchema.prefault({}),
     /** C, T_comp, k (tailSteps), K (maxWindows), L_sum, ... (src/rollout/config.ts). */
     rollout: RolloutConfigSchema.prefault({}),
-    /** B: episodes per iteration, one per task (spec §6). */
+    /** B: episodes per iteration, one per task (method §6). */
     batchEpisodes: z.number().int().positive().default(16),
-    /** Episodes per task within a batch; broadcast's group baseline needs > 1 (spec §7). */
+    /** Episodes per task within a batch; broadcast's group baseline needs > 1 (method §7). */
     groupSize: z.number().int().positive().default(1),
     ppo: TrainPpoSchema.prefault({}),
     advantage: TrainAdvantageSchema.prefault({}),
@@ -91,11 +91,14 @@ export const TrainConfigSchema = z
      * endpoint, so only 'sglang' trains. The engine's sampling randomness is its own: a resumed run
      * does not replay the same episodes.
      */
-    engine: z.object({ url: z.url(), protocol: z.enum(['sglang']).default('sglang') }).strict().optional(),
+    engine: z
+      .object({ url: z.url(), protocol: z.enum(['sglang']).default('sglang') })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((c, ctx) => {
-    // spec §7: RL w/o compaction is single-window PPO; any other K would be a different system.
+    // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.
     if (c.algorithm === 'ppo-single-window' && c.rollout.maxWindows !== 1) {
       ctx.addIssue({
         code: 'custom',

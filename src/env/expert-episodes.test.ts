@@ -4,7 +4,7 @@ import { BUILTIN_FAMILIES } from './builtin.ts';
 import { runExpertEpisodes, windowsUsed } from './testing/runtime-episodes.ts';
 
 /**
- * Episode-level checks through the real rollout runtime (spec §2, default config: C = 256,
+ * Episode-level checks through the real rollout runtime (method §2, default config: C = 256,
  * T_comp = 112, k = 2, L_sum = 48): the expert with oracle summaries succeeds at x4, fails with
  * null summaries, mostly fails at x1, and the median expert episode needs 2–3.5 windows.
  */
@@ -49,9 +49,18 @@ describe.each(BUILTIN_FAMILIES.map((f) => [f.name, f] as const))('%s expert thro
 
 describe('experts with resume.includeTask (instruction repeated before the summary)', () => {
   // Parsing, not sizing: the repeated instruction costs room, so allow more windows.
-  it.each(BUILTIN_FAMILIES.map((f) => [f.name, f] as const))('%s never fails with oracle summaries (K = 8)', async (_n, family) => {
-    const seeds = Array.from({ length: 40 }, (_, i) => family.evalSeeds.start + i);
-    const recs = await runExpertEpisodes({ family, seeds, writer: 'oracle', windows: 8, rollout: { resume: { includeTask: true } } });
-    expect(recs.filter((r) => r.reward >= 1).length / recs.length).toBeGreaterThanOrEqual(0.975);
-  });
+  it.each(BUILTIN_FAMILIES.map((f) => [f.name, f] as const))(
+    '%s never fails with oracle summaries (K = 8)',
+    async (_n, family) => {
+      const seeds = Array.from({ length: 40 }, (_, i) => family.evalSeeds.start + i);
+      const recs = await runExpertEpisodes({
+        family,
+        seeds,
+        writer: 'oracle',
+        windows: 8,
+        rollout: { resume: { includeTask: true } },
+      });
+      expect(recs.filter((r) => r.reward >= 1).length / recs.length).toBeGreaterThanOrEqual(0.975);
+    },
+  );
 });

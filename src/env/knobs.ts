@@ -3,7 +3,10 @@ import type { TaskFamily } from './family.ts';
 
 /** Knob values a user got wrong (CLI flag, config file): the message lists every problem. */
 export class KnobsError extends Error {
-  constructor(readonly family: string, readonly problems: readonly string[]) {
+  constructor(
+    readonly family: string,
+    readonly problems: readonly string[],
+  ) {
     super(`invalid knobs for task family ${family}:\n  - ${problems.join('\n  - ')}`);
     this.name = 'KnobsError';
   }
@@ -13,7 +16,10 @@ export class KnobsError extends Error {
 export function parseKnobs<T>(options: { family: string; schema: z.ZodType<T>; input: unknown }): T {
   const r = options.schema.safeParse(options.input ?? {});
   if (r.success) return r.data;
-  throw new KnobsError(options.family, r.error.issues.map((i) => `${i.path.join('.') || '(knobs)'}: ${i.message}`));
+  throw new KnobsError(
+    options.family,
+    r.error.issues.map((i) => `${i.path.join('.') || '(knobs)'}: ${i.message}`),
+  );
 }
 
 /** The knobs of a named held-out variant ('default' = no overrides); unknown names list the valid ones. */

@@ -5,7 +5,7 @@ import { recallForm } from './recall-form.ts';
 import { words } from './visible-window.ts';
 
 describe('recall form', () => {
-  it('writes distinct keys with values, then probes `k` supervised with that key\'s value', () => {
+  it("writes distinct keys with values, then probes `k` supervised with that key's value", () => {
     const tokenizer = new WordTokenizer();
     for (let seed = 0; seed < 50; seed++) {
       const pairs = 2 + (seed % 5);

@@ -41,22 +41,29 @@ describe('summary writers', () => {
 
   it('drops the goal with its own probability when given, without changing the fact draws', () => {
     fc.assert(
-      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.05, max: 0.95, noNaN: true }), fc.integer({ min: 0, max: 1000 }), (p, g, seed) => {
-        const a = new Rng(seed);
-        const b = new Rng(seed);
-        let goalKept = 0;
-        const n = 2000;
-        for (let i = 0; i < n; i++) {
-          const withGoalP = dropClauses(content, p, a, g);
-          goalKept += withGoalP.goal.length;
-          // The same rng draws: the facts kept do not depend on the goal probability.
-          expect(withGoalP.facts).toEqual(dropClauses(content, p, b).facts);
-        }
-        expect(Math.abs(goalKept / n - (1 - g))).toBeLessThan(0.05);
-      }),
+      fc.property(
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0.05, max: 0.95, noNaN: true }),
+        fc.integer({ min: 0, max: 1000 }),
+        (p, g, seed) => {
+          const a = new Rng(seed);
+          const b = new Rng(seed);
+          let goalKept = 0;
+          const n = 2000;
+          for (let i = 0; i < n; i++) {
+            const withGoalP = dropClauses(content, p, a, g);
+            goalKept += withGoalP.goal.length;
+            // The same rng draws: the facts kept do not depend on the goal probability.
+            expect(withGoalP.facts).toEqual(dropClauses(content, p, b).facts);
+          }
+          expect(Math.abs(goalKept / n - (1 - g))).toBeLessThan(0.05);
+        },
+      ),
       { numRuns: 10 },
     );
-    expect(renderSummary(dropClauses(content, 0.3, new Rng(9)))).toBe(renderSummary(dropClauses(content, 0.3, new Rng(9), 0.15)));
+    expect(renderSummary(dropClauses(content, 0.3, new Rng(9)))).toBe(
+      renderSummary(dropClauses(content, 0.3, new Rng(9), 0.15)),
+    );
   });
 
   it("every family's oracle equals its lossy(0) and its expert's own summary, and lossy(p) rejects p outside [0, 1]", () => {

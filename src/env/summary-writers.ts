@@ -42,7 +42,8 @@ export function makeSummaryWriters(needed: (w: VisibleWindow) => SummaryContent)
     oracle,
     lossy(p: number, goalP = p / 2): TextPolicy {
       if (!(p >= 0 && p <= 1)) throw new Error(`lossy summary writer needs 0 <= p <= 1, got ${p}`);
-      if (!(goalP >= 0 && goalP <= 1)) throw new Error(`lossy summary writer needs 0 <= goal drop probability <= 1, got ${goalP}`);
+      if (!(goalP >= 0 && goalP <= 1))
+        throw new Error(`lossy summary writer needs 0 <= goal drop probability <= 1, got ${goalP}`);
       return (messages, rng) => renderSummary(dropClauses(needed(readWindow(messages)), p, rng, goalP));
     },
   };

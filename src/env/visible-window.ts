@@ -7,7 +7,7 @@ export interface VisibleStep {
 }
 
 /**
- * The current window (spec §2), split the way every scripted policy reads it: `head` holds the
+ * The current window (method §2), split the way every scripted policy reads it: `head` holds the
  * words of the user turns before the first action — the instruction u in the first window, or
  * u_resume(S) after a compaction (the runtime's fixed prefix followed by the summary S).
  */
@@ -24,7 +24,7 @@ export function words(text: string): string[] {
 }
 
 /**
- * Parses a window. User turns after the first action are q_sum (spec §2) and are ignored, so
+ * Parses a window. User turns after the first action are q_sum (method §2) and are ignored, so
  * marker words in the runtime's templates never leak into a task's state.
  */
 export function readWindow(messages: readonly ChatMessage[]): VisibleWindow {

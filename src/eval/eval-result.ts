@@ -29,7 +29,7 @@ export const EvalResultSchema = z
   .object({
     kind: z.literal('crl-eval'),
     version: z.literal(1),
-    /** System name (spec §7), e.g. 'base', 'compaction-rl'. */
+    /** System name (method §7), e.g. 'base', 'compaction-rl'. */
     system: z.string().min(1),
     /** Acting policy: a checkpoint path or 'expert'. */
     policy: z.string().min(1),

@@ -14,17 +14,32 @@ const toyRunner: EpisodeBatchRunner = async ({ episodes, windows }) =>
   episodes.map(({ seed, sample }) => {
     const need = (seed % 4) + 1;
     const rng = new Rng(mixSeed(seed, sample, windows));
-    if (need > windows) return { reward: 0, compactions: windows - 1, outcome: 'truncated' as const, generatedTokens: 10 * windows };
+    if (need > windows)
+      return { reward: 0, compactions: windows - 1, outcome: 'truncated' as const, generatedTokens: 10 * windows };
     const ok = rng.next() < 0.9;
-    return { reward: ok ? 1 : 0, compactions: need - 1, outcome: ok ? ('success' as const) : ('failure' as const), generatedTokens: 10 * need };
+    return {
+      reward: ok ? 1 : 0,
+      compactions: need - 1,
+      outcome: ok ? ('success' as const) : ('failure' as const),
+      generatedTokens: 10 * need,
+    };
   });
 
 describe('evaluate', () => {
   it('reports x1 and x4 at the same C with n samples per task', async () => {
     const taskSeeds = Array.from({ length: 40 }, (_, i) => 1000 + i);
     const r = await evaluate({
-      run: toyRunner, system: 'toy', policy: 'expert', env: 'toy', variant: 'default', summaryWriter: 'self',
-      contextWindow: 256, taskSeeds, samplesPerTask: 4, windowsList: [1, 4], trainingWindows: 4,
+      run: toyRunner,
+      system: 'toy',
+      policy: 'expert',
+      env: 'toy',
+      variant: 'default',
+      summaryWriter: 'self',
+      contextWindow: 256,
+      taskSeeds,
+      samplesPerTask: 4,
+      windowsList: [1, 4],
+      trainingWindows: 4,
     });
     const x1 = r.modes.x1!;
     const x4 = r.modes.x4!;
@@ -44,8 +59,17 @@ describe('evaluate', () => {
 
   it('round-trips through the validated file format and rejects bad files', async () => {
     const r = await evaluate({
-      run: toyRunner, system: 'toy', policy: 'expert', env: 'toy', variant: 'default', summaryWriter: 'null',
-      contextWindow: 256, taskSeeds: [1, 2, 3, 4], samplesPerTask: 4, windowsList: [4], trainingWindows: null,
+      run: toyRunner,
+      system: 'toy',
+      policy: 'expert',
+      env: 'toy',
+      variant: 'default',
+      summaryWriter: 'null',
+      contextWindow: 256,
+      taskSeeds: [1, 2, 3, 4],
+      samplesPerTask: 4,
+      windowsList: [4],
+      trainingWindows: null,
     });
     const dir = mkdtempSync(join(tmpdir(), 'crl-eval-'));
     writeFileSync(join(dir, 'e.json'), JSON.stringify(r));

@@ -20,7 +20,10 @@ export interface EpisodeRequest {
  * their outcomes in request order. experiments/ builds one from the rollout runner, a family and
  * a (possibly writer-routed) sampler; eval/ stays free of model and env classes.
  */
-export type EpisodeBatchRunner = (options: { episodes: readonly EpisodeRequest[]; windows: number }) => Promise<EpisodeOutcome[]>;
+export type EpisodeBatchRunner = (options: {
+  episodes: readonly EpisodeRequest[];
+  windows: number;
+}) => Promise<EpisodeOutcome[]>;
 
 /** One mode (x1, x4, ...): every task seed times n samples, all in one batch. */
 export async function evaluateMode(options: {
@@ -31,10 +34,15 @@ export async function evaluateMode(options: {
 }): Promise<ModeResult> {
   const { run, taskSeeds, samplesPerTask, windows } = options;
   if (samplesPerTask < 1) throw new Error(`samplesPerTask must be >= 1, got ${samplesPerTask}`);
-  const episodes = taskSeeds.flatMap((seed) => Array.from({ length: samplesPerTask }, (_, sample) => ({ seed, sample })));
+  const episodes = taskSeeds.flatMap((seed) =>
+    Array.from({ length: samplesPerTask }, (_, sample) => ({ seed, sample })),
+  );
   const outcomes = await run({ episodes, windows });
-  if (outcomes.length !== episodes.length) throw new Error(`runner returned ${outcomes.length} outcomes for ${episodes.length} episodes`);
-  const perTask = taskSeeds.map((_, t) => outcomes.slice(t * samplesPerTask, (t + 1) * samplesPerTask).map((o) => o.reward));
+  if (outcomes.length !== episodes.length)
+    throw new Error(`runner returned ${outcomes.length} outcomes for ${episodes.length} episodes`);
+  const perTask = taskSeeds.map((_, t) =>
+    outcomes.slice(t * samplesPerTask, (t + 1) * samplesPerTask).map((o) => o.reward),
+  );
   const stat = passAt1(perTask);
   const mean = (f: (o: EpisodeOutcome) => number) => outcomes.reduce((a, o) => a + f(o), 0) / outcomes.length;
   return {
@@ -70,12 +78,19 @@ export async function evaluate(options: {
   trainingWindows: number | null;
 }): Promise<EvalResult> {
   if (options.samplesPerTask < 4) {
-    // spec §8: n >= 4 samples per task; fewer is allowed for smoke tests only, so say so loudly.
-    process.stderr.write(`warning: ${options.samplesPerTask} samples per task (< 4): intervals are not the spec's\n`);
+    // method §8: n >= 4 samples per task; fewer is allowed for smoke tests only, so say so loudly.
+    process.stderr.write(
+      `warning: ${options.samplesPerTask} samples per task (< 4): intervals are not docs/method.md's\n`,
+    );
   }
   const modes: Record<string, ModeResult> = {};
   for (const windows of options.windowsList) {
-    modes[modeName(windows)] = await evaluateMode({ run: options.run, taskSeeds: options.taskSeeds, samplesPerTask: options.samplesPerTask, windows });
+    modes[modeName(windows)] = await evaluateMode({
+      run: options.run,
+      taskSeeds: options.taskSeeds,
+      samplesPerTask: options.samplesPerTask,
+      windows,
+    });
   }
   return EvalResultSchema.parse({
     kind: 'crl-eval',

@@ -17,14 +17,27 @@ describe('wilsonInterval', () => {
 
 describe('passAt1', () => {
   it('averages task means, not pooled samples', () => {
-    const r = passAt1([[1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 0, 0]]);
+    const r = passAt1([
+      [1, 1, 1, 1],
+      [0, 0, 0, 0, 0, 0, 0, 0],
+    ]);
     expect(r.passAt1).toBeCloseTo(0.5, 12);
     expect(r.samples).toBe(12);
   });
 
   it('widens the interval when success clusters by task', () => {
-    const independent = passAt1([[1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1]]);
-    const clustered = passAt1([[1, 1, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]]);
+    const independent = passAt1([
+      [1, 0, 1, 0],
+      [0, 1, 0, 1],
+      [1, 0, 1, 0],
+      [0, 1, 0, 1],
+    ]);
+    const clustered = passAt1([
+      [1, 1, 1, 1],
+      [0, 0, 0, 0],
+      [1, 1, 1, 1],
+      [0, 0, 0, 0],
+    ]);
     expect(independent.passAt1).toBeCloseTo(clustered.passAt1, 12);
     expect(clustered.high - clustered.low).toBeGreaterThan(independent.high - independent.low + 0.05);
     expect(clustered.effectiveSamples).toBe(4); // one effective sample per task
@@ -33,10 +46,18 @@ describe('passAt1', () => {
 
   it('always brackets the estimate inside [0, 1]', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.integer({ min: 0, max: 1 }), { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 12 }), (o) => {
-        const r = passAt1(o);
-        return r.low >= 0 && r.high <= 1 && r.low <= r.passAt1 + 1e-12 && r.passAt1 <= r.high + 1e-12 && r.high > r.low;
-      }),
+      fc.property(
+        fc.array(fc.array(fc.integer({ min: 0, max: 1 }), { minLength: 1, maxLength: 8 }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        (o) => {
+          const r = passAt1(o);
+          return (
+            r.low >= 0 && r.high <= 1 && r.low <= r.passAt1 + 1e-12 && r.passAt1 <= r.high + 1e-12 && r.high > r.low
+          );
+        },
+      ),
     );
   });
 

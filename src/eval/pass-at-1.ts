@@ -1,5 +1,5 @@
 /**
- * Pass@1 with a 95% interval (spec §8). See docs/decisions/0007-experiments.md for the choice.
+ * Pass@1 with a 95% interval (method §8). See docs/decisions/0007-experiments.md for the choice.
  *
  * Pass@1 is the mean over tasks of each task's mean success over its n samples. Samples of one
  * task are correlated (an easy task passes every time), so treating all samples as independent
@@ -38,7 +38,7 @@ export function wilsonInterval(options: { p: number; n: number; z?: number }): {
 
 /**
  * Pass@1 and its interval from per-task outcomes: `outcomes[t]` holds task t's sample scores in
- * [0, 1] (1 pass, 0 fail). Every task needs at least one sample; the spec asks for n >= 4.
+ * [0, 1] (1 pass, 0 fail). Every task needs at least one sample; docs/method.md asks for n >= 4.
  */
 export function passAt1(outcomes: readonly (readonly number[])[]): PassAt1 {
   const T = outcomes.length;

@@ -10,9 +10,12 @@ describe('parseSummaryWriter', () => {
     expect(parseSummaryWriter('lossy:0.4:1')).toEqual({ kind: 'lossy', p: 0.4, goalP: 1 });
   });
   it('rejects bad names with the valid list', () => {
-    expect(() => parseSummaryWriter('gpt')).toThrow(/valid summary writers: self, oracle, null, lossy:P, lossy:P:G, checkpoint:PATH/);
+    expect(() => parseSummaryWriter('gpt')).toThrow(
+      /valid summary writers: self, oracle, null, lossy:P, lossy:P:G, checkpoint:PATH/,
+    );
     expect(() => parseSummaryWriter('lossy:2')).toThrow(/\[0, 1\]/);
     expect(() => parseSummaryWriter('lossy')).toThrow(/lossy:0.3/);
-    for (const bad of ['lossy:0.3:', 'lossy:0.3:1.5', 'lossy:0.3:0.1:0.1', 'lossy::0.2']) expect(() => parseSummaryWriter(bad)).toThrow(/goal-drop probability/);
+    for (const bad of ['lossy:0.3:', 'lossy:0.3:1.5', 'lossy:0.3:0.1:0.1', 'lossy::0.2'])
+      expect(() => parseSummaryWriter(bad)).toThrow(/goal-drop probability/);
   });
 });

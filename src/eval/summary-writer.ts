@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Summary-writer swaps (spec §8, paper Table 1): the acting policy stays fixed and only the
+ * Summary-writer swaps (method §8, paper Table 1): the acting policy stays fixed and only the
  * summaries come from another writer. A writer is named on the command line as
  *   self | oracle | null | lossy:P | lossy:P:G | checkpoint:PATH
  * (lossy:P:G drops the goal with probability G instead of P / 2: the writer `crl sft --lossy-goal-p`
@@ -29,7 +29,9 @@ export function parseSummaryWriter(text: string): SummaryWriterSpec {
     const parts = arg.split(':');
     const ps = parts.map((x) => LossyP.safeParse(x));
     if (parts.length > 2 || parts.some((x) => x === '') || ps.some((x) => !x.success)) {
-      throw new Error(`summary writer ${JSON.stringify(text)}: lossy needs a drop probability in [0, 1] and optionally a goal-drop probability, e.g. lossy:0.3 or lossy:0.4:0.4`);
+      throw new Error(
+        `summary writer ${JSON.stringify(text)}: lossy needs a drop probability in [0, 1] and optionally a goal-drop probability, e.g. lossy:0.3 or lossy:0.4:0.4`,
+      );
     }
     const [p, goalP] = ps.map((x) => x.data!);
     return goalP === undefined ? { kind: 'lossy', p: p! } : { kind: 'lossy', p: p!, goalP };

@@ -1,7 +1,7 @@
 import type { Algorithm } from '../config/train-config.ts';
 
 /**
- * spec §7: what each training algorithm means for the loop. A registry, not an if-chain; the
+ * method §7: what each training algorithm means for the loop. A registry, not an if-chain; the
  * ablations are switches on 'compaction-rl' (config.ablation), not separate algorithms.
  */
 export interface AlgorithmSpec {
@@ -20,6 +20,7 @@ const ALGORITHM_SPECS: Readonly<Record<Algorithm, AlgorithmSpec>> = {
 
 export function algorithmSpec(name: string): AlgorithmSpec {
   const spec = (ALGORITHM_SPECS as Record<string, AlgorithmSpec>)[name];
-  if (!spec) throw new Error(`unknown algorithm ${JSON.stringify(name)}; valid: ${Object.keys(ALGORITHM_SPECS).join(', ')}`);
+  if (!spec)
+    throw new Error(`unknown algorithm ${JSON.stringify(name)}; valid: ${Object.keys(ALGORITHM_SPECS).join(', ')}`);
   return spec;
 }

@@ -7,8 +7,14 @@ export interface Example {
 }
 
 /** Mean answer NLL and p > 0.5 accuracy; with grad: true also backpropagates the mean NLL. */
-export function answerLoss({ policy, batch, grad }: { policy: PolicyModel; batch: Example[]; grad: boolean }): { loss: number; acc: number } {
-  const out = policy.forward(batch.map((e) => e.tokens), { train: grad });
+export function answerLoss({ policy, batch, grad }: { policy: PolicyModel; batch: Example[]; grad: boolean }): {
+  loss: number;
+  acc: number;
+} {
+  const out = policy.forward(
+    batch.map((e) => e.tokens),
+    { train: grad },
+  );
   const count = batch.reduce((s, e) => s + e.answerAt.length, 0);
   let loss = 0;
   let hits = 0;

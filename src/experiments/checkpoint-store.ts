@@ -19,7 +19,11 @@ export function checkpointsDir(runDir: string): string {
   return join(runDir, RUN_FILES.checkpoints);
 }
 
-export async function saveCheckpointDir(options: { runDir: string; iteration: number; write: (dir: string) => Promise<void> | void }): Promise<string> {
+export async function saveCheckpointDir(options: {
+  runDir: string;
+  iteration: number;
+  write: (dir: string) => Promise<void> | void;
+}): Promise<string> {
   const root = checkpointsDir(options.runDir);
   mkdirSync(root, { recursive: true });
   const name = iterationDirName(options.iteration);
@@ -45,13 +49,17 @@ export function latestCheckpoint(runDir: string): { iteration: number; dir: stri
   if (!existsSync(latestPath)) return null;
   const latest = LatestSchema.parse(JSON.parse(readFileSync(latestPath, 'utf8')));
   const dir = join(root, latest.dir);
-  if (!existsSync(dir)) throw new Error(`${latestPath} points at ${latest.dir}, which is missing; the run directory was edited by hand`);
+  if (!existsSync(dir))
+    throw new Error(`${latestPath} points at ${latest.dir}, which is missing; the run directory was edited by hand`);
   return { iteration: latest.iteration, dir };
 }
 
 /** Keeps the newest `keep` checkpoint dirs (latest always among them). */
 export function pruneCheckpoints(options: { runDir: string; keep: number }): void {
   const root = checkpointsDir(options.runDir);
-  const dirs = readdirSync(root).filter((f) => /^iter-\d+$/.test(f)).sort();
-  for (const d of dirs.slice(0, Math.max(0, dirs.length - options.keep))) rmSync(join(root, d), { recursive: true, force: true });
+  const dirs = readdirSync(root)
+    .filter((f) => /^iter-\d+$/.test(f))
+    .sort();
+  for (const d of dirs.slice(0, Math.max(0, dirs.length - options.keep)))
+    rmSync(join(root, d), { recursive: true, force: true });
 }

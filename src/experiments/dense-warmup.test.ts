@@ -15,47 +15,95 @@ const layout = createChatLayout({ tokenizer, templates: DEFAULT_CHAT_TEMPLATES }
 
 describe('dense warm-up', () => {
   it('encodes parts with q_sum before each summary and supervises exactly targets, summaries and their <eot>', () => {
-    const ex = encodeDense([
-      { kind: 'context', text: 'chunk 1 : set e 14' },
-      { kind: 'context', text: ', query e answer' }, { kind: 'target', text: '14' },
-      { kind: 'context', text: 'queries e' }, { kind: 'summary', text: 'queries e , set e 14' },
-    ], layout, 256);
+    const ex = encodeDense(
+      [
+        { kind: 'context', text: 'chunk 1 : set e 14' },
+        { kind: 'context', text: ', query e answer' },
+        { kind: 'target', text: '14' },
+        { kind: 'context', text: 'queries e' },
+        { kind: 'summary', text: 'queries e , set e 14' },
+      ],
+      layout,
+      256,
+    );
     const text = tokenizer.decode(Array.from(ex.tokens));
-    expect(text).toBe(`<bos> chunk 1 : set e 14 , query e answer 14 queries e ${tokenizer.decode([...layout.summaryPrompt])} queries e , set e 14 <eot>`);
+    expect(text).toBe(
+      `<bos> chunk 1 : set e 14 , query e answer 14 queries e ${tokenizer.decode([...layout.summaryPrompt])} queries e , set e 14 <eot>`,
+    );
     expect(ex.answerAt.map((t) => tokenizer.decode([ex.tokens[t]!])).join(' ')).toBe('14 queries e , set e 14 <eot>');
     // Positions are increasing and inside the sequence (the loss reads logprobs[t] at them).
-    expect(ex.answerAt.every((t, i) => t > 0 && t < ex.tokens.length && (i === 0 || t > ex.answerAt[i - 1]!))).toBe(true);
+    expect(ex.answerAt.every((t, i) => t > 0 && t < ex.tokens.length && (i === 0 || t > ex.answerAt[i - 1]!))).toBe(
+      true,
+    );
   });
 
   it('lays out episode-form parts as the runtime lays out a window (system turn, user/asst/obs turns)', () => {
-    const ex = encodeDense([
-      { kind: 'instruction', text: 'read all , then answer . queries e' },
-      { kind: 'action', text: 'read' }, { kind: 'observation', text: 'chunk 1 : set e 14' },
-      { kind: 'summary', text: 'queries e , set e 14' },
-    ], layout, 256);
-    const want = [...layout.systemTurn, layout.ids.user, ...tokenizer.encode('read all , then answer . queries e'), layout.ids.eot,
-      layout.ids.asst, ...tokenizer.encode('read'), layout.ids.eot, layout.ids.obs, ...tokenizer.encode('chunk 1 : set e 14'), layout.ids.eot,
-      ...layout.summaryPrompt, ...tokenizer.encode('queries e , set e 14'), layout.ids.eot];
+    const ex = encodeDense(
+      [
+        { kind: 'instruction', text: 'read all , then answer . queries e' },
+        { kind: 'action', text: 'read' },
+        { kind: 'observation', text: 'chunk 1 : set e 14' },
+        { kind: 'summary', text: 'queries e , set e 14' },
+      ],
+      layout,
+      256,
+    );
+    const want = [
+      ...layout.systemTurn,
+      layout.ids.user,
+      ...tokenizer.encode('read all , then answer . queries e'),
+      layout.ids.eot,
+      layout.ids.asst,
+      ...tokenizer.encode('read'),
+      layout.ids.eot,
+      layout.ids.obs,
+      ...tokenizer.encode('chunk 1 : set e 14'),
+      layout.ids.eot,
+      ...layout.summaryPrompt,
+      ...tokenizer.encode('queries e , set e 14'),
+      layout.ids.eot,
+    ];
     expect(Array.from(ex.tokens)).toEqual(want);
     expect(ex.answerAt).toEqual(Array.from({ length: 7 }, (_, i) => want.length - 7 + i)); // the summary and its <eot>
   });
 
   it('reply parts are assistant turns, supervised whole with <eot>, or only their first `words` words', () => {
-    const ex = encodeDense([
-      { kind: 'instruction', text: 'deliver item c to room 5 , then done .' },
-      { kind: 'reply', text: 'go north', words: 1 }, { kind: 'observation', text: 'step 1 : room 5 exits south items c' },
-      { kind: 'reply', text: 'take c' },
-    ], layout, 256);
+    const ex = encodeDense(
+      [
+        { kind: 'instruction', text: 'deliver item c to room 5 , then done .' },
+        { kind: 'reply', text: 'go north', words: 1 },
+        { kind: 'observation', text: 'step 1 : room 5 exits south items c' },
+        { kind: 'reply', text: 'take c' },
+      ],
+      layout,
+      256,
+    );
     const { ids } = layout;
-    const want = [...layout.systemTurn, ids.user, ...tokenizer.encode('deliver item c to room 5 , then done .'), ids.eot,
-      ids.asst, ...tokenizer.encode('go north'), ids.eot, ids.obs, ...tokenizer.encode('step 1 : room 5 exits south items c'), ids.eot,
-      ids.asst, ...tokenizer.encode('take c'), ids.eot];
+    const want = [
+      ...layout.systemTurn,
+      ids.user,
+      ...tokenizer.encode('deliver item c to room 5 , then done .'),
+      ids.eot,
+      ids.asst,
+      ...tokenizer.encode('go north'),
+      ids.eot,
+      ids.obs,
+      ...tokenizer.encode('step 1 : room 5 exits south items c'),
+      ids.eot,
+      ids.asst,
+      ...tokenizer.encode('take c'),
+      ids.eot,
+    ];
     expect(Array.from(ex.tokens)).toEqual(want);
     expect(ex.answerAt.map((t) => tokenizer.decode([ex.tokens[t]!])).join(' ')).toBe('go take c <eot>');
   });
 
   it('leaves out whole parts that would pass maxTokens', () => {
-    const parts = [{ kind: 'context', text: 'chunk 1 : set e 14' }, { kind: 'context', text: ', query e answer' }, { kind: 'target', text: '14' }] as const;
+    const parts = [
+      { kind: 'context', text: 'chunk 1 : set e 14' },
+      { kind: 'context', text: ', query e answer' },
+      { kind: 'target', text: '14' },
+    ] as const;
     const full = encodeDense(parts, layout, 256);
     const cut = encodeDense(parts, layout, full.tokens.length - 1);
     expect(cut.answerAt).toEqual([]);
@@ -65,7 +113,11 @@ describe('dense warm-up', () => {
   it('runs before the episode SFT, lowers its held-out loss, saves iteration 0, and is not redone on resume', async () => {
     const runDir = join(mkdtempSync(join(tmpdir(), 'crl-dense-')), 'base');
     const config = SftConfigSchema.parse({
-      env: { name: 'kv-ledger', knobs: { queries: 1, keys: 4 } }, model: { preset: 'tiny' }, episodes: 4, epochs: 1, heldOutEpisodes: 0,
+      env: { name: 'kv-ledger', knobs: { queries: 1, keys: 4 } },
+      model: { preset: 'tiny' },
+      episodes: 4,
+      epochs: 1,
+      heldOutEpisodes: 0,
       dense: { steps: 60, batch: 8, lr: 1e-2, maxChunks: 2, evalEvery: 15 },
     });
     const lines: string[] = [];
@@ -86,7 +138,11 @@ describe('dense warm-up', () => {
   it('runs the recall stage first with its own batch size and reports held-out recall', async () => {
     const runDir = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
     const config = SftConfigSchema.parse({
-      env: { name: 'kv-ledger', knobs: { queries: 1, keys: 4 } }, model: { preset: 'tiny' }, episodes: 2, epochs: 1, heldOutEpisodes: 0,
+      env: { name: 'kv-ledger', knobs: { queries: 1, keys: 4 } },
+      model: { preset: 'tiny' },
+      episodes: 2,
+      epochs: 1,
+      heldOutEpisodes: 0,
       dense: { steps: 50, recallSteps: 40, recallBatch: 32, batch: 2, lr: 1e-2, maxChunks: 2, evalEvery: 20 },
     });
     await runSft({ runDir, config, log: () => {} });
@@ -109,11 +165,16 @@ describe('dense warm-up', () => {
     expect(JSON.parse(readFileSync(join(dir2, 'dense-warmup.json'), 'utf8')).curve[1].recallAcc).toBeUndefined();
     // A recall stage that ends between evaluation points gets its own point, and the log shows the
     // recall accuracy only up to it (afterwards the family forms overwrite that skill).
-    const short = SftConfigSchema.parse({ ...config, dense: { steps: 6, recallSteps: 3, recallBatch: 2, batch: 2, evalEvery: 4 } });
+    const short = SftConfigSchema.parse({
+      ...config,
+      dense: { steps: 6, recallSteps: 3, recallBatch: 2, batch: 2, evalEvery: 4 },
+    });
     const dir3 = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
     const log: string[] = [];
     await runSft({ runDir: dir3, config: short, log: (l) => log.push(l) });
-    expect(JSON.parse(readFileSync(join(dir3, 'dense-warmup.json'), 'utf8')).curve.map((p: { step: number }) => p.step)).toEqual([0, 3, 4, 6]);
+    expect(
+      JSON.parse(readFileSync(join(dir3, 'dense-warmup.json'), 'utf8')).curve.map((p: { step: number }) => p.step),
+    ).toEqual([0, 3, 4, 6]);
     const warm = log.filter((l) => l.startsWith('dense warm-up'));
     expect(warm.map((l) => l.includes('recall acc'))).toEqual([true, false, false]);
   }, 120_000);
@@ -121,7 +182,8 @@ describe('dense warm-up', () => {
   it('replay: dense sequences as SFT sequences, masked at the supervised positions, deterministic per rng', async () => {
     const family = await taskFamily('fog-courier');
     const config = DenseWarmupSchema.parse({ probes: 6 });
-    const make = (seed: number, n: number) => denseReplay({ family, knobs: {}, layout, config, rng: new Rng(seed), n, maxTokens: 256 });
+    const make = (seed: number, n: number) =>
+      denseReplay({ family, knobs: {}, layout, config, rng: new Rng(seed), n, maxTokens: 256 });
     const a = make(3, 5);
     expect(a).toHaveLength(5);
     expect(make(3, 5)).toEqual(a);
@@ -141,15 +203,36 @@ describe('dense warm-up', () => {
       expect(sup.length).toBeGreaterThan(0);
       expect(sup.every((t) => assistant[t])).toBe(true);
     }
-    const first = encodeDense(family.dense!({ rng: new Rng(3), knobs: family.knobs.parse({}), maxChunks: 8, probes: 6, summaryShare: 0.5 }), layout, 256);
+    const first = encodeDense(
+      family.dense!({ rng: new Rng(3), knobs: family.knobs.parse({}), maxChunks: 8, probes: 6, summaryShare: 0.5 }),
+      layout,
+      256,
+    );
     expect(Array.from(a[0]!.tokens)).toEqual(Array.from(first.tokens));
     expect(a[0]!.mask.reduce((x, y) => x + y, 0)).toBe(first.answerAt.length);
     expect(make(3, 0)).toEqual([]);
-    expect(denseReplay({ family: await taskFamily('chunk-sum'), knobs: {}, layout, config, rng: new Rng(3), n: 5, maxTokens: 256 })).toEqual([]);
+    expect(
+      denseReplay({
+        family: await taskFamily('chunk-sum'),
+        knobs: {},
+        layout,
+        config,
+        rng: new Rng(3),
+        n: 5,
+        maxTokens: 256,
+      }),
+    ).toEqual([]);
   });
 
   it('replay joins every epoch of the episode SFT (more optimizer steps on the same episodes)', async () => {
-    const base = { env: { name: 'fog-courier' }, model: { preset: 'tiny' }, episodes: 2, epochs: 1, heldOutEpisodes: 0, batchTokens: 256 };
+    const base = {
+      env: { name: 'fog-courier' },
+      model: { preset: 'tiny' },
+      episodes: 2,
+      epochs: 1,
+      heldOutEpisodes: 0,
+      batchTokens: 256,
+    };
     const steps = async (replay: number) => {
       const runDir = join(mkdtempSync(join(tmpdir(), 'crl-replay-')), 'base');
       await runSft({ runDir, config: SftConfigSchema.parse({ ...base, dense: { replay } }), log: () => {} });
@@ -163,7 +246,11 @@ describe('dense warm-up', () => {
     const base = { env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, episodes: 2, epochs: 1, heldOutEpisodes: 0 };
     const runDir = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
     const lines: string[] = [];
-    await runSft({ runDir, config: SftConfigSchema.parse({ ...base, dense: { steps: 100, recallSteps: 6, batch: 2, evalEvery: 3 } }), log: (l) => lines.push(l) });
+    await runSft({
+      runDir,
+      config: SftConfigSchema.parse({ ...base, dense: { steps: 100, recallSteps: 6, batch: 2, evalEvery: 3 } }),
+      log: (l) => lines.push(l),
+    });
     const w = JSON.parse(readFileSync(join(runDir, 'dense-warmup.json'), 'utf8'));
     expect(w.curve.map((p: { step: number }) => p.step)).toEqual([0, 3, 6]);
     expect(lines[0]).toContain('dense warm-up 3/6');

@@ -67,7 +67,11 @@ export interface WarmupPoint {
 }
 
 /** Chat turns: the marker each opens with (all close with <eot>), as the runtime lays them out. */
-const TURN_OPEN: Partial<Record<DensePart['kind'], 'user' | 'asst' | 'obs'>> = { instruction: 'user', action: 'asst', observation: 'obs' };
+const TURN_OPEN: Partial<Record<DensePart['kind'], 'user' | 'asst' | 'obs'>> = {
+  instruction: 'user',
+  action: 'asst',
+  observation: 'obs',
+};
 
 /**
  * Text parts → tokens and supervised positions: <bos>, then each part; summaries get q_sum before
@@ -111,7 +115,15 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
  * `n` dense sequences (the family's generator, no recall form) as SFT sequences: the supervised
  * positions are the mask, so they train with the episode segments in one loss (dense.replay).
  */
-export function denseReplay(options: { family: TaskFamily; knobs: Record<string, unknown>; layout: ChatLayout; config: DenseWarmupConfig; rng: Rng; n: number; maxTokens: number }): SftSequence[] {
+export function denseReplay(options: {
+  family: TaskFamily;
+  knobs: Record<string, unknown>;
+  layout: ChatLayout;
+  config: DenseWarmupConfig;
+  rng: Rng;
+  n: number;
+  maxTokens: number;
+}): SftSequence[] {
   const generate = familyDense(options.family, options.knobs, options.config);
   if (!generate || options.n === 0) return [];
   return Array.from({ length: options.n }, () => {
@@ -123,11 +135,16 @@ export function denseReplay(options: { family: TaskFamily; knobs: Record<string,
 }
 
 /** The family's dense generator with the config's knobs and sizes bound (undefined without one). */
-function familyDense(family: TaskFamily, knobsInput: Record<string, unknown>, config: DenseWarmupConfig): ((rng: Rng) => DensePart[]) | undefined {
+function familyDense(
+  family: TaskFamily,
+  knobsInput: Record<string, unknown>,
+  config: DenseWarmupConfig,
+): ((rng: Rng) => DensePart[]) | undefined {
   const dense = family.dense;
   if (!dense) return undefined;
-  const knobs = family.knobs.parse(knobsInput) as Record<string, unknown>;
-  return (rng) => dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare });
+  const knobs = family.knobs.parse(knobsInput);
+  return (rng) =>
+    dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare });
 }
 
 /** Steps the warm-up runs for a family: all of them, or only the recall stage without a dense generator. */
@@ -140,7 +157,12 @@ export function denseWarmupSteps(family: Pick<TaskFamily, 'dense'>, config: Dens
  * the same parameter buffer), so the episode SFT that follows starts its own schedule fresh.
  */
 export function runDenseWarmup(options: {
-  policy: PolicyModel; family: TaskFamily; knobs: Record<string, unknown>; layout: ChatLayout; config: DenseWarmupConfig; seed: number;
+  policy: PolicyModel;
+  family: TaskFamily;
+  knobs: Record<string, unknown>;
+  layout: ChatLayout;
+  config: DenseWarmupConfig;
+  seed: number;
   onEval?: (p: WarmupPoint) => void;
 }): WarmupPoint[] {
   const { policy, family, layout, config } = options;
@@ -148,7 +170,11 @@ export function runDenseWarmup(options: {
   if (steps === 0) return [];
   const dense = familyDense(family, options.knobs, config);
   const sample = (rng: Rng, recall = false): Example =>
-    encodeDense(recall || !dense ? recallForm({ rng, probes: config.probes }) : dense(rng), layout, policy.config.maxSeqLen);
+    encodeDense(
+      recall || !dense ? recallForm({ rng, probes: config.probes }) : dense(rng),
+      layout,
+      policy.config.maxSeqLen,
+    );
   const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(20, steps) };
   const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params });
   const heldRng = new Rng(999_983); // the same held-out sequences in every run
@@ -156,7 +182,9 @@ export function runDenseWarmup(options: {
   // The same sequences, supervised on number tokens only: copy tokens (keys, `set`, `,`) are most of
   // the targets and hid that no value was ever right (docs/sft.md, d7).
   const isNumber = (t: number) => /^\d+$/.test(layout.tokenizer.decode([t]));
-  const heldValues = held.map((e) => ({ tokens: e.tokens, answerAt: e.answerAt.filter((t) => isNumber(e.tokens[t]!)) })).filter((e) => e.answerAt.length > 0);
+  const heldValues = held
+    .map((e) => ({ tokens: e.tokens, answerAt: e.answerAt.filter((t) => isNumber(e.tokens[t]!)) }))
+    .filter((e) => e.answerAt.length > 0);
   const heldRecall = config.recallSteps > 0 ? Array.from({ length: 128 }, () => sample(heldRng, true)) : [];
   const evaluate = (): Omit<WarmupPoint, 'step' | 'trainLoss'> => {
     const all = answerLoss({ policy: warm, batch: held, grad: false });
@@ -172,7 +200,11 @@ export function runDenseWarmup(options: {
   for (let step = 1; step <= steps; step++) {
     const recall = step <= config.recallSteps;
     const n = recall ? (config.recallBatch ?? config.batch) : config.batch;
-    lossSum += answerLoss({ policy: warm, batch: Array.from({ length: n }, () => sample(train, recall)), grad: true }).loss;
+    lossSum += answerLoss({
+      policy: warm,
+      batch: Array.from({ length: n }, () => sample(train, recall)),
+      grad: true,
+    }).loss;
     seen++;
     warm.step();
     // The end of the recall stage is also a point: the recall form's accuracy is only meaningful

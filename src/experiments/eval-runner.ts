@@ -9,7 +9,7 @@ import { mixSeed, Rng } from '../util/random.ts';
 
 /**
  * Builds the evaluator's episode runner: the rollout runtime with a fixed acting sampler, an
- * optional summary writer (spec §8 Table 1: only the writer changes), and K per mode at one C.
+ * optional summary writer (method §8 Table 1: only the writer changes), and K per mode at one C.
  */
 
 /** Makes a sampler from an rng: the acting policy or a writer. */
@@ -18,12 +18,23 @@ export type SamplerFactory = (rng: Rng) => TokenSampler;
 type WriterImpl = { text: TextPolicy } | { sampler: SamplerFactory } | null;
 
 /** Summary writers by kind (registry, not branches); null means "the actor writes its own". */
-const WRITERS: Record<SummaryWriterSpec['kind'], (o: { spec: SummaryWriterSpec; family: TaskFamily; checkpointSampler: (path: string) => SamplerFactory }) => WriterImpl> = {
+const WRITERS: Record<
+  SummaryWriterSpec['kind'],
+  (o: {
+    spec: SummaryWriterSpec;
+    family: TaskFamily;
+    checkpointSampler: (path: string) => SamplerFactory;
+  }) => WriterImpl
+> = {
   self: () => null,
   oracle: ({ family }) => ({ text: family.summaryWriters.oracle }),
   null: () => ({ text: () => '' }),
-  lossy: ({ spec, family }) => ({ text: (spec.kind === 'lossy' ? family.summaryWriters.lossy(spec.p, spec.goalP) : family.summaryWriters.lossy(0)) }),
-  checkpoint: ({ spec, checkpointSampler }) => ({ sampler: checkpointSampler(spec.kind === 'checkpoint' ? spec.path : '') }),
+  lossy: ({ spec, family }) => ({
+    text: spec.kind === 'lossy' ? family.summaryWriters.lossy(spec.p, spec.goalP) : family.summaryWriters.lossy(0),
+  }),
+  checkpoint: ({ spec, checkpointSampler }) => ({
+    sampler: checkpointSampler(spec.kind === 'checkpoint' ? spec.path : ''),
+  }),
 };
 
 export function summaryWriterFactory(options: {
@@ -48,15 +59,30 @@ export function episodeBatchRunner(options: {
   seed: number;
 }): EpisodeBatchRunner {
   return async ({ episodes, windows }) => {
-    const { config, layout } = resolveRolloutConfig({ input: { ...options.rolloutInput, maxWindows: windows }, tokenizer: options.tokenizer });
+    const { config, layout } = resolveRolloutConfig({
+      input: { ...options.rolloutInput, maxWindows: windows },
+      tokenizer: options.tokenizer,
+    });
     // Sampling streams depend on (seed, K) only, so every mode is reproducible on its own.
     const actor = options.actor(new Rng(mixSeed(options.seed, windows, 1)));
     const summarizer = options.summarizer ? options.summarizer(new Rng(mixSeed(options.seed, windows, 2))) : actor;
     const records = await runEpisodes({
-      episodes: episodes.map((e, i) => ({ episodeId: `eval-x${windows}-${e.seed}-${e.sample}-${i}`, env: options.family.create(options.knobs), seed: e.seed })),
-      config, layout, actor, summarizer,
+      episodes: episodes.map((e, i) => ({
+        episodeId: `eval-x${windows}-${e.seed}-${e.sample}-${i}`,
+        env: options.family.create(options.knobs),
+        seed: e.seed,
+      })),
+      config,
+      layout,
+      actor,
+      summarizer,
     });
-    return records.map((r) => ({ reward: r.reward >= 1 ? 1 : 0, compactions: r.compactions, outcome: r.outcome, generatedTokens: r.generatedTokens }));
+    return records.map((r) => ({
+      reward: r.reward >= 1 ? 1 : 0,
+      compactions: r.compactions,
+      outcome: r.outcome,
+      generatedTokens: r.generatedTokens,
+    }));
   };
 }
 

@@ -37,18 +37,38 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
   let knobs = req.knobs;
   if (req.variant !== 'default') {
     const v = family.variants[req.variant];
-    if (!v) throw new Error(`unknown variant ${JSON.stringify(req.variant)} of ${family.name}; valid: default, ${Object.keys(family.variants).join(', ')}`);
+    if (!v)
+      throw new Error(
+        `unknown variant ${JSON.stringify(req.variant)} of ${family.name}; valid: default, ${Object.keys(family.variants).join(', ')}`,
+      );
     knobs = { ...knobs, ...v };
   }
   const spec = parseSummaryWriter(req.summaryWriter);
   const actor = await policySamplerFactory({ policy: req.policy, family, tokenizer });
-  const writerCkpt = spec.kind === 'checkpoint' ? (await policySamplerFactory({ policy: spec.path, family, tokenizer })).factory : null;
+  const writerCkpt =
+    spec.kind === 'checkpoint' ? (await policySamplerFactory({ policy: spec.path, family, tokenizer })).factory : null;
   const summarizer = summaryWriterFactory({ spec, family, tokenizer, checkpointSampler: () => writerCkpt! });
-  const run = episodeBatchRunner({ family, knobs, rolloutInput: req.rollout, tokenizer, actor: actor.factory, summarizer, seed: req.seed });
+  const run = episodeBatchRunner({
+    family,
+    knobs,
+    rolloutInput: req.rollout,
+    tokenizer,
+    actor: actor.factory,
+    summarizer,
+    seed: req.seed,
+  });
   const { contextWindow } = RolloutConfigSchema.parse({ ...req.rollout, maxWindows: 1 });
   const result = await evaluate({
-    run, system: req.system, policy: actor.source, env: req.env, variant: req.variant, summaryWriter: formatSummaryWriter(spec),
-    contextWindow, taskSeeds: evalTaskSeeds(family, req.tasks), samplesPerTask: req.samplesPerTask, windowsList: req.windows,
+    run,
+    system: req.system,
+    policy: actor.source,
+    env: req.env,
+    variant: req.variant,
+    summaryWriter: formatSummaryWriter(spec),
+    contextWindow,
+    taskSeeds: evalTaskSeeds(family, req.tasks),
+    samplesPerTask: req.samplesPerTask,
+    windowsList: req.windows,
     trainingWindows: req.trainingWindows,
   });
   mkdirSync(dirname(req.out), { recursive: true });

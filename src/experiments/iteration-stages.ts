@@ -12,7 +12,7 @@ import type { TrainConfig } from '../config/train-config.ts';
 import type { AlgorithmSpec } from './algorithms.ts';
 import type { TrainerModels } from './trainer-models.ts';
 
-/** One segment of the batch, flattened (spec §3), with the episode it came from. */
+/** One segment of the batch, flattened (method §3), with the episode it came from. */
 export interface BatchSegment {
   episode: number;
   kind: 'execution' | 'summary';
@@ -43,30 +43,46 @@ export async function sampleEpisodes(options: {
     seed: seeds[Math.floor(i / options.groupSize)]!,
   }));
   return runEpisodes({
-    episodes, config: options.rollout, layout: options.layout, actor: options.sampler, policyVersion: () => options.iteration - 1,
+    episodes,
+    config: options.rollout,
+    layout: options.layout,
+    actor: options.sampler,
+    policyVersion: () => options.iteration - 1,
   });
 }
 
-/** Stage 2: records -> flat segment list, token ids exactly as recorded (spec §3). */
+/** Stage 2: records -> flat segment list, token ids exactly as recorded (method §3). */
 export function buildSegments(records: readonly EpisodeRecord[]): BatchSegment[] {
   return records.flatMap((r, episode) =>
     r.segments.map((s) => ({
-      episode, kind: s.kind, tokens: Int32Array.from(s.tokens), lossMask: Uint8Array.from(s.lossMask), samplerLogprobs: s.logprobs,
+      episode,
+      kind: s.kind,
+      tokens: Int32Array.from(s.tokens),
+      lossMask: Uint8Array.from(s.lossMask),
+      samplerLogprobs: s.logprobs,
     })),
   );
 }
 
-/** Stage 3: trainer-side old logprobs and critic values (spec §6). */
-export function criticValues(options: { segments: readonly BatchSegment[]; models: TrainerModels; batchTokens: number }) {
+/** Stage 3: trainer-side old logprobs and critic values (method §6). */
+export function criticValues(options: {
+  segments: readonly BatchSegment[];
+  models: TrainerModels;
+  batchTokens: number;
+}) {
   return recomputeOld({
-    segments: options.segments.map((s) => ({ tokens: s.tokens, lossMask: s.lossMask, samplerLogprobs: s.samplerLogprobs })),
+    segments: options.segments.map((s) => ({
+      tokens: s.tokens,
+      lossMask: s.lossMask,
+      samplerLogprobs: s.samplerLogprobs,
+    })),
     policy: options.models.policy,
     ...(options.models.critic ? { critic: options.models.critic } : {}),
     batchTokens: options.batchTokens,
   });
 }
 
-/** Stage 4: advantages and returns from the estimator registry (spec §4 / §7 broadcast). */
+/** Stage 4: advantages and returns from the estimator registry (method §4 / §7 broadcast). */
 export function computeAdvantages(options: {
   records: readonly EpisodeRecord[];
   segments: readonly BatchSegment[];
@@ -80,28 +96,48 @@ export function computeAdvantages(options: {
   const episodes = records.map((r, e) => ({
     taskKey: `${r.env}:${r.seed}`,
     reward: r.reward,
-    segments: byEpisode[e]!.map((i) => ({ kind: segments[i]!.kind, lossMask: segments[i]!.lossMask, ...(values ? { values: values[i]! } : {}) })),
+    segments: byEpisode[e]!.map((i) => ({
+      kind: segments[i]!.kind,
+      lossMask: segments[i]!.lossMask,
+      ...(values ? { values: values[i]! } : {}),
+    })),
   }));
-  const estConfig = options.algorithm.estimator === 'compaction-gae' ? { ...config.advantage, crossTrajectory: config.ablation.crossTrajectory } : {};
+  const estConfig =
+    options.algorithm.estimator === 'compaction-gae'
+      ? { ...config.advantage, crossTrajectory: config.ablation.crossTrajectory }
+      : {};
   const out = estimateAdvantages({ estimator: options.algorithm.estimator, episodes, config: estConfig });
   const advantages: Float32Array[] = new Array(segments.length);
   const returns: Float32Array[] = new Array(segments.length);
-  byEpisode.forEach((idx, e) => idx.forEach((i, k) => {
-    advantages[i] = out.advantages[e]![k]!;
-    returns[i] = out.returns[e]![k]!;
-  }));
+  byEpisode.forEach((idx, e) =>
+    idx.forEach((i, k) => {
+      advantages[i] = out.advantages[e]![k]!;
+      returns[i] = out.returns[e]![k]!;
+    }),
+  );
   return { advantages, returns };
 }
 
 /** Stage 5 input: the PPO batch. Without a critic, old values are zeros (unused by the update). */
-export function ppoSegments(options: { segments: readonly BatchSegment[]; oldLogprobs: Float32Array[]; oldValues: Float32Array[] | null; advantages: Float32Array[]; returns: Float32Array[] }): PpoSegment[] {
+export function ppoSegments(options: {
+  segments: readonly BatchSegment[];
+  oldLogprobs: Float32Array[];
+  oldValues: Float32Array[] | null;
+  advantages: Float32Array[];
+  returns: Float32Array[];
+}): PpoSegment[] {
   return options.segments.map((s, i) => ({
-    kind: s.kind, tokens: s.tokens, lossMask: s.lossMask, oldLogprobs: options.oldLogprobs[i]!,
-    oldValues: options.oldValues?.[i] ?? new Float32Array(s.tokens.length), advantages: options.advantages[i]!, returns: options.returns[i]!,
+    kind: s.kind,
+    tokens: s.tokens,
+    lossMask: s.lossMask,
+    oldLogprobs: options.oldLogprobs[i]!,
+    oldValues: options.oldValues?.[i] ?? new Float32Array(s.tokens.length),
+    advantages: options.advantages[i]!,
+    returns: options.returns[i]!,
   }));
 }
 
-/** Stage 6: rollout metrics, including spec §8 Figure 4's summary length and tokens per execution turn. */
+/** Stage 6: rollout metrics, including method §8 Figure 4's summary length and tokens per execution turn. */
 export function rolloutMetrics(records: readonly EpisodeRecord[]): Record<string, number> {
   const n = Math.max(1, records.length);
   let summaryTokens = 0;

@@ -6,7 +6,11 @@ import { appendLineSync, writeFileAtomic } from './atomic-fs.ts';
  * The run's metrics JSONL: one line per finished iteration, names `group/name` (house style 11).
  * Non-finite numbers are stored as null (JSON has no NaN).
  */
-export function appendMetrics(options: { path: string; iteration: number; metrics: Readonly<Record<string, number>> }): MetricsLine {
+export function appendMetrics(options: {
+  path: string;
+  iteration: number;
+  metrics: Readonly<Record<string, number>>;
+}): MetricsLine {
   const metrics: Record<string, number | null> = {};
   for (const k of Object.keys(options.metrics).sort()) {
     const v = options.metrics[k]!;
@@ -45,7 +49,9 @@ export function truncateMetrics(options: { path: string; lastIteration: number }
   const expected = Array.from({ length: options.lastIteration }, (_, i) => i + 1);
   const have = kept.map((l) => l.iteration);
   if (have.length !== expected.length || have.some((it, i) => it !== expected[i])) {
-    throw new Error(`${options.path}: expected metrics for iterations 1..${options.lastIteration} before resuming, found [${have.join(', ')}]`);
+    throw new Error(
+      `${options.path}: expected metrics for iterations 1..${options.lastIteration} before resuming, found [${have.join(', ')}]`,
+    );
   }
   writeFileAtomic(options.path, kept.map((l) => `${JSON.stringify(l)}\n`).join(''));
   return kept;

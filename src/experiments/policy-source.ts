@@ -21,13 +21,21 @@ export function resolveCheckpointDir(path: string): string {
     if (!latest) throw new Error(`run ${path} has no checkpoint yet`);
     return latest.dir;
   }
-  if (!existsSync(path)) throw new Error(`policy ${JSON.stringify(path)}: no such checkpoint or run directory (or use "expert")`);
+  if (!existsSync(path))
+    throw new Error(`policy ${JSON.stringify(path)}: no such checkpoint or run directory (or use "expert")`);
   return path;
 }
 
-export async function policySamplerFactory(options: { policy: string; family: TaskFamily; tokenizer: Tokenizer }): Promise<{ factory: SamplerFactory; source: string }> {
+export async function policySamplerFactory(options: {
+  policy: string;
+  family: TaskFamily;
+  tokenizer: Tokenizer;
+}): Promise<{ factory: SamplerFactory; source: string }> {
   if (options.policy === 'expert') {
-    return { factory: (rng) => textPolicySampler({ tokenizer: options.tokenizer, policy: options.family.expert, rng }), source: 'expert' };
+    return {
+      factory: (rng) => textPolicySampler({ tokenizer: options.tokenizer, policy: options.family.expert, rng }),
+      source: 'expert',
+    };
   }
   // The engine samples with its own randomness; one client serves every sample.
   const remote = engineSamplerFor(options.policy);

@@ -7,21 +7,27 @@ import { systemOverrides } from './systems.ts';
 import { taskFamily } from './task-families.ts';
 
 describe('reproduce presets', () => {
-  it.each(presetNames())('%s: every stage config parses, and RL starts from a checkpoint of the same model', async (name) => {
-    const p = getPreset(name);
-    for (const env of p.envs) {
-      const family = await taskFamily(env);
-      const knobs = p.knobs?.[env] ?? {};
-      expect(() => family.create(knobs)).not.toThrow();
-      const sft = SftConfigSchema.parse({ ...p.sft, env: { name: env, knobs }, seed: p.seeds[0] });
-      for (const system of p.systems) {
-        const train = parseTrainConfig(deepMerge(deepMerge(p.train, { env: { name: env, knobs }, seed: p.seeds[0] }), systemOverrides(system)), name);
-        expect(train.model.preset).toBe(sft.model.preset);
-        expect(train.rollout.contextWindow ?? 256).toBe(sft.rollout.contextWindow ?? 256);
+  it.each(presetNames())(
+    '%s: every stage config parses, and RL starts from a checkpoint of the same model',
+    async (name) => {
+      const p = getPreset(name);
+      for (const env of p.envs) {
+        const family = await taskFamily(env);
+        const knobs = p.knobs?.[env] ?? {};
+        expect(() => family.create(knobs)).not.toThrow();
+        const sft = SftConfigSchema.parse({ ...p.sft, env: { name: env, knobs }, seed: p.seeds[0] });
+        for (const system of p.systems) {
+          const train = parseTrainConfig(
+            deepMerge(deepMerge(p.train, { env: { name: env, knobs }, seed: p.seeds[0] }), systemOverrides(system)),
+            name,
+          );
+          expect(train.model.preset).toBe(sft.model.preset);
+          expect(train.rollout.contextWindow ?? 256).toBe(sft.rollout.contextWindow ?? 256);
+        }
       }
-    }
-    expect(p.systems.length).toBeGreaterThan(0);
-  });
+      expect(p.systems.length).toBeGreaterThan(0);
+    },
+  );
 
   it('an unknown preset names the valid ones', () => {
     expect(() => getPreset('nope')).toThrow(/quick, full, smoke/);

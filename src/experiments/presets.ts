@@ -7,7 +7,7 @@ import type { SystemName } from './systems.ts';
  * docs/decisions/0007-experiments.md for the measured costs behind them.
  */
 export interface EvalPlan {
-  /** Evaluation tasks per env (family eval seeds) and samples per task (spec §8: n >= 4). */
+  /** Evaluation tasks per env (family eval seeds) and samples per task (method §8: n >= 4). */
   tasks: number;
   samplesPerTask: number;
   /** Modes at the same C: x1 and the training K. */
@@ -50,10 +50,21 @@ const rollout = { contextWindow: 256, maxWindows: 4 };
  * associative recall in hundreds of steps where 4 layers stayed on the plateau (recall probe).
  */
 const QUICK_SFT = {
-  episodes: 512, epochs: 20, data: 'fresh', lossyP: 0.2, lr: 1e-3, batchTokens: 2048,
-  mix: { 'kv-ledger': [{ share: 0.45, knobs: { chunks: 1 } }, { share: 0.2, knobs: { chunks: 2 } }] },
+  episodes: 512,
+  epochs: 20,
+  data: 'fresh',
+  lossyP: 0.2,
+  lr: 1e-3,
+  batchTokens: 2048,
+  mix: {
+    'kv-ledger': [
+      { share: 0.45, knobs: { chunks: 1 } },
+      { share: 0.2, knobs: { chunks: 2 } },
+    ],
+  },
   dense: { steps: 3000, recallSteps: 300, recallBatch: 128, summaryShare: 0.5, maxChunks: 8, evalEvery: 500 },
-  model: { preset: 'reference-2l' }, rollout,
+  model: { preset: 'reference-2l' },
+  rollout,
 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
 
 /**
@@ -89,28 +100,74 @@ const RL_OPTIM = { policyLr: 1e-4 };
 
 const PRESETS: Readonly<Record<string, Preset>> = {
   quick: {
-    description: 'kv-ledger (1 query, no overwrites), base + all six RL systems, one seed (target: < 15 min on 2 cores)',
+    description:
+      'kv-ledger (1 query, no overwrites), base + all six RL systems, one seed (target: < 15 min on 2 cores)',
     envs: ['kv-ledger'],
     knobs: { 'kv-ledger': KV_KNOBS },
     seeds: [0],
-    systems: ['ppo-single-window', 'compaction-rl', 'no-summary-training', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
+    systems: [
+      'ppo-single-window',
+      'compaction-rl',
+      'no-summary-training',
+      'segment-mean-loss',
+      'no-cross-trajectory-gae',
+      'broadcast',
+    ],
     sft: QUICK_SFT,
-    train: { iterations: 24, batchEpisodes: 16, checkpointEvery: 4, rollout, model: { preset: 'reference-2l' }, optim: RL_OPTIM, ppo: { criticWarmupIterations: 2 } },
-    eval: { tasks: 12, samplesPerTask: 4, windows: [1, 4], longerWindows: [8], writers: ['oracle', 'null'], writerSystems: ['base'], heldOutVariants: 1, heldOutSystems: ['base', 'compaction-rl'] },
+    train: {
+      iterations: 24,
+      batchEpisodes: 16,
+      checkpointEvery: 4,
+      rollout,
+      model: { preset: 'reference-2l' },
+      optim: RL_OPTIM,
+      ppo: { criticWarmupIterations: 2 },
+    },
+    eval: {
+      tasks: 12,
+      samplesPerTask: 4,
+      windows: [1, 4],
+      longerWindows: [8],
+      writers: ['oracle', 'null'],
+      writerSystems: ['base'],
+      heldOutVariants: 1,
+      heldOutSystems: ['base', 'compaction-rl'],
+    },
   },
   full: {
     description: 'all families, every system, 3 seeds (target: < 3 h on 2 cores)',
     envs: ['kv-ledger', 'fog-courier', 'hop-search'],
     knobs: { 'kv-ledger': KV_KNOBS },
     seeds: [0, 1, 2],
-    systems: ['ppo-single-window', 'compaction-rl', 'no-summary-training', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
+    systems: [
+      'ppo-single-window',
+      'compaction-rl',
+      'no-summary-training',
+      'segment-mean-loss',
+      'no-cross-trajectory-gae',
+      'broadcast',
+    ],
     // The quick recipe; fog-courier and hop-search run their own dense forms (docs/tasks.md).
     sft: QUICK_SFT,
     sftByEnv: SFT_BY_ENV,
-    train: { iterations: 40, batchEpisodes: 16, checkpointEvery: 5, rollout, model: { preset: 'reference-2l' }, optim: RL_OPTIM, ppo: { criticWarmupIterations: 2 } },
+    train: {
+      iterations: 40,
+      batchEpisodes: 16,
+      checkpointEvery: 5,
+      rollout,
+      model: { preset: 'reference-2l' },
+      optim: RL_OPTIM,
+      ppo: { criticWarmupIterations: 2 },
+    },
     eval: {
-      tasks: 16, samplesPerTask: 4, windows: [1, 4], longerWindows: [8], writers: ['oracle', 'null', 'lossy:0.3'],
-      writerSystems: ['base', 'compaction-rl'], heldOutVariants: 2, heldOutSystems: ['base', 'ppo-single-window', 'compaction-rl'],
+      tasks: 16,
+      samplesPerTask: 4,
+      windows: [1, 4],
+      longerWindows: [8],
+      writers: ['oracle', 'null', 'lossy:0.3'],
+      writerSystems: ['base', 'compaction-rl'],
+      heldOutVariants: 2,
+      heldOutSystems: ['base', 'ppo-single-window', 'compaction-rl'],
     },
   },
   /** For tests and CI: the runtime's chunk-sum task, a tiny model, seconds end to end. */
@@ -120,8 +177,23 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     seeds: [0],
     systems: ['ppo-single-window', 'compaction-rl'],
     sft: { episodes: 4, epochs: 1, model: { preset: 'tiny' } },
-    train: { iterations: 2, batchEpisodes: 2, checkpointEvery: 1, model: { preset: 'tiny' }, ppo: { criticWarmupIterations: 1 } },
-    eval: { tasks: 2, samplesPerTask: 4, windows: [1, 4], longerWindows: [6], writers: ['null'], writerSystems: ['base'], heldOutVariants: 1, heldOutSystems: ['compaction-rl'] },
+    train: {
+      iterations: 2,
+      batchEpisodes: 2,
+      checkpointEvery: 1,
+      model: { preset: 'tiny' },
+      ppo: { criticWarmupIterations: 1 },
+    },
+    eval: {
+      tasks: 2,
+      samplesPerTask: 4,
+      windows: [1, 4],
+      longerWindows: [6],
+      writers: ['null'],
+      writerSystems: ['base'],
+      heldOutVariants: 1,
+      heldOutSystems: ['compaction-rl'],
+    },
   },
 };
 

@@ -30,11 +30,17 @@ export const SFT_FIELDS: readonly ProgressField[] = [
 
 const fmt = (x: number | undefined, d: number) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
 
-export function createProgress(options: { label: string; fields?: readonly ProgressField[]; stream?: NodeJS.WriteStream; tty?: boolean }): ProgressReporter {
+export function createProgress(options: {
+  label: string;
+  fields?: readonly ProgressField[];
+  stream?: NodeJS.WriteStream;
+  tty?: boolean;
+}): ProgressReporter {
   const stream = options.stream ?? process.stderr;
   const fields = options.fields ?? TRAIN_FIELDS;
   const tty = options.tty ?? Boolean(stream.isTTY);
-  const values = (m: Readonly<Record<string, number>>) => Object.fromEntries(fields.map((f, i) => [`f${i}`, fmt(m[f.key], f.digits)]));
+  const values = (m: Readonly<Record<string, number>>) =>
+    Object.fromEntries(fields.map((f, i) => [`f${i}`, fmt(m[f.key], f.digits)]));
   if (!tty) {
     let total = 0;
     let started = Date.now();

@@ -31,10 +31,19 @@ type Log = (line: string) => void;
  * broadcast -> evaluation of all -> report. Every stage skips work already on disk, so rerunning
  * on the same directory resumes after any interruption (training itself resumes mid-run).
  */
-export async function reproduce(options: { preset: Preset; presetName: string; outDir: string; actor: ActorKind; log: Log }): Promise<ReproduceSummary> {
+export async function reproduce(options: {
+  preset: Preset;
+  presetName: string;
+  outDir: string;
+  actor: ActorKind;
+  log: Log;
+}): Promise<ReproduceSummary> {
   const { preset, outDir, log } = options;
   mkdirSync(join(outDir, RUN_FILES.eval), { recursive: true });
-  writeFileAtomic(join(outDir, RUN_FILES.pipeline), JSON.stringify({ preset: options.presetName, actor: options.actor, ...preset }, null, 2));
+  writeFileAtomic(
+    join(outDir, RUN_FILES.pipeline),
+    JSON.stringify({ preset: options.presetName, actor: options.actor, ...preset }, null, 2),
+  );
   const k = Number(preset.train.rollout?.maxWindows ?? 4);
   for (const env of preset.envs) {
     for (const seed of preset.seeds) {
@@ -42,18 +51,37 @@ export async function reproduce(options: { preset: Preset; presetName: string; o
       const sftDir = join(outDir, RUN_FILES.systems, `base--${tag}`);
       log(`sft base ${tag}`);
       const knobs = preset.knobs?.[env] ?? {};
-      const base = await runSft({ runDir: sftDir, config: SftConfigSchema.parse(deepMerge(deepMerge(preset.sft, preset.sftByEnv?.[env] ?? {}), { env: { name: env, knobs }, seed })), progress: createProgress({ label: `sft ${tag}`, fields: SFT_FIELDS }), log: (l) => options.log(`sft ${tag}: ${l}`) });
+      const base = await runSft({
+        runDir: sftDir,
+        config: SftConfigSchema.parse(
+          deepMerge(deepMerge(preset.sft, preset.sftByEnv?.[env] ?? {}), { env: { name: env, knobs }, seed }),
+        ),
+        progress: createProgress({ label: `sft ${tag}`, fields: SFT_FIELDS }),
+        log: (l) => options.log(`sft ${tag}: ${l}`),
+      });
       const policies: Partial<Record<SystemName, string>> = { base: sftDir };
       for (const system of preset.systems) {
         const runDir = join(outDir, RUN_FILES.systems, `${system}--${tag}`);
-        const raw = deepMerge(deepMerge(preset.train, { env: { name: env, knobs }, seed, model: { init: base.checkpoint } }), systemOverrides(system));
+        const raw = deepMerge(
+          deepMerge(preset.train, { env: { name: env, knobs }, seed, model: { init: base.checkpoint } }),
+          systemOverrides(system),
+        );
         const config = parseTrainConfig(raw, `${system} config`);
         if (!existsSync(runPaths(runDir).config)) createRunDir({ dir: runDir, system, config });
         log(`train ${system} ${tag}`);
         await train({ runDir, config, actor: options.actor, progress: createProgress({ label: `${system} ${tag}` }) });
         policies[system] = runDir;
       }
-      for (const req of evalRequests({ preset, env, variants: Object.keys((await taskFamily(env)).variants), seed, k, policies, actor: options.actor, outDir })) {
+      for (const req of evalRequests({
+        preset,
+        env,
+        variants: Object.keys((await taskFamily(env)).variants),
+        seed,
+        k,
+        policies,
+        actor: options.actor,
+        outDir,
+      })) {
         if (existsSync(req.out)) continue;
         log(`eval ${req.system} ${tag} ${req.variant} writer=${req.summaryWriter}`);
         await evaluatePolicy(req);
@@ -61,32 +89,88 @@ export async function reproduce(options: { preset: Preset; presetName: string; o
     }
   }
   log('report');
-  await writeReport({ runDirs: [outDir], outDir: join(outDir, RUN_FILES.report), title: `CompactionRL reproduction (${options.presetName})`, trainingWindows: k });
-  return { runDir: outDir, results: headline(collectReportData([outDir]).evals, [ 'base', ...preset.systems ], k) };
+  await writeReport({
+    runDirs: [outDir],
+    outDir: join(outDir, RUN_FILES.report),
+    title: `CompactionRL reproduction (${options.presetName})`,
+    trainingWindows: k,
+  });
+  return { runDir: outDir, results: headline(collectReportData([outDir]).evals, ['base', ...preset.systems], k) };
 }
 
 /** Default-variant evals of every system, writer swaps (Table 1), held-out variants, longer horizon. */
-function evalRequests(o: { preset: Preset; env: string; variants: readonly string[]; seed: number; k: number; policies: Partial<Record<SystemName, string>>; actor: ActorKind; outDir: string }): EvalRequest[] {
+function evalRequests(o: {
+  preset: Preset;
+  env: string;
+  variants: readonly string[];
+  seed: number;
+  k: number;
+  policies: Partial<Record<SystemName, string>>;
+  actor: ActorKind;
+  outDir: string;
+}): EvalRequest[] {
   const { preset, env, seed } = o;
   const plan = preset.eval;
-  const common = { env, knobs: preset.knobs?.[env] ?? {}, rollout: preset.train.rollout ?? {}, tasks: plan.tasks, samplesPerTask: plan.samplesPerTask, trainingWindows: o.k, seed };
-  const file = (...parts: string[]) => join(o.outDir, RUN_FILES.eval, `${[...parts, env, `s${seed}`].join('--').replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);
+  const common = {
+    env,
+    knobs: preset.knobs?.[env] ?? {},
+    rollout: preset.train.rollout ?? {},
+    tasks: plan.tasks,
+    samplesPerTask: plan.samplesPerTask,
+    trainingWindows: o.k,
+    seed,
+  };
+  const file = (...parts: string[]) =>
+    join(o.outDir, RUN_FILES.eval, `${[...parts, env, `s${seed}`].join('--').replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);
   const policy = (s: SystemName) => (o.actor === 'expert' ? 'expert' : o.policies[s]!);
   const reqs: EvalRequest[] = [];
   for (const system of Object.keys(o.policies) as SystemName[]) {
-    reqs.push({ ...common, system, policy: policy(system), variant: 'default', summaryWriter: 'self', windows: [...plan.windows, ...plan.longerWindows], out: file(system) });
+    reqs.push({
+      ...common,
+      system,
+      policy: policy(system),
+      variant: 'default',
+      summaryWriter: 'self',
+      windows: [...plan.windows, ...plan.longerWindows],
+      out: file(system),
+    });
   }
   for (const system of plan.writerSystems.filter((s) => o.policies[s])) {
-    for (const w of plan.writers) reqs.push({ ...common, system, policy: policy(system), variant: 'default', summaryWriter: w, windows: [o.k], out: file(system, `writer-${w}`) });
+    for (const w of plan.writers)
+      reqs.push({
+        ...common,
+        system,
+        policy: policy(system),
+        variant: 'default',
+        summaryWriter: w,
+        windows: [o.k],
+        out: file(system, `writer-${w}`),
+      });
   }
   return reqs.concat(heldOut({ ...o, common, file, policy }));
 }
 
-function heldOut(o: { preset: Preset; variants: readonly string[]; k: number; policies: Partial<Record<SystemName, string>>; common: Omit<EvalRequest, 'system' | 'policy' | 'variant' | 'summaryWriter' | 'windows' | 'out'>; file: (...p: string[]) => string; policy: (s: SystemName) => string }): EvalRequest[] {
+function heldOut(o: {
+  preset: Preset;
+  variants: readonly string[];
+  k: number;
+  policies: Partial<Record<SystemName, string>>;
+  common: Omit<EvalRequest, 'system' | 'policy' | 'variant' | 'summaryWriter' | 'windows' | 'out'>;
+  file: (...p: string[]) => string;
+  policy: (s: SystemName) => string;
+}): EvalRequest[] {
   const out: EvalRequest[] = [];
   for (const variant of o.variants.slice(0, o.preset.eval.heldOutVariants)) {
     for (const system of o.preset.eval.heldOutSystems.filter((s) => o.policies[s])) {
-      out.push({ ...o.common, system, policy: o.policy(system), variant, summaryWriter: 'self', windows: [o.k], out: o.file(system, `variant-${variant}`) });
+      out.push({
+        ...o.common,
+        system,
+        policy: o.policy(system),
+        variant,
+        summaryWriter: 'self',
+        windows: [o.k],
+        out: o.file(system, `variant-${variant}`),
+      });
     }
   }
   return out;

@@ -36,7 +36,10 @@ export function newRunName(system: string, now = new Date()): string {
  */
 export function createRunDir(options: { dir: string; system: string; config: unknown }): RunPaths {
   const paths = runPaths(options.dir);
-  if (existsSync(paths.config)) throw new Error(`${paths.root} already holds a run; continue it with --resume ${paths.root} or choose another --out`);
+  if (existsSync(paths.config))
+    throw new Error(
+      `${paths.root} already holds a run; continue it with --resume ${paths.root} or choose another --out`,
+    );
   for (const d of [paths.root, paths.samples, paths.eval]) mkdirSync(d, { recursive: true });
   writeFileAtomic(paths.config, `${JSON.stringify({ system: options.system, config: options.config }, null, 2)}\n`);
   return paths;

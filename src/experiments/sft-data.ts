@@ -51,16 +51,23 @@ export async function expertEpisodes(options: {
   };
   return runEpisodes({
     episodes: Array.from({ length: options.episodes }, (_, i) => ({
-      episodeId: `${options.idPrefix}-${i}`, env: family.create(knobsFor()), seed: options.seeds.start + rng.int(span),
+      episodeId: `${options.idPrefix}-${i}`,
+      env: family.create(knobsFor()),
+      seed: options.seeds.start + rng.int(span),
     })),
-    config: options.rollout, layout: options.layout,
+    config: options.rollout,
+    layout: options.layout,
     actor: textPolicySampler({ tokenizer, policy: family.expert, rng: rng.fork() }),
-    summarizer: textPolicySampler({ tokenizer, policy: family.summaryWriters.lossy(options.lossyP, options.lossyGoalP), rng: rng.fork() }),
+    summarizer: textPolicySampler({
+      tokenizer,
+      policy: family.summaryWriters.lossy(options.lossyP, options.lossyGoalP),
+      rng: rng.fork(),
+    }),
   });
 }
 
 /**
- * Segments -> training sequences. exec_j is a prefix of sum_j (spec §3: sum_j is the full window
+ * Segments -> training sequences. exec_j is a prefix of sum_j (method §3: sum_j is the full window
  * h at compaction, then q_sum, then S), so under a causal model training sum_j with the union of
  * both masks gives exactly the same loss and gradient as training both: one forward pass instead
  * of two over the shared window (~40% fewer tokens on kv-ledger).
@@ -75,11 +82,25 @@ export function toSequences(options: { records: readonly EpisodeRecord[]; tokeni
       if (s.kind === 'execution' && next && next.kind === 'summary' && isPrefix(s.tokens, next.tokens)) {
         const mask = Uint8Array.from(next.lossMask);
         for (let t = 0; t < s.lossMask.length; t++) mask[t] = mask[t]! | s.lossMask[t]!;
-        out.push(withKinds({ tokens: Int32Array.from(next.tokens), mask, summaryFrom: s.tokens.length, tokenizer: options.tokenizer }));
+        out.push(
+          withKinds({
+            tokens: Int32Array.from(next.tokens),
+            mask,
+            summaryFrom: s.tokens.length,
+            tokenizer: options.tokenizer,
+          }),
+        );
         i++;
         continue;
       }
-      out.push(withKinds({ tokens: Int32Array.from(s.tokens), mask: Uint8Array.from(s.lossMask), summaryFrom: s.kind === 'summary' ? 0 : s.tokens.length, tokenizer: options.tokenizer }));
+      out.push(
+        withKinds({
+          tokens: Int32Array.from(s.tokens),
+          mask: Uint8Array.from(s.lossMask),
+          summaryFrom: s.kind === 'summary' ? 0 : s.tokens.length,
+          tokenizer: options.tokenizer,
+        }),
+      );
     }
   }
   return out;
@@ -92,7 +113,12 @@ function isPrefix(a: readonly number[], b: readonly number[]): boolean {
 }
 
 /** Labels masked positions (only when a tokenizer is given): summary from summaryFrom on; else action / answer. */
-function withKinds(o: { tokens: Int32Array; mask: Uint8Array; summaryFrom: number; tokenizer: Tokenizer | undefined }): SftSequence {
+function withKinds(o: {
+  tokens: Int32Array;
+  mask: Uint8Array;
+  summaryFrom: number;
+  tokenizer: Tokenizer | undefined;
+}): SftSequence {
   if (!o.tokenizer) return { tokens: o.tokens, mask: o.mask };
   const kinds: TokenKind[] = new Array(o.tokens.length).fill('none');
   let inAnswer = false;

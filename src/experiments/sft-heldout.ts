@@ -9,7 +9,11 @@ import type { SftSequence, TokenKind } from './sft-data.ts';
  * `summary_exact` the same for whole summaries. p > 0.5 is a lower bound on argmax accuracy that
  * needs only the target's logprob (all the policy's forward returns).
  */
-export function heldOutAccuracy(options: { policy: PolicyModel; sequences: readonly SftSequence[]; batchTokens: number }): Record<string, number> {
+export function heldOutAccuracy(options: {
+  policy: PolicyModel;
+  sequences: readonly SftSequence[];
+  batchTokens: number;
+}): Record<string, number> {
   const { policy, sequences } = options;
   const kinds: TokenKind[] = ['action', 'answer', 'summary'];
   const hit = { none: 0, action: 0, answer: 0, summary: 0 };

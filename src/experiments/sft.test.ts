@@ -14,7 +14,14 @@ describe('SFT base policy', () => {
   it('a fast smoke run lowers the training loss (tiny model, chunk-sum, fresh episodes)', async () => {
     const runDir = join(mkdtempSync(join(tmpdir(), 'crl-sft-')), 'base');
     const config = SftConfigSchema.parse({
-      env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, episodes: 8, epochs: 6, lr: 1e-2, warmupSteps: 2, batchTokens: 512, heldOutEpisodes: 4,
+      env: { name: 'chunk-sum' },
+      model: { preset: 'tiny' },
+      episodes: 8,
+      epochs: 6,
+      lr: 1e-2,
+      warmupSteps: 2,
+      batchTokens: 512,
+      heldOutEpisodes: 4,
     });
     const { checkpoint } = await runSft({ runDir, config });
     expect(existsSync(checkpoint)).toBe(true);
@@ -35,9 +42,21 @@ describe('SFT base policy', () => {
   it('merges exec_j into sum_j without losing or inventing trained tokens, and labels answer values', async () => {
     const tokenizer = new WordTokenizer();
     const family = await taskFamily('kv-ledger');
-    const { config: rollout, layout } = resolveRolloutConfig({ input: { contextWindow: 256, maxWindows: 4 }, tokenizer });
+    const { config: rollout, layout } = resolveRolloutConfig({
+      input: { contextWindow: 256, maxWindows: 4 },
+      tokenizer,
+    });
     const records = await expertEpisodes({
-      family, knobs: { queries: 3 }, rollout, layout, tokenizer, lossyP: 0, episodes: 6, seeds: family.trainSeeds, rng: new Rng(3), idPrefix: 't',
+      family,
+      knobs: { queries: 3 },
+      rollout,
+      layout,
+      tokenizer,
+      lossyP: 0,
+      episodes: 6,
+      seeds: family.trainSeeds,
+      rng: new Rng(3),
+      idPrefix: 't',
     });
     const seqs = toSequences({ records, tokenizer });
     const masked = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0);
@@ -46,7 +65,9 @@ describe('SFT base policy', () => {
     expect(seqs.length).toBe(segTokens.length - records.reduce((a, r) => a + r.compactions, 0)); // one merge per compaction
     expect(seqs.reduce((a, s) => a + masked(s.mask), 0)).toBe(segTokens.reduce((a, s) => a + masked(s.lossMask), 0));
     // Every answer-value label decodes to a number or 'none', and each episode's answer is labelled.
-    const answers = seqs.flatMap((s) => s.kinds!.flatMap((k, t) => (k === 'answer' ? [tokenizer.decode([s.tokens[t]!])] : [])));
+    const answers = seqs.flatMap((s) =>
+      s.kinds!.flatMap((k, t) => (k === 'answer' ? [tokenizer.decode([s.tokens[t]!])] : [])),
+    );
     expect(answers.length).toBeGreaterThanOrEqual(records.length * 3); // 3 queries per task
     for (const w of answers) expect(w).toMatch(/^(\d+|none)$/);
     const summaries = seqs.flatMap((s) => s.kinds!.filter((k) => k === 'summary'));
@@ -56,24 +77,63 @@ describe('SFT base policy', () => {
   it('mixes in episodes with extra knobs at the given share (short kv-ledger streams)', async () => {
     const tokenizer = new WordTokenizer();
     const family = await taskFamily('kv-ledger');
-    const { config: rollout, layout } = resolveRolloutConfig({ input: { contextWindow: 256, maxWindows: 4 }, tokenizer });
-    const common = { family, knobs: {}, rollout, layout, tokenizer, lossyP: 0, episodes: 40, seeds: family.trainSeeds, idPrefix: 'm' };
+    const { config: rollout, layout } = resolveRolloutConfig({
+      input: { contextWindow: 256, maxWindows: 4 },
+      tokenizer,
+    });
+    const common = {
+      family,
+      knobs: {},
+      rollout,
+      layout,
+      tokenizer,
+      lossyP: 0,
+      episodes: 40,
+      seeds: family.trainSeeds,
+      idPrefix: 'm',
+    };
     const all = await expertEpisodes({ ...common, mix: [{ share: 1, knobs: { chunks: 1 } }], rng: new Rng(4) });
     expect(all.every((r) => r.compactions === 0 && r.reward === 1)).toBe(true); // 1 chunk fits one window
     const half = await expertEpisodes({ ...common, mix: [{ share: 0.5, knobs: { chunks: 1 } }], rng: new Rng(4) });
     const short = half.filter((r) => r.compactions === 0).length;
     expect(short).toBeGreaterThanOrEqual(10); // Binomial(40, 0.5): outside [10, 30] has p < 0.002
     expect(short).toBeLessThanOrEqual(30);
-    expect(() => SftConfigSchema.parse({ mix: { 'kv-ledger': [{ share: 0.7, knobs: {} }, { share: 0.7, knobs: {} }] } })).toThrow(/at most 1/);
+    expect(() =>
+      SftConfigSchema.parse({
+        mix: {
+          'kv-ledger': [
+            { share: 0.7, knobs: {} },
+            { share: 0.7, knobs: {} },
+          ],
+        },
+      }),
+    ).toThrow(/at most 1/);
   });
 
   it('lossyGoalP sets how often the summaries drop the question, separately from the facts (hop-search)', async () => {
     const tokenizer = new WordTokenizer();
     const family = await taskFamily('hop-search');
-    const { config: rollout, layout } = resolveRolloutConfig({ input: { contextWindow: 256, maxWindows: 4 }, tokenizer });
-    const common = { family, knobs: {}, rollout, layout, tokenizer, lossyP: 0, episodes: 12, seeds: family.trainSeeds, idPrefix: 'g' };
+    const { config: rollout, layout } = resolveRolloutConfig({
+      input: { contextWindow: 256, maxWindows: 4 },
+      tokenizer,
+    });
+    const common = {
+      family,
+      knobs: {},
+      rollout,
+      layout,
+      tokenizer,
+      lossyP: 0,
+      episodes: 12,
+      seeds: family.trainSeeds,
+      idPrefix: 'g',
+    };
     const summaries = (records: Awaited<ReturnType<typeof expertEpisodes>>) =>
-      records.flatMap((r) => r.segments.filter((s) => s.kind === 'summary').map((s) => tokenizer.decode(s.tokens.filter((_, t) => s.lossMask[t] === 1))));
+      records.flatMap((r) =>
+        r.segments
+          .filter((s) => s.kind === 'summary')
+          .map((s) => tokenizer.decode(s.tokens.filter((_, t) => s.lossMask[t] === 1))),
+      );
     const kept = summaries(await expertEpisodes({ ...common, rng: new Rng(5) }));
     expect(kept.length).toBeGreaterThan(0);
     for (const text of kept) expect(text).toMatch(/^question /); // lossy(0): the question always kept

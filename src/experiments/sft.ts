@@ -19,15 +19,21 @@ import { createRunDir, runPaths } from './run-dir.ts';
 import { taskFamily } from './task-families.ts';
 
 /**
- * The SFT base policy (issue 5, spec §7 "base"): expert episodes with compaction, summaries by a
+ * The SFT base policy (issue 5, method §7 "base"): expert episodes with compaction, summaries by a
  * lossy writer (so the base summarizes imperfectly and leaves room for RL), cross-entropy on the
- * generated tokens only (actions and summaries; loss masks of spec §3).
+ * generated tokens only (actions and summaries; loss masks of method §3).
  */
 export const SftConfigSchema = z
   .object({
-    env: z.object({ name: z.string().min(1).default('kv-ledger'), knobs: z.record(z.string(), z.unknown()).default({}) }).strict().prefault({}),
+    env: z
+      .object({ name: z.string().min(1).default('kv-ledger'), knobs: z.record(z.string(), z.unknown()).default({}) })
+      .strict()
+      .prefault({}),
     rollout: RolloutConfigSchema.prefault({}),
-    model: z.object({ preset: z.string().min(1).default('reference') }).strict().prefault({}),
+    model: z
+      .object({ preset: z.string().min(1).default('reference') })
+      .strict()
+      .prefault({}),
     /** Expert episodes per epoch (training seeds). */
     episodes: z.number().int().positive().default(64),
     epochs: z.number().int().positive().default(4),
@@ -41,8 +47,14 @@ export const SftConfigSchema = z
      * kv-ledger streams). The answer lookup is one token per long episode; short episodes teach
      * it at a fraction of the tokens (docs/sft.md). Families without an entry use env.knobs only.
      */
-    mix: z.record(z.string(), z.array(z.object({ share: z.number().min(0).max(1), knobs: z.record(z.string(), z.unknown()) }).strict())
-      .refine((xs) => xs.reduce((a, m) => a + m.share, 0) <= 1, { message: 'shares must sum to at most 1' })).default({}),
+    mix: z
+      .record(
+        z.string(),
+        z
+          .array(z.object({ share: z.number().min(0).max(1), knobs: z.record(z.string(), z.unknown()) }).strict())
+          .refine((xs) => xs.reduce((a, m) => a + m.share, 0) <= 1, { message: 'shares must sum to at most 1' }),
+      )
+      .default({}),
     /** lossy(p) summaries: each needed fact dropped with probability p (issue 5). */
     lossyP: z.number().min(0).max(1).default(0.3),
     /** lossy summaries drop each goal clause (the task statement) with this probability; unset: lossyP / 2. */
@@ -66,7 +78,12 @@ export type SftConfigInput = z.input<typeof SftConfigSchema>;
  * Runs SFT into runDir (created if new; an existing one is resumed at epoch granularity) and
  * returns the final checkpoint directory, a model checkpoint usable as model.init and --policy.
  */
-export async function runSft(options: { runDir: string; config: SftConfig; progress?: ProgressReporter; log?: (line: string) => void }): Promise<{ checkpoint: string }> {
+export async function runSft(options: {
+  runDir: string;
+  config: SftConfig;
+  progress?: ProgressReporter;
+  log?: (line: string) => void;
+}): Promise<{ checkpoint: string }> {
   const { config } = options;
   const paths = runPaths(options.runDir);
   if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config });
@@ -77,29 +94,69 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
   const mix = config.mix[config.env.name] ?? [];
-  const common = { family, knobs: config.env.knobs, mix, rollout, layout, tokenizer, lossyP: config.lossyP, lossyGoalP: config.lossyGoalP, episodes: config.episodes, seeds: family.trainSeeds };
+  const common = {
+    family,
+    knobs: config.env.knobs,
+    mix,
+    rollout,
+    layout,
+    tokenizer,
+    lossyP: config.lossyP,
+    lossyGoalP: config.lossyGoalP,
+    episodes: config.episodes,
+    seeds: family.trainSeeds,
+  };
   // Each epoch's data depends on (seed, epoch) only, so a resumed run sees the same episodes.
   const epochData = async (epoch: number) => {
     const dataEpoch = config.data === 'fresh' ? epoch : 1;
-    const records = await expertEpisodes({ ...common, rng: new Rng(mixSeed(config.seed, dataEpoch, 0xda7a)), idPrefix: `sft-e${epoch}` });
+    const records = await expertEpisodes({
+      ...common,
+      rng: new Rng(mixSeed(config.seed, dataEpoch, 0xda7a)),
+      idPrefix: `sft-e${epoch}`,
+    });
     const replay = denseReplay({
-      family, knobs: config.env.knobs, layout, config: config.dense, n: config.dense.replay, maxTokens: rollout.contextWindow,
+      family,
+      knobs: config.env.knobs,
+      layout,
+      config: config.dense,
+      n: config.dense.replay,
+      maxTokens: rollout.contextWindow,
       rng: new Rng(mixSeed(config.seed, dataEpoch, 0xd5e)),
     });
     return { records, sequences: [...toSequences({ records }), ...replay] };
   };
-  const heldOut = config.heldOutEpisodes > 0
-    ? toSequences({ tokenizer, records: await expertEpisodes({ ...common, mix: [], episodes: config.heldOutEpisodes, seeds: family.evalSeeds, rng: new Rng(mixSeed(config.seed, 0x4e1d)), idPrefix: 'sft-heldout' }) })
-    : [];
+  const heldOut =
+    config.heldOutEpisodes > 0
+      ? toSequences({
+          tokenizer,
+          records: await expertEpisodes({
+            ...common,
+            mix: [],
+            episodes: config.heldOutEpisodes,
+            seeds: family.evalSeeds,
+            rng: new Rng(mixSeed(config.seed, 0x4e1d)),
+            idPrefix: 'sft-heldout',
+          }),
+        })
+      : [];
 
   // Steps per epoch are estimated from epoch 1 (fresh epochs differ by a few percent; the cosine
   // stays flat at its floor if the estimate runs short).
   let current = await epochData(1);
   // Counted by packing, not tokens / batchTokens: whole segments leave part of each budget unused.
-  const stepsPerEpoch = packByTokens({ lengths: current.sequences.map((s) => s.tokens.length), tokenBudget: config.batchTokens }).length;
+  const stepsPerEpoch = packByTokens({
+    lengths: current.sequences.map((s) => s.tokens.length),
+    tokenBudget: config.batchTokens,
+  }).length;
   const steps = config.epochs * Math.max(1, stepsPerEpoch);
   const cfg = modelConfig(config.model.preset, { vocabSize: tokenizer.vocabSize, maxSeqLen: rollout.contextWindow });
-  const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(config.warmupSteps, steps), minLrRatio: config.minLrRatio };
+  const optim = {
+    ...DEFAULT_OPTIMIZER,
+    lr: config.lr,
+    totalSteps: steps,
+    warmupSteps: Math.min(config.warmupSteps, steps),
+    minLrRatio: config.minLrRatio,
+  };
   const policy = new PolicyModel({ config: cfg, optim, rng: rng.fork() });
   let ckpt = latestCheckpoint(paths.root);
   const denseSteps = denseWarmupSteps(family, config.dense);
@@ -108,11 +165,26 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
     // episode SFT resumes after it; a crash during the warm-up redoes it (minutes, deterministic).
     const t0 = Date.now();
     const curve = runDenseWarmup({
-      policy, family, knobs: config.env.knobs, layout, config: config.dense, seed: config.seed,
-      onEval: (p) => options.log?.(`dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined || p.step > config.dense.recallSteps ? '' : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`),
+      policy,
+      family,
+      knobs: config.env.knobs,
+      layout,
+      config: config.dense,
+      seed: config.seed,
+      onEval: (p) =>
+        options.log?.(
+          `dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined || p.step > config.dense.recallSteps ? '' : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+        ),
     });
-    writeFileAtomic(`${paths.root}/dense-warmup.json`, JSON.stringify({ config: config.dense, seconds: (Date.now() - t0) / 1000, curve }));
-    await saveCheckpointDir({ runDir: paths.root, iteration: 0, write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: 0, denseWarmupSteps: denseSteps } }) });
+    writeFileAtomic(
+      `${paths.root}/dense-warmup.json`,
+      JSON.stringify({ config: config.dense, seconds: (Date.now() - t0) / 1000, curve }),
+    );
+    await saveCheckpointDir({
+      runDir: paths.root,
+      iteration: 0,
+      write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: 0, denseWarmupSteps: denseSteps } }),
+    });
     ckpt = latestCheckpoint(paths.root);
   }
   let start = 0;
@@ -132,26 +204,53 @@ export async function runSft(options: { runDir: string; config: SftConfig; progr
     if (epoch !== 1 && config.data === 'fresh') current = await epochData(epoch);
     expertSuccess += current.records.filter((r) => r.reward >= 1).length;
     episodes += current.records.length;
-    const metrics = sftEpoch({ policy, segments: current.sequences, batchTokens: config.batchTokens, rng: new Rng(mixSeed(config.seed, epoch)) });
+    const metrics = sftEpoch({
+      policy,
+      segments: current.sequences,
+      batchTokens: config.batchTokens,
+      rng: new Rng(mixSeed(config.seed, epoch)),
+    });
     // Held-out accuracy costs a forward pass over heldOutEpisodes: at the end and every 5 epochs.
-    if (heldOut.length > 0 && (epoch === config.epochs || epoch % 5 === 0)) Object.assign(metrics, heldOutAccuracy({ policy, sequences: heldOut, batchTokens: config.batchTokens }));
+    if (heldOut.length > 0 && (epoch === config.epochs || epoch % 5 === 0))
+      Object.assign(metrics, heldOutAccuracy({ policy, sequences: heldOut, batchTokens: config.batchTokens }));
     appendMetrics({ path: paths.metrics, iteration: epoch, metrics });
-    await saveCheckpointDir({ runDir: paths.root, iteration: epoch, write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: epoch } }) });
+    await saveCheckpointDir({
+      runDir: paths.root,
+      iteration: epoch,
+      write: (dir) => saveCheckpoint(dir, { policy, meta: { sftEpoch: epoch } }),
+    });
     options.progress?.update({ iteration: epoch, metrics });
   }
   options.progress?.stop();
-  writeFileAtomic(`${paths.root}/sft-data.json`, JSON.stringify({ data: config.data, episodesSeen: episodes, expertSuccess: episodes ? expertSuccess / episodes : null, optimizerSteps: steps }));
+  writeFileAtomic(
+    `${paths.root}/sft-data.json`,
+    JSON.stringify({
+      data: config.data,
+      episodesSeen: episodes,
+      expertSuccess: episodes ? expertSuccess / episodes : null,
+      optimizerSteps: steps,
+    }),
+  );
   return { checkpoint: latestCheckpoint(paths.root)!.dir };
 }
 
 /** One pass of cross-entropy over generated tokens: dL/dlogprob = -1/N at masked positions. */
-export function sftEpoch(options: { policy: PolicyModel; segments: readonly SftSequence[]; batchTokens: number; rng: Rng }): Record<string, number> {
+export function sftEpoch(options: {
+  policy: PolicyModel;
+  segments: readonly SftSequence[];
+  batchTokens: number;
+  rng: Rng;
+}): Record<string, number> {
   const { policy, segments } = options;
   let lossSum = 0;
   let confident = 0;
   let count = 0;
   let lr = Number.NaN;
-  for (const mb of buildMinibatches({ lengths: segments.map((s) => s.tokens.length), tokenBudget: options.batchTokens, rng: options.rng })) {
+  for (const mb of buildMinibatches({
+    lengths: segments.map((s) => s.tokens.length),
+    tokenBudget: options.batchTokens,
+    rng: options.rng,
+  })) {
     const tokens = mb.map((i) => segments[i]!.tokens);
     const masks = mb.map((i) => segments[i]!.mask);
     const n = masks.reduce((a, m) => a + m.reduce((x, y) => x + y, 0), 0);
@@ -171,5 +270,9 @@ export function sftEpoch(options: { policy: PolicyModel; segments: readonly SftS
     policy.backward({ logprobs: grads });
     lr = policy.step().lr;
   }
-  return { 'sft/loss': count ? lossSum / count : Number.NaN, 'sft/token_acc_p50': count ? confident / count : Number.NaN, 'sft/lr': lr };
+  return {
+    'sft/loss': count ? lossSum / count : Number.NaN,
+    'sft/token_acc_p50': count ? confident / count : Number.NaN,
+    'sft/lr': lr,
+  };
 }

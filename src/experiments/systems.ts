@@ -1,11 +1,17 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 
 /**
- * The systems of spec §7 as config overrides on top of a preset's training config. 'base' is the
+ * The systems of method §7 as config overrides on top of a preset's training config. 'base' is the
  * SFT model itself (no RL). Names are the keys of `crl reproduce`'s JSON (issue 6).
  */
 export const SYSTEM_NAMES = [
-  'base', 'ppo-single-window', 'compaction-rl', 'no-summary-training', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast',
+  'base',
+  'ppo-single-window',
+  'compaction-rl',
+  'no-summary-training',
+  'segment-mean-loss',
+  'no-cross-trajectory-gae',
+  'broadcast',
 ] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
@@ -26,6 +32,7 @@ export function isSystemName(name: string): name is SystemName {
 
 export function systemOverrides(name: string): TrainConfigInput {
   const o = (SYSTEM_OVERRIDES as Record<string, TrainConfigInput>)[name];
-  if (!o) throw new Error(`unknown RL system ${JSON.stringify(name)}; valid: ${Object.keys(SYSTEM_OVERRIDES).join(', ')}`);
+  if (!o)
+    throw new Error(`unknown RL system ${JSON.stringify(name)}; valid: ${Object.keys(SYSTEM_OVERRIDES).join(', ')}`);
   return { ...o, name };
 }

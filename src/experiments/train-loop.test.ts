@@ -13,8 +13,13 @@ import { deepMerge } from '../config/config-flags.ts';
 import { SYSTEM_NAMES, systemOverrides } from './systems.ts';
 
 const config = parseTrainConfig({
-  env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, batchEpisodes: 3, iterations: 4, checkpointEvery: 2,
-  ppo: { criticWarmupIterations: 1 }, sampleTrajectories: 1,
+  env: { name: 'chunk-sum' },
+  model: { preset: 'tiny' },
+  batchEpisodes: 3,
+  iterations: 4,
+  checkpointEvery: 2,
+  ppo: { criticWarmupIterations: 1 },
+  sampleTrajectories: 1,
 });
 
 /** Metrics that must replay exactly: everything except wall-clock (perf/) numbers. */
@@ -27,7 +32,13 @@ function replayable(dir: string) {
 
 /** Stops the process-equivalent of a run right after iteration `at` logged its metrics. */
 function crashAfter(at: number): ProgressReporter {
-  return { start: () => undefined, stop: () => undefined, update: ({ iteration }) => { if (iteration === at) throw new Error('simulated crash'); } };
+  return {
+    start: () => undefined,
+    stop: () => undefined,
+    update: ({ iteration }) => {
+      if (iteration === at) throw new Error('simulated crash');
+    },
+  };
 }
 
 describe('training loop', () => {
@@ -39,7 +50,9 @@ describe('training loop', () => {
 
     const b = join(root, 'b');
     createRunDir({ dir: b, system: 'compaction-rl', config });
-    await expect(train({ runDir: b, config, actor: 'expert', progress: crashAfter(3) })).rejects.toThrow('simulated crash');
+    await expect(train({ runDir: b, config, actor: 'expert', progress: crashAfter(3) })).rejects.toThrow(
+      'simulated crash',
+    );
     // what kill -9 can leave behind: a torn metrics line and a half-written checkpoint dir
     appendFileSync(join(b, 'metrics.jsonl'), '{"iteration":4,"metr');
     mkdirSync(join(b, 'checkpoints', '.tmp-iter-000004-999'));
@@ -48,7 +61,12 @@ describe('training loop', () => {
     expect(latestCheckpoint(b)?.iteration).toBe(2);
 
     const ran: number[] = [];
-    await train({ runDir: b, config, actor: 'expert', progress: { start: () => undefined, stop: () => undefined, update: ({ iteration }) => void ran.push(iteration) } });
+    await train({
+      runDir: b,
+      config,
+      actor: 'expert',
+      progress: { start: () => undefined, stop: () => undefined, update: ({ iteration }) => void ran.push(iteration) },
+    });
     expect(ran).toEqual([3, 4]); // continues after the checkpoint: nothing lost, nothing repeated
     const ma = replayable(a);
     expect(ma.map((l) => l.iteration)).toEqual([1, 2, 3, 4]);
@@ -67,18 +85,37 @@ describe('training loop', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crl-ckpt-'));
     await saveCheckpointDir({ runDir: dir, iteration: 5, write: (d) => writeFileSync(join(d, 'x'), 'five') });
     // killed while writing iteration 10: the temp dir is there, latest still says 5
-    await expect(saveCheckpointDir({ runDir: dir, iteration: 10, write: () => { throw new Error('killed'); } })).rejects.toThrow('killed');
+    await expect(
+      saveCheckpointDir({
+        runDir: dir,
+        iteration: 10,
+        write: () => {
+          throw new Error('killed');
+        },
+      }),
+    ).rejects.toThrow('killed');
     const c = latestCheckpoint(dir)!;
     expect(c.iteration).toBe(5);
     expect(readFileSync(join(c.dir, 'x'), 'utf8')).toBe('five');
     expect(existsSync(join(dir, 'checkpoints', `.tmp-iter-000010-${process.pid}`))).toBe(false); // cleaned on load
   });
 
-  it('wires every system of spec §7 into the update (one iteration each)', async () => {
+  it('wires every system of method §7 into the update (one iteration each)', async () => {
     const root = mkdtempSync(join(tmpdir(), 'crl-systems-'));
     const last: Record<string, Record<string, number | null>> = {};
     for (const system of SYSTEM_NAMES.filter((s) => s !== 'base')) {
-      const c = parseTrainConfig(deepMerge({ env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, batchEpisodes: 4, iterations: 1, ppo: { criticWarmupIterations: 0 } }, systemOverrides(system)));
+      const c = parseTrainConfig(
+        deepMerge(
+          {
+            env: { name: 'chunk-sum' },
+            model: { preset: 'tiny' },
+            batchEpisodes: 4,
+            iterations: 1,
+            ppo: { criticWarmupIterations: 0 },
+          },
+          systemOverrides(system),
+        ),
+      );
       createRunDir({ dir: join(root, system), system, config: c });
       await train({ runDir: join(root, system), config: c, actor: 'policy' });
       last[system] = readMetrics(join(root, system, 'metrics.jsonl'))[0]!.metrics;

@@ -11,7 +11,14 @@ import { iterationDirName } from '../report/run-files.ts';
 import { algorithmSpec } from './algorithms.ts';
 import { writeFileAtomic } from './atomic-fs.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
-import { buildSegments, computeAdvantages, criticValues, ppoSegments, rolloutMetrics, sampleEpisodes } from './iteration-stages.ts';
+import {
+  buildSegments,
+  computeAdvantages,
+  criticValues,
+  ppoSegments,
+  rolloutMetrics,
+  sampleEpisodes,
+} from './iteration-stages.ts';
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { runPaths } from './run-dir.ts';
@@ -19,12 +26,17 @@ import { taskFamily } from './task-families.ts';
 import { buildTrainerModels, type ActorKind, type TrainerModels } from './trainer-models.ts';
 
 /**
- * The training spine (spec §6), CleanRL style: every stage is a named function and the loop fits
+ * The training spine (method §6), CleanRL style: every stage is a named function and the loop fits
  * a screen. All randomness of iteration i comes from Rng(mixSeed(seed, i)), and a checkpoint holds
  * weights and optimizer moments exactly, so a run resumed from its checkpoint at iteration c
  * replays iterations c+1.. exactly as an uninterrupted run would (docs/decisions/0007).
  */
-export async function train(options: { runDir: string; config: TrainConfig; actor: ActorKind; progress?: ProgressReporter }): Promise<{ lastIteration: number; models: TrainerModels }> {
+export async function train(options: {
+  runDir: string;
+  config: TrainConfig;
+  actor: ActorKind;
+  progress?: ProgressReporter;
+}): Promise<{ lastIteration: number; models: TrainerModels }> {
   const { config } = options;
   const paths = runPaths(options.runDir);
   const tokenizer: Tokenizer = new WordTokenizer();
@@ -32,9 +44,19 @@ export async function train(options: { runDir: string; config: TrainConfig; acto
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const algorithm = algorithmSpec(config.algorithm);
   const models = await buildTrainerModels({
-    config, tokenizer, family, needsCritic: algorithm.needsCritic, actor: options.actor, rng: new Rng(mixSeed(config.seed, 0)), engineWeightsDir: join(paths.root, 'engine-weights'),
+    config,
+    tokenizer,
+    family,
+    needsCritic: algorithm.needsCritic,
+    actor: options.actor,
+    rng: new Rng(mixSeed(config.seed, 0)),
+    engineWeightsDir: join(paths.root, 'engine-weights'),
   });
-  const ppoConfig = { ...config.ppo, trainSummaries: config.ablation.trainSummaries, lossAggregation: config.ablation.lossAggregation };
+  const ppoConfig = {
+    ...config.ppo,
+    trainSummaries: config.ablation.trainSummaries,
+    lossAggregation: config.ablation.lossAggregation,
+  };
 
   const start = await resumePoint({ runDir: paths.root, metricsPath: paths.metrics, models });
   options.progress?.start({ total: config.iterations, first: start + 1 });
@@ -43,25 +65,51 @@ export async function train(options: { runDir: string; config: TrainConfig; acto
     const t0 = performance.now();
     await models.publish();
     const records = await sampleEpisodes({
-      family, knobs: config.env.knobs, rollout, layout, sampler: models.sampler(rng.fork()), batchEpisodes: config.batchEpisodes,
-      groupSize: config.groupSize, iteration, rng: rng.fork(),
+      family,
+      knobs: config.env.knobs,
+      rollout,
+      layout,
+      sampler: models.sampler(rng.fork()),
+      batchEpisodes: config.batchEpisodes,
+      groupSize: config.groupSize,
+      iteration,
+      rng: rng.fork(),
     });
     const sampleSeconds = (performance.now() - t0) / 1000;
     const segments = buildSegments(records);
     const old = criticValues({ segments, models, batchTokens: config.ppo.minibatchTokens });
     const { advantages, returns } = computeAdvantages({ records, segments, values: old.oldValues, algorithm, config });
-    const batch = ppoSegments({ segments, oldLogprobs: old.oldLogprobs, oldValues: old.oldValues, advantages, returns });
-    const ppo = ppoUpdate({ segments: batch, policy: models.policy, ...(models.critic ? { critic: models.critic } : {}), config: ppoConfig, iteration: iteration - 1, rng: rng.fork() });
+    const batch = ppoSegments({
+      segments,
+      oldLogprobs: old.oldLogprobs,
+      oldValues: old.oldValues,
+      advantages,
+      returns,
+    });
+    const ppo = ppoUpdate({
+      segments: batch,
+      policy: models.policy,
+      ...(models.critic ? { critic: models.critic } : {}),
+      config: ppoConfig,
+      iteration: iteration - 1,
+      rng: rng.fork(),
+    });
     const rolloutStats = rolloutMetrics(records);
     const metrics = {
-      ...rolloutStats, ...ppo, 'policy/sampler_logprob_mismatch': old.meanLogprobMismatch,
+      ...rolloutStats,
+      ...ppo,
+      'policy/sampler_logprob_mismatch': old.meanLogprobMismatch,
       'perf/tokens_per_s': rolloutStats['rollout/generated_tokens']! / Math.max(1e-9, sampleSeconds),
       'perf/iteration_s': (performance.now() - t0) / 1000,
     };
     appendMetrics({ path: paths.metrics, iteration, metrics });
     writeSamples({ dir: paths.samples, iteration, records: records.slice(0, config.sampleTrajectories), tokenizer });
     if (iteration % config.checkpointEvery === 0 || iteration === config.iterations) {
-      await saveCheckpointDir({ runDir: paths.root, iteration, write: (dir) => models.save(dir, { iteration, system: config.name }) });
+      await saveCheckpointDir({
+        runDir: paths.root,
+        iteration,
+        write: (dir) => models.save(dir, { iteration, system: config.name }),
+      });
     }
     options.progress?.update({ iteration, metrics });
   }
@@ -79,8 +127,13 @@ async function resumePoint(options: { runDir: string; metricsPath: string; model
   return iteration;
 }
 
-/** Human-readable sample trajectories (spec §3 records rendered), one file per iteration. */
-function writeSamples(options: { dir: string; iteration: number; records: readonly EpisodeRecord[]; tokenizer: Tokenizer }): void {
+/** Human-readable sample trajectories (method §3 records rendered), one file per iteration. */
+function writeSamples(options: {
+  dir: string;
+  iteration: number;
+  records: readonly EpisodeRecord[];
+  tokenizer: Tokenizer;
+}): void {
   if (options.records.length === 0) return;
   const text = options.records.map((r) => renderEpisode(r, options.tokenizer)).join('\n\n');
   writeFileAtomic(join(options.dir, `${iterationDirName(options.iteration)}.txt`), text);

@@ -15,7 +15,7 @@ import type { TrainConfig } from '../config/train-config.ts';
 
 /**
  * What the training loop holds: the policy and critic models, a sampler that follows the policy's
- * live weights (spec §6 "publish new weights": the ModelSampler reads the same buffer), and
+ * live weights (method §6 "publish new weights": the ModelSampler reads the same buffer), and
  * checkpoint save/restore in the model's format (weights + AdamW moments, exact).
  */
 export interface TrainerModels {
@@ -35,7 +35,10 @@ export interface TrainerModels {
 export type ActorKind = 'policy' | 'expert';
 
 function copyNet(dst: LlamaNetwork, src: LlamaNetwork): void {
-  if (dst.params.length !== src.params.length) throw new Error(`checkpoint has ${src.params.length} parameters, this run's model has ${dst.params.length} (different model preset?)`);
+  if (dst.params.length !== src.params.length)
+    throw new Error(
+      `checkpoint has ${src.params.length} parameters, this run's model has ${dst.params.length} (different model preset?)`,
+    );
   dst.params.set(src.params);
   dst.optimizer.state.m.set(src.optimizer.state.m);
   dst.optimizer.state.v.set(src.optimizer.state.v);
@@ -45,7 +48,7 @@ function copyNet(dst: LlamaNetwork, src: LlamaNetwork): void {
 /**
  * Builds policy and critic: from the config's model preset (vocabulary and sequence length fitted
  * to the tokenizer and C), or from model.init (the SFT base) with fresh optimizer state. The
- * critic starts as a copy of the policy trunk (spec §6).
+ * critic starts as a copy of the policy trunk (method §6).
  */
 export async function buildTrainerModels(options: {
   config: TrainConfig;
@@ -70,23 +73,37 @@ export async function buildTrainerModels(options: {
   let policy: PolicyModel;
   if (config.model.init) {
     const init = await loadCheckpoint(config.model.init);
-    policy = new PolicyModel({ config: init.policy.config, optim: optim(config.optim.policyLr), params: init.policy.net.params });
+    policy = new PolicyModel({
+      config: init.policy.config,
+      optim: optim(config.optim.policyLr),
+      params: init.policy.net.params,
+    });
   } else {
-    const mcfg = modelConfig(config.model.preset, { vocabSize: tokenizer.vocabSize, maxSeqLen: config.rollout.contextWindow });
+    const mcfg = modelConfig(config.model.preset, {
+      vocabSize: tokenizer.vocabSize,
+      maxSeqLen: config.rollout.contextWindow,
+    });
     policy = new PolicyModel({ config: mcfg, optim: optim(config.optim.policyLr), rng: rng.fork() });
   }
   if (policy.config.maxSeqLen < config.rollout.contextWindow) {
-    throw new Error(`the model's maxSeqLen (${policy.config.maxSeqLen}) is below rollout.contextWindow (${config.rollout.contextWindow})`);
+    throw new Error(
+      `the model's maxSeqLen (${policy.config.maxSeqLen}) is below rollout.contextWindow (${config.rollout.contextWindow})`,
+    );
   }
   const critic = options.needsCritic ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr) }) : null;
   const engine = config.engine;
-  if (engine && options.actor === 'expert') throw new Error('engine: a remote engine samples the policy; it cannot be combined with the scripted-expert actor');
+  if (engine && options.actor === 'expert')
+    throw new Error('engine: a remote engine samples the policy; it cannot be combined with the scripted-expert actor');
   if (engine && !options.engineWeightsDir) throw new Error('engine: needs a directory to write the weights to');
   const remote = engine ? createHttpSampler({ url: engine.url, protocol: engine.protocol }) : null;
   return {
     policy,
     critic,
-    sampler: (r) => remote ?? (options.actor === 'expert' ? textPolicySampler({ tokenizer, policy: family.expert, rng: r }) : new ModelSampler({ policy, rng: r })),
+    sampler: (r) =>
+      remote ??
+      (options.actor === 'expert'
+        ? textPolicySampler({ tokenizer, policy: family.expert, rng: r })
+        : new ModelSampler({ policy, rng: r })),
     publish: async () => {
       if (!engine) return; // the ModelSampler reads the live parameter buffer
       await saveCheckpoint(options.engineWeightsDir!, { policy });

@@ -32,7 +32,9 @@ function trainStep(policy: PolicyModel, critic: CriticModel, seqs: Int32Array[])
 
 describe('safetensors', () => {
   it('writes an 8-byte LE header length, a JSON header and 8-byte aligned data, and reads it back', () => {
-    const buf = encodeSafetensors([{ name: 'a', shape: [2, 3], data: Float32Array.from([1, 2, 3, 4, 5, 6]) }], { k: 'v' });
+    const buf = encodeSafetensors([{ name: 'a', shape: [2, 3], data: Float32Array.from([1, 2, 3, 4, 5, 6]) }], {
+      k: 'v',
+    });
     const hlen = Number(buf.readBigUInt64LE(0));
     expect((8 + hlen) % 8).toBe(0);
     const header = JSON.parse(buf.subarray(8, 8 + hlen).toString());
@@ -54,7 +56,14 @@ describe.each([false, true])('checkpoint round trip (tied: %s)', (tied) => {
     const dir = await tempDir();
     await saveCheckpoint(dir, { policy, critic, meta: { iteration: 7 } });
     const files = (await readdir(dir)).sort();
-    expect(files).toEqual(['config.json', 'critic-optimizer.safetensors', 'critic.safetensors', 'model.safetensors', 'optimizer.safetensors', 'trainer_state.json']);
+    expect(files).toEqual([
+      'config.json',
+      'critic-optimizer.safetensors',
+      'critic.safetensors',
+      'model.safetensors',
+      'optimizer.safetensors',
+      'trainer_state.json',
+    ]);
     const hf = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
     expect(hf.architectures).toEqual(['LlamaForCausalLM']);
     expect(hf.tie_word_embeddings).toBe(tied);

@@ -19,7 +19,13 @@ import type { LlamaNetwork } from './network.ts';
 import { PolicyModel } from './policy.ts';
 import { paramCount, tensorSpecs, type HeadKind } from './weights.ts';
 import type { ModelConfig } from './config.ts';
-import { CheckpointFormatError, decodeSafetensors, encodeSafetensors, readTensorInto, type NamedTensor } from './safetensors.ts';
+import {
+  CheckpointFormatError,
+  decodeSafetensors,
+  encodeSafetensors,
+  readTensorInto,
+  type NamedTensor,
+} from './safetensors.ts';
 
 const FILES = {
   config: 'config.json',
@@ -30,13 +36,15 @@ const FILES = {
   state: 'trainer_state.json',
 } as const;
 
-const TrainerStateSchema = z.object({
-  format: z.literal('compaction-rl-checkpoint'),
-  version: z.literal(1),
-  policyOptimizer: OptimizerConfigSchema,
-  criticOptimizer: OptimizerConfigSchema.nullable(),
-  meta: z.unknown(),
-}).strict();
+const TrainerStateSchema = z
+  .object({
+    format: z.literal('compaction-rl-checkpoint'),
+    version: z.literal(1),
+    policyOptimizer: OptimizerConfigSchema,
+    criticOptimizer: OptimizerConfigSchema.nullable(),
+    meta: z.unknown(),
+  })
+  .strict();
 
 async function writeAtomic(path: string, data: Uint8Array | string): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}`;
@@ -59,12 +67,22 @@ async function syncDir(dir: string): Promise<void> {
   // Makes the renames durable. Some platforms cannot fsync a directory; the data is synced anyway.
   try {
     const fh = await open(dir, 'r');
-    try { await fh.sync(); } finally { await fh.close(); }
-  } catch { /* not supported here */ }
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    /* not supported here */
+  }
 }
 
 function weightTensors(net: LlamaNetwork): NamedTensor[] {
-  return net.specs.map((s) => ({ name: s.name, shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }));
+  return net.specs.map((s) => ({
+    name: s.name,
+    shape: s.shape,
+    data: net.params.subarray(s.offset, s.offset + s.size),
+  }));
 }
 
 function optimizerTensors(net: LlamaNetwork): NamedTensor[] {
@@ -75,19 +93,31 @@ function optimizerTensors(net: LlamaNetwork): NamedTensor[] {
   ]);
 }
 
-export async function saveCheckpoint(dir: string, { policy, critic, meta }: { policy: PolicyModel; critic?: CriticModel; meta?: unknown }): Promise<void> {
+export async function saveCheckpoint(
+  dir: string,
+  { policy, critic, meta }: { policy: PolicyModel; critic?: CriticModel; meta?: unknown },
+): Promise<void> {
   await mkdir(dir, { recursive: true });
   const p = policy.net;
   await writeAtomic(join(dir, FILES.config), JSON.stringify(toHfConfig(p.cfg), null, 2) + '\n');
   await writeAtomic(join(dir, FILES.model), encodeSafetensors(weightTensors(p), { format: 'pt' }));
-  await writeAtomic(join(dir, FILES.optimizer), encodeSafetensors(optimizerTensors(p), { step: String(p.optimizer.state.step) }));
+  await writeAtomic(
+    join(dir, FILES.optimizer),
+    encodeSafetensors(optimizerTensors(p), { step: String(p.optimizer.state.step) }),
+  );
   if (critic) {
     await writeAtomic(join(dir, FILES.critic), encodeSafetensors(weightTensors(critic.net), { format: 'pt' }));
-    await writeAtomic(join(dir, FILES.criticOptimizer), encodeSafetensors(optimizerTensors(critic.net), { step: String(critic.net.optimizer.state.step) }));
+    await writeAtomic(
+      join(dir, FILES.criticOptimizer),
+      encodeSafetensors(optimizerTensors(critic.net), { step: String(critic.net.optimizer.state.step) }),
+    );
   }
   const state: z.infer<typeof TrainerStateSchema> = {
-    format: 'compaction-rl-checkpoint', version: 1,
-    policyOptimizer: p.optimizer.cfg, criticOptimizer: critic ? critic.net.optimizer.cfg : null, meta: meta ?? null,
+    format: 'compaction-rl-checkpoint',
+    version: 1,
+    policyOptimizer: p.optimizer.cfg,
+    criticOptimizer: critic ? critic.net.optimizer.cfg : null,
+    meta: meta ?? null,
   };
   await writeAtomic(join(dir, FILES.state), JSON.stringify(state, null, 2) + '\n');
   await syncDir(dir);
@@ -97,7 +127,8 @@ async function readFileOrExplain(dir: string, name: string): Promise<Buffer> {
   try {
     return await readFile(join(dir, name));
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new CheckpointFormatError(`checkpoint ${dir} has no ${name} (incomplete or not a checkpoint directory)`);
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new CheckpointFormatError(`checkpoint ${dir} has no ${name} (incomplete or not a checkpoint directory)`);
     throw e;
   }
 }
@@ -116,27 +147,47 @@ function loadWeights(net: LlamaNetwork, buf: Uint8Array, what: string): void {
   const file = decodeSafetensors(buf, what);
   const expected = new Set(net.specs.map((s) => s.name));
   for (const name of file.tensors.keys()) {
-    if (!expected.has(name)) throw new CheckpointFormatError(`${what}: unexpected tensor ${name} (does the config match the weights?)`);
+    if (!expected.has(name))
+      throw new CheckpointFormatError(`${what}: unexpected tensor ${name} (does the config match the weights?)`);
   }
-  for (const s of net.specs) readTensorInto({ file, name: s.name, shape: s.shape, dst: net.params.subarray(s.offset, s.offset + s.size), what });
+  for (const s of net.specs)
+    readTensorInto({ file, name: s.name, shape: s.shape, dst: net.params.subarray(s.offset, s.offset + s.size), what });
 }
 
 function loadOptimizer(net: LlamaNetwork, buf: Uint8Array, what: string): void {
   const file = decodeSafetensors(buf, what);
   const { m, v } = net.optimizer.state;
   for (const s of net.specs) {
-    readTensorInto({ file, name: `${s.name}.exp_avg`, shape: s.shape, dst: m.subarray(s.offset, s.offset + s.size), what });
-    readTensorInto({ file, name: `${s.name}.exp_avg_sq`, shape: s.shape, dst: v.subarray(s.offset, s.offset + s.size), what });
+    readTensorInto({
+      file,
+      name: `${s.name}.exp_avg`,
+      shape: s.shape,
+      dst: m.subarray(s.offset, s.offset + s.size),
+      what,
+    });
+    readTensorInto({
+      file,
+      name: `${s.name}.exp_avg_sq`,
+      shape: s.shape,
+      dst: v.subarray(s.offset, s.offset + s.size),
+      what,
+    });
   }
   const step = Number(file.metadata.step);
-  if (!Number.isInteger(step) || step < 0) throw new CheckpointFormatError(`${what}: metadata.step is missing or not a non-negative integer`);
+  if (!Number.isInteger(step) || step < 0)
+    throw new CheckpointFormatError(`${what}: metadata.step is missing or not a non-negative integer`);
   net.optimizer.state.step = step;
 }
 
-export async function loadCheckpoint(dir: string): Promise<{ policy: PolicyModel; critic?: CriticModel; meta: unknown }> {
+export async function loadCheckpoint(
+  dir: string,
+): Promise<{ policy: PolicyModel; critic?: CriticModel; meta: unknown }> {
   const rawState = await readJson(dir, FILES.state);
   const st = TrainerStateSchema.safeParse(rawState);
-  if (!st.success) throw new CheckpointFormatError(`${join(dir, FILES.state)}: ${st.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!st.success)
+    throw new CheckpointFormatError(
+      `${join(dir, FILES.state)}: ${st.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
   const cfg = fromHfConfig(await readJson(dir, FILES.config), join(dir, FILES.config));
   const policy = new PolicyModel({ config: cfg, optim: st.data.policyOptimizer, params: emptyParams(cfg, 'lm') });
   loadWeights(policy.net, await readFileOrExplain(dir, FILES.model), join(dir, FILES.model));

@@ -14,7 +14,9 @@ describe('ModelConfig', () => {
   });
 
   it('rejects unknown presets, unknown keys and bad head sizes with clear messages', () => {
-    expect(() => modelConfig('huge')).toThrow(/unknown model preset 'huge'; valid presets: tiny, reference, reference-2l, large/);
+    expect(() => modelConfig('huge')).toThrow(
+      /unknown model preset 'huge'; valid presets: tiny, reference, reference-2l, large/,
+    );
     expect(() => parseModelConfig({ ...modelConfig('tiny'), dropout: 0.1 })).toThrow(/invalid model config/);
     expect(() => modelConfig('tiny', { nHeads: 3 })).toThrow(/multiple of nHeads/);
   });

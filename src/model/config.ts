@@ -4,30 +4,73 @@ import { z } from 'zod';
  * The transformer's shape (Llama architecture). Field names are ours; checkpoint.ts maps them to
  * Hugging Face config.json names.
  */
-export const ModelConfigSchema = z.object({
-  vocabSize: z.number().int().positive(),
-  dModel: z.number().int().positive(),
-  nLayers: z.number().int().positive(),
-  nHeads: z.number().int().positive(),
-  mlpHidden: z.number().int().positive(),
-  maxSeqLen: z.number().int().positive(),
-  tiedEmbeddings: z.boolean(),
-  ropeTheta: z.number().positive(),
-  normEps: z.number().positive(),
-}).strict().refine((c) => c.dModel % c.nHeads === 0 && (c.dModel / c.nHeads) % 2 === 0, {
-  message: 'dModel must be a multiple of nHeads with an even head size (RoPE rotates pairs)',
-});
+export const ModelConfigSchema = z
+  .object({
+    vocabSize: z.number().int().positive(),
+    dModel: z.number().int().positive(),
+    nLayers: z.number().int().positive(),
+    nHeads: z.number().int().positive(),
+    mlpHidden: z.number().int().positive(),
+    maxSeqLen: z.number().int().positive(),
+    tiedEmbeddings: z.boolean(),
+    ropeTheta: z.number().positive(),
+    normEps: z.number().positive(),
+  })
+  .strict()
+  .refine((c) => c.dModel % c.nHeads === 0 && (c.dModel / c.nHeads) % 2 === 0, {
+    message: 'dModel must be a multiple of nHeads with an even head size (RoPE rotates pairs)',
+  });
 
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 
 const PRESETS = {
   /** For unit tests: every path exercised in milliseconds. */
-  tiny: { vocabSize: 32, dModel: 16, nLayers: 2, nHeads: 2, mlpHidden: 32, maxSeqLen: 32, tiedEmbeddings: false, ropeTheta: 10000, normEps: 1e-5 },
+  tiny: {
+    vocabSize: 32,
+    dModel: 16,
+    nLayers: 2,
+    nHeads: 2,
+    mlpHidden: 32,
+    maxSeqLen: 32,
+    tiedEmbeddings: false,
+    ropeTheta: 10000,
+    normEps: 1e-5,
+  },
   /** The issue's reference model (~0.8M parameters): what experiments run on. */
-  reference: { vocabSize: 128, dModel: 128, nLayers: 4, nHeads: 4, mlpHidden: 512, maxSeqLen: 256, tiedEmbeddings: false, ropeTheta: 10000, normEps: 1e-5 },
+  reference: {
+    vocabSize: 128,
+    dModel: 128,
+    nLayers: 4,
+    nHeads: 4,
+    mlpHidden: 512,
+    maxSeqLen: 256,
+    tiedEmbeddings: false,
+    ropeTheta: 10000,
+    normEps: 1e-5,
+  },
   /** The reference width at 2 layers: learns associative recall far more reliably (docs/sft.md probe). */
-  'reference-2l': { vocabSize: 128, dModel: 128, nLayers: 2, nHeads: 4, mlpHidden: 512, maxSeqLen: 256, tiedEmbeddings: false, ropeTheta: 10000, normEps: 1e-5 },
-  large: { vocabSize: 128, dModel: 256, nLayers: 6, nHeads: 8, mlpHidden: 1024, maxSeqLen: 512, tiedEmbeddings: false, ropeTheta: 10000, normEps: 1e-5 },
+  'reference-2l': {
+    vocabSize: 128,
+    dModel: 128,
+    nLayers: 2,
+    nHeads: 4,
+    mlpHidden: 512,
+    maxSeqLen: 256,
+    tiedEmbeddings: false,
+    ropeTheta: 10000,
+    normEps: 1e-5,
+  },
+  large: {
+    vocabSize: 128,
+    dModel: 256,
+    nLayers: 6,
+    nHeads: 8,
+    mlpHidden: 1024,
+    maxSeqLen: 512,
+    tiedEmbeddings: false,
+    ropeTheta: 10000,
+    normEps: 1e-5,
+  },
 } as const satisfies Record<string, ModelConfig>;
 
 export type ModelPresetName = keyof typeof PRESETS;
@@ -38,13 +81,17 @@ export function modelPresetNames(): ModelPresetName[] {
 
 /** A preset with optional overrides, validated. Unknown preset names list the valid ones. */
 export function modelConfig(name: string, overrides: Partial<ModelConfig> = {}): ModelConfig {
-  if (!(name in PRESETS)) throw new Error(`unknown model preset '${name}'; valid presets: ${modelPresetNames().join(', ')}`);
+  if (!(name in PRESETS))
+    throw new Error(`unknown model preset '${name}'; valid presets: ${modelPresetNames().join(', ')}`);
   return parseModelConfig({ ...PRESETS[name as ModelPresetName], ...overrides });
 }
 
 export function parseModelConfig(raw: unknown): ModelConfig {
   const r = ModelConfigSchema.safeParse(raw);
-  if (!r.success) throw new Error(`invalid model config: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new Error(
+      `invalid model config: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }
 

@@ -33,10 +33,11 @@ describe('CriticModel', () => {
     const gv = seqs.map((s) => Float32Array.from(s, () => rng.normal()));
     const out = critic.forward(seqs, { train: true });
     const p64 = Float64Array.from(critic.net.params);
-    const refLoss = () => seqs.reduce((acc, s, i) => {
-      const r = referenceHeads({ cfg, specs: critic.net.specs, params: p64, tokens: s, head: 'value' });
-      return acc + r.values.reduce((a, v, t) => a + v * gv[i]![t]!, 0);
-    }, 0);
+    const refLoss = () =>
+      seqs.reduce((acc, s, i) => {
+        const r = referenceHeads({ cfg, specs: critic.net.specs, params: p64, tokens: s, head: 'value' });
+        return acc + r.values.reduce((a, v, t) => a + v * gv[i]![t]!, 0);
+      }, 0);
     let maxDiff = 0;
     seqs.forEach((s, i) => {
       const r = referenceHeads({ cfg, specs: critic.net.specs, params: p64, tokens: s, head: 'value' });
@@ -60,14 +61,17 @@ describe('CriticModel', () => {
         worst = Math.max(worst, Math.abs((lp - lm) / 2e-5 - grads[i]!) / Math.max(1e-2, maxAbs));
       }
     }
-    console.log(`critic forward max diff ${maxDiff.toExponential(2)}, whole-model fd worst rel err ${worst.toExponential(2)}`);
+    console.log(
+      `critic forward max diff ${maxDiff.toExponential(2)}, whole-model fd worst rel err ${worst.toExponential(2)}`,
+    );
     expect(worst).toBeLessThan(1e-3);
   });
 
   it('regresses values toward a target', () => {
     const critic = new CriticModel({ config: cfg, optim: { ...TEST_OPTIM, lr: 1e-2 }, rng: new Rng(5) });
     const seqs = randomSequences({ rng: new Rng(6), lengths: [7, 7], cfg });
-    const mse = () => critic.forward(seqs).values.reduce((a, v) => a + v.reduce((x, y, t) => x + (t === 0 ? 0 : (y - 1) ** 2), 0), 0);
+    const mse = () =>
+      critic.forward(seqs).values.reduce((a, v) => a + v.reduce((x, y, t) => x + (t === 0 ? 0 : (y - 1) ** 2), 0), 0);
     const before = mse();
     for (let i = 0; i < 30; i++) {
       const { values } = critic.forward(seqs, { train: true });

@@ -9,13 +9,29 @@ import { paramCount, tensorSpecs } from './weights.ts';
 /**
  * The critic: a separate Llama trunk of the policy's shape with a scalar value head
  * (score.weight [1, C], score.bias [1]); values[t] = V(x[<t]) is read at row start + t - 1.
- * fromPolicy copies the policy's trunk (spec §6) and starts the head at zero.
+ * fromPolicy copies the policy's trunk (method §6) and starts the head at zero.
  */
 export class CriticModel implements TrainableCritic {
   readonly net: LlamaNetwork;
 
-  constructor({ config, optim, rng, params }: { config: ModelConfig; optim: OptimizerConfig; rng?: Rng; params?: Float32Array }) {
-    this.net = new LlamaNetwork({ cfg: config, head: 'value', optim, ...(rng ? { rng } : {}), ...(params ? { params } : {}) });
+  constructor({
+    config,
+    optim,
+    rng,
+    params,
+  }: {
+    config: ModelConfig;
+    optim: OptimizerConfig;
+    rng?: Rng;
+    params?: Float32Array;
+  }) {
+    this.net = new LlamaNetwork({
+      cfg: config,
+      head: 'value',
+      optim,
+      ...(rng ? { rng } : {}),
+      ...(params ? { params } : {}),
+    });
   }
 
   static fromPolicy({ policy, optim }: { policy: PolicyModel; optim: OptimizerConfig }): CriticModel {
@@ -57,10 +73,10 @@ export class CriticModel implements TrainableCritic {
       gb += dv;
       for (let i = 0; i < c; i++) {
         ws.dlnf[o + i] = dv * sw[i]!;
-        gw[i] += dv * ws.lnf[o + i]!;
+        gw[i]! += dv * ws.lnf[o + i]!;
       }
     }
-    g.scoreBias![0] += gb;
+    g.scoreBias![0]! += gb;
     this.net.backwardTrunk(batch, ws);
   }
 

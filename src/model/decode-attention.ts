@@ -16,8 +16,26 @@ import { gemm } from '../tensor/gemm.ts';
 import { nativeOps, type DecodeStepArgs } from '../tensor/native-ops.ts';
 
 /** Copies one row's post-RoPE k and v (the row is [q (C) | k (C) | v (C)]) into the caches at (slot, pos). */
-export function writeKv({ kc, vc, row, rowOffset, slot, pos, s, h, d }: {
-  kc: Float32Array; vc: Float32Array; row: Float32Array; rowOffset: number; slot: number; pos: number; s: number; h: number; d: number;
+export function writeKv({
+  kc,
+  vc,
+  row,
+  rowOffset,
+  slot,
+  pos,
+  s,
+  h,
+  d,
+}: {
+  kc: Float32Array;
+  vc: Float32Array;
+  row: Float32Array;
+  rowOffset: number;
+  slot: number;
+  pos: number;
+  s: number;
+  h: number;
+  d: number;
 }): void {
   const c = h * d;
   for (let hh = 0; hh < h; hh++) {
@@ -50,7 +68,8 @@ export function decodeAttention(a: DecodeAttentionArgs): void {
 export function decodeAttentionTs(a: DecodeAttentionArgs): void {
   const { qkv, slotIds, positions, count, kc, vc, s, h, d } = a;
   const c = h * d;
-  for (let i = 0; i < count; i++) writeKv({ kc, vc, row: qkv, rowOffset: i * 3 * c, slot: slotIds[i]!, pos: positions[i]!, s, h, d });
+  for (let i = 0; i < count; i++)
+    writeKv({ kc, vc, row: qkv, rowOffset: i * 3 * c, slot: slotIds[i]!, pos: positions[i]!, s, h, d });
   decodeAttentionBatched(a, 1 / Math.sqrt(d));
 }
 
@@ -72,9 +91,24 @@ function decodeAttentionBatched(a: DecodeAttentionArgs, scale: number): void {
     const batch = (a1 - a0) * h;
     // scores[slot, h, 0:maxLen] = scale * q[slot, h] @ K[slot, h, 0:maxLen]^T
     gemm({
-      a: qbuf, b: kc, c: scores, m: 1, n: maxLen, k: d, transB: true, alpha: scale,
-      lda: d, ldb: d, ldc: s, offA: first * c, offB: first * h * s * d, offC: first * h * s,
-      batch, strideA: d, strideB: s * d, strideC: s,
+      a: qbuf,
+      b: kc,
+      c: scores,
+      m: 1,
+      n: maxLen,
+      k: d,
+      transB: true,
+      alpha: scale,
+      lda: d,
+      ldb: d,
+      ldc: s,
+      offA: first * c,
+      offB: first * h * s * d,
+      offC: first * h * s,
+      batch,
+      strideA: d,
+      strideB: s * d,
+      strideC: s,
     });
     for (let i = a0; i < a1; i++) {
       const len = positions[i]! + 1;
@@ -82,9 +116,22 @@ function decodeAttentionBatched(a: DecodeAttentionArgs, scale: number): void {
     }
     // obuf[slot, h] = p[slot, h, 0:maxLen] @ V[slot, h, 0:maxLen]
     gemm({
-      a: scores, b: vc, c: obuf, m: 1, n: d, k: maxLen,
-      lda: s, ldb: d, ldc: d, offA: first * h * s, offB: first * h * s * d, offC: first * c,
-      batch, strideA: s, strideB: s * d, strideC: d,
+      a: scores,
+      b: vc,
+      c: obuf,
+      m: 1,
+      n: d,
+      k: maxLen,
+      lda: s,
+      ldb: d,
+      ldc: d,
+      offA: first * h * s,
+      offB: first * h * s * d,
+      offC: first * c,
+      batch,
+      strideA: s,
+      strideB: s * d,
+      strideC: d,
     });
     a0 = a1;
   }
@@ -136,17 +183,43 @@ export function extendAttention(a: ExtendAttentionArgs): void {
   const base = slot * h * s * d;
   // scores[h, t, 0:width] = scale * Q_h[t] @ K_h[0:width]^T
   gemm({
-    a: qkv, b: kc, c: scratch, m: u, n: width, k: d, transB: true, alpha: 1 / Math.sqrt(d),
-    lda: 3 * c, ldb: d, ldc: width, offA: row0 * 3 * c, offB: base,
-    batch: h, strideA: d, strideB: s * d, strideC: u * width,
+    a: qkv,
+    b: kc,
+    c: scratch,
+    m: u,
+    n: width,
+    k: d,
+    transB: true,
+    alpha: 1 / Math.sqrt(d),
+    lda: 3 * c,
+    ldb: d,
+    ldc: width,
+    offA: row0 * 3 * c,
+    offB: base,
+    batch: h,
+    strideA: d,
+    strideB: s * d,
+    strideC: u * width,
   });
   for (let hh = 0; hh < h; hh++) {
     for (let t = 0; t < u; t++) maskedSoftmaxRow(scratch, (hh * u + t) * width, prefix + t + 1, width);
   }
   // out_h[t] = p_h[t] @ V_h[0:width]
   gemm({
-    a: scratch, b: vc, c: out, m: u, n: d, k: width,
-    lda: width, ldb: d, ldc: c, offB: base, offC: row0 * c,
-    batch: h, strideA: u * width, strideB: s * d, strideC: d,
+    a: scratch,
+    b: vc,
+    c: out,
+    m: u,
+    n: d,
+    k: width,
+    lda: width,
+    ldb: d,
+    ldc: c,
+    offB: base,
+    offC: row0 * c,
+    batch: h,
+    strideA: u * width,
+    strideB: s * d,
+    strideC: d,
   });
 }

@@ -47,16 +47,31 @@ export function toHfConfig(cfg: ModelConfig): Record<string, unknown> {
 
 export function fromHfConfig(raw: unknown, what = 'config.json'): ModelConfig {
   const r = HfLlamaConfigSchema.safeParse(raw);
-  if (!r.success) throw new Error(`${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new Error(
+      `${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
   const h = r.data;
-  if (!h.architectures.includes('LlamaForCausalLM')) throw new Error(`${what}: architectures ${JSON.stringify(h.architectures)} do not include LlamaForCausalLM`);
-  if (h.num_key_value_heads !== undefined && h.num_key_value_heads !== h.num_attention_heads) throw new Error(`${what}: grouped-query attention (num_key_value_heads ${h.num_key_value_heads} != num_attention_heads ${h.num_attention_heads}) is not supported`);
-  if (h.hidden_act !== undefined && h.hidden_act !== 'silu') throw new Error(`${what}: hidden_act ${h.hidden_act} is not supported (silu only)`);
-  if (h.rope_scaling !== undefined && h.rope_scaling !== null) throw new Error(`${what}: rope_scaling is not supported`);
+  if (!h.architectures.includes('LlamaForCausalLM'))
+    throw new Error(`${what}: architectures ${JSON.stringify(h.architectures)} do not include LlamaForCausalLM`);
+  if (h.num_key_value_heads !== undefined && h.num_key_value_heads !== h.num_attention_heads)
+    throw new Error(
+      `${what}: grouped-query attention (num_key_value_heads ${h.num_key_value_heads} != num_attention_heads ${h.num_attention_heads}) is not supported`,
+    );
+  if (h.hidden_act !== undefined && h.hidden_act !== 'silu')
+    throw new Error(`${what}: hidden_act ${h.hidden_act} is not supported (silu only)`);
+  if (h.rope_scaling !== undefined && h.rope_scaling !== null)
+    throw new Error(`${what}: rope_scaling is not supported`);
   if (h.attention_bias || h.mlp_bias) throw new Error(`${what}: attention/MLP biases are not supported`);
   return parseModelConfig({
-    vocabSize: h.vocab_size, dModel: h.hidden_size, nLayers: h.num_hidden_layers, nHeads: h.num_attention_heads,
-    mlpHidden: h.intermediate_size, maxSeqLen: h.max_position_embeddings, tiedEmbeddings: h.tie_word_embeddings,
-    ropeTheta: h.rope_theta, normEps: h.rms_norm_eps,
+    vocabSize: h.vocab_size,
+    dModel: h.hidden_size,
+    nLayers: h.num_hidden_layers,
+    nHeads: h.num_attention_heads,
+    mlpHidden: h.intermediate_size,
+    maxSeqLen: h.max_position_embeddings,
+    tiedEmbeddings: h.tie_word_embeddings,
+    ropeTheta: h.rope_theta,
+    normEps: h.rms_norm_eps,
   });
 }

@@ -73,7 +73,8 @@ export class KvDecoder {
     this.kCache = Array.from({ length: nLayers }, (_, l) => regrow(this.kCache[l] ?? new Float32Array(0)));
     this.vCache = Array.from({ length: nLayers }, (_, l) => regrow(this.vCache[l] ?? new Float32Array(0)));
     const history = new Int32Array(b * s);
-    for (let slot = 0; slot < this.slots; slot++) history.set(this.history.subarray(slot * oldS, (slot + 1) * oldS), slot * s);
+    for (let slot = 0; slot < this.slots; slot++)
+      history.set(this.history.subarray(slot * oldS, (slot + 1) * oldS), slot * s);
     this.history = history;
     const lens = new Int32Array(b);
     lens.set(this.lens);
@@ -100,7 +101,10 @@ export class KvDecoder {
    * after prompts[i]. Returns the slot of each prompt. maxTotal = the longest any slot will grow
    * (prompt + new tokens).
    */
-  start({ prompts, maxTotal }: { prompts: readonly ArrayLike<number>[]; maxTotal: number }): { logits: Float32Array; slots: Int32Array } {
+  start({ prompts, maxTotal }: { prompts: readonly ArrayLike<number>[]; maxTotal: number }): {
+    logits: Float32Array;
+    slots: Int32Array;
+  } {
     const { dModel: c, vocabSize: v } = this.cfg;
     prompts.forEach((p, i) => {
       if (p.length === 0) throw new Error(`prompt ${i} is empty; a prompt needs at least one token`);
@@ -140,7 +144,10 @@ export class KvDecoder {
         const limit = Math.min(this.lens[slot]!, p.length - 1);
         let k = 0;
         while (k < limit && this.history[slot * s + k] === p[k]) k++;
-        if (k > bestLen) { best = slot; bestLen = k; }
+        if (k > bestLen) {
+          best = slot;
+          bestLen = k;
+        }
       }
       used[best] = 1;
       slots[i] = best;
@@ -159,8 +166,16 @@ export class KvDecoder {
     if (this.extendScratch.length < need) this.extendScratch = new Float32Array(need);
     const t = this.net.profiler ? this.net.profiler.now() : 0;
     extendForward({
-      net: this.net, bufs: this.extendBufs, kCache: this.kCache, vCache: this.vCache, s: this.cacheLen,
-      slots, prefixes, prompts, scratch: this.extendScratch, lastHidden: this.ln,
+      net: this.net,
+      bufs: this.extendBufs,
+      kCache: this.kCache,
+      vCache: this.vCache,
+      s: this.cacheLen,
+      slots,
+      prefixes,
+      prompts,
+      scratch: this.extendScratch,
+      lastHidden: this.ln,
     });
     if (this.net.profiler) this.net.profiler.lap('prefill', t);
   }
@@ -189,11 +204,30 @@ export class KvDecoder {
       const vc = this.vCache[l]!;
       rmsnormForward({ out: this.ln, rstd: this.rstd, inp: this.x, weight: lw.ln1, n: count, c, eps });
       linearForward({ out: this.qkv, inp: this.ln, weight: lw.qkv, n: count, inF: c, outF: 3 * c });
-      ropeForward({ x: this.qkv, n: count, nHeads: 2 * h, rowStride: 3 * c, offset: 0, positions: this.positions, table: this.net.rope });
+      ropeForward({
+        x: this.qkv,
+        n: count,
+        nHeads: 2 * h,
+        rowStride: 3 * c,
+        offset: 0,
+        positions: this.positions,
+        table: this.net.rope,
+      });
       if (prof) t = prof.lap('decode-linear', t);
       decodeAttention({
-        qkv: this.qkv, slotIds, positions: this.positions, count, kc, vc, s, h, d,
-        qbuf: this.qbuf, scores: this.scores, obuf: this.obuf, out: this.att,
+        qkv: this.qkv,
+        slotIds,
+        positions: this.positions,
+        count,
+        kc,
+        vc,
+        s,
+        h,
+        d,
+        qbuf: this.qbuf,
+        scores: this.scores,
+        obuf: this.obuf,
+        out: this.att,
       });
       if (prof) t = prof.lap('decode-attention', t);
       linearForward({ out: this.x, inp: this.att, weight: lw.o, n: count, inF: c, outF: c, accumulate: true });
@@ -209,9 +243,8 @@ export class KvDecoder {
     for (let a = 0; a < count; a++) {
       const slot = slotIds[a]!;
       this.history[slot * s + this.lens[slot]!] = tokens[a]!;
-      this.lens[slot]++;
+      this.lens[slot]!++;
     }
     return this.logits;
   }
 }
-

@@ -81,9 +81,32 @@ export function extendForward(a: ExtendArgs): void {
     for (let i = 0; i < r; i++) {
       const u = starts[i + 1]! - starts[i]!;
       for (let t = 0; t < u; t++) {
-        writeKv({ kc: kCache[l]!, vc: vCache[l]!, row: qkv, rowOffset: (starts[i]! + t) * 3 * c, slot: slots[i]!, pos: prefixes[i]! + t, s, h, d });
+        writeKv({
+          kc: kCache[l]!,
+          vc: vCache[l]!,
+          row: qkv,
+          rowOffset: (starts[i]! + t) * 3 * c,
+          slot: slots[i]!,
+          pos: prefixes[i]! + t,
+          s,
+          h,
+          d,
+        });
       }
-      extendAttention({ qkv, row0: starts[i]!, u, prefix: prefixes[i]!, slot: slots[i]!, kc: kCache[l]!, vc: vCache[l]!, s, h, d, scratch, out: att });
+      extendAttention({
+        qkv,
+        row0: starts[i]!,
+        u,
+        prefix: prefixes[i]!,
+        slot: slots[i]!,
+        kc: kCache[l]!,
+        vc: vCache[l]!,
+        s,
+        h,
+        d,
+        scratch,
+        out: att,
+      });
     }
     linearForward({ out: x, inp: att, weight: lw.o, n, inF: c, outF: c, accumulate: true });
     rmsnormForward({ out: ln, rstd, inp: x, weight: lw.ln2, n, c, eps });

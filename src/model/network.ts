@@ -6,7 +6,15 @@ import { headDim, parseModelConfig, type ModelConfig } from './config.ts';
 import { packBatch, type PackedBatch } from './pack.ts';
 import type { Profiler } from './profiler.ts';
 import { trunkBackward, trunkForward } from './transformer.ts';
-import { initWeights, paramCount, tensorSpecs, weightViews, type HeadKind, type TensorSpec, type WeightViews } from './weights.ts';
+import {
+  initWeights,
+  paramCount,
+  tensorSpecs,
+  weightViews,
+  type HeadKind,
+  type TensorSpec,
+  type WeightViews,
+} from './weights.ts';
 import { ensureWorkspace, type Workspace } from './workspace.ts';
 
 /**
@@ -34,12 +42,25 @@ export class LlamaNetwork {
   private ws: Workspace | null = null;
   private pending: PackedBatch | null = null;
 
-  constructor({ cfg, head, optim, rng, params }: { cfg: ModelConfig; head: HeadKind; optim: OptimizerConfig; rng?: Rng; params?: Float32Array }) {
+  constructor({
+    cfg,
+    head,
+    optim,
+    rng,
+    params,
+  }: {
+    cfg: ModelConfig;
+    head: HeadKind;
+    optim: OptimizerConfig;
+    rng?: Rng;
+    params?: Float32Array;
+  }) {
     this.cfg = parseModelConfig(cfg);
     this.head = head;
     this.specs = tensorSpecs(this.cfg, head);
     const total = paramCount(this.specs);
-    if (params && params.length !== total) throw new Error(`parameter buffer has ${params.length} floats, the model needs ${total}`);
+    if (params && params.length !== total)
+      throw new Error(`parameter buffer has ${params.length} floats, the model needs ${total}`);
     this.params = params ?? new Float32Array(total);
     if (!params) {
       if (!rng) throw new Error('a new network needs an Rng for its initial weights');
@@ -59,7 +80,13 @@ export class LlamaNetwork {
   /** Packs and runs the trunk; the head reads ws.lnf. */
   runTrunk(tokens: readonly ArrayLike<number>[], train: boolean): { batch: PackedBatch; ws: Workspace } {
     const batch = packBatch({ sequences: tokens, cfg: this.cfg });
-    this.ws = ensureWorkspace({ ws: this.ws, cfg: this.cfg, n: batch.n, probSize: batch.layout.probSize, maxLen: batch.layout.maxLen });
+    this.ws = ensureWorkspace({
+      ws: this.ws,
+      cfg: this.cfg,
+      n: batch.n,
+      probSize: batch.layout.probSize,
+      maxLen: batch.layout.maxLen,
+    });
     // Any forward overwrites the saved activations, so only the latest train forward may be followed by backward.
     this.pending = train ? batch : null;
     trunkForward({ cfg: this.cfg, w: this.w, ws: this.ws, batch, rope: this.rope, prof: this.profiler });
@@ -68,7 +95,8 @@ export class LlamaNetwork {
 
   /** The batch of the last forward({ train: true }), consumed by backward. */
   takePending(): { batch: PackedBatch; ws: Workspace } {
-    if (!this.pending || !this.ws) throw new Error('backward() needs a preceding forward(tokens, { train: true }) with no other forward in between');
+    if (!this.pending || !this.ws)
+      throw new Error('backward() needs a preceding forward(tokens, { train: true }) with no other forward in between');
     const batch = this.pending;
     this.pending = null;
     return { batch, ws: this.ws };
@@ -100,21 +128,33 @@ export function unpackShifted(rows: Float32Array, batch: PackedBatch): Float32Ar
   for (let s = 0; s < starts.length; s++) {
     const l = lengths[s]!;
     const a = new Float32Array(l);
-    if (l > 1) a.set(rows.subarray(starts[s]!, starts[s]! + l - 1), 1);
+    if (l > 1) a.set(rows.subarray(starts[s], starts[s]! + l - 1), 1);
     out.push(a);
   }
   return out;
 }
 
 /** The inverse: per-sequence gradients (index t) into packed rows (row start + t - 1). */
-export function packShifted({ rows, grads, batch, what }: { rows: Float32Array; grads: readonly Float32Array[]; batch: PackedBatch; what: string }): void {
+export function packShifted({
+  rows,
+  grads,
+  batch,
+  what,
+}: {
+  rows: Float32Array;
+  grads: readonly Float32Array[];
+  batch: PackedBatch;
+  what: string;
+}): void {
   const { starts, lengths } = batch.layout;
-  if (grads.length !== starts.length) throw new Error(`backward: got ${grads.length} ${what} gradient arrays for ${starts.length} sequences`);
+  if (grads.length !== starts.length)
+    throw new Error(`backward: got ${grads.length} ${what} gradient arrays for ${starts.length} sequences`);
   rows.fill(0, 0, batch.n);
   for (let s = 0; s < starts.length; s++) {
     const l = lengths[s]!;
     const gr = grads[s]!;
-    if (gr.length !== l) throw new Error(`backward: ${what} gradient ${s} has length ${gr.length}, its sequence has ${l} tokens`);
-    if (l > 1) rows.set(gr.subarray(1, l), starts[s]!);
+    if (gr.length !== l)
+      throw new Error(`backward: ${what} gradient ${s} has length ${gr.length}, its sequence has ${l} tokens`);
+    if (l > 1) rows.set(gr.subarray(1, l), starts[s]);
   }
 }

@@ -15,13 +15,25 @@ export interface PackedBatch {
 }
 
 export class SequenceTooLongError extends Error {
-  constructor(readonly length: number, readonly maxSeqLen: number, what = 'sequence') {
-    super(`${what} of ${length} tokens exceeds the model's maxSeqLen ${maxSeqLen}; shorten it or use a model with a longer context`);
+  constructor(
+    readonly length: number,
+    readonly maxSeqLen: number,
+    what = 'sequence',
+  ) {
+    super(
+      `${what} of ${length} tokens exceeds the model's maxSeqLen ${maxSeqLen}; shorten it or use a model with a longer context`,
+    );
     this.name = 'SequenceTooLongError';
   }
 }
 
-export function packBatch({ sequences, cfg }: { sequences: readonly ArrayLike<number>[]; cfg: ModelConfig }): PackedBatch {
+export function packBatch({
+  sequences,
+  cfg,
+}: {
+  sequences: readonly ArrayLike<number>[];
+  cfg: ModelConfig;
+}): PackedBatch {
   let n = 0;
   for (const s of sequences) {
     if (s.length > cfg.maxSeqLen) throw new SequenceTooLongError(s.length, cfg.maxSeqLen);
@@ -34,12 +46,19 @@ export function packBatch({ sequences, cfg }: { sequences: readonly ArrayLike<nu
   for (const s of sequences) {
     for (let t = 0; t < s.length; t++) {
       const id = s[t]!;
-      if (!Number.isInteger(id) || id < 0 || id >= cfg.vocabSize) throw new Error(`token id ${id} is outside the model's vocabulary [0, ${cfg.vocabSize})`);
+      if (!Number.isInteger(id) || id < 0 || id >= cfg.vocabSize)
+        throw new Error(`token id ${id} is outside the model's vocabulary [0, ${cfg.vocabSize})`);
       tokens[r + t] = id;
       positions[r + t] = t;
       targets[r + t] = t + 1 < s.length ? s[t + 1]! : -1;
     }
     r += s.length;
   }
-  return { n, tokens, positions, targets, layout: attentionLayout({ lengths: sequences.map((s) => s.length), nHeads: cfg.nHeads }) };
+  return {
+    n,
+    tokens,
+    positions,
+    targets,
+    layout: attentionLayout({ lengths: sequences.map((s) => s.length), nHeads: cfg.nHeads }),
+  };
 }

@@ -13,7 +13,13 @@ function setup(tied: boolean) {
   return { cfg, policy, seqs };
 }
 
-function refLoss(policy: PolicyModel, params64: Float64Array, seqs: Int32Array[], gl: Float32Array[], ge: Float32Array[]): number {
+function refLoss(
+  policy: PolicyModel,
+  params64: Float64Array,
+  seqs: Int32Array[],
+  gl: Float32Array[],
+  ge: Float32Array[],
+): number {
   let loss = 0;
   seqs.forEach((s, i) => {
     const r = referenceHeads({ cfg: policy.config, specs: policy.net.specs, params: params64, tokens: s, head: 'lm' });
@@ -32,7 +38,11 @@ describe.each([false, true])('PolicyModel (tied embeddings: %s)', (tied) => {
       const r = referenceHeads({ cfg: policy.config, specs: policy.net.specs, params: p64, tokens: s, head: 'lm' });
       expect(out.logprobs[i]![0]).toBe(0);
       for (let t = 0; t < s.length; t++) {
-        maxDiff = Math.max(maxDiff, Math.abs(out.logprobs[i]![t]! - r.logprobs[t]!), Math.abs(out.entropies[i]![t]! - r.entropies[t]!));
+        maxDiff = Math.max(
+          maxDiff,
+          Math.abs(out.logprobs[i]![t]! - r.logprobs[t]!),
+          Math.abs(out.entropies[i]![t]! - r.entropies[t]!),
+        );
       }
     });
     console.log(`policy forward vs f64 reference: max diff ${maxDiff.toExponential(2)}`);
@@ -64,7 +74,10 @@ describe.each([false, true])('PolicyModel (tied embeddings: %s)', (tied) => {
         p64[i] = orig;
         const num = (lp - lm) / (2 * eps);
         const rel = Math.abs(num - grads[i]!) / Math.max(1e-2, maxAbs);
-        if (rel > worst) { worst = rel; worstName = spec.name; }
+        if (rel > worst) {
+          worst = rel;
+          worstName = spec.name;
+        }
       }
     }
     console.log(`policy whole-model fd: worst rel err ${worst.toExponential(2)} (${worstName})`);
@@ -93,7 +106,8 @@ describe('PolicyModel behaviour', () => {
     const together = policy.forward(seqs);
     const alone = policy.forward([seqs[2]!]);
     let maxDiff = 0;
-    for (let t = 0; t < seqs[2]!.length; t++) maxDiff = Math.max(maxDiff, Math.abs(together.logprobs[2]![t]! - alone.logprobs[0]![t]!));
+    for (let t = 0; t < seqs[2]!.length; t++)
+      maxDiff = Math.max(maxDiff, Math.abs(together.logprobs[2]![t]! - alone.logprobs[0]![t]!));
     expect(maxDiff).toBeLessThan(1e-6);
   });
 
@@ -127,7 +141,9 @@ describe('PolicyModel behaviour', () => {
   it('backward without a train forward, and over-long sequences, give clear errors', () => {
     const { policy, seqs } = setup(false);
     policy.forward(seqs);
-    expect(() => policy.backward({ logprobs: seqs.map((s) => new Float32Array(s.length)) })).toThrow(/forward\(tokens, \{ train: true \}\)/);
+    expect(() => policy.backward({ logprobs: seqs.map((s) => new Float32Array(s.length)) })).toThrow(
+      /forward\(tokens, \{ train: true \}\)/,
+    );
     expect(() => policy.forward([new Int32Array(33)])).toThrow(/exceeds the model's maxSeqLen 32/);
     expect(() => policy.forward([Int32Array.from([40])])).toThrow(/outside the model's vocabulary/);
   });

@@ -14,8 +14,24 @@ import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
 export class PolicyModel implements TrainablePolicy {
   readonly net: LlamaNetwork;
 
-  constructor({ config, optim, rng, params }: { config: ModelConfig; optim: OptimizerConfig; rng?: Rng; params?: Float32Array }) {
-    this.net = new LlamaNetwork({ cfg: config, head: 'lm', optim, ...(rng ? { rng } : {}), ...(params ? { params } : {}) });
+  constructor({
+    config,
+    optim,
+    rng,
+    params,
+  }: {
+    config: ModelConfig;
+    optim: OptimizerConfig;
+    rng?: Rng;
+    params?: Float32Array;
+  }) {
+    this.net = new LlamaNetwork({
+      cfg: config,
+      head: 'lm',
+      optim,
+      ...(rng ? { rng } : {}),
+      ...(params ? { params } : {}),
+    });
   }
 
   get config(): ModelConfig {
@@ -28,7 +44,14 @@ export class PolicyModel implements TrainablePolicy {
     let t = prof ? prof.now() : 0;
     linearForward({ out: ws.logits, inp: ws.lnf, weight: w.lmHead!, n: batch.n, inF: cfg.dModel, outF: cfg.vocabSize });
     if (prof) t = prof.lap('linear', t);
-    logprobForward({ probs: ws.logits, targets: batch.targets, logprobs: ws.lp, entropies: ws.ent, n: batch.n, v: cfg.vocabSize });
+    logprobForward({
+      probs: ws.logits,
+      targets: batch.targets,
+      logprobs: ws.lp,
+      entropies: ws.ent,
+      n: batch.n,
+      v: cfg.vocabSize,
+    });
     if (prof) prof.lap('logprob', t);
     return { logprobs: unpackShifted(ws.lp, batch), entropies: unpackShifted(ws.ent, batch) };
   }
@@ -42,12 +65,27 @@ export class PolicyModel implements TrainablePolicy {
     let t = prof ? prof.now() : 0;
     ws.dlogits.fill(0, 0, n * cfg.vocabSize);
     logprobBackward({
-      dlogits: ws.dlogits, probs: ws.logits, targets: batch.targets, dlogprobs: ws.dlp,
-      dentropies: grads.entropies ? ws.dent : null, entropies: ws.ent, n, v: cfg.vocabSize,
+      dlogits: ws.dlogits,
+      probs: ws.logits,
+      targets: batch.targets,
+      dlogprobs: ws.dlp,
+      dentropies: grads.entropies ? ws.dent : null,
+      entropies: ws.ent,
+      n,
+      v: cfg.vocabSize,
     });
     if (prof) t = prof.lap('logprob', t);
     ws.dlnf.fill(0, 0, n * cfg.dModel);
-    linearBackward({ dinp: ws.dlnf, dweight: g.lmHead!, dout: ws.dlogits, inp: ws.lnf, weight: w.lmHead!, n, inF: cfg.dModel, outF: cfg.vocabSize });
+    linearBackward({
+      dinp: ws.dlnf,
+      dweight: g.lmHead!,
+      dout: ws.dlogits,
+      inp: ws.lnf,
+      weight: w.lmHead!,
+      n,
+      inF: cfg.dModel,
+      outF: cfg.vocabSize,
+    });
     if (prof) prof.lap('linear', t);
     this.net.backwardTrunk(batch, ws);
   }

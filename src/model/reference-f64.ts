@@ -52,7 +52,17 @@ function rope(v: Float64Array, pos: number, nHeads: number, theta: number): void
 }
 
 /** Final hidden states [T][C] after model.norm. */
-export function referenceTrunk({ cfg, specs, params, tokens }: { cfg: ModelConfig; specs: readonly TensorSpec[]; params: Float64Array; tokens: ArrayLike<number> }): Float64Array[] {
+export function referenceTrunk({
+  cfg,
+  specs,
+  params,
+  tokens,
+}: {
+  cfg: ModelConfig;
+  specs: readonly TensorSpec[];
+  params: Float64Array;
+  tokens: ArrayLike<number>;
+}): Float64Array[] {
   const get = getter(params, specs);
   const { dModel: c, nHeads: h, mlpHidden: f } = cfg;
   const d = c / h;
@@ -61,8 +71,16 @@ export function referenceTrunk({ cfg, specs, params, tokens }: { cfg: ModelConfi
   for (let l = 0; l < cfg.nLayers; l++) {
     const p = `model.layers.${l}.`;
     const ln = xs.map((x) => rms(x, get(`${p}input_layernorm.weight`), cfg.normEps));
-    const q = ln.map((x, t) => { const v = matvec(get(`${p}self_attn.q_proj.weight`), x, c); rope(v, t, h, cfg.ropeTheta); return v; });
-    const k = ln.map((x, t) => { const v = matvec(get(`${p}self_attn.k_proj.weight`), x, c); rope(v, t, h, cfg.ropeTheta); return v; });
+    const q = ln.map((x, t) => {
+      const v = matvec(get(`${p}self_attn.q_proj.weight`), x, c);
+      rope(v, t, h, cfg.ropeTheta);
+      return v;
+    });
+    const k = ln.map((x, t) => {
+      const v = matvec(get(`${p}self_attn.k_proj.weight`), x, c);
+      rope(v, t, h, cfg.ropeTheta);
+      return v;
+    });
     const v = ln.map((x) => matvec(get(`${p}self_attn.v_proj.weight`), x, c));
     const att = xs.map(() => new Float64Array(c));
     for (let hh = 0; hh < h; hh++) {
@@ -76,10 +94,14 @@ export function referenceTrunk({ cfg, specs, params, tokens }: { cfg: ModelConfi
         const mx = Math.max(...s);
         const ex = s.map((z) => Math.exp(z - mx));
         const zsum = ex.reduce((a, b) => a + b, 0);
-        for (let j = 0; j <= i; j++) for (let e = 0; e < d; e++) att[i]![hh * d + e] += (ex[j]! / zsum) * v[j]![hh * d + e]!;
+        for (let j = 0; j <= i; j++)
+          for (let e = 0; e < d; e++) att[i]![hh * d + e]! += (ex[j]! / zsum) * v[j]![hh * d + e]!;
       }
     }
-    const mid = xs.map((x, t) => { const o = matvec(get(`${p}self_attn.o_proj.weight`), att[t]!, c); return x.map((a, i) => a + o[i]!); });
+    const mid = xs.map((x, t) => {
+      const o = matvec(get(`${p}self_attn.o_proj.weight`), att[t]!, c);
+      return x.map((a, i) => a + o[i]!);
+    });
     xs = mid.map((x) => {
       const n2 = rms(x, get(`${p}post_attention_layernorm.weight`), cfg.normEps);
       const gate = matvec(get(`${p}mlp.gate_proj.weight`), n2, f);
@@ -93,7 +115,19 @@ export function referenceTrunk({ cfg, specs, params, tokens }: { cfg: ModelConfi
 }
 
 /** Per-sequence outputs in the trainable.ts position convention. */
-export function referenceHeads({ cfg, specs, params, tokens, head }: { cfg: ModelConfig; specs: readonly TensorSpec[]; params: Float64Array; tokens: ArrayLike<number>; head: HeadKind }): { logprobs: Float64Array; entropies: Float64Array; values: Float64Array; logits: Float64Array[] } {
+export function referenceHeads({
+  cfg,
+  specs,
+  params,
+  tokens,
+  head,
+}: {
+  cfg: ModelConfig;
+  specs: readonly TensorSpec[];
+  params: Float64Array;
+  tokens: ArrayLike<number>;
+  head: HeadKind;
+}): { logprobs: Float64Array; entropies: Float64Array; values: Float64Array; logits: Float64Array[] } {
   const get = getter(params, specs);
   const hs = referenceTrunk({ cfg, specs, params, tokens });
   const n = tokens.length;

@@ -36,7 +36,8 @@ export function encodeSafetensors(tensors: readonly NamedTensor[], metadata: Rec
   let offset = 0;
   for (const t of tensors) {
     const n = t.shape.reduce((a, b) => a * b, 1);
-    if (n !== t.data.length) throw new Error(`tensor ${t.name}: shape [${t.shape}] holds ${n} values but data has ${t.data.length}`);
+    if (n !== t.data.length)
+      throw new Error(`tensor ${t.name}: shape [${t.shape}] holds ${n} values but data has ${t.data.length}`);
     header[t.name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + t.data.byteLength] };
     offset += t.data.byteLength;
   }
@@ -55,11 +56,13 @@ export function encodeSafetensors(tensors: readonly NamedTensor[], metadata: Rec
   return out;
 }
 
-const EntrySchema = z.object({
-  dtype: z.string(),
-  shape: z.array(z.number().int().nonnegative()),
-  data_offsets: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
-}).strict();
+const EntrySchema = z
+  .object({
+    dtype: z.string(),
+    shape: z.array(z.number().int().nonnegative()),
+    data_offsets: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
+  })
+  .strict();
 
 /** Parses a file's bytes; `what` names the file in errors. */
 export function decodeSafetensors(buf: Uint8Array, what: string): SafetensorsFile {
@@ -67,14 +70,16 @@ export function decodeSafetensors(buf: Uint8Array, what: string): SafetensorsFil
   if (buf.length < 8) throw new CheckpointFormatError(`${what}: too short to be a safetensors file`);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const hlen = Number(view.getBigUint64(0, true));
-  if (8 + hlen > buf.length) throw new CheckpointFormatError(`${what}: header length ${hlen} runs past the end of the file`);
+  if (8 + hlen > buf.length)
+    throw new CheckpointFormatError(`${what}: header length ${hlen} runs past the end of the file`);
   let raw: unknown;
   try {
     raw = JSON.parse(Buffer.from(buf.buffer, buf.byteOffset + 8, hlen).toString('utf8'));
   } catch {
     throw new CheckpointFormatError(`${what}: the header is not valid JSON`);
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new CheckpointFormatError(`${what}: the header is not a JSON object`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new CheckpointFormatError(`${what}: the header is not a JSON object`);
   const dataStart = 8 + hlen;
   const metadata: Record<string, string> = {};
   const tensors: SafetensorsFile['tensors'] = new Map();
@@ -88,8 +93,13 @@ export function decodeSafetensors(buf: Uint8Array, what: string): SafetensorsFil
     const e = EntrySchema.safeParse(value);
     if (!e.success) throw new CheckpointFormatError(`${what}: tensor ${name} has a malformed header entry`);
     const [b, end] = e.data.data_offsets;
-    if (end < b || dataStart + end > buf.length) throw new CheckpointFormatError(`${what}: tensor ${name}'s data offsets [${b}, ${end}] fall outside the file`);
-    tensors.set(name, { dtype: e.data.dtype, shape: e.data.shape, bytes: buf.subarray(dataStart + b, dataStart + end) });
+    if (end < b || dataStart + end > buf.length)
+      throw new CheckpointFormatError(`${what}: tensor ${name}'s data offsets [${b}, ${end}] fall outside the file`);
+    tensors.set(name, {
+      dtype: e.data.dtype,
+      shape: e.data.shape,
+      bytes: buf.subarray(dataStart + b, dataStart + end),
+    });
   }
   return { metadata, tensors };
 }
@@ -97,13 +107,28 @@ export function decodeSafetensors(buf: Uint8Array, what: string): SafetensorsFil
 /**
  * Copies tensor `name` of file into dst after checking dtype and shape; errors name the tensor.
  */
-export function readTensorInto({ file, name, shape, dst, what }: { file: SafetensorsFile; name: string; shape: readonly number[]; dst: Float32Array; what: string }): void {
+export function readTensorInto({
+  file,
+  name,
+  shape,
+  dst,
+  what,
+}: {
+  file: SafetensorsFile;
+  name: string;
+  shape: readonly number[];
+  dst: Float32Array;
+  what: string;
+}): void {
   const t = file.tensors.get(name);
   if (!t) throw new CheckpointFormatError(`${what}: missing tensor ${name}`);
   if (t.dtype !== 'F32') throw new CheckpointFormatError(`${what}: tensor ${name} has dtype ${t.dtype}, expected F32`);
   if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
-    throw new CheckpointFormatError(`${what}: tensor ${name} has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]`);
+    throw new CheckpointFormatError(
+      `${what}: tensor ${name} has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]`,
+    );
   }
-  if (t.bytes.length !== dst.byteLength) throw new CheckpointFormatError(`${what}: tensor ${name} has ${t.bytes.length} bytes, expected ${dst.byteLength}`);
+  if (t.bytes.length !== dst.byteLength)
+    throw new CheckpointFormatError(`${what}: tensor ${name} has ${t.bytes.length} bytes, expected ${dst.byteLength}`);
   new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(t.bytes);
 }

@@ -37,7 +37,11 @@ describe('KvDecoder', () => {
     prompts.forEach((_, i) => got[i]!.push(logits.slice(i * v, (i + 1) * v)));
     for (let step = 0; step < 9; step++) {
       const live = [0, 1, 2].filter((i) => step < conts[i]!.length);
-      logits = dec.step({ slotIds: Int32Array.from(live, (i) => started.slots[i]!), tokens: Int32Array.from(live, (i) => conts[i]![step]!), count: live.length });
+      logits = dec.step({
+        slotIds: Int32Array.from(live, (i) => started.slots[i]!),
+        tokens: Int32Array.from(live, (i) => conts[i]![step]!),
+        count: live.length,
+      });
       live.forEach((i, a) => got[i]!.push(logits.slice(a * v, (a + 1) * v)));
     }
     let maxDiff = 0;
@@ -99,32 +103,48 @@ describe('ModelSampler', () => {
     const greedy = { temperature: 0, topP: 1 };
     const cached = new ModelSampler({ policy, rng: new Rng(1) });
     const prompts = randomSequences({ rng: new Rng(5), lengths: [4, 6, 2], cfg }).map((p) => Array.from(p));
-    const turn1 = cached.sampleSync(prompts.map((prompt) => ({ prompt, maxTokens: 5, stopTokens: [] })), greedy);
+    const turn1 = cached.sampleSync(
+      prompts.map((prompt) => ({ prompt, maxTokens: 5, stopTokens: [] })),
+      greedy,
+    );
     const prompts2 = prompts.map((p, i) => [...p, ...turn1[i]!.tokens, 3, 4]);
     const compare = (a: ModelSampler, b: ModelSampler, ps: number[][]) => {
-      const ra = a.sampleSync(ps.map((prompt) => ({ prompt, maxTokens: 6, stopTokens: [] })), greedy);
-      const rb = b.sampleSync(ps.map((prompt) => ({ prompt, maxTokens: 6, stopTokens: [] })), greedy);
+      const ra = a.sampleSync(
+        ps.map((prompt) => ({ prompt, maxTokens: 6, stopTokens: [] })),
+        greedy,
+      );
+      const rb = b.sampleSync(
+        ps.map((prompt) => ({ prompt, maxTokens: 6, stopTokens: [] })),
+        greedy,
+      );
       let maxDiff = 0;
       ra.forEach((r, i) => {
         expect(r.tokens).toEqual(rb[i]!.tokens);
-        r.logprobs.forEach((lp, k) => { maxDiff = Math.max(maxDiff, Math.abs(lp! - rb[i]!.logprobs[k]!)); });
+        r.logprobs.forEach((lp, k) => {
+          maxDiff = Math.max(maxDiff, Math.abs(lp! - rb[i]!.logprobs[k]!));
+        });
       });
       expect(maxDiff).toBeLessThan(1e-5);
     };
     compare(cached, new ModelSampler({ policy, rng: new Rng(1) }), prompts2);
     // a training step changes the weights: the cache must not be reused
-    policy.forward(prompts2.map((p) => Int32Array.from(p)), { train: true });
+    policy.forward(
+      prompts2.map((p) => Int32Array.from(p)),
+      { train: true },
+    );
     policy.backward({ logprobs: prompts2.map((p) => new Float32Array(p.length).fill(-0.5)) });
     policy.step();
     compare(cached, new ModelSampler({ policy, rng: new Rng(1) }), prompts2);
   });
 
-
   it('log-probs and entropies of sampled tokens equal training log-probs on the same tokens', async () => {
     const { cfg, policy } = setup();
     const sampler = new ModelSampler({ policy, rng: new Rng(7) });
     const prompts = randomSequences({ rng: new Rng(8), lengths: [4, 1, 10, 6], cfg });
-    const res = await sampler.sample(prompts.map((p) => ({ prompt: Array.from(p), maxTokens: 12, stopTokens: [] })), { temperature: 0.8, topP: 0.9 });
+    const res = await sampler.sample(
+      prompts.map((p) => ({ prompt: Array.from(p), maxTokens: 12, stopTokens: [] })),
+      { temperature: 0.8, topP: 0.9 },
+    );
     const full = prompts.map((p, i) => Int32Array.from([...p, ...res[i]!.tokens]));
     const train = policy.forward(full);
     let maxLp = 0;
@@ -138,15 +158,24 @@ describe('ModelSampler', () => {
         maxEnt = Math.max(maxEnt, Math.abs(r.entropies![k]! - train.entropies[i]![t]!));
       });
     });
-    console.log(`sampler vs training: logprob max diff ${maxLp.toExponential(2)}, entropy max diff ${maxEnt.toExponential(2)}`);
+    console.log(
+      `sampler vs training: logprob max diff ${maxLp.toExponential(2)}, entropy max diff ${maxEnt.toExponential(2)}`,
+    );
     expect(maxLp).toBeLessThan(1e-4);
     expect(maxEnt).toBeLessThan(1e-4);
   });
 
   it('same seed, same tokens; another seed, other tokens', () => {
     const { cfg, policy } = setup();
-    const reqs = randomSequences({ rng: new Rng(9), lengths: [2, 5, 3], cfg }).map((p) => ({ prompt: Array.from(p), maxTokens: 20, stopTokens: [] }));
-    const run = (seed: number) => new ModelSampler({ policy, rng: new Rng(seed) }).sampleSync(reqs, { temperature: 1, topP: 1 }).map((r) => r.tokens);
+    const reqs = randomSequences({ rng: new Rng(9), lengths: [2, 5, 3], cfg }).map((p) => ({
+      prompt: Array.from(p),
+      maxTokens: 20,
+      stopTokens: [],
+    }));
+    const run = (seed: number) =>
+      new ModelSampler({ policy, rng: new Rng(seed) })
+        .sampleSync(reqs, { temperature: 1, topP: 1 })
+        .map((r) => r.tokens);
     expect(run(11)).toEqual(run(11));
     expect(run(11)).not.toEqual(run(12));
   });
@@ -154,8 +183,14 @@ describe('ModelSampler', () => {
   it('greedy (temperature 0) and a tiny top-p both pick the argmax of the full forward', () => {
     const { cfg, policy } = setup();
     const prompt = Array.from(randomSequences({ rng: new Rng(10), lengths: [5], cfg })[0]!);
-    for (const params of [{ temperature: 0, topP: 1 }, { temperature: 1, topP: 1e-6 }]) {
-      const r = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync([{ prompt, maxTokens: 8, stopTokens: [] }], params)[0]!;
+    for (const params of [
+      { temperature: 0, topP: 1 },
+      { temperature: 1, topP: 1e-6 },
+    ]) {
+      const r = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync(
+        [{ prompt, maxTokens: 8, stopTokens: [] }],
+        params,
+      )[0]!;
       const seq = [...prompt, ...r.tokens];
       const logits = fullLogits(policy, Int32Array.from(seq));
       r.tokens.forEach((tok, k) => {
@@ -168,14 +203,20 @@ describe('ModelSampler', () => {
   it('stops after a stop token (returned and counted) and at maxTokens', () => {
     const { policy } = setup();
     const prompt = [1, 2, 3];
-    const greedy = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync([{ prompt, maxTokens: 6, stopTokens: [] }], { temperature: 0, topP: 1 })[0]!;
+    const greedy = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync(
+      [{ prompt, maxTokens: 6, stopTokens: [] }],
+      { temperature: 0, topP: 1 },
+    )[0]!;
     const stop = greedy.tokens[2]!;
     const firstStop = greedy.tokens.indexOf(stop);
-    const [a, b, c] = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync([
-      { prompt, maxTokens: 6, stopTokens: [stop] },
-      { prompt, maxTokens: 4, stopTokens: [] },
-      { prompt, maxTokens: 0, stopTokens: [] },
-    ], { temperature: 0, topP: 1 });
+    const [a, b, c] = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync(
+      [
+        { prompt, maxTokens: 6, stopTokens: [stop] },
+        { prompt, maxTokens: 4, stopTokens: [] },
+        { prompt, maxTokens: 0, stopTokens: [] },
+      ],
+      { temperature: 0, topP: 1 },
+    );
     expect(a!.tokens).toEqual(greedy.tokens.slice(0, firstStop + 1));
     expect(a!.finishReason).toBe('stop');
     expect(b!.tokens).toEqual(greedy.tokens.slice(0, 4));
@@ -198,8 +239,14 @@ describe('ModelSampler', () => {
   it('rejects a prompt plus maxTokens longer than maxSeqLen with a clear error', () => {
     const { policy } = setup();
     const sampler = new ModelSampler({ policy, rng: new Rng(1) });
-    expect(() => sampler.sampleSync([{ prompt: new Array(30).fill(1), maxTokens: 3, stopTokens: [] }], { temperature: 1, topP: 1 }))
-      .toThrow(/prompt \(30\) \+ maxTokens \(3\) of 33 tokens exceeds the model's maxSeqLen 32/);
-    expect(() => sampler.sampleSync([{ prompt: [], maxTokens: 3, stopTokens: [] }], { temperature: 1, topP: 1 })).toThrow(/empty/);
+    expect(() =>
+      sampler.sampleSync([{ prompt: new Array(30).fill(1), maxTokens: 3, stopTokens: [] }], {
+        temperature: 1,
+        topP: 1,
+      }),
+    ).toThrow(/prompt \(30\) \+ maxTokens \(3\) of 33 tokens exceeds the model's maxSeqLen 32/);
+    expect(() =>
+      sampler.sampleSync([{ prompt: [], maxTokens: 3, stopTokens: [] }], { temperature: 1, topP: 1 }),
+    ).toThrow(/empty/);
   });
 });

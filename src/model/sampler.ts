@@ -37,12 +37,23 @@ export class ModelSampler implements TokenSampler {
     let maxTotal = 1;
     requests.forEach((r, i) => {
       if (r.prompt.length === 0) throw new Error(`request ${i}: the prompt is empty; it needs at least one token`);
-      if (!Number.isInteger(r.maxTokens) || r.maxTokens < 0) throw new Error(`request ${i}: maxTokens must be a non-negative integer, got ${r.maxTokens}`);
+      if (!Number.isInteger(r.maxTokens) || r.maxTokens < 0)
+        throw new Error(`request ${i}: maxTokens must be a non-negative integer, got ${r.maxTokens}`);
       const total = r.prompt.length + r.maxTokens;
-      if (total > cfg.maxSeqLen) throw new SequenceTooLongError(total, cfg.maxSeqLen, `request ${i}: prompt (${r.prompt.length}) + maxTokens (${r.maxTokens})`);
+      if (total > cfg.maxSeqLen)
+        throw new SequenceTooLongError(
+          total,
+          cfg.maxSeqLen,
+          `request ${i}: prompt (${r.prompt.length}) + maxTokens (${r.maxTokens})`,
+        );
       maxTotal = Math.max(maxTotal, total);
     });
-    const results: SampleResult[] = requests.map(() => ({ tokens: [], logprobs: [], entropies: [], finishReason: 'length' }));
+    const results: SampleResult[] = requests.map(() => ({
+      tokens: [],
+      logprobs: [],
+      entropies: [],
+      finishReason: 'length',
+    }));
     if (b === 0) return results;
     const v = cfg.vocabSize;
     const scratch = drawScratch(v);
@@ -61,7 +72,15 @@ export class ModelSampler implements TokenSampler {
         const req = requests[ri]!;
         const res = results[ri]!;
         if (res.tokens.length >= req.maxTokens) continue; // maxTokens 0
-        const d = drawToken({ logits, offset: a * v, v, temperature: params.temperature, topP: params.topP, rng: this.rng, scratch });
+        const d = drawToken({
+          logits,
+          offset: a * v,
+          v,
+          temperature: params.temperature,
+          topP: params.topP,
+          rng: this.rng,
+          scratch,
+        });
         res.tokens.push(d.token);
         res.logprobs.push(d.logprob);
         res.entropies!.push(d.entropy);

@@ -11,12 +11,21 @@ describe('drawToken', () => {
     const rng = new Rng(1);
     const scratch = drawScratch(v);
     const counts = new Array(v).fill(0);
-    for (let i = 0; i < draws; i++) counts[drawToken({ logits, offset: 0, v, temperature, topP, rng, scratch }).token]++;
+    for (let i = 0; i < draws; i++)
+      counts[drawToken({ logits, offset: 0, v, temperature, topP, rng, scratch }).token]++;
     return counts.map((c) => c / draws);
   }
 
   it('reports temperature-1, untruncated log-prob and entropy whatever the sampling settings', () => {
-    const d = drawToken({ logits, offset: 0, v, temperature: 0.3, topP: 0.6, rng: new Rng(2), scratch: drawScratch(v) });
+    const d = drawToken({
+      logits,
+      offset: 0,
+      v,
+      temperature: 0.3,
+      topP: 0.6,
+      rng: new Rng(2),
+      scratch: drawScratch(v),
+    });
     expect(d.logprob).toBeCloseTo(Math.log(probs[d.token]!), 5);
     expect(d.entropy).toBeCloseTo(-probs.reduce((a, p) => a + p * Math.log(p), 0), 5);
   });

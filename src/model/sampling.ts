@@ -5,7 +5,7 @@ import type { Rng } from '../util/random.ts';
  *
  * The returned log-prob and entropy are those of the model's own distribution (temperature 1, no
  * top-p), whatever the sampling settings: PPO's old log-probs and the sampler/trainer mismatch
- * report need pi(token | prefix), not the truncated or sharpened proposal (spec §6). The formula
+ * report need pi(token | prefix), not the truncated or sharpened proposal (method §6). The formula
  * is logprob.ts's (max-shifted log-sum-exp in float64), so the two agree to float rounding.
  */
 export interface TokenDraw {
@@ -23,7 +23,15 @@ export function drawScratch(v: number): DrawScratch {
   return { probs: new Float64Array(v), order: new Int32Array(v) };
 }
 
-export function drawToken({ logits, offset, v, temperature, topP, rng, scratch }: {
+export function drawToken({
+  logits,
+  offset,
+  v,
+  temperature,
+  topP,
+  rng,
+  scratch,
+}: {
   logits: Float32Array; // row at offset, [V]
   offset: number;
   v: number;
@@ -36,7 +44,10 @@ export function drawToken({ logits, offset, v, temperature, topP, rng, scratch }
   let arg = 0;
   for (let j = 0; j < v; j++) {
     const z = logits[offset + j]!;
-    if (z > mx) { mx = z; arg = j; }
+    if (z > mx) {
+      mx = z;
+      arg = j;
+    }
   }
   let sum = 0;
   for (let j = 0; j < v; j++) sum += Math.exp(logits[offset + j]! - mx);
@@ -52,8 +63,24 @@ export function drawToken({ logits, offset, v, temperature, topP, rng, scratch }
 }
 
 /** Samples from softmax(z / T) restricted to the smallest top set with mass >= topP. */
-function sampleAdjusted({ logits, offset, v, temperature, topP, rng, scratch, mx }: {
-  logits: Float32Array; offset: number; v: number; temperature: number; topP: number; rng: Rng; scratch: DrawScratch; mx: number;
+function sampleAdjusted({
+  logits,
+  offset,
+  v,
+  temperature,
+  topP,
+  rng,
+  scratch,
+  mx,
+}: {
+  logits: Float32Array;
+  offset: number;
+  v: number;
+  temperature: number;
+  topP: number;
+  rng: Rng;
+  scratch: DrawScratch;
+  mx: number;
 }): number {
   const { probs, order } = scratch;
   let z = 0;
@@ -72,7 +99,10 @@ function sampleAdjusted({ logits, offset, v, temperature, topP, rng, scratch, mx
     let cum = 0;
     for (let j = 0; j < v; j++) {
       cum += probs[order[j]!]!;
-      if (cum >= topP * z) { kept = j + 1; break; }
+      if (cum >= topP * z) {
+        kept = j + 1;
+        break;
+      }
     }
     mass = 0;
     for (let j = 0; j < kept; j++) mass += probs[order[j]!]!;

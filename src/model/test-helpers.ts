@@ -4,7 +4,13 @@ import type { ModelConfig } from './config.ts';
 import type { LlamaNetwork } from './network.ts';
 
 /** Test helper: an optimizer config with no clipping or decay surprises. */
-export const TEST_OPTIM: OptimizerConfig = { ...DEFAULT_OPTIMIZER, warmupSteps: 0, totalSteps: 100, gradClip: 0, weightDecay: 0 };
+export const TEST_OPTIM: OptimizerConfig = {
+  ...DEFAULT_OPTIMIZER,
+  warmupSteps: 0,
+  totalSteps: 100,
+  gradClip: 0,
+  weightDecay: 0,
+};
 
 /**
  * Test helper: replaces the 0.02-scale init with O(1) weights so logits, attention patterns and
@@ -20,6 +26,14 @@ export function scrambleWeights(net: LlamaNetwork, seed: number): void {
   }
 }
 
-export function randomSequences({ rng, lengths, cfg }: { rng: Rng; lengths: number[]; cfg: ModelConfig }): Int32Array[] {
+export function randomSequences({
+  rng,
+  lengths,
+  cfg,
+}: {
+  rng: Rng;
+  lengths: number[];
+  cfg: ModelConfig;
+}): Int32Array[] {
   return lengths.map((l) => Int32Array.from({ length: l }, () => rng.int(cfg.vocabSize)));
 }

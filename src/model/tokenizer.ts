@@ -4,7 +4,9 @@ import { VOCAB } from './vocab.ts';
 /** Raised when text holds a word outside the closed vocabulary (a task or template bug). */
 export class UnknownWordError extends Error {
   constructor(readonly word: string) {
-    super(`the word ${JSON.stringify(word)} is not in the built-in vocabulary (src/model/vocab.ts): add it there or change the text`);
+    super(
+      `the word ${JSON.stringify(word)} is not in the built-in vocabulary (src/model/vocab.ts): add it there or change the text`,
+    );
     this.name = 'UnknownWordError';
   }
 }
@@ -55,7 +57,8 @@ export class WordTokenizer implements Tokenizer {
     let prevNewline = true;
     for (let i = 0; i < tokens.length; i++) {
       const w = this.vocab[tokens[i]!];
-      if (w === undefined) throw new Error(`token id ${tokens[i]} is outside the vocabulary (size ${this.vocab.length})`);
+      if (w === undefined)
+        throw new Error(`token id ${tokens[i]} is outside the vocabulary (size ${this.vocab.length})`);
       if (w === '\n') {
         s += '\n';
         prevNewline = true;

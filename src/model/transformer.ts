@@ -77,36 +77,107 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
   const dres = ws.dres;
   let t = prof ? prof.now() : 0;
   dres.fill(0, 0, n * c);
-  rmsnormBackward({ dinp: dres, dweight: g.norm, dout: ws.dlnf, inp: ws.resid[cfg.nLayers]!, weight: w.norm, rstd: ws.rstdf, n, c });
+  rmsnormBackward({
+    dinp: dres,
+    dweight: g.norm,
+    dout: ws.dlnf,
+    inp: ws.resid[cfg.nLayers]!,
+    weight: w.norm,
+    rstd: ws.rstdf,
+    n,
+    c,
+  });
   if (prof) t = prof.lap('rmsnorm', t);
   for (let l = cfg.nLayers - 1; l >= 0; l--) {
     const lw = w.layers[l]!;
     const lg = g.layers[l]!;
     // MLP: dres holds d(out); the residual passes it to d(mid) unchanged.
     ws.dact.fill(0, 0, n * f);
-    linearBackward({ dinp: ws.dact, dweight: lg.down, dout: dres, inp: ws.act[l]!, weight: lw.down, n, inF: f, outF: c });
+    linearBackward({
+      dinp: ws.dact,
+      dweight: lg.down,
+      dout: dres,
+      inp: ws.act[l]!,
+      weight: lw.down,
+      n,
+      inF: f,
+      outF: c,
+    });
     if (prof) t = prof.lap('linear', t);
     ws.dgateUp.fill(0, 0, n * 2 * f);
     swigluBackward({ dinp: ws.dgateUp, dout: ws.dact, inp: ws.gateUp[l]!, sig: ws.sig[l]!, n, f });
     if (prof) t = prof.lap('swiglu', t);
     ws.dln.fill(0, 0, n * c);
-    linearBackward({ dinp: ws.dln, dweight: lg.gateUp, dout: ws.dgateUp, inp: ws.ln2[l]!, weight: lw.gateUp, n, inF: c, outF: 2 * f });
+    linearBackward({
+      dinp: ws.dln,
+      dweight: lg.gateUp,
+      dout: ws.dgateUp,
+      inp: ws.ln2[l]!,
+      weight: lw.gateUp,
+      n,
+      inF: c,
+      outF: 2 * f,
+    });
     if (prof) t = prof.lap('linear', t);
-    rmsnormBackward({ dinp: dres, dweight: lg.ln2, dout: ws.dln, inp: ws.mid[l]!, weight: lw.ln2, rstd: ws.rstd2[l]!, n, c });
+    rmsnormBackward({
+      dinp: dres,
+      dweight: lg.ln2,
+      dout: ws.dln,
+      inp: ws.mid[l]!,
+      weight: lw.ln2,
+      rstd: ws.rstd2[l]!,
+      n,
+      c,
+    });
     if (prof) t = prof.lap('rmsnorm', t);
     // Attention: dres now holds d(mid).
     ws.datt.fill(0, 0, n * c);
     linearBackward({ dinp: ws.datt, dweight: lg.o, dout: dres, inp: ws.att[l]!, weight: lw.o, n, inF: c, outF: c });
     if (prof) t = prof.lap('linear', t);
     ws.dqkv.fill(0, 0, n * 3 * c);
-    attentionBackward({ dqkv: ws.dqkv, dout: ws.datt, qkv: ws.qkv[l]!, probs: ws.probs[l]!, scratch: ws.attScratch, layout: batch.layout, nHeads: h, headDim: d });
+    attentionBackward({
+      dqkv: ws.dqkv,
+      dout: ws.datt,
+      qkv: ws.qkv[l]!,
+      probs: ws.probs[l]!,
+      scratch: ws.attScratch,
+      layout: batch.layout,
+      nHeads: h,
+      headDim: d,
+    });
     if (prof) t = prof.lap('attention', t);
-    ropeBackward({ x: ws.dqkv, n, nHeads: 2 * h, rowStride: 3 * c, offset: 0, positions: batch.positions, table: rope });
+    ropeBackward({
+      x: ws.dqkv,
+      n,
+      nHeads: 2 * h,
+      rowStride: 3 * c,
+      offset: 0,
+      positions: batch.positions,
+      table: rope,
+    });
     if (prof) t = prof.lap('rope', t);
     ws.dln.fill(0, 0, n * c);
-    linearBackward({ dinp: ws.dln, dweight: lg.qkv, dout: ws.dqkv, inp: ws.ln1[l]!, weight: lw.qkv, n, inF: c, outF: 3 * c });
+    linearBackward({
+      dinp: ws.dln,
+      dweight: lg.qkv,
+      dout: ws.dqkv,
+      inp: ws.ln1[l]!,
+      weight: lw.qkv,
+      n,
+      inF: c,
+      outF: 3 * c,
+    });
     if (prof) t = prof.lap('linear', t);
-    rmsnormBackward({ dinp: dres, dweight: lg.ln1, dout: ws.dln, inp: ws.resid[l]!, weight: lw.ln1, rstd: ws.rstd1[l]!, n, c });
+    rmsnormBackward({
+      dinp: dres,
+      dweight: lg.ln1,
+      dout: ws.dln,
+      inp: ws.resid[l]!,
+      weight: lw.ln1,
+      rstd: ws.rstd1[l]!,
+      n,
+      c,
+    });
     if (prof) t = prof.lap('rmsnorm', t);
   }
   embeddingBackward({ dweight: g.embed, dout: dres, tokens: batch.tokens, n, c });

@@ -73,7 +73,17 @@ export function paramCount(specs: readonly TensorSpec[]): number {
 }
 
 /** Typed views of a flat buffer (parameters or gradients) under a layout. */
-export function weightViews({ buf, specs, cfg, head }: { buf: Float32Array; specs: readonly TensorSpec[]; cfg: ModelConfig; head: HeadKind }): WeightViews {
+export function weightViews({
+  buf,
+  specs,
+  cfg,
+  head,
+}: {
+  buf: Float32Array;
+  specs: readonly TensorSpec[];
+  cfg: ModelConfig;
+  head: HeadKind;
+}): WeightViews {
   const byName = new Map(specs.map((s) => [s.name, s]));
   const view = (name: string) => {
     const s = byName.get(name)!;
@@ -112,7 +122,17 @@ export function weightViews({ buf, specs, cfg, head }: { buf: Float32Array; spec
  * (o_proj, down_proj) scaled by 1/sqrt(2L) so the residual stream's variance stays O(1) with
  * depth, norms at 1, the value head at 0 (the critic starts by predicting 0 everywhere).
  */
-export function initWeights({ buf, specs, cfg, rng }: { buf: Float32Array; specs: readonly TensorSpec[]; cfg: ModelConfig; rng: Rng }): void {
+export function initWeights({
+  buf,
+  specs,
+  cfg,
+  rng,
+}: {
+  buf: Float32Array;
+  specs: readonly TensorSpec[];
+  cfg: ModelConfig;
+  rng: Rng;
+}): void {
   const resid = 0.02 / Math.sqrt(2 * cfg.nLayers);
   for (const s of specs) {
     const t = buf.subarray(s.offset, s.offset + s.size);

@@ -42,7 +42,17 @@ export class Workspace {
   readonly dvalues: Float32Array; // [N]
   readonly attScratch: Float32Array; // [H, Lm, Lm]
 
-  constructor({ cfg, capacity, probCapacity, maxLen }: { cfg: ModelConfig; capacity: number; probCapacity: number; maxLen: number }) {
+  constructor({
+    cfg,
+    capacity,
+    probCapacity,
+    maxLen,
+  }: {
+    cfg: ModelConfig;
+    capacity: number;
+    probCapacity: number;
+    maxLen: number;
+  }) {
     const { dModel: c, mlpHidden: f, vocabSize: v, nLayers: nl } = cfg;
     const n = Math.max(1, capacity);
     this.capacity = n;
@@ -87,7 +97,19 @@ export class Workspace {
 }
 
 /** Returns ws if the batch fits, else a new workspace sized for it (old one is dropped). */
-export function ensureWorkspace({ ws, cfg, n, probSize, maxLen }: { ws: Workspace | null; cfg: ModelConfig; n: number; probSize: number; maxLen: number }): Workspace {
+export function ensureWorkspace({
+  ws,
+  cfg,
+  n,
+  probSize,
+  maxLen,
+}: {
+  ws: Workspace | null;
+  cfg: ModelConfig;
+  n: number;
+  probSize: number;
+  maxLen: number;
+}): Workspace {
   if (ws && ws.fits({ n, probSize, maxLen })) return ws;
   return new Workspace({
     cfg,

@@ -30,7 +30,14 @@ describe('gradient clipping', () => {
 describe('AdamW', () => {
   it('first step moves each parameter by lr * sign(grad); decay only where marked', () => {
     const cfg = { ...DEFAULT_OPTIMIZER, lr: 0.1, warmupSteps: 0, gradClip: 0, weightDecay: 0.5 };
-    const opt = new AdamW({ cfg, size: 4, ranges: [{ offset: 0, size: 2, decay: true }, { offset: 2, size: 2, decay: false }] });
+    const opt = new AdamW({
+      cfg,
+      size: 4,
+      ranges: [
+        { offset: 0, size: 2, decay: true },
+        { offset: 2, size: 2, decay: false },
+      ],
+    });
     const p = new Float32Array([1, 1, 1, 1]);
     const g = new Float32Array([2, -3, 2, -3]);
     const { lr } = opt.step(p, g);

@@ -51,7 +51,8 @@ function readCurves(dir: string, warnings: string[]): CurvePoint[] {
       return;
     }
     for (const [metric, value] of Object.entries(parsed.data.metrics)) {
-      if (value !== null && Number.isFinite(value)) out.push({ system, run: dir, iteration: parsed.data.iteration, metric, value });
+      if (value !== null && Number.isFinite(value))
+        out.push({ system, run: dir, iteration: parsed.data.iteration, metric, value });
     }
   });
   return out;
@@ -61,7 +62,9 @@ function readEvals(dir: string, warnings: string[]): EvalResult[] {
   const evalDir = join(dir, RUN_FILES.eval);
   if (!isDir(evalDir)) return [];
   const out: EvalResult[] = [];
-  for (const f of readdirSync(evalDir).filter((n) => n.endsWith('.json')).sort()) {
+  for (const f of readdirSync(evalDir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
     try {
       const r = EvalResultSchema.safeParse(JSON.parse(readFileSync(join(evalDir, f), 'utf8')));
       if (r.success) out.push(r.data);
@@ -83,7 +86,8 @@ export function collectReportData(dirs: readonly string[]): ReportData {
     if (existsSync(join(dir, RUN_FILES.metrics))) data.curves.push(...readCurves(dir, data.warnings));
     data.evals.push(...readEvals(dir, data.warnings));
     const systems = join(dir, RUN_FILES.systems);
-    if (depth < 2 && isDir(systems)) for (const s of readdirSync(systems).sort()) if (isDir(join(systems, s))) visit(join(systems, s), depth + 1);
+    if (depth < 2 && isDir(systems))
+      for (const s of readdirSync(systems).sort()) if (isDir(join(systems, s))) visit(join(systems, s), depth + 1);
   };
   for (const d of dirs) {
     if (!isDir(d)) data.warnings.push(`${d}: not a directory`);

@@ -3,7 +3,7 @@ import * as vl from 'vega-lite';
 import type { CurvePoint } from './collect-runs.ts';
 
 /**
- * Training-curve figures (spec §8 Figure 4 analogue plus health curves), rendered server-side to
+ * Training-curve figures (method §8 Figure 4 analogue plus health curves), rendered server-side to
  * inline SVG with vega-lite -> vega (renderer 'none'), so the HTML opens offline with no script.
  */
 export interface FigureDef {
@@ -46,7 +46,7 @@ export async function renderCurve(options: { def: FigureDef; points: readonly Cu
       color: { field: 'system', type: 'nominal' },
       detail: { field: 'run', type: 'nominal' },
     },
-  } as vl.TopLevelSpec).spec;
+  }).spec;
   const view = new vega.View(vega.parse(spec), { renderer: 'none' });
   try {
     return await view.toSVG();

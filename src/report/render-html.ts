@@ -14,7 +14,13 @@ td:first-child,th:first-child{text-align:left}.notrun{color:#999;font-style:ital
  * One self-contained HTML file: inline CSS and inline SVG, no scripts and no external references,
  * so it opens offline and can be mailed as one file.
  */
-export function renderHtml(options: { title: string; tables: readonly Table[]; figures: readonly RenderedFigure[]; warnings: readonly string[]; sources: readonly string[] }): string {
+export function renderHtml(options: {
+  title: string;
+  tables: readonly Table[];
+  figures: readonly RenderedFigure[];
+  warnings: readonly string[];
+  sources: readonly string[];
+}): string {
   const parts: string[] = [
     '<!doctype html><html><head><meta charset="utf-8">',
     `<title>${esc(options.title)}</title><style>${STYLE}</style></head><body>`,
@@ -25,17 +31,22 @@ export function renderHtml(options: { title: string; tables: readonly Table[]; f
     parts.push(`<h2 id="${t.id}">${esc(t.title)}</h2><p class="caption">${esc(t.caption)}</p><table>`);
     parts.push(`<tr><th>system</th>${t.columns.map((c) => `<th>${esc(c)}</th>`).join('')}</tr>`);
     for (const r of t.rows) {
-      const cells = r.cells.map((c) => (c ? `<td>${esc(formatCell(c))}</td>` : '<td class="notrun">not run</td>')).join('');
+      const cells = r.cells
+        .map((c) => (c ? `<td>${esc(formatCell(c))}</td>` : '<td class="notrun">not run</td>'))
+        .join('');
       parts.push(`<tr><td>${esc(r.label)}</td>${cells}</tr>`);
     }
     parts.push('</table>');
   }
   parts.push('<h2 id="curves">Training curves (Figure 4 analogue)</h2><div class="figs">');
   for (const f of options.figures) {
-    parts.push(`<div class="fig" id="fig-${f.def.id}">${f.svg ?? `<p><b>${esc(f.def.title)}</b></p><p class="notrun">not run</p>`}</div>`);
+    parts.push(
+      `<div class="fig" id="fig-${f.def.id}">${f.svg ?? `<p><b>${esc(f.def.title)}</b></p><p class="notrun">not run</p>`}</div>`,
+    );
   }
   parts.push('</div>');
-  if (options.warnings.length) parts.push(`<h2>Warnings</h2><ul>${options.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>`);
+  if (options.warnings.length)
+    parts.push(`<h2>Warnings</h2><ul>${options.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>`);
   parts.push('</body></html>');
   return parts.join('\n');
 }

@@ -8,18 +8,44 @@ import { RUN_FILES } from './run-files.ts';
 import { buildTables, cellFor } from './tables.ts';
 import { writeReport } from './write-report.ts';
 
-const SYSTEMS = ['base', 'ppo-single-window', 'compaction-rl', 'no-summary-training', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'];
+const SYSTEMS = [
+  'base',
+  'ppo-single-window',
+  'compaction-rl',
+  'no-summary-training',
+  'segment-mean-loss',
+  'no-cross-trajectory-gae',
+  'broadcast',
+];
 
 function evalFile(o: { system: string; writer?: string; variant?: string; p: number; windows?: number[] }): EvalResult {
   const taskSeeds = [1, 2, 3, 4, 5, 6, 7, 8];
   const perTask = taskSeeds.map((_, i) => (i < Math.round(o.p * 8) ? 1 : 0));
   const mode = (windows: number) => ({
-    windows, passAt1: o.p, low: Math.max(0, o.p - 0.1), high: Math.min(1, o.p + 0.1), tasks: 8, samples: 32, effectiveSamples: 8,
-    meanCompactions: windows - 1, truncatedRate: 0, meanGeneratedTokens: 100, perTask,
+    windows,
+    passAt1: o.p,
+    low: Math.max(0, o.p - 0.1),
+    high: Math.min(1, o.p + 0.1),
+    tasks: 8,
+    samples: 32,
+    effectiveSamples: 8,
+    meanCompactions: windows - 1,
+    truncatedRate: 0,
+    meanGeneratedTokens: 100,
+    perTask,
   });
   return {
-    kind: 'crl-eval', version: 1, system: o.system, policy: 'ckpt', env: 'kv-ledger', variant: o.variant ?? 'default',
-    summaryWriter: o.writer ?? 'self', contextWindow: 256, samplesPerTask: 4, taskSeeds, trainingWindows: 4,
+    kind: 'crl-eval',
+    version: 1,
+    system: o.system,
+    policy: 'ckpt',
+    env: 'kv-ledger',
+    variant: o.variant ?? 'default',
+    summaryWriter: o.writer ?? 'self',
+    contextWindow: 256,
+    samplesPerTask: 4,
+    taskSeeds,
+    trainingWindows: 4,
     modes: Object.fromEntries((o.windows ?? [1, 4]).map((w) => [`x${w}`, mode(w)])),
   };
 }
@@ -32,13 +58,28 @@ function syntheticPipeline(): string {
     const run = join(root, RUN_FILES.systems, system);
     mkdirSync(run, { recursive: true });
     writeFileSync(join(run, RUN_FILES.config), JSON.stringify({ system, config: {} }));
-    const lines = Array.from({ length: 6 }, (_, i) => JSON.stringify({ iteration: i + 1, metrics: Object.fromEntries(FIGURES.map((f, j) => [f.metric, s + i * 0.1 + j])) }));
+    const lines = Array.from({ length: 6 }, (_, i) =>
+      JSON.stringify({
+        iteration: i + 1,
+        metrics: Object.fromEntries(FIGURES.map((f, j) => [f.metric, s + i * 0.1 + j])),
+      }),
+    );
     writeFileSync(join(run, RUN_FILES.metrics), `${lines.join('\n')}\n{"iteration": 7, "metr`); // torn last line
     writeFileSync(join(root, RUN_FILES.eval, `${system}.json`), JSON.stringify(evalFile({ system, p: (2 + s) / 8 })));
   });
-  for (const writer of ['oracle', 'null', 'lossy:0.3']) writeFileSync(join(root, RUN_FILES.eval, `base-${writer}.json`), JSON.stringify(evalFile({ system: 'base', writer, p: writer === 'null' ? 0 : 0.75, windows: [4] })));
-  writeFileSync(join(root, RUN_FILES.eval, 'crl-heldout.json'), JSON.stringify(evalFile({ system: 'compaction-rl', variant: 'queries-first', p: 0.5, windows: [4] })));
-  writeFileSync(join(root, RUN_FILES.eval, 'crl-long.json'), JSON.stringify(evalFile({ system: 'compaction-rl', variant: 'default', p: 0.625, windows: [8] })));
+  for (const writer of ['oracle', 'null', 'lossy:0.3'])
+    writeFileSync(
+      join(root, RUN_FILES.eval, `base-${writer}.json`),
+      JSON.stringify(evalFile({ system: 'base', writer, p: writer === 'null' ? 0 : 0.75, windows: [4] })),
+    );
+  writeFileSync(
+    join(root, RUN_FILES.eval, 'crl-heldout.json'),
+    JSON.stringify(evalFile({ system: 'compaction-rl', variant: 'queries-first', p: 0.5, windows: [4] })),
+  );
+  writeFileSync(
+    join(root, RUN_FILES.eval, 'crl-long.json'),
+    JSON.stringify(evalFile({ system: 'compaction-rl', variant: 'default', p: 0.625, windows: [8] })),
+  );
   return root;
 }
 
@@ -65,7 +106,10 @@ describe('report', () => {
 
   it('renders "not run" for missing data instead of crashing', async () => {
     const root = mkdtempSync(join(tmpdir(), 'crl-report-empty-'));
-    const { html, markdown } = await writeReport({ runDirs: [root, join(root, 'missing')], outDir: join(root, 'report') });
+    const { html, markdown } = await writeReport({
+      runDirs: [root, join(root, 'missing')],
+      outDir: join(root, 'report'),
+    });
     const h = readFileSync(html, 'utf8');
     expect(h).toContain('not run');
     for (const id of ['table2', 'table3', 'table4', 'table1', 'heldout', 'longer']) expect(h).toContain(`id="${id}"`);
@@ -74,7 +118,13 @@ describe('report', () => {
 
   it('pools several seeds of one system into one cell', () => {
     const evals = [evalFile({ system: 'compaction-rl', p: 0.5 }), evalFile({ system: 'compaction-rl', p: 1 })];
-    const c = cellFor(evals, { system: 'compaction-rl', env: 'kv-ledger', variant: 'default', writer: 'self', mode: 'x4' })!;
+    const c = cellFor(evals, {
+      system: 'compaction-rl',
+      env: 'kv-ledger',
+      variant: 'default',
+      writer: 'self',
+      mode: 'x4',
+    })!;
     expect(c.passAt1).toBeCloseTo(0.75, 9);
     expect(c.runs).toBe(2);
     const t2 = buildTables(evals).find((t) => t.id === 'table2')!;

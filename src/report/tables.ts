@@ -2,7 +2,7 @@ import type { EvalResult } from '../eval/eval-result.ts';
 import { passAt1 } from '../eval/pass-at-1.ts';
 
 /**
- * The paper's tables as plain data (spec §8), built from eval results. A cell with no data is
+ * The paper's tables as plain data (method §8), built from eval results. A cell with no data is
  * null and renders as "not run"; tables always keep their standard rows so a partial run still
  * shows what is missing.
  */
@@ -22,7 +22,7 @@ export interface Table {
   rows: { label: string; cells: (Cell | null)[] }[];
 }
 
-/** Display names for the systems of spec §7, in the paper's row order. */
+/** Display names for the systems of method §7, in the paper's row order. */
 export const SYSTEM_LABELS: Readonly<Record<string, string>> = {
   base: 'base (SFT)',
   'ppo-single-window': 'RL w/o compaction',
@@ -48,7 +48,12 @@ interface CellQuery {
  */
 export function cellFor(evals: readonly EvalResult[], q: CellQuery): Cell | null {
   const hits = evals.filter(
-    (e) => (q.system === undefined || e.system === q.system) && (q.env === undefined || e.env === q.env) && e.variant === q.variant && e.summaryWriter === q.writer && e.modes[q.mode],
+    (e) =>
+      (q.system === undefined || e.system === q.system) &&
+      (q.env === undefined || e.env === q.env) &&
+      e.variant === q.variant &&
+      e.summaryWriter === q.writer &&
+      e.modes[q.mode],
   );
   if (hits.length === 0) return null;
   const outcomes: number[][] = [];
@@ -69,12 +74,21 @@ function envsOf(evals: readonly EvalResult[]): string[] {
   return envs.length ? envs : ['(no env evaluated)'];
 }
 
-function systemTable(options: { evals: readonly EvalResult[]; id: string; title: string; caption: string; systems: readonly string[]; modes: readonly string[] }): Table {
+function systemTable(options: {
+  evals: readonly EvalResult[];
+  id: string;
+  title: string;
+  caption: string;
+  systems: readonly string[];
+  modes: readonly string[];
+}): Table {
   const envs = envsOf(options.evals);
   const columns = envs.flatMap((env) => options.modes.map((m) => `${env} ${m}`));
   const rows = options.systems.map((system) => ({
     label: SYSTEM_LABELS[system] ?? system,
-    cells: envs.flatMap((env) => options.modes.map((mode) => cellFor(options.evals, { system, env, variant: 'default', writer: 'self', mode }))),
+    cells: envs.flatMap((env) =>
+      options.modes.map((mode) => cellFor(options.evals, { system, env, variant: 'default', writer: 'self', mode })),
+    ),
   }));
   return { id: options.id, title: options.title, caption: options.caption, columns, rows };
 }
@@ -83,15 +97,38 @@ function systemTable(options: { evals: readonly EvalResult[]; id: string; title:
 export function buildTables(evals: readonly EvalResult[], k = 4): Table[] {
   const xk = `x${k}`;
   const tables: Table[] = [
-    systemTable({ evals, id: 'table2', title: 'Table 2 analogue: Pass@1 at the same C', caption: `single x1 vs compacted ${xk}; 95% intervals`, systems: ['base', 'ppo-single-window', 'compaction-rl'], modes: ['x1', xk] }),
-    systemTable({ evals, id: 'table3', title: 'Table 3 analogue: summary training', caption: 'with vs without summary tokens in the policy loss', systems: ['compaction-rl', 'no-summary-training'], modes: ['x1', xk] }),
-    systemTable({ evals, id: 'table4', title: 'Table 4 analogue: optimization ablations (+ broadcast)', caption: 'token-level loss, cross-trajectory GAE, critic-free broadcast', systems: ['compaction-rl', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'], modes: ['x1', xk] }),
+    systemTable({
+      evals,
+      id: 'table2',
+      title: 'Table 2 analogue: Pass@1 at the same C',
+      caption: `single x1 vs compacted ${xk}; 95% intervals`,
+      systems: ['base', 'ppo-single-window', 'compaction-rl'],
+      modes: ['x1', xk],
+    }),
+    systemTable({
+      evals,
+      id: 'table3',
+      title: 'Table 3 analogue: summary training',
+      caption: 'with vs without summary tokens in the policy loss',
+      systems: ['compaction-rl', 'no-summary-training'],
+      modes: ['x1', xk],
+    }),
+    systemTable({
+      evals,
+      id: 'table4',
+      title: 'Table 4 analogue: optimization ablations (+ broadcast)',
+      caption: 'token-level loss, cross-trajectory GAE, critic-free broadcast',
+      systems: ['compaction-rl', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
+      modes: ['x1', xk],
+    }),
   ];
 
   // Table 1: one acting policy, summaries by different writers (only the writer changes).
   const envs = envsOf(evals);
   const writerOrder = (w: string) => ['self', 'oracle', 'null'].indexOf(w) + 1 || 4;
-  const pairs = [...new Set(evals.filter((e) => e.variant === 'default').map((e) => `${e.system}\u0000${e.summaryWriter}`))]
+  const pairs = [
+    ...new Set(evals.filter((e) => e.variant === 'default').map((e) => `${e.system}\u0000${e.summaryWriter}`)),
+  ]
     .map((p) => p.split('\u0000') as [string, string])
     .filter(([sys]) => evals.some((e) => e.system === sys && e.summaryWriter !== 'self'))
     .sort((a, b) => a[0].localeCompare(b[0]) || writerOrder(a[1]) - writerOrder(b[1]) || a[1].localeCompare(b[1]));
@@ -101,12 +138,17 @@ export function buildTables(evals: readonly EvalResult[], k = 4): Table[] {
     caption: `acting policy fixed, summary writer swapped; ${xk}`,
     columns: envs.map((e) => `${e} ${xk}`),
     rows: pairs.length
-      ? pairs.map(([system, writer]) => ({ label: `${SYSTEM_LABELS[system] ?? system} + ${writer} summaries`, cells: envs.map((env) => cellFor(evals, { system, env, variant: 'default', writer, mode: xk })) }))
+      ? pairs.map(([system, writer]) => ({
+          label: `${SYSTEM_LABELS[system] ?? system} + ${writer} summaries`,
+          cells: envs.map((env) => cellFor(evals, { system, env, variant: 'default', writer, mode: xk })),
+        }))
       : [{ label: 'base + oracle / null / lossy summaries', cells: envs.map(() => null) }],
   });
 
   // Held-out variants (knob combinations never trained on).
-  const variants = [...new Set(evals.filter((e) => e.variant !== 'default').map((e) => `${e.env}:${e.variant}`))].sort();
+  const variants = [
+    ...new Set(evals.filter((e) => e.variant !== 'default').map((e) => `${e.env}:${e.variant}`)),
+  ].sort();
   const heldSystems = [...new Set(evals.filter((e) => e.variant !== 'default').map((e) => e.system))];
   tables.push({
     id: 'heldout',

@@ -16,7 +16,12 @@ function writeAtomic(path: string, text: string): void {
  * `crl report`: reads run/pipeline directories and writes report.html (self-contained),
  * report.md and figures/*.svg into outDir. Missing data renders as "not run".
  */
-export async function writeReport(options: { runDirs: readonly string[]; outDir: string; title?: string; trainingWindows?: number }): Promise<{ html: string; markdown: string; warnings: string[] }> {
+export async function writeReport(options: {
+  runDirs: readonly string[];
+  outDir: string;
+  title?: string;
+  trainingWindows?: number;
+}): Promise<{ html: string; markdown: string; warnings: string[] }> {
   const data = collectReportData(options.runDirs);
   const tables = buildTables(data.evals, options.trainingWindows ?? 4);
   const figures = await renderFigures(data.curves);

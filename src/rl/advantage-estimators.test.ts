@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  advantageEstimatorNames, estimateAdvantages, getAdvantageEstimator, groupNormalizedRewards, type EpisodeAdvantageInput,
+  advantageEstimatorNames,
+  estimateAdvantages,
+  getAdvantageEstimator,
+  groupNormalizedRewards,
+  type EpisodeAdvantageInput,
 } from './advantage-estimators.ts';
 import { computeSegmentAdvantages } from './segment-advantages.ts';
 
@@ -16,7 +20,9 @@ const ep = (taskKey: string, reward: number): EpisodeAdvantageInput => ({
 describe('advantage-estimator registry', () => {
   it('lists its names and rejects an unknown one with the valid list', () => {
     expect(advantageEstimatorNames()).toEqual(['compaction-gae', 'broadcast']);
-    expect(() => getAdvantageEstimator('grpo')).toThrow(/unknown advantage estimator 'grpo'; valid: compaction-gae, broadcast/);
+    expect(() => getAdvantageEstimator('grpo')).toThrow(
+      /unknown advantage estimator 'grpo'; valid: compaction-gae, broadcast/,
+    );
     expect(getAdvantageEstimator('broadcast').needsCritic).toBe(false);
     expect(getAdvantageEstimator('compaction-gae').needsCritic).toBe(true);
   });
@@ -27,7 +33,11 @@ describe('advantage-estimator registry', () => {
     episodes.forEach((e, i) => {
       const direct = computeSegmentAdvantages({
         segments: e.segments.map((s) => ({ kind: s.kind, lossMask: s.lossMask, values: s.values! })),
-        reward: e.reward, gamma: 1, lambda: { lengthAdaptiveAlpha: 1.5 }, lambdaCritic: 1, crossTrajectory: true,
+        reward: e.reward,
+        gamma: 1,
+        lambda: { lengthAdaptiveAlpha: 1.5 },
+        lambdaCritic: 1,
+        crossTrajectory: true,
       });
       direct.advantages.forEach((a, s) => expect(Array.from(out.advantages[i]![s]!)).toEqual(Array.from(a)));
       direct.returns.forEach((g, s) => expect(Array.from(out.returns[i]![s]!)).toEqual(Array.from(g)));
@@ -35,28 +45,52 @@ describe('advantage-estimator registry', () => {
   });
 
   it('config is strict and values are checked', () => {
-    expect(() => estimateAdvantages({ estimator: 'compaction-gae', episodes: [], config: { gama: 1 } })).toThrow(/gama/);
-    expect(() => estimateAdvantages({ estimator: 'compaction-gae', episodes: [], config: { lambda: 2 } })).toThrow(/lambda/);
+    expect(() => estimateAdvantages({ estimator: 'compaction-gae', episodes: [], config: { gama: 1 } })).toThrow(
+      /gama/,
+    );
+    expect(() => estimateAdvantages({ estimator: 'compaction-gae', episodes: [], config: { lambda: 2 } })).toThrow(
+      /lambda/,
+    );
     expect(() => estimateAdvantages({ estimator: 'broadcast', episodes: [], config: { eps: -1 } })).toThrow(/eps/);
   });
 
   it('compaction-gae needs values', () => {
-    const e: EpisodeAdvantageInput = { taskKey: 'a', reward: 1, segments: [{ kind: 'execution', lossMask: Uint8Array.from([1]) }] };
+    const e: EpisodeAdvantageInput = {
+      taskKey: 'a',
+      reward: 1,
+      segments: [{ kind: 'execution', lossMask: Uint8Array.from([1]) }],
+    };
     expect(() => estimateAdvantages({ estimator: 'compaction-gae', episodes: [e] })).toThrow(/values is missing/);
   });
 });
 
-describe("'broadcast' (critic-free, spec §7)", () => {
+describe("'broadcast' (critic-free, method §7)", () => {
   it('group-normalizes with the sample std; a single-episode group uses mean 0, std 1', () => {
     // Group a: rewards 1, 0, 0 -> mean 1/3, sample std sqrt(1/3).
-    const z = groupNormalizedRewards({ episodes: [{ taskKey: 'a', reward: 1 }, { taskKey: 'a', reward: 0 }, { taskKey: 'b', reward: 0.5 }, { taskKey: 'a', reward: 0 }], eps: 1e-6 });
+    const z = groupNormalizedRewards({
+      episodes: [
+        { taskKey: 'a', reward: 1 },
+        { taskKey: 'a', reward: 0 },
+        { taskKey: 'b', reward: 0.5 },
+        { taskKey: 'a', reward: 0 },
+      ],
+      eps: 1e-6,
+    });
     const std = Math.sqrt(1 / 3);
-    expect(z[0]).toBeCloseTo((2 / 3) / (std + 1e-6), 9);
-    expect(z[1]).toBeCloseTo((-1 / 3) / (std + 1e-6), 9);
+    expect(z[0]).toBeCloseTo(2 / 3 / (std + 1e-6), 9);
+    expect(z[1]).toBeCloseTo(-1 / 3 / (std + 1e-6), 9);
     expect(z[3]).toBeCloseTo(z[1]!, 12);
     expect(z[2]).toBeCloseTo(0.5 / (1 + 1e-6), 9);
     // Identical rewards in a group: 0, not NaN.
-    expect(groupNormalizedRewards({ episodes: [{ taskKey: 'a', reward: 1 }, { taskKey: 'a', reward: 1 }], eps: 1e-6 })).toEqual([0, 0]);
+    expect(
+      groupNormalizedRewards({
+        episodes: [
+          { taskKey: 'a', reward: 1 },
+          { taskKey: 'a', reward: 1 },
+        ],
+        eps: 1e-6,
+      }),
+    ).toEqual([0, 0]);
   });
 
   it('broadcasts the normalized reward to every generated token of every segment, R as return', () => {

@@ -2,8 +2,8 @@
  * Advantage-estimator registry (house style §6: registries, not branches). Each estimator maps a
  * batch of episodes to per-token advantages and critic returns, 0 outside the loss mask.
  *
- * - 'compaction-gae' (spec §4): per-episode local GAE + cross-trajectory correction.
- * - 'broadcast' (spec §7, critic-free): the episode reward normalized within its group of
+ * - 'compaction-gae' (method §4): per-episode local GAE + cross-trajectory correction.
+ * - 'broadcast' (method §7, critic-free): the episode reward normalized within its group of
  *   episodes sharing a taskKey, (R - mean) / (std + eps), copied to every generated token of every
  *   segment. std is the sample std (divide by N - 1, as torch.std in GRPO-style code). A group of
  *   one episode has no baseline: it uses mean 0 and std 1 (so A = R / (1 + eps), as verl's GRPO
@@ -66,7 +66,8 @@ const compactionGae: AdvantageEstimator<typeof compactionGaeConfigSchema> = {
     const out: EstimatorOutput = { advantages: [], returns: [] };
     episodes.forEach((ep, e) => {
       const segments = ep.segments.map((seg, s) => {
-        if (!seg.values) throw new RlInputError(`compaction-gae needs critic values: episodes[${e}].segments[${s}].values is missing`);
+        if (!seg.values)
+          throw new RlInputError(`compaction-gae needs critic values: episodes[${e}].segments[${s}].values is missing`);
         return { kind: seg.kind, lossMask: seg.lossMask, values: seg.values };
       });
       const r = computeSegmentAdvantages({ segments, reward: ep.reward, ...config });
@@ -78,7 +79,10 @@ const compactionGae: AdvantageEstimator<typeof compactionGaeConfigSchema> = {
 };
 
 /** Normalized reward per episode within its taskKey group (see the file comment). */
-export function groupNormalizedRewards(options: { episodes: { taskKey: string; reward: number }[]; eps: number }): number[] {
+export function groupNormalizedRewards(options: {
+  episodes: { taskKey: string; reward: number }[];
+  eps: number;
+}): number[] {
   const { episodes, eps } = options;
   const groups = new Map<string, number[]>();
   episodes.forEach((ep, e) => {
@@ -148,7 +152,7 @@ export function getAdvantageEstimator(name: string): AdvantageEstimator {
   if (!Object.hasOwn(REGISTRY, name)) {
     throw new RlInputError(`unknown advantage estimator '${name}'; valid: ${advantageEstimatorNames().join(', ')}`);
   }
-  return REGISTRY[name as AdvantageEstimatorName] as AdvantageEstimator;
+  return REGISTRY[name as AdvantageEstimatorName];
 }
 
 /** Looks up an estimator by name, parses its config (unknown keys rejected) and runs it. */

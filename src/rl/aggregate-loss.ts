@@ -1,5 +1,5 @@
 /**
- * The one reduction every loss goes through (spec §5), and the matching gradient weights.
+ * The one reduction every loss goes through (method §5), and the matching gradient weights.
  *
  * - 'token-mean' (the paper's): one mean over every counted token of every segment, so a long
  *   segment weighs in proportion to its tokens.
@@ -39,7 +39,7 @@ export function aggregationWeights(options: { masks: Uint8Array[]; mode: LossAgg
   });
 }
 
-/** Reduces per-token losses to one number (spec §5). Computed in float64. */
+/** Reduces per-token losses to one number (method §5). Computed in float64. */
 export function aggregateLoss(options: {
   perToken: Float32Array[]; // one array per segment // [T]
   masks: Uint8Array[]; // positions that count // [T]
@@ -50,7 +50,9 @@ export function aggregateLoss(options: {
   if (perToken.length !== masks.length) {
     throw new RlInputError(`aggregateLoss: ${perToken.length} loss arrays but ${masks.length} masks`);
   }
-  perToken.forEach((x, s) => requireSameLength({ a: x, b: masks[s]!, what: `aggregateLoss segment ${s} perToken vs mask` }));
+  perToken.forEach((x, s) =>
+    requireSameLength({ a: x, b: masks[s]!, what: `aggregateLoss segment ${s} perToken vs mask` }),
+  );
   masks.forEach((m, s) => requireBinaryMask(m, `masks[${s}]`));
   // Exact float64 sums (not the float32 weights) so the value matches a direct mean to ~1e-15.
   let total = 0;

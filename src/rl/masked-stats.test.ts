@@ -13,6 +13,8 @@ describe('masked metric reductions', () => {
     expect(explainedVariance({ predictions: targets, targets, masks })).toBeCloseTo(1, 6);
     const mean = [Float32Array.from([0, 2, 2]), Float32Array.from([2])];
     expect(explainedVariance({ predictions: mean, targets, masks })).toBeCloseTo(0, 6);
-    expect(explainedVariance({ predictions: mean, targets: [Float32Array.from([0, 1, 1]), Float32Array.from([1])], masks })).toBeNaN();
+    expect(
+      explainedVariance({ predictions: mean, targets: [Float32Array.from([0, 1, 1]), Float32Array.from([1])], masks }),
+    ).toBeNaN();
   });
 });

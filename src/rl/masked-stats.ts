@@ -6,7 +6,11 @@ export function maskedMean(options: { values: ArrayLike<number>[]; masks: Uint8A
   let sum = 0;
   options.values.forEach((v, s) => {
     const m = options.masks[s]!;
-    for (let t = 0; t < m.length; t++) if (m[t] === 1) { n++; sum += v[t]!; }
+    for (let t = 0; t < m.length; t++)
+      if (m[t] === 1) {
+        n++;
+        sum += v[t]!;
+      }
   });
   return n > 0 ? sum / n : 0;
 }
@@ -22,7 +26,11 @@ export function maskedCount(masks: Uint8Array[]): number {
  * 1 - Var(G - V) / Var(G) over masked positions (population variances, as CleanRL). NaN when
  * Var(G) = 0 or nothing is masked: explained variance is undefined then, and 0 would mislead.
  */
-export function explainedVariance(options: { predictions: Float32Array[]; targets: Float32Array[]; masks: Uint8Array[] }): number {
+export function explainedVariance(options: {
+  predictions: Float32Array[];
+  targets: Float32Array[];
+  masks: Uint8Array[];
+}): number {
   const { predictions, targets, masks } = options;
   const residuals = targets.map((g, s) => g.map((x, t) => x - predictions[s]![t]!));
   const varOf = (xs: ArrayLike<number>[]): number => {

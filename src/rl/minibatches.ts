@@ -1,5 +1,5 @@
 /**
- * Minibatches by token budget, from whole segments (spec §6: "split by tokens, whole segments").
+ * Minibatches by token budget, from whole segments (method §6: "split by tokens, whole segments").
  * A segment is never split: splitting would cut the policy's context. A segment longer than the
  * budget forms a minibatch on its own.
  */
@@ -7,9 +7,14 @@ import type { Rng } from '../util/random.ts';
 import { RlInputError } from './errors.ts';
 
 /** Greedy packing in the given order: a new minibatch starts when the next segment would overflow. */
-export function packByTokens(options: { lengths: readonly number[]; tokenBudget: number; order?: readonly number[] }): number[][] {
+export function packByTokens(options: {
+  lengths: readonly number[];
+  tokenBudget: number;
+  order?: readonly number[];
+}): number[][] {
   const { lengths, tokenBudget } = options;
-  if (!Number.isInteger(tokenBudget) || tokenBudget < 1) throw new RlInputError(`tokenBudget must be a positive integer, got ${tokenBudget}`);
+  if (!Number.isInteger(tokenBudget) || tokenBudget < 1)
+    throw new RlInputError(`tokenBudget must be a positive integer, got ${tokenBudget}`);
   const order = options.order ?? lengths.map((_, i) => i);
   const batches: number[][] = [];
   let current: number[] = [];

@@ -1,5 +1,5 @@
 /**
- * Per-token policy loss (spec §5) with its closed-form gradient, so the PPO driver can call
+ * Per-token policy loss (method §5) with its closed-form gradient, so the PPO driver can call
  * TrainablePolicy.backward() without autodiff.
  *
  * For a token t in the mask, with rho = exp(logp - logp_old) and advantage A:
@@ -51,13 +51,23 @@ export function surrogateToken(options: {
 
 export function policyLoss(options: PolicyLossOptions): PolicyLossTerms {
   const { logprobs, oldLogprobs, advantages, entropies, masks, clipLow, clipHigh, klCoef, entropyCoef } = options;
-  for (const [v, what] of [[clipLow, 'clipLow'], [clipHigh, 'clipHigh'], [klCoef, 'klCoef'], [entropyCoef, 'entropyCoef']] as const) {
+  for (const [v, what] of [
+    [clipLow, 'clipLow'],
+    [clipHigh, 'clipHigh'],
+    [klCoef, 'klCoef'],
+    [entropyCoef, 'entropyCoef'],
+  ] as const) {
     requireFinite(v, what);
     if (v < 0) throw new RlInputError(`${what} must be >= 0, got ${v}`);
   }
   if (entropyCoef !== 0 && !entropies) throw new RlInputError('policyLoss: entropyCoef != 0 needs entropies');
   const n = masks.length;
-  if (logprobs.length !== n || oldLogprobs.length !== n || advantages.length !== n || (entropies && entropies.length !== n)) {
+  if (
+    logprobs.length !== n ||
+    oldLogprobs.length !== n ||
+    advantages.length !== n ||
+    (entropies && entropies.length !== n)
+  ) {
     throw new RlInputError(`policyLoss: every input needs one array per segment (${n} masks)`);
   }
   const out: PolicyLossTerms = { perToken: [], gradLogprobs: [], gradEntropies: [], clipped: [], approxKl: [] };
@@ -67,7 +77,12 @@ export function policyLoss(options: PolicyLossOptions): PolicyLossTerms {
     const old = oldLogprobs[s]!;
     const adv = advantages[s]!;
     const ent = entropies?.[s];
-    for (const [arr, what] of [[lp, 'logprobs'], [old, 'oldLogprobs'], [adv, 'advantages'], ...(ent ? [[ent, 'entropies'] as const] : [])] as const) {
+    for (const [arr, what] of [
+      [lp, 'logprobs'],
+      [old, 'oldLogprobs'],
+      [adv, 'advantages'],
+      ...(ent ? [[ent, 'entropies'] as const] : []),
+    ] as const) {
       requireSameLength({ a: arr, b: mask, what: `policyLoss segment ${s} ${what} vs mask` });
     }
     const T = mask.length;
@@ -89,7 +104,9 @@ export function policyLoss(options: PolicyLossOptions): PolicyLossTerms {
       clipped[t] = sur.clipped ? 1 : 0;
       approxKl[t] = Math.exp(-d) - 1 + d;
       if (!Number.isFinite(perToken[t]!)) {
-        throw new RlInputError(`policyLoss: non-finite loss at segment ${s} token ${t} (logp ${lp[t]}, old ${old[t]}, A ${adv[t]})`);
+        throw new RlInputError(
+          `policyLoss: non-finite loss at segment ${s} token ${t} (logp ${lp[t]}, old ${old[t]}, A ${adv[t]})`,
+        );
       }
     }
     out.perToken.push(perToken);

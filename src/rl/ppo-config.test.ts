@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { parsePpoConfig } from './ppo-config.ts';
 
-describe('PpoConfig (spec §5-6 defaults)', () => {
+describe('PpoConfig (method §5-6 defaults)', () => {
   it('parse({}) gives the paper defaults: KL and entropy 0, token-mean, summaries on, whitening on, 50 warm-up, 2 critic updates', () => {
     expect(parsePpoConfig({})).toEqual({
-      epochs: 1, minibatchTokens: 4096, clipLow: 0.2, clipHigh: 0.2, valueClip: 0.2, klCoef: 0, entropyCoef: 0,
-      lossAggregation: 'token-mean', trainSummaries: true, criticWarmupIterations: 50, criticUpdatesPerPolicyUpdate: 2,
+      epochs: 1,
+      minibatchTokens: 4096,
+      clipLow: 0.2,
+      clipHigh: 0.2,
+      valueClip: 0.2,
+      klCoef: 0,
+      entropyCoef: 0,
+      lossAggregation: 'token-mean',
+      trainSummaries: true,
+      criticWarmupIterations: 50,
+      criticUpdatesPerPolicyUpdate: 2,
       whitenAdvantages: true,
       targetKl: null,
     });

@@ -1,5 +1,5 @@
 /**
- * PPO update settings (spec §5–6). The schema is the single source of truth; parse({}) gives the
+ * PPO update settings (method §5–6). The schema is the single source of truth; parse({}) gives the
  * paper's defaults (clip 0.2, KL 0, 50 critic warm-up iterations, 2 critic updates per policy
  * update, token-level loss, summary training on, whitening on).
  */
@@ -22,16 +22,16 @@ export const ppoConfigSchema = z
     klCoef: z.number().min(0).default(0),
     entropyCoef: z.number().min(0).default(0),
     lossAggregation: z.enum(LOSS_AGGREGATIONS as ['token-mean', 'segment-mean']).default('token-mean'),
-    /** false: summary tokens leave the policy loss M; the critic still trains on them (spec §5). */
+    /** false: summary tokens leave the policy loss M; the critic still trains on them (method §5). */
     trainSummaries: z.boolean().default(true),
-    /** Iterations 0 .. n-1 train the critic only (spec §6). Ignored when no critic is given. */
+    /** Iterations 0 .. n-1 train the critic only (method §6). Ignored when no critic is given. */
     criticWarmupIterations: z.number().int().min(0).default(50),
-    /** Critic optimizer steps per minibatch for each policy step (spec §6, paper: 2). */
+    /** Critic optimizer steps per minibatch for each policy step (method §6, paper: 2). */
     criticUpdatesPerPolicyUpdate: z.number().int().min(1).default(2),
-    /** Whiten advantages over the batch's optimized tokens before the epochs (spec §4). */
+    /** Whiten advantages over the batch's optimized tokens before the epochs (method §4). */
     whitenAdvantages: z.boolean().default(true),
     /**
-     * Early stop on KL (an addition to the spec's PPO, off by default; Stable-Baselines3's
+     * Early stop on KL (an addition to docs/method.md's PPO, off by default; Stable-Baselines3's
      * target_kl): before each policy step, if the minibatch's approx KL from the sampling policy
      * exceeds 1.5 x targetKl, that step and the rest of the iteration's policy steps are skipped.
      * The critic keeps training. null: off.

@@ -28,14 +28,30 @@ function batch(policy: TabularPolicy, critic: TabularCritic): PpoSegment[] {
   }));
 }
 
-const models = () => ({ policy: new TabularPolicy({ vocab: 4, lr: 0.5 }), critic: new TabularCritic({ vocab: 4, lr: 0.2 }) });
-const baseConfig = { epochs: 2, minibatchTokens: 4, criticWarmupIterations: 0, criticUpdatesPerPolicyUpdate: 1, whitenAdvantages: false };
+const models = () => ({
+  policy: new TabularPolicy({ vocab: 4, lr: 0.5 }),
+  critic: new TabularCritic({ vocab: 4, lr: 0.2 }),
+});
+const baseConfig = {
+  epochs: 2,
+  minibatchTokens: 4,
+  criticWarmupIterations: 0,
+  criticUpdatesPerPolicyUpdate: 1,
+  whitenAdvantages: false,
+};
 
-describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
+describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
   it('raises the logprob of positive-advantage tokens and lowers negative ones', () => {
     const { policy, critic } = models();
     const before = { up: policy.logprob(EXEC_CTX, 1), down: policy.logprob(EXEC_CTX, 2) };
-    const m = ppoUpdate({ segments: batch(policy, critic), policy, critic, config: baseConfig, iteration: 0, rng: new Rng(1) });
+    const m = ppoUpdate({
+      segments: batch(policy, critic),
+      policy,
+      critic,
+      config: baseConfig,
+      iteration: 0,
+      rng: new Rng(1),
+    });
     expect(policy.logprob(EXEC_CTX, 1)).toBeGreaterThan(before.up + 0.05);
     expect(policy.logprob(EXEC_CTX, 2)).toBeLessThan(before.down - 0.05);
     expect(m['tokens/execution']).toBe(3);
@@ -52,7 +68,14 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
   it('trainSummaries: false removes summary tokens from the policy loss only', () => {
     const { policy, critic } = models();
     const sumRowBefore = Array.from(policy.logits.slice(SUM_CTX * 4, SUM_CTX * 4 + 4));
-    const m = ppoUpdate({ segments: batch(policy, critic), policy, critic, config: { ...baseConfig, trainSummaries: false }, iteration: 0, rng: new Rng(2) });
+    const m = ppoUpdate({
+      segments: batch(policy, critic),
+      policy,
+      critic,
+      config: { ...baseConfig, trainSummaries: false },
+      iteration: 0,
+      rng: new Rng(2),
+    });
     expect(Array.from(policy.logits.slice(SUM_CTX * 4, SUM_CTX * 4 + 4))).toEqual(sumRowBefore);
     expect(policy.logprob(EXEC_CTX, 1)).toBeGreaterThan(Math.log(0.25) + 0.05);
     expect(critic.table[SUM_CTX]).toBeGreaterThan(0.05); // critic still trains on summary tokens (return 1)
@@ -60,7 +83,14 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
     expect(m['tokens/execution']).toBe(3);
     // With summary training on, the summary row moves.
     const b = models();
-    ppoUpdate({ segments: batch(b.policy, b.critic), policy: b.policy, critic: b.critic, config: baseConfig, iteration: 0, rng: new Rng(2) });
+    ppoUpdate({
+      segments: batch(b.policy, b.critic),
+      policy: b.policy,
+      critic: b.critic,
+      config: baseConfig,
+      iteration: 0,
+      rng: new Rng(2),
+    });
     expect(b.policy.logprob(SUM_CTX, 1)).toBeGreaterThan(Math.log(0.25) + 0.05);
   });
 
@@ -84,7 +114,13 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
   it('without a critic (critic-free estimator) there is no warm-up and no value loss', () => {
     const { policy, critic } = models();
     const segments = batch(policy, critic);
-    const m = ppoUpdate({ segments, policy, config: { ...baseConfig, criticWarmupIterations: 5 }, iteration: 0, rng: new Rng(4) });
+    const m = ppoUpdate({
+      segments,
+      policy,
+      config: { ...baseConfig, criticWarmupIterations: 5 },
+      iteration: 0,
+      rng: new Rng(4),
+    });
     expect(m['train/policy_updated']).toBe(1);
     expect(m['train/critic_steps']).toBe(0);
     expect(m['loss/value']).toBe(0);
@@ -94,13 +130,23 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
     const { policy, critic } = models();
     critic.table[EXEC_CTX] = 0.5;
     const segments = batch(policy, critic);
-    const m = ppoUpdate({ segments, policy, critic, config: { ...baseConfig, epochs: 30, minibatchTokens: 100, criticUpdatesPerPolicyUpdate: 3, valueClip: null }, iteration: 0, rng: new Rng(5) });
+    const m = ppoUpdate({
+      segments,
+      policy,
+      critic,
+      config: { ...baseConfig, epochs: 30, minibatchTokens: 100, criticUpdatesPerPolicyUpdate: 3, valueClip: null },
+      iteration: 0,
+      rng: new Rng(5),
+    });
     // Exec returns 1, 0, 1 -> least-squares value 2/3; old value 0.5 everywhere in exec.
     expect(critic.table[EXEC_CTX]).toBeCloseTo(2 / 3, 3);
     // targets [1,0,1,1,1], predictions [0.5,0.5,0.5,0,0]: 1 - Var(resid)/Var(G).
     const g = [1, 0, 1, 1, 1];
     const r = [0.5, -0.5, 0.5, 1, 1];
-    const v = (xs: number[]) => { const mu = xs.reduce((a, b) => a + b) / xs.length; return xs.reduce((a, x) => a + (x - mu) ** 2, 0) / xs.length; };
+    const v = (xs: number[]) => {
+      const mu = xs.reduce((a, b) => a + b) / xs.length;
+      return xs.reduce((a, x) => a + (x - mu) ** 2, 0) / xs.length;
+    };
     expect(m['value/explained_variance']).toBeCloseTo(1 - v(r) / v(g), 5);
   });
 
@@ -111,13 +157,27 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
         { tokens: [EXEC_CTX, 1, 1], adv: [0, 1, 1] }, // 2 tokens, A = +1
         { tokens: [EXEC_CTX, 2], adv: [0, -1] }, // 1 token, A = -1
       ];
-      const segs = raw.map((r) => ({ kind: 'execution' as const, tokens: Int32Array.from(r.tokens), lossMask: Uint8Array.from(r.adv, (_, t) => (t > 0 ? 1 : 0)) }));
+      const segs = raw.map((r) => ({
+        kind: 'execution' as const,
+        tokens: Int32Array.from(r.tokens),
+        lossMask: Uint8Array.from(r.adv, (_, t) => (t > 0 ? 1 : 0)),
+      }));
       const old = recomputeOld({ segments: segs, policy, critic, batchTokens: 100 });
       const segments = segs.map((s, i) => ({
-        ...s, oldLogprobs: old.oldLogprobs[i]!, oldValues: old.oldValues![i]!,
-        advantages: Float32Array.from(raw[i]!.adv), returns: new Float32Array(s.tokens.length),
+        ...s,
+        oldLogprobs: old.oldLogprobs[i]!,
+        oldValues: old.oldValues![i]!,
+        advantages: Float32Array.from(raw[i]!.adv),
+        returns: new Float32Array(s.tokens.length),
       }));
-      return ppoUpdate({ segments, policy, critic, config: { ...baseConfig, epochs: 1, minibatchTokens: 100, lossAggregation }, iteration: 0, rng: new Rng(8) });
+      return ppoUpdate({
+        segments,
+        policy,
+        critic,
+        config: { ...baseConfig, epochs: 1, minibatchTokens: 100, lossAggregation },
+        iteration: 0,
+        rng: new Rng(8),
+      });
     };
     // First step has ratio 1, so loss/policy = -aggregate(A): token-mean -(1+1-1)/3, segment-mean -(1-1)/2.
     expect(run('token-mean')['loss/policy']).toBeCloseTo(-1 / 3, 6);
@@ -128,7 +188,14 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
   it('runs E epochs of minibatches', () => {
     const { policy, critic } = models();
     // 5 segments of 2 tokens, budget 4 -> 3 minibatches per epoch.
-    const m = ppoUpdate({ segments: batch(policy, critic), policy, critic, config: { ...baseConfig, epochs: 3 }, iteration: 0, rng: new Rng(9) });
+    const m = ppoUpdate({
+      segments: batch(policy, critic),
+      policy,
+      critic,
+      config: { ...baseConfig, epochs: 3 },
+      iteration: 0,
+      rng: new Rng(9),
+    });
     expect(m['train/policy_steps']).toBe(9);
     expect(m['train/critic_steps']).toBe(9);
   });
@@ -136,7 +203,14 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
   it('targetKl stops the policy steps once the policy left the sampler by more than 1.5 x targetKl; the critic keeps training', () => {
     const run = (targetKl: number | null) => {
       const { policy, critic } = models();
-      return ppoUpdate({ segments: batch(policy, critic), policy, critic, config: { ...baseConfig, epochs: 3, targetKl }, iteration: 0, rng: new Rng(9) });
+      return ppoUpdate({
+        segments: batch(policy, critic),
+        policy,
+        critic,
+        config: { ...baseConfig, epochs: 3, targetKl },
+        iteration: 0,
+        rng: new Rng(9),
+      });
     };
     // The first step starts from the sampling policy (KL 0); after it every minibatch has KL > 0.
     const tight = run(1e-9);
@@ -153,8 +227,16 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
     const run = (summaryAdvantage: number): number[] => {
       const { policy, critic } = models();
       const segments = batch(policy, critic).map((seg) =>
-        seg.kind === 'summary' ? { ...seg, advantages: Float32Array.from([0, summaryAdvantage]) } : seg);
-      ppoUpdate({ segments, policy, critic, config: { ...baseConfig, whitenAdvantages: true, trainSummaries: false }, iteration: 0, rng: new Rng(6) });
+        seg.kind === 'summary' ? { ...seg, advantages: Float32Array.from([0, summaryAdvantage]) } : seg,
+      );
+      ppoUpdate({
+        segments,
+        policy,
+        critic,
+        config: { ...baseConfig, whitenAdvantages: true, trainSummaries: false },
+        iteration: 0,
+        rng: new Rng(6),
+      });
       return Array.from(policy.logits.slice(EXEC_CTX * 4, EXEC_CTX * 4 + 4));
     };
     expect(run(100)).toEqual(run(-100));
@@ -163,9 +245,22 @@ describe('ppoUpdate with a tabular softmax policy (spec §5-6)', () => {
   it('rejects unknown config keys and bad segments with clear messages', () => {
     const { policy, critic } = models();
     const segments = batch(policy, critic);
-    expect(() => ppoUpdate({ segments, policy, critic, config: { epoch: 1 } as never, iteration: 0, rng: new Rng(1) })).toThrow(/invalid PPO config/);
-    expect(() => ppoUpdate({ segments, policy, critic, config: { lossAggregation: 'sum' } as never, iteration: 0, rng: new Rng(1) })).toThrow(/lossAggregation/);
+    expect(() =>
+      ppoUpdate({ segments, policy, critic, config: { epoch: 1 } as never, iteration: 0, rng: new Rng(1) }),
+    ).toThrow(/invalid PPO config/);
+    expect(() =>
+      ppoUpdate({
+        segments,
+        policy,
+        critic,
+        config: { lossAggregation: 'sum' } as never,
+        iteration: 0,
+        rng: new Rng(1),
+      }),
+    ).toThrow(/lossAggregation/);
     const bad = [{ ...segments[0]!, advantages: new Float32Array(3) }];
-    expect(() => ppoUpdate({ segments: bad, policy, critic, config: baseConfig, iteration: 0, rng: new Rng(1) })).toThrow(/advantages vs tokens/);
+    expect(() =>
+      ppoUpdate({ segments: bad, policy, critic, config: baseConfig, iteration: 0, rng: new Rng(1) }),
+    ).toThrow(/advantages vs tokens/);
   });
 });

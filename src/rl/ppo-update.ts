@@ -1,10 +1,10 @@
 /**
- * One PPO iteration's update over a batch of segments (spec §5–6), reading top to bottom:
+ * One PPO iteration's update over a batch of segments (method §5–6), reading top to bottom:
  * optimized-token masks -> whitening -> E epochs x minibatches (policy step, then critic steps) -> metrics.
  *
  * The policy loss runs over M = generated tokens of execution segments, plus summary segments when
  * trainSummaries is on, aggregated with the configured mode. The critic trains on every generated
- * token (summaries included), token-mean (spec §5: "token-level mean over generated positions").
+ * token (summaries included), token-mean (method §5: "token-level mean over generated positions").
  * While iteration < criticWarmupIterations only the critic trains; without a critic there is
  * nothing to warm up and the policy trains from iteration 0.
  */
@@ -23,7 +23,7 @@ export interface PpoSegment {
   kind: 'execution' | 'summary';
   tokens: Int32Array; // [T]
   lossMask: Uint8Array; // [T] 1 on generated tokens
-  oldLogprobs: Float32Array; // [T] trainer-recomputed (spec §6), position convention of trainable.ts
+  oldLogprobs: Float32Array; // [T] trainer-recomputed (method §6), position convention of trainable.ts
   oldValues: Float32Array; // [T] critic values before this update
   advantages: Float32Array; // [T] from an advantage estimator (not yet whitened)
   returns: Float32Array; // [T] critic targets
@@ -32,19 +32,31 @@ export interface PpoSegment {
 export type PpoMetrics = Record<string, number>;
 
 const METRIC_KEYS = [
-  'loss/policy', 'loss/value', 'policy/entropy', 'policy/clipfrac', 'policy/approx_kl',
-  'value/explained_variance', 'optim/grad_norm', 'optim/critic_grad_norm', 'tokens/execution', 'tokens/summary',
-  'train/policy_updated', 'train/policy_steps', 'train/critic_steps', 'train/kl_stopped',
+  'loss/policy',
+  'loss/value',
+  'policy/entropy',
+  'policy/clipfrac',
+  'policy/approx_kl',
+  'value/explained_variance',
+  'optim/grad_norm',
+  'optim/critic_grad_norm',
+  'tokens/execution',
+  'tokens/summary',
+  'train/policy_updated',
+  'train/policy_steps',
+  'train/critic_steps',
+  'train/kl_stopped',
 ] as const;
 
-/** The policy loss mask: summary tokens leave M when trainSummaries is off (spec §5). */
+/** The policy loss mask: summary tokens leave M when trainSummaries is off (method §5). */
 export function policyMask(segment: Pick<PpoSegment, 'kind' | 'lossMask'>, trainSummaries: boolean): Uint8Array {
   return segment.kind === 'summary' && !trainSummaries ? new Uint8Array(segment.lossMask.length) : segment.lossMask;
 }
 
 function validateSegments(segments: PpoSegment[]): void {
   segments.forEach((seg, s) => {
-    if (seg.kind !== 'execution' && seg.kind !== 'summary') throw new RlInputError(`segments[${s}].kind must be 'execution' or 'summary'`);
+    if (seg.kind !== 'execution' && seg.kind !== 'summary')
+      throw new RlInputError(`segments[${s}].kind must be 'execution' or 'summary'`);
     requireBinaryMask(seg.lossMask, `segments[${s}].lossMask`);
     for (const key of ['lossMask', 'oldLogprobs', 'oldValues', 'advantages', 'returns'] as const) {
       requireSameLength({ a: seg[key], b: seg.tokens, what: `segments[${s}] ${key} vs tokens` });
@@ -70,14 +82,26 @@ class MeanAccumulator {
 }
 
 function policyStep(options: {
-  policy: TrainablePolicy; tokens: Int32Array[]; masks: Uint8Array[]; oldLogprobs: Float32Array[];
-  advantages: Float32Array[]; config: PpoConfig; acc: MeanAccumulator;
+  policy: TrainablePolicy;
+  tokens: Int32Array[];
+  masks: Uint8Array[];
+  oldLogprobs: Float32Array[];
+  advantages: Float32Array[];
+  config: PpoConfig;
+  acc: MeanAccumulator;
 }): boolean {
   const { policy, tokens, masks, config, acc } = options;
   const fwd = policy.forward(tokens, { train: true });
   const terms = policyLoss({
-    logprobs: fwd.logprobs, oldLogprobs: options.oldLogprobs, advantages: options.advantages, entropies: fwd.entropies,
-    masks, clipLow: config.clipLow, clipHigh: config.clipHigh, klCoef: config.klCoef, entropyCoef: config.entropyCoef,
+    logprobs: fwd.logprobs,
+    oldLogprobs: options.oldLogprobs,
+    advantages: options.advantages,
+    entropies: fwd.entropies,
+    masks,
+    clipLow: config.clipLow,
+    clipHigh: config.clipHigh,
+    klCoef: config.klCoef,
+    entropyCoef: config.entropyCoef,
   });
   const approxKl = maskedMean({ values: terms.approxKl, masks });
   // targetKl: the policy already moved too far from the one that sampled; no step (a train forward may go without its backward).
@@ -99,12 +123,23 @@ function policyStep(options: {
 }
 
 function criticStep(options: {
-  critic: TrainableCritic; tokens: Int32Array[]; masks: Uint8Array[]; oldValues: Float32Array[];
-  returns: Float32Array[]; config: PpoConfig; acc: MeanAccumulator;
+  critic: TrainableCritic;
+  tokens: Int32Array[];
+  masks: Uint8Array[];
+  oldValues: Float32Array[];
+  returns: Float32Array[];
+  config: PpoConfig;
+  acc: MeanAccumulator;
 }): void {
   const { critic, tokens, masks, config, acc } = options;
   const { values } = critic.forward(tokens, { train: true });
-  const terms = valueLoss({ values, oldValues: options.oldValues, returns: options.returns, masks, valueClip: config.valueClip });
+  const terms = valueLoss({
+    values,
+    oldValues: options.oldValues,
+    returns: options.returns,
+    masks,
+    valueClip: config.valueClip,
+  });
   const weights = aggregationWeights({ masks, mode: 'token-mean' });
   critic.backward({ values: terms.gradValues.map((x, s) => x.map((v, t) => v * weights[s]![t]!)) });
   const { gradNorm } = critic.step();
@@ -123,14 +158,15 @@ export function ppoUpdate(options: {
 }): PpoMetrics {
   const { segments, policy, critic, iteration, rng } = options;
   const config = parsePpoConfig(options.config);
-  if (!Number.isInteger(iteration) || iteration < 0) throw new RlInputError(`iteration must be a non-negative integer, got ${iteration}`);
+  if (!Number.isInteger(iteration) || iteration < 0)
+    throw new RlInputError(`iteration must be a non-negative integer, got ${iteration}`);
   validateSegments(segments);
 
   const trainPolicy = !critic || iteration >= config.criticWarmupIterations;
   const pMasks = segments.map((seg) => policyMask(seg, config.trainSummaries));
   const cMasks = segments.map((seg) => seg.lossMask);
   const rawAdv = segments.map((seg) => seg.advantages);
-  // Whitening statistics come from M, the tokens the policy loss actually sees (spec §4).
+  // Whitening statistics come from M, the tokens the policy loss actually sees (method §4).
   const advantages = config.whitenAdvantages ? maskedWhiten({ values: rawAdv, masks: pMasks }) : rawAdv;
 
   const acc = new MeanAccumulator();
@@ -142,14 +178,27 @@ export function ppoUpdate(options: {
       const tokens = mb.map((i) => segments[i]!.tokens);
       const masks = pick(pMasks);
       if (trainPolicy && !klStopped && maskedCount(masks) > 0) {
-        klStopped = !policyStep({ policy, tokens, masks, oldLogprobs: mb.map((i) => segments[i]!.oldLogprobs), advantages: pick(advantages), config, acc });
+        klStopped = !policyStep({
+          policy,
+          tokens,
+          masks,
+          oldLogprobs: mb.map((i) => segments[i]!.oldLogprobs),
+          advantages: pick(advantages),
+          config,
+          acc,
+        });
       }
       const critMasks = pick(cMasks);
       if (critic && maskedCount(critMasks) > 0) {
         for (let k = 0; k < config.criticUpdatesPerPolicyUpdate; k++) {
           criticStep({
-            critic, tokens, masks: critMasks, oldValues: mb.map((i) => segments[i]!.oldValues),
-            returns: mb.map((i) => segments[i]!.returns), config, acc,
+            critic,
+            tokens,
+            masks: critMasks,
+            oldValues: mb.map((i) => segments[i]!.oldValues),
+            returns: mb.map((i) => segments[i]!.returns),
+            config,
+            acc,
           });
         }
       }
@@ -165,7 +214,9 @@ export function ppoUpdate(options: {
     'policy/clipfrac': acc.mean('policy/clipfrac'),
     'policy/approx_kl': acc.mean('policy/approx_kl'),
     'value/explained_variance': explainedVariance({
-      predictions: segments.map((s) => s.oldValues), targets: segments.map((s) => s.returns), masks: cMasks,
+      predictions: segments.map((s) => s.oldValues),
+      targets: segments.map((s) => s.returns),
+      masks: cMasks,
     }),
     'optim/grad_norm': acc.mean('optim/grad_norm'),
     'optim/critic_grad_norm': acc.mean('optim/critic_grad_norm'),

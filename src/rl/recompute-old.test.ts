@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { recomputeOld } from './recompute-old.ts';
 import { TabularCritic, TabularPolicy } from './testing/tabular-models.ts';
 
-describe('recomputeOld: trainer-side old logprobs and the sampler mismatch (spec §6)', () => {
+describe('recomputeOld: trainer-side old logprobs and the sampler mismatch (method §6)', () => {
   const policy = new TabularPolicy({ vocab: 3, lr: 0.1 });
   policy.logits.set([1, 0, -1, 0.5, 0.5, 0, 0, 0, 2]);
   const critic = new TabularCritic({ vocab: 3, lr: 0.1 });
@@ -11,8 +11,18 @@ describe('recomputeOld: trainer-side old logprobs and the sampler mismatch (spec
   const lossMask = [Uint8Array.from([0, 1, 0, 1]), Uint8Array.from([0, 1])];
 
   it('returns the trainer forward (train: false) in the position convention, chunk size irrelevant', () => {
-    const a = recomputeOld({ segments: tokens.map((t, i) => ({ tokens: t, lossMask: lossMask[i]! })), policy, critic, batchTokens: 1 });
-    const b = recomputeOld({ segments: tokens.map((t, i) => ({ tokens: t, lossMask: lossMask[i]! })), policy, critic, batchTokens: 100 });
+    const a = recomputeOld({
+      segments: tokens.map((t, i) => ({ tokens: t, lossMask: lossMask[i]! })),
+      policy,
+      critic,
+      batchTokens: 1,
+    });
+    const b = recomputeOld({
+      segments: tokens.map((t, i) => ({ tokens: t, lossMask: lossMask[i]! })),
+      policy,
+      critic,
+      batchTokens: 100,
+    });
     expect(a.oldLogprobs[0]![1]).toBeCloseTo(policy.logprob(0, 1), 6);
     expect(a.oldLogprobs[0]![0]).toBe(0);
     expect(Array.from(a.oldValues![1]!)).toEqual([0, expect.closeTo(0.3, 6)]);
@@ -35,8 +45,12 @@ describe('recomputeOld: trainer-side old logprobs and the sampler mismatch (spec
   });
 
   it('names a sampler log-prob array of the wrong length', () => {
-    expect(() => recomputeOld({ segments: [{ tokens: tokens[0]!, lossMask: lossMask[0]!, samplerLogprobs: [1, 2, 3] }], policy, batchTokens: 4 })).toThrow(
-      /samplerLogprobs has 3 entries; expected 4 \(one per token\) or 2/,
-    );
+    expect(() =>
+      recomputeOld({
+        segments: [{ tokens: tokens[0]!, lossMask: lossMask[0]!, samplerLogprobs: [1, 2, 3] }],
+        policy,
+        batchTokens: 4,
+      }),
+    ).toThrow(/samplerLogprobs has 3 entries; expected 4 \(one per token\) or 2/);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Old log-probs and values recomputed by the training engine (spec §6: "Old logprobs are
+ * Old log-probs and values recomputed by the training engine (method §6: "Old logprobs are
  * recomputed by the training engine; the sampler's logprobs are kept to report the mismatch").
  * Runs forward with train: false, in chunks of whole segments by token budget.
  */
@@ -12,7 +12,7 @@ export interface RecomputeSegment {
   lossMask: Uint8Array; // [T]
   /**
    * Sampler log-probs, either aligned with tokens ([T]) or one per generated token ([n], in order,
-   * as rollout segments record them, spec §3). null / NaN entries (scripted samplers) are skipped.
+   * as rollout segments record them, method §3). null / NaN entries (scripted samplers) are skipped.
    */
   samplerLogprobs?: ArrayLike<number | null>;
 }
@@ -29,7 +29,12 @@ export interface RecomputeResult {
 }
 
 /** Sampler log-prob of the generated token at position t, or null when unknown. */
-function samplerAt(options: { sampler: ArrayLike<number | null>; positionIndex: number; t: number; aligned: boolean }): number | null {
+function samplerAt(options: {
+  sampler: ArrayLike<number | null>;
+  positionIndex: number;
+  t: number;
+  aligned: boolean;
+}): number | null {
   const v = options.aligned ? options.sampler[options.t] : options.sampler[options.positionIndex];
   return v === null || v === undefined || Number.isNaN(v) ? null : v;
 }
@@ -81,7 +86,10 @@ export function recomputeOld(options: {
     }
   });
   return {
-    oldLogprobs, oldValues, maxLogprobMismatch: maxDiff,
-    meanLogprobMismatch: compared > 0 ? sumDiff / compared : 0, comparedTokens: compared,
+    oldLogprobs,
+    oldValues,
+    maxLogprobMismatch: maxDiff,
+    meanLogprobMismatch: compared > 0 ? sumDiff / compared : 0,
+    comparedTokens: compared,
   };
 }

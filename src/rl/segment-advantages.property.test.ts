@@ -1,6 +1,6 @@
 /**
  * Properties of computeSegmentAdvantages (issue 3) and a reference loop implementation written
- * straight from the spec §4 formulas (explicit sums and powers, no recursion), compared with the
+ * straight from the method §4 formulas (explicit sums and powers, no recursion), compared with the
  * fast backward-recursion version on random episodes.
  */
 import { describe, expect, it } from 'vitest';
@@ -36,7 +36,12 @@ const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol = 1e-5): void => 
 
 /** Spec §4, literally: explicit sums over l and an explicit product for the correction. */
 function reference(options: {
-  segments: SegmentAdvantageInput[]; reward: number; gamma: number; lambda: LambdaSpec; lambdaCritic: number; crossTrajectory: boolean;
+  segments: SegmentAdvantageInput[];
+  reward: number;
+  gamma: number;
+  lambda: LambdaSpec;
+  lambdaCritic: number;
+  crossTrajectory: boolean;
 }): { advantages: number[][]; returns: number[][] } {
   const { segments, reward, gamma, lambda, lambdaCritic, crossTrajectory } = options;
   const pos = segments.map((s) => [...s.lossMask.keys()].filter((t) => s.lossMask[t] === 1));
@@ -92,7 +97,10 @@ describe('computeSegmentAdvantages properties (fast-check)', () => {
     fc.assert(
       fc.property(episodeArb, paramsArb, fc.double({ min: -100, max: 100, noNaN: true }), (segments, p, junk) => {
         const a = computeSegmentAdvantages({ segments, ...p });
-        const perturbed = segments.map((seg) => ({ ...seg, values: seg.values.map((v, t) => (seg.lossMask[t] === 1 ? v : junk)) }));
+        const perturbed = segments.map((seg) => ({
+          ...seg,
+          values: seg.values.map((v, t) => (seg.lossMask[t] === 1 ? v : junk)),
+        }));
         const b = computeSegmentAdvantages({ segments: perturbed, ...p });
         segments.forEach((_, s) => {
           expect(Array.from(b.advantages[s]!)).toEqual(Array.from(a.advantages[s]!));
@@ -133,17 +141,29 @@ describe('computeSegmentAdvantages properties (fast-check)', () => {
 
   it('lambda = 1 and gamma = 1 give R - V at every generated token', () => {
     fc.assert(
-      fc.property(episodeArb, fc.double({ min: -1, max: 2, noNaN: true }), fc.boolean(), (segments, reward, crossTrajectory) => {
-        const r = computeSegmentAdvantages({ segments, reward, gamma: 1, lambda: 1, lambdaCritic: 1, crossTrajectory });
-        segments.forEach((seg, s) => {
-          seg.lossMask.forEach((m, t) => {
-            if (m === 1) {
-              expect(r.advantages[s]![t]!).toBeCloseTo(reward - seg.values[t]!, 5);
-              expect(r.returns[s]![t]!).toBeCloseTo(reward, 5);
-            }
+      fc.property(
+        episodeArb,
+        fc.double({ min: -1, max: 2, noNaN: true }),
+        fc.boolean(),
+        (segments, reward, crossTrajectory) => {
+          const r = computeSegmentAdvantages({
+            segments,
+            reward,
+            gamma: 1,
+            lambda: 1,
+            lambdaCritic: 1,
+            crossTrajectory,
           });
-        });
-      }),
+          segments.forEach((seg, s) => {
+            seg.lossMask.forEach((m, t) => {
+              if (m === 1) {
+                expect(r.advantages[s]![t]!).toBeCloseTo(reward - seg.values[t]!, 5);
+                expect(r.returns[s]![t]!).toBeCloseTo(reward, 5);
+              }
+            });
+          });
+        },
+      ),
     );
   });
 
@@ -162,10 +182,15 @@ describe('computeSegmentAdvantages properties (fast-check)', () => {
   it('with gamma*lambda_s in [0, 1] the correction only shrinks advantages', () => {
     fc.assert(
       fc.property(episodeArb, paramsArb, (segments, p) => {
-        const lambda = typeof p.lambda === 'number' ? p.lambda : { lengthAdaptiveAlpha: Math.max(1, p.lambda.lengthAdaptiveAlpha) };
+        const lambda =
+          typeof p.lambda === 'number' ? p.lambda : { lengthAdaptiveAlpha: Math.max(1, p.lambda.lengthAdaptiveAlpha) };
         const on = computeSegmentAdvantages({ segments, ...p, lambda, crossTrajectory: true });
         const off = computeSegmentAdvantages({ segments, ...p, lambda, crossTrajectory: false });
-        segments.forEach((_, s) => on.advantages[s]!.forEach((a, t) => expect(Math.abs(a)).toBeLessThanOrEqual(Math.abs(off.advantages[s]![t]!) + 1e-6)));
+        segments.forEach((_, s) =>
+          on.advantages[s]!.forEach((a, t) =>
+            expect(Math.abs(a)).toBeLessThanOrEqual(Math.abs(off.advantages[s]![t]!) + 1e-6),
+          ),
+        );
       }),
     );
   });

@@ -15,10 +15,15 @@ const episode = (): SegmentAdvantageInput[] => [
   seg('execution', [9, 0.7, 9], [0, 1, 0]), // n = 1
 ];
 
-describe('computeSegmentAdvantages: hand-computed clauses (spec §4)', () => {
+describe('computeSegmentAdvantages: hand-computed clauses (method §4)', () => {
   it('length-adaptive lambda with cross-trajectory correction over exec/summary/exec', () => {
     const { advantages } = computeSegmentAdvantages({
-      segments: episode(), reward: 1, gamma: 1, lambda: { lengthAdaptiveAlpha: 1.5 }, lambdaCritic: 1, crossTrajectory: true,
+      segments: episode(),
+      reward: 1,
+      gamma: 1,
+      lambda: { lengthAdaptiveAlpha: 1.5 },
+      lambdaCritic: 1,
+      crossTrajectory: true,
     });
     // seg0: n = 3 -> lambda = 1 - 1/4.5 = 7/9; N_after = 2 + 1 = 3.
     // deltas: 0.4-0.2, 0.5-0.4, 1-0.5 (R at the last generated token, V(p_{n+1}) = 0).
@@ -41,7 +46,12 @@ describe('computeSegmentAdvantages: hand-computed clauses (spec §4)', () => {
 
   it('crossTrajectory: false leaves the local GAE untouched (the ablation)', () => {
     const { advantages } = computeSegmentAdvantages({
-      segments: episode(), reward: 1, gamma: 1, lambda: { lengthAdaptiveAlpha: 1.5 }, lambdaCritic: 1, crossTrajectory: false,
+      segments: episode(),
+      reward: 1,
+      gamma: 1,
+      lambda: { lengthAdaptiveAlpha: 1.5 },
+      lambdaCritic: 1,
+      crossTrajectory: false,
     });
     expect(advantages[0]![1]).toBeCloseTo(0.2 + (7 / 9) * (0.1 + (7 / 9) * 0.5), TOL);
     expect(advantages[1]![2]).toBeCloseTo(-0.3 + (2 / 3) * 0.7, TOL);
@@ -49,7 +59,14 @@ describe('computeSegmentAdvantages: hand-computed clauses (spec §4)', () => {
 
   it('fixed lambda and gamma < 1: factor (gamma*lambda)^N_after, reward R in every segment', () => {
     const segments = [seg('execution', [0, 0.5, 0.25], [0, 1, 1]), seg('execution', [0, 0.5], [0, 1])];
-    const { advantages } = computeSegmentAdvantages({ segments, reward: 2, gamma: 0.9, lambda: 0.5, lambdaCritic: 1, crossTrajectory: true });
+    const { advantages } = computeSegmentAdvantages({
+      segments,
+      reward: 2,
+      gamma: 0.9,
+      lambda: 0.5,
+      lambdaCritic: 1,
+      crossTrajectory: true,
+    });
     // seg0 local: delta2 = 2 - 0.25 = 1.75; delta1 = 0.9*0.25 - 0.5 = -0.275; A1 = -0.275 + 0.45*1.75 = 0.5125.
     const f = 0.45 ** 1;
     expect(advantages[0]![1]).toBeCloseTo(0.5125 * f, TOL);
@@ -73,16 +90,37 @@ describe('computeSegmentAdvantages: hand-computed clauses (spec §4)', () => {
   });
 
   it('a segment with no generated token gets zeros and adds nothing to N_after', () => {
-    const segments = [seg('execution', [0, 0.5], [0, 1]), seg('summary', [1, 2, 3], [0, 0, 0]), seg('execution', [0, 0.25, 0.5], [0, 1, 1])];
-    const { advantages, returns } = computeSegmentAdvantages({ segments, reward: 1, gamma: 1, lambda: 0.5, lambdaCritic: 1, crossTrajectory: true });
+    const segments = [
+      seg('execution', [0, 0.5], [0, 1]),
+      seg('summary', [1, 2, 3], [0, 0, 0]),
+      seg('execution', [0, 0.25, 0.5], [0, 1, 1]),
+    ];
+    const { advantages, returns } = computeSegmentAdvantages({
+      segments,
+      reward: 1,
+      gamma: 1,
+      lambda: 0.5,
+      lambdaCritic: 1,
+      crossTrajectory: true,
+    });
     expect(Array.from(advantages[1]!)).toEqual([0, 0, 0]);
     expect(Array.from(returns[1]!)).toEqual([0, 0, 0]);
     expect(advantages[0]![1]).toBeCloseTo(0.5 * 0.5 ** 2, TOL); // N_after = 2
   });
 
   it('an empty episode and an episode with zero-length segments are legal', () => {
-    expect(computeSegmentAdvantages({ segments: [], reward: 1, gamma: 1, lambda: 1, lambdaCritic: 1, crossTrajectory: true }).advantages).toEqual([]);
-    const r = computeSegmentAdvantages({ segments: [seg('execution', [], [])], reward: 1, gamma: 1, lambda: 1, lambdaCritic: 1, crossTrajectory: true });
+    expect(
+      computeSegmentAdvantages({ segments: [], reward: 1, gamma: 1, lambda: 1, lambdaCritic: 1, crossTrajectory: true })
+        .advantages,
+    ).toEqual([]);
+    const r = computeSegmentAdvantages({
+      segments: [seg('execution', [], [])],
+      reward: 1,
+      gamma: 1,
+      lambda: 1,
+      lambdaCritic: 1,
+      crossTrajectory: true,
+    });
     expect(r.advantages[0]!.length).toBe(0);
   });
 
@@ -92,28 +130,59 @@ describe('computeSegmentAdvantages: hand-computed clauses (spec §4)', () => {
     expect(segmentLambda({ lengthAdaptiveAlpha: 1.5 }, 0)).toBe(0);
     // alpha = 1, n = 1 -> lambda_s = 0: factor 0^N_after = 0 for earlier segments.
     const segments = [seg('execution', [0, 0.5], [0, 1]), seg('execution', [0, 0.5], [0, 1])];
-    const a = computeSegmentAdvantages({ segments, reward: 1, gamma: 1, lambda: { lengthAdaptiveAlpha: 1 }, lambdaCritic: 1, crossTrajectory: true });
+    const a = computeSegmentAdvantages({
+      segments,
+      reward: 1,
+      gamma: 1,
+      lambda: { lengthAdaptiveAlpha: 1 },
+      lambdaCritic: 1,
+      crossTrajectory: true,
+    });
     expect(a.advantages[0]![1]).toBe(0);
     expect(a.advantages[1]![1]).toBeCloseTo(0.5, TOL); // 0^0 = 1: last segment kept
     // alpha = 0.5, n = 1 -> lambda_s = -1: factor (-1)^1 flips the sign, still finite.
-    const b = computeSegmentAdvantages({ segments, reward: 1, gamma: 1, lambda: { lengthAdaptiveAlpha: 0.5 }, lambdaCritic: 1, crossTrajectory: true });
+    const b = computeSegmentAdvantages({
+      segments,
+      reward: 1,
+      gamma: 1,
+      lambda: { lengthAdaptiveAlpha: 0.5 },
+      lambdaCritic: 1,
+      crossTrajectory: true,
+    });
     expect(b.advantages[0]![1]).toBeCloseTo(-0.5, TOL);
     // |lambda_s| > 1 with many later tokens overflows: a clear error instead of Infinity/NaN.
     const long = seg('execution', new Array(500).fill(0), new Array(500).fill(1));
     expect(() =>
-      computeSegmentAdvantages({ segments: [segments[0]!, long], reward: 1, gamma: 1, lambda: { lengthAdaptiveAlpha: 0.1 }, lambdaCritic: 1, crossTrajectory: true }),
+      computeSegmentAdvantages({
+        segments: [segments[0]!, long],
+        reward: 1,
+        gamma: 1,
+        lambda: { lengthAdaptiveAlpha: 0.1 },
+        lambdaCritic: 1,
+        crossTrajectory: true,
+      }),
     ).toThrow(/overflow/);
   });
 
   it('bad input names the problem', () => {
     const ok = { reward: 1, gamma: 1, lambda: 1, lambdaCritic: 1, crossTrajectory: true } as const;
-    expect(() => computeSegmentAdvantages({ ...ok, segments: [seg('execution', [0, 1], [0])] })).toThrow(/segments\[0\] values vs lossMask/);
-    expect(() => computeSegmentAdvantages({ ...ok, segments: [seg('execution', [0, NaN], [0, 1])] })).toThrow(/values\[1\]/);
-    expect(() => computeSegmentAdvantages({ ...ok, segments: [seg('execution', [0, 1], [0, 2])] })).toThrow(/lossMask\[1\]/);
+    expect(() => computeSegmentAdvantages({ ...ok, segments: [seg('execution', [0, 1], [0])] })).toThrow(
+      /segments\[0\] values vs lossMask/,
+    );
+    expect(() => computeSegmentAdvantages({ ...ok, segments: [seg('execution', [0, NaN], [0, 1])] })).toThrow(
+      /values\[1\]/,
+    );
+    expect(() => computeSegmentAdvantages({ ...ok, segments: [seg('execution', [0, 1], [0, 2])] })).toThrow(
+      /lossMask\[1\]/,
+    );
     expect(() => computeSegmentAdvantages({ ...ok, reward: NaN, segments: [] })).toThrow(/reward/);
-    expect(() => computeSegmentAdvantages({ ...ok, lambda: { lengthAdaptiveAlpha: 0 }, segments: [] })).toThrow(/lengthAdaptiveAlpha/);
+    expect(() => computeSegmentAdvantages({ ...ok, lambda: { lengthAdaptiveAlpha: 0 }, segments: [] })).toThrow(
+      /lengthAdaptiveAlpha/,
+    );
     expect(() => computeSegmentAdvantages({ ...ok, gamma: 1.5, segments: [] })).toThrow(/gamma/);
-    expect(() => computeSegmentAdvantages({ ...ok, segments: [{ ...seg('execution', [0], [0]), kind: 'bogus' as 'execution' }] })).toThrow(/kind/);
+    expect(() =>
+      computeSegmentAdvantages({ ...ok, segments: [{ ...seg('execution', [0], [0]), kind: 'bogus' as 'execution' }] }),
+    ).toThrow(/kind/);
     // NaN at a non-generated position is transparent, not an error.
     expect(() => computeSegmentAdvantages({ ...ok, segments: [seg('execution', [NaN, 1], [0, 1])] })).not.toThrow();
   });

@@ -1,5 +1,5 @@
 /**
- * Segment advantages and critic returns for one episode (spec §4).
+ * Segment advantages and critic returns for one episode (method §4).
  *
  * Each segment is a separate sequence. Only its generated positions p_1 < … < p_n (loss mask 1)
  * are GAE steps; observation, template and context positions are transparent (skipped, their
@@ -19,7 +19,7 @@ export interface SegmentAdvantageInput {
   lossMask: Uint8Array; // [T] 1 where the policy generated token t, else 0
 }
 
-/** Policy lambda: a fixed number in [0, 1], or length-adaptive lambda_s = 1 - 1/(alpha * n_s) (spec §4). */
+/** Policy lambda: a fixed number in [0, 1], or length-adaptive lambda_s = 1 - 1/(alpha * n_s) (method §4). */
 export type LambdaSpec = number | { lengthAdaptiveAlpha: number };
 
 export interface SegmentAdvantageOptions {
@@ -57,7 +57,7 @@ export function generatedPositions(mask: Uint8Array): Int32Array {
 }
 
 /**
- * Local GAE over the generated positions of one segment (spec §4):
+ * Local GAE over the generated positions of one segment (method §4):
  * delta_j = r_j + gamma V(p_{j+1}) - V(p_j), r_n = R, V(p_{n+1}) = 0,
  * A_j = delta_j + gamma lambda A_{j+1}  (the backward form of the finite sum).
  * Returns A_loc at each generated position, in order. // [n]
@@ -107,19 +107,19 @@ function validate(options: SegmentAdvantageOptions): void {
     }
     requireSameLength({ a: seg.values, b: seg.lossMask, what: `segments[${s}] values vs lossMask` });
     requireBinaryMask(seg.lossMask, `segments[${s}].lossMask`);
-    // Only generated positions are read; values elsewhere are transparent (spec §4), so they are not checked.
+    // Only generated positions are read; values elsewhere are transparent (method §4), so they are not checked.
     for (let t = 0; t < seg.values.length; t++) {
       if (seg.lossMask[t] === 1) requireFinite(seg.values[t]!, `segments[${s}].values[${t}]`);
     }
   });
 }
 
-/** Advantages and critic returns for one episode's segments (spec §4). No whitening here. */
+/** Advantages and critic returns for one episode's segments (method §4). No whitening here. */
 export function computeSegmentAdvantages(options: SegmentAdvantageOptions): SegmentAdvantageOutput {
   validate(options);
   const { segments, reward, gamma, lambda, lambdaCritic, crossTrajectory } = options;
   const positions = segments.map((seg) => generatedPositions(seg.lossMask));
-  // nAfter[s] = generated tokens in segments s+1.. (spec §4: N_after counts every later segment).
+  // nAfter[s] = generated tokens in segments s+1.. (method §4: N_after counts every later segment).
   const nAfter = new Array<number>(segments.length).fill(0);
   for (let s = segments.length - 2; s >= 0; s--) nAfter[s] = nAfter[s + 1]! + positions[s + 1]!.length;
 

@@ -1,5 +1,5 @@
 /**
- * Per-token clipped value loss (spec §5) and its closed-form gradient wrt the values:
+ * Per-token clipped value loss (method §5) and its closed-form gradient wrt the values:
  *   loss_t = 0.5 max((V - G)^2, (clip(V, V_old - eps_v, V_old + eps_v) - G)^2)
  * With valueClip null the loss is 0.5 (V - G)^2. Outside the mask everything is 0.
  */
@@ -19,7 +19,12 @@ export interface ValueLossTerms {
 }
 
 /** One token's loss and derivative. Exported for tests. */
-export function valueLossToken(options: { value: number; oldValue: number; target: number; valueClip: number | null }): {
+export function valueLossToken(options: {
+  value: number;
+  oldValue: number;
+  target: number;
+  valueClip: number | null;
+}): {
   loss: number;
   grad: number;
 } {
@@ -47,14 +52,23 @@ export function valueLoss(options: ValueLossOptions): ValueLossTerms {
   const out: ValueLossTerms = { perToken: [], gradValues: [] };
   for (let s = 0; s < n; s++) {
     const mask = masks[s]!;
-    for (const [arr, what] of [[values[s]!, 'values'], [oldValues[s]!, 'oldValues'], [returns[s]!, 'returns']] as const) {
+    for (const [arr, what] of [
+      [values[s]!, 'values'],
+      [oldValues[s]!, 'oldValues'],
+      [returns[s]!, 'returns'],
+    ] as const) {
       requireSameLength({ a: arr, b: mask, what: `valueLoss segment ${s} ${what} vs mask` });
     }
     const perToken = new Float32Array(mask.length);
     const grad = new Float32Array(mask.length);
     for (let t = 0; t < mask.length; t++) {
       if (mask[t] !== 1) continue;
-      const r = valueLossToken({ value: values[s]![t]!, oldValue: oldValues[s]![t]!, target: returns[s]![t]!, valueClip });
+      const r = valueLossToken({
+        value: values[s]![t]!,
+        oldValue: oldValues[s]![t]!,
+        target: returns[s]![t]!,
+        valueClip,
+      });
       if (!Number.isFinite(r.loss)) throw new RlInputError(`valueLoss: non-finite loss at segment ${s} token ${t}`);
       perToken[t] = r.loss;
       grad[t] = r.grad;

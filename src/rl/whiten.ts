@@ -1,5 +1,5 @@
 /**
- * Masked advantage whitening over a batch (spec §4 options: "advantage whitening over the batch's
+ * Masked advantage whitening over a batch (method §4 options: "advantage whitening over the batch's
  * optimized tokens", on by default). Statistics come from the masked tokens of every segment
  * together, not per segment, so the token-level weighting of §5 is kept.
  *
@@ -16,12 +16,17 @@ export function maskedWhiten(options: {
   masks: Uint8Array[]; // [T] per segment
 }): Float32Array[] {
   const { values, masks } = options;
-  if (values.length !== masks.length) throw new RlInputError(`maskedWhiten: ${values.length} arrays but ${masks.length} masks`);
+  if (values.length !== masks.length)
+    throw new RlInputError(`maskedWhiten: ${values.length} arrays but ${masks.length} masks`);
   values.forEach((v, s) => requireSameLength({ a: v, b: masks[s]!, what: `maskedWhiten segment ${s} values vs mask` }));
   let n = 0;
   let sum = 0;
   values.forEach((v, s) => {
-    for (let t = 0; t < v.length; t++) if (masks[s]![t] === 1) { n++; sum += v[t]!; }
+    for (let t = 0; t < v.length; t++)
+      if (masks[s]![t] === 1) {
+        n++;
+        sum += v[t]!;
+      }
   });
   const mean = n > 0 ? sum / n : 0;
   let sq = 0;

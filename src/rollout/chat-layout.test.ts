@@ -11,7 +11,9 @@ const id = (w: string) => tokenizer.specialId(w);
 describe('chat layout', () => {
   it('lays out the system turn and q_sum with their markers', () => {
     expect(tokenizer.decode(layout.systemTurn)).toBe('<bos> <sys> you are an agent <eot>');
-    expect(tokenizer.decode(layout.summaryPrompt)).toBe(`<user> ${DEFAULT_CHAT_TEMPLATES.summaryInstruction} <eot> <asst>`);
+    expect(tokenizer.decode(layout.summaryPrompt)).toBe(
+      `<user> ${DEFAULT_CHAT_TEMPLATES.summaryInstruction} <eot> <asst>`,
+    );
   });
 
   it('cuts long observations to the cap, ending with <cut>, and leaves short ones alone', () => {
@@ -31,14 +33,18 @@ describe('chat layout', () => {
 
   it('puts the summary in u_resume without doubling its <eot>', () => {
     const s = tokenizer.encode('goal 3 , chunk 1 total 4 <eot>');
-    expect(tokenizer.decode(encodeResumeTurn(layout, s))).toBe('<user> continue from the summary : goal 3 , chunk 1 total 4 <eot>');
+    expect(tokenizer.decode(encodeResumeTurn(layout, s))).toBe(
+      '<user> continue from the summary : goal 3 , chunk 1 total 4 <eot>',
+    );
     expect(encodeResumeTurn(layout, s.slice(0, -1))).toEqual(encodeResumeTurn(layout, s));
   });
 });
 
 describe('parseChat', () => {
   it('parses a window into turns and drops the empty open assistant turn', () => {
-    const tokens = tokenizer.encode('<bos> <sys> you are an agent <eot> <user> read chunk 0 <eot> <asst> read chunk 0 <eot> <obs> chunk 0 value 3 <eot> <asst>');
+    const tokens = tokenizer.encode(
+      '<bos> <sys> you are an agent <eot> <user> read chunk 0 <eot> <asst> read chunk 0 <eot> <obs> chunk 0 value 3 <eot> <asst>',
+    );
     expect(parseChat(tokens, tokenizer)).toEqual([
       { role: 'system', content: 'you are an agent' },
       { role: 'user', content: 'read chunk 0' },

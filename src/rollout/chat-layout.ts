@@ -1,7 +1,7 @@
 import type { Tokenizer } from './types.ts';
 
 /**
- * The chat layout of the built-in tasks, at the token level (spec §2):
+ * The chat layout of the built-in tasks, at the token level (method §2):
  *
  *   <bos> <sys> system <eot>  <user> instruction <eot>  <asst> action <eot>  <obs> observation <eot>  <asst> ...
  *
@@ -38,7 +38,7 @@ export interface LayoutIds {
 
 /**
  * Pre-encoded templates. Everything the runtime appends to a window comes from here, so the
- * token ids are fixed once and never re-tokenized (spec §3: token-in/token-out).
+ * token ids are fixed once and never re-tokenized (method §3: token-in/token-out).
  */
 export interface ChatLayout {
   readonly tokenizer: Tokenizer;
@@ -78,7 +78,7 @@ export function encodeTaskTurn(layout: ChatLayout, instruction: string): number[
 
 /**
  * `<obs> observation <eot>`, the content capped at maxTokens: a longer observation keeps its
- * first maxTokens - 1 tokens and ends with `<cut>` so the policy can see it was cut (spec §2).
+ * first maxTokens - 1 tokens and ends with `<cut>` so the policy can see it was cut (method §2).
  */
 export function encodeObservationTurn(options: { layout: ChatLayout; observation: string; maxTokens: number }): {
   tokens: number[];

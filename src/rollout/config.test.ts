@@ -18,8 +18,15 @@ describe('RolloutConfig', () => {
   it('accepts the defaults and fills them in', () => {
     const { config, layout } = resolveRolloutConfig({ tokenizer });
     expect(config).toMatchObject({
-      contextWindow: 256, compactThreshold: 112, tailSteps: 2, maxWindows: 4, summaryMaxTokens: 48,
-      maxActionTokens: 12, maxObservationTokens: 32, stepLimit: 64, resume: { includeTask: false },
+      contextWindow: 256,
+      compactThreshold: 112,
+      tailSteps: 2,
+      maxWindows: 4,
+      summaryMaxTokens: 48,
+      maxActionTokens: 12,
+      maxObservationTokens: 32,
+      stepLimit: 64,
+      resume: { includeTask: false },
     });
     const b = budgetTerms(config, layout);
     expect(b.requiredThreshold).toBeLessThanOrEqual(config.compactThreshold);

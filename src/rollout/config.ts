@@ -1,11 +1,15 @@
 import { z } from 'zod';
 import {
-  createChatLayout, DEFAULT_CHAT_TEMPLATES, maxResumeTurnLength, maxStepLength, type ChatLayout,
+  createChatLayout,
+  DEFAULT_CHAT_TEMPLATES,
+  maxResumeTurnLength,
+  maxStepLength,
+  type ChatLayout,
 } from './chat-layout.ts';
 import type { Tokenizer } from './types.ts';
 
 /**
- * Rollout configuration (spec §2). Defaults are sized for the built-in task suite; see
+ * Rollout configuration (method §2). Defaults are sized for the built-in task suite; see
  * docs/decisions/0005-rollout.md for why compactThreshold defaults to 112 rather than 96.
  */
 export const RolloutConfigSchema = z
@@ -30,7 +34,7 @@ export const RolloutConfigSchema = z
     topP: z.number().gt(0).max(1).default(1),
     resume: z
       .object({
-        /** Repeat the original instruction u in rebuilt windows (spec §2: default off). */
+        /** Repeat the original instruction u in rebuilt windows (method §2: default off). */
         includeTask: z.boolean().default(false),
       })
       .strict()
@@ -57,7 +61,7 @@ export class RolloutConfigError extends Error {
   }
 }
 
-/** The budget terms of spec §2, for messages and the docs. */
+/** The budget terms of method §2, for messages and the docs. */
 export interface BudgetTerms {
   /** Longest step with its turn markers. */
   step: number;
@@ -84,7 +88,7 @@ export function budgetTerms(config: RolloutConfig, layout: ChatLayout): BudgetTe
 }
 
 /**
- * The overflow checks of spec §2: with these, no policy call can see more than C tokens.
+ * The overflow checks of method §2: with these, no policy call can see more than C tokens.
  * Returns one message per violated condition (empty when the config is safe).
  */
 export function budgetProblems(config: RolloutConfig, layout: ChatLayout): string[] {
@@ -119,9 +123,7 @@ export function resolveRolloutConfig(options: { input?: unknown; tokenizer: Toke
 } {
   const parsed = RolloutConfigSchema.safeParse(options.input ?? {});
   if (!parsed.success) {
-    throw new RolloutConfigError(
-      parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`),
-    );
+    throw new RolloutConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`));
   }
   const config = parsed.data;
   let layout: ChatLayout;

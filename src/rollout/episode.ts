@@ -1,5 +1,9 @@
 import {
-  encodeObservationTurn, encodeResumeTurn, encodeTaskTurn, maxResumeTurnLength, type ChatLayout,
+  encodeObservationTurn,
+  encodeResumeTurn,
+  encodeTaskTurn,
+  maxResumeTurnLength,
+  type ChatLayout,
 } from './chat-layout.ts';
 import type { RolloutConfig } from './config.ts';
 import { isSuccess, type EpisodeEvent, type EpisodeRecord, type Outcome, type Segment } from './record.ts';
@@ -30,7 +34,7 @@ export class InstructionTooLongError extends Error {
 export type EpisodePhase = 'act' | 'summarize' | 'done';
 
 /**
- * The per-episode state machine of spec §2. The runner asks each live episode for its next
+ * The per-episode state machine of method §2. The runner asks each live episode for its next
  * request, samples them all in one batch, and hands each result back with accept().
  */
 export class EpisodeRun {
@@ -75,11 +79,23 @@ export class EpisodeRun {
     const h = this.window.tokens;
     const req: SampleRequest =
       this.phase === 'act'
-        ? { prompt: [...h, this.layout.ids.asst], maxTokens: c.maxActionTokens, stopTokens: [this.layout.ids.eot], stage: 'act', episodeId: this.spec.episodeId }
+        ? {
+            prompt: [...h, this.layout.ids.asst],
+            maxTokens: c.maxActionTokens,
+            stopTokens: [this.layout.ids.eot],
+            stage: 'act',
+            episodeId: this.spec.episodeId,
+          }
         : this.phase === 'summarize'
-          ? { prompt: [...h, ...this.layout.summaryPrompt], maxTokens: c.summaryMaxTokens, stopTokens: [this.layout.ids.eot], stage: 'summarize', episodeId: this.spec.episodeId }
+          ? {
+              prompt: [...h, ...this.layout.summaryPrompt],
+              maxTokens: c.summaryMaxTokens,
+              stopTokens: [this.layout.ids.eot],
+              stage: 'summarize',
+              episodeId: this.spec.episodeId,
+            }
           : failDone(this.spec.episodeId);
-    // The invariant spec §2 asks the runtime to assert: no policy call sees more than C tokens.
+    // The invariant method §2 asks the runtime to assert: no policy call sees more than C tokens.
     if (req.prompt.length + req.maxTokens > c.contextWindow) {
       throw new Error(
         `internal: episode ${this.spec.episodeId} would see ${req.prompt.length} + ${req.maxTokens} > C = ${c.contextWindow} tokens`,
@@ -109,9 +125,18 @@ export class EpisodeRun {
     const actionText = tokenizer.decode(ended ? result.tokens.slice(0, -1) : result.tokens);
     const out = this.spec.env.step(actionText);
     this.steps++;
-    const obs = encodeObservationTurn({ layout: this.layout, observation: out.observation, maxTokens: this.config.maxObservationTokens });
+    const obs = encodeObservationTurn({
+      layout: this.layout,
+      observation: out.observation,
+      maxTokens: this.config.maxObservationTokens,
+    });
     if (obs.cut) {
-      this.events.push({ kind: 'observation-cut', step: this.steps, originalTokens: obs.originalTokens, keptTokens: this.config.maxObservationTokens });
+      this.events.push({
+        kind: 'observation-cut',
+        step: this.steps,
+        originalTokens: obs.originalTokens,
+        keptTokens: this.config.maxObservationTokens,
+      });
     }
     w.pushContext(obs.tokens);
     if (out.done) this.finish(out.reward, isSuccess(out.reward) ? 'success' : 'failure');
@@ -133,14 +158,18 @@ export class EpisodeRun {
       logprobs: tokens.map((_, i) => (i >= summaryPrefix ? (result.logprobs[i - summaryPrefix] ?? null) : null)),
     });
 
-    // h' = s ⊕ [u] ⊕ u_resume(S) ⊕ whole tail steps, shrunk oldest first (spec §2).
+    // h' = s ⊕ [u] ⊕ u_resume(S) ⊕ whole tail steps, shrunk oldest first (method §2).
     const head = [
       ...this.layout.systemTurn,
       ...(c.resume.includeTask ? this.taskTurn : []),
       ...encodeResumeTurn(this.layout, result.tokens),
     ];
     const kept = chooseTailSteps({
-      headLength: head.length, window: old, tailSteps: c.tailSteps, contextWindow: c.contextWindow, compactThreshold: c.compactThreshold,
+      headLength: head.length,
+      window: old,
+      tailSteps: c.tailSteps,
+      contextWindow: c.contextWindow,
+      compactThreshold: c.compactThreshold,
     });
     const next = new ContextWindow();
     next.pushContext(head);
@@ -167,7 +196,7 @@ export class EpisodeRun {
     this.decide();
   }
 
-  /** Before every action (spec §2): act if T_comp is free, else compact if allowed, else truncate. */
+  /** Before every action (method §2): act if T_comp is free, else compact if allowed, else truncate. */
   private decide(): void {
     const c = this.config;
     if (this.steps >= c.stepLimit) this.finish(0, 'step-limit');

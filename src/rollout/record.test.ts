@@ -18,7 +18,11 @@ const { config, layout } = resolveRolloutConfig({ tokenizer });
 
 async function someRecords() {
   const actor = randomTokenSampler({ tokenizer, rng: new Rng(2) });
-  const episodes = [0, 1, 2].map((i) => ({ episodeId: `r${i}`, env: new RandomEnv({ instructionWords: 4, maxObservationWords: 40, doneProbability: 0.05 }), seed: i }));
+  const episodes = [0, 1, 2].map((i) => ({
+    episodeId: `r${i}`,
+    env: new RandomEnv({ instructionWords: 4, maxObservationWords: 40, doneProbability: 0.05 }),
+    seed: i,
+  }));
   return runEpisodes({ episodes, config, layout, actor });
 }
 
@@ -61,8 +65,15 @@ describe('episode records', () => {
 describe('chunk-sum through the runtime', () => {
   const run = (writer: 'expert' | 'lossy', n: number) => {
     const actor = textPolicySampler({ tokenizer, policy: chunkSumFamily.expert, rng: new Rng(1) });
-    const summarizer = writer === 'lossy' ? textPolicySampler({ tokenizer, policy: chunkSumFamily.summaryWriters.lossy(0.5), rng: new Rng(2) }) : undefined;
-    const episodes = Array.from({ length: n }, (_, i) => ({ episodeId: `c${i}`, env: chunkSumFamily.create(), seed: 10_000 + i }));
+    const summarizer =
+      writer === 'lossy'
+        ? textPolicySampler({ tokenizer, policy: chunkSumFamily.summaryWriters.lossy(0.5), rng: new Rng(2) })
+        : undefined;
+    const episodes = Array.from({ length: n }, (_, i) => ({
+      episodeId: `c${i}`,
+      env: chunkSumFamily.create(),
+      seed: 10_000 + i,
+    }));
     return runEpisodes({ episodes, config, layout, actor, summarizer });
   };
 

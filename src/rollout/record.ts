@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * One episode's record (spec §3, issue 4): every segment's tokens exactly as fed to the sampler,
+ * One episode's record (method §3, issue 4): every segment's tokens exactly as fed to the sampler,
  * its loss mask and sampling logprobs, and one event per compaction. Written as JSONL.
  */
 
@@ -60,7 +60,7 @@ export const EpisodeRecordSchema = z
     episodeId: z.string(),
     env: z.string(),
     seed: z.number().int(),
-    /** The task's verified outcome; 0 when truncated or step-limited (spec §2). Shared by all segments. */
+    /** The task's verified outcome; 0 when truncated or step-limited (method §2). Shared by all segments. */
     reward: z.number(),
     outcome: z.enum(OUTCOMES),
     compactions: z.number().int().min(0),
@@ -100,7 +100,10 @@ export function recordsToJsonl(records: readonly EpisodeRecord[]): string {
 
 /** Raised for a JSONL line that is not a valid episode record; names the line. */
 export class RecordParseError extends Error {
-  constructor(readonly line: number, detail: string) {
+  constructor(
+    readonly line: number,
+    detail: string,
+  ) {
     super(`episode record on line ${line} is invalid: ${detail}`);
     this.name = 'RecordParseError';
   }

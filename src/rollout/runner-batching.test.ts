@@ -36,7 +36,8 @@ describe('runEpisodes batching', () => {
     expect(s.batches[0]).toHaveLength(12);
     expect(s.batches.some((b) => b.includes('act') && b.includes('summarize'))).toBe(true);
     // Batch sizes never grow: an episode leaves the batch only when it ends.
-    for (let i = 1; i < s.batches.length; i++) expect(s.batches[i]!.length).toBeLessThanOrEqual(s.batches[i - 1]!.length);
+    for (let i = 1; i < s.batches.length; i++)
+      expect(s.batches[i]!.length).toBeLessThanOrEqual(s.batches[i - 1]!.length);
     expect(records.map((r) => r.episodeId)).toEqual(episodes(12).map((e) => e.episodeId));
   });
 
@@ -54,7 +55,14 @@ describe('runEpisodes batching', () => {
   it('keeps at most `concurrency` episodes in flight and refills freed slots', async () => {
     const s = recording(randomTokenSampler({ tokenizer, rng: new Rng(6) }));
     const ended: number[] = [];
-    await runEpisodes({ episodes: episodes(7), config, layout, actor: s, concurrency: 3, onEpisodeEnd: (_, i) => ended.push(i) });
+    await runEpisodes({
+      episodes: episodes(7),
+      config,
+      layout,
+      actor: s,
+      concurrency: 3,
+      onEpisodeEnd: (_, i) => ended.push(i),
+    });
     expect(Math.max(...s.batches.map((b) => b.length))).toBe(3);
     expect([...ended].sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });
@@ -62,7 +70,12 @@ describe('runEpisodes batching', () => {
   it('records the policy version per segment', async () => {
     let v = 0;
     const inner = randomTokenSampler({ tokenizer, rng: new Rng(8) });
-    const actor: TokenSampler = { sample: async (r, p) => { v++; return inner.sample(r, p); } };
+    const actor: TokenSampler = {
+      sample: async (r, p) => {
+        v++;
+        return inner.sample(r, p);
+      },
+    };
     const [rec] = await runEpisodes({ episodes: episodes(1), config, layout, actor, policyVersion: () => v });
     const versions = rec!.segments.map((s) => s.policyVersion);
     expect(versions[0]).toBe(1);
@@ -71,14 +84,22 @@ describe('runEpisodes batching', () => {
 
   it('rejects an instruction that cannot fit a window, saying what to raise', async () => {
     const actor = randomTokenSampler({ tokenizer, rng: new Rng(1) });
-    await expect(runEpisodes({ episodes: episodes(1, 200), config, layout, actor })).rejects.toThrow(InstructionTooLongError);
-    await expect(runEpisodes({ episodes: episodes(1, 200), config, layout, actor })).rejects.toThrow(/Raise contextWindow to \d+/);
+    await expect(runEpisodes({ episodes: episodes(1, 200), config, layout, actor })).rejects.toThrow(
+      InstructionTooLongError,
+    );
+    await expect(runEpisodes({ episodes: episodes(1, 200), config, layout, actor })).rejects.toThrow(
+      /Raise contextWindow to \d+/,
+    );
   });
 
   it('rejects a sampler that breaks the contract', async () => {
-    const bad: TokenSampler = { sample: async (r) => r.map(() => ({ tokens: [], logprobs: [], finishReason: 'stop' as const })) };
+    const bad: TokenSampler = {
+      sample: async (r) => r.map(() => ({ tokens: [], logprobs: [], finishReason: 'stop' as const })),
+    };
     await expect(runEpisodes({ episodes: episodes(1), config, layout, actor: bad })).rejects.toThrow(/no tokens/);
     const short: TokenSampler = { sample: async () => [] };
-    await expect(runEpisodes({ episodes: episodes(2), config, layout, actor: short })).rejects.toThrow(/0 results for 2 requests/);
+    await expect(runEpisodes({ episodes: episodes(2), config, layout, actor: short })).rejects.toThrow(
+      /0 results for 2 requests/,
+    );
   });
 });

@@ -13,7 +13,7 @@ const layout = createChatLayout({ tokenizer, templates: DEFAULT_CHAT_TEMPLATES }
 const ASST = tokenizer.specialId('<asst>');
 const EOT = tokenizer.specialId('<eot>');
 
-/** Random but valid budgets: T_comp and C are built up from the spec §2 lower bounds plus slack. */
+/** Random but valid budgets: T_comp and C are built up from the method §2 lower bounds plus slack. */
 const scenario = fc
   .record({
     maxActionTokens: fc.integer({ min: 1, max: 12 }),
@@ -40,20 +40,32 @@ const scenario = fc
   });
 type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
 
-async function runScenario(s: Scenario): Promise<{ config: RolloutConfig; records: EpisodeRecord[]; calls: SamplerCall[] }> {
+async function runScenario(
+  s: Scenario,
+): Promise<{ config: RolloutConfig; records: EpisodeRecord[]; calls: SamplerCall[] }> {
   const { config } = resolveRolloutConfig({
     tokenizer,
     input: {
-      contextWindow: s.contextWindow, compactThreshold: s.compactThreshold, tailSteps: s.tailSteps, maxWindows: s.maxWindows,
-      summaryMaxTokens: s.summaryMaxTokens, maxActionTokens: s.maxActionTokens, maxObservationTokens: s.maxObservationTokens,
-      stepLimit: s.stepLimit, resume: { includeTask: s.includeTask },
+      contextWindow: s.contextWindow,
+      compactThreshold: s.compactThreshold,
+      tailSteps: s.tailSteps,
+      maxWindows: s.maxWindows,
+      summaryMaxTokens: s.summaryMaxTokens,
+      maxActionTokens: s.maxActionTokens,
+      maxObservationTokens: s.maxObservationTokens,
+      stepLimit: s.stepLimit,
+      resume: { includeTask: s.includeTask },
     },
   });
   const calls: SamplerCall[] = [];
   const actor = randomTokenSampler({ tokenizer, rng: new Rng(s.seed), log: calls });
   const episodes = Array.from({ length: s.episodes }, (_, i) => ({
     episodeId: `ep${i}`,
-    env: new RandomEnv({ instructionWords: s.instructionWords, maxObservationWords: s.maxObservationWords, doneProbability: s.doneProbability }),
+    env: new RandomEnv({
+      instructionWords: s.instructionWords,
+      maxObservationWords: s.maxObservationWords,
+      doneProbability: s.doneProbability,
+    }),
     seed: s.seed + i,
   }));
   const records = await runEpisodes({ episodes, config, layout, actor, concurrency: s.concurrency });
@@ -61,9 +73,10 @@ async function runScenario(s: Scenario): Promise<{ config: RolloutConfig; record
 }
 
 const generatedOf = (seg: Segment): number[] => seg.tokens.filter((_, i) => seg.lossMask[i] === 1);
-const isPrefix = (a: readonly number[], b: readonly number[]): boolean => a.length <= b.length && a.every((t, i) => b[i] === t);
+const isPrefix = (a: readonly number[], b: readonly number[]): boolean =>
+  a.length <= b.length && a.every((t, i) => b[i] === t);
 
-/** Checks every spec §2-3 invariant of one episode against what the sampler saw. */
+/** Checks every method §2-3 invariant of one episode against what the sampler saw. */
 function checkEpisode(config: RolloutConfig, rec: EpisodeRecord, calls: readonly SamplerCall[]): void {
   const C = config.contextWindow;
   const T = config.compactThreshold;
@@ -84,16 +97,20 @@ function checkEpisode(config: RolloutConfig, rec: EpisodeRecord, calls: readonly
   });
   // Every generated token is marked exactly once, in order, with its sampling logprob.
   expect(rec.segments.flatMap(generatedOf)).toEqual(calls.flatMap((c) => c.tokens));
-  expect(rec.segments.flatMap((s) => s.logprobs.filter((_, i) => s.lossMask[i] === 1))).toEqual(calls.flatMap((c) => c.logprobs));
+  expect(rec.segments.flatMap((s) => s.logprobs.filter((_, i) => s.lossMask[i] === 1))).toEqual(
+    calls.flatMap((c) => c.logprobs),
+  );
   expect(rec.generatedTokens).toBe(calls.reduce((n, c) => n + c.tokens.length, 0));
   // Summary segments are exactly the prompt the summarizer saw plus its output; the mask covers S only.
   const sums = calls.filter((c) => c.stage === 'summarize');
   expect(sums).toHaveLength(rec.compactions);
-  rec.segments.filter((s) => s.kind === 'summary').forEach((seg, j) => {
-    const call = sums[j]!;
-    expect(seg.tokens).toEqual([...call.prompt, ...call.tokens]);
-    expect(seg.lossMask).toEqual(seg.tokens.map((_, i) => (i >= call.prompt.length ? 1 : 0)));
-  });
+  rec.segments
+    .filter((s) => s.kind === 'summary')
+    .forEach((seg, j) => {
+      const call = sums[j]!;
+      expect(seg.tokens).toEqual([...call.prompt, ...call.tokens]);
+      expect(seg.lossMask).toEqual(seg.tokens.map((_, i) => (i >= call.prompt.length ? 1 : 0)));
+    });
   // Token-in/token-out: each action's prompt is a prefix of its execution segment.
   let segIdx = 0;
   for (const call of calls) {
@@ -114,8 +131,19 @@ function checkEpisode(config: RolloutConfig, rec: EpisodeRecord, calls: readonly
     // The rebuilt window is s ⊕ [u] ⊕ u_resume(S) ⊕ tail, all context (mask 0).
     const summary = sums[j]!.tokens;
     const body = summary[summary.length - 1] === EOT ? summary.slice(0, -1) : summary;
-    const task = config.resume.includeTask ? rec.segments[0]!.tokens.slice(layout.systemTurn.length, rec.segments[0]!.tokens.indexOf(EOT, layout.systemTurn.length) + 1) : [];
-    expect(next.tokens.slice(0, startLen - tail.length)).toEqual([...layout.systemTurn, ...task, ...layout.resumeOpen, ...body, EOT]);
+    const task = config.resume.includeTask
+      ? rec.segments[0]!.tokens.slice(
+          layout.systemTurn.length,
+          rec.segments[0]!.tokens.indexOf(EOT, layout.systemTurn.length) + 1,
+        )
+      : [];
+    expect(next.tokens.slice(0, startLen - tail.length)).toEqual([
+      ...layout.systemTurn,
+      ...task,
+      ...layout.resumeOpen,
+      ...body,
+      EOT,
+    ]);
     expect(next.lossMask.slice(0, startLen).every((m) => m === 0)).toBe(true);
     expect(C - startLen).toBeGreaterThanOrEqual(T);
     if (kept < Math.min(config.tailSteps, starts.length)) {
@@ -133,13 +161,18 @@ function checkEpisode(config: RolloutConfig, rec: EpisodeRecord, calls: readonly
   if (rec.outcome === 'step-limit') expect(rec.steps).toBe(config.stepLimit);
 }
 
-describe('runEpisodes (spec §2-3 invariants)', () => {
+describe('runEpisodes (method §2-3 invariants)', () => {
   it('holds every invariant over random budgets, observation lengths and a scripted policy', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
         const { config, records, calls } = await runScenario(s);
         expect(records).toHaveLength(s.episodes);
-        for (const rec of records) checkEpisode(config, rec, calls.filter((c) => c.episodeId === rec.episodeId));
+        for (const rec of records)
+          checkEpisode(
+            config,
+            rec,
+            calls.filter((c) => c.episodeId === rec.episodeId),
+          );
       }),
       { numRuns: 150 },
     );

@@ -22,7 +22,7 @@ export interface RunEpisodesOptions {
 }
 
 /**
- * Runs episodes with compaction (spec §2-3). Many episodes advance together: each round, every
+ * Runs episodes with compaction (method §2-3). Many episodes advance together: each round, every
  * live episode contributes exactly one request (an action or a summary), requests are routed by
  * stage to the actor or the summarizer, and each sampler gets one batch call. Returns records in
  * input order.
@@ -56,7 +56,10 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
 
   fill();
   while (live.length > 0) {
-    const groups = groupBySampler(live.map((e) => e.run), { actor, summarizer });
+    const groups = groupBySampler(
+      live.map((e) => e.run),
+      { actor, summarizer },
+    );
     const results = await Promise.all(groups.map((g) => sampleChecked(g.sampler, g.requests, params)));
     const v = version();
     groups.forEach((g, gi) => g.runs.forEach((run, i) => run.accept(results[gi]![i]!, v)));
@@ -79,7 +82,10 @@ interface SamplerGroup {
 }
 
 /** One group per distinct sampler object, so a shared actor/summarizer gets a single call. */
-function groupBySampler(runs: readonly EpisodeRun[], samplers: { actor: TokenSampler; summarizer: TokenSampler }): SamplerGroup[] {
+function groupBySampler(
+  runs: readonly EpisodeRun[],
+  samplers: { actor: TokenSampler; summarizer: TokenSampler },
+): SamplerGroup[] {
   const groups = new Map<TokenSampler, SamplerGroup>();
   for (const run of runs) {
     const sampler = run.phase === 'summarize' ? samplers.summarizer : samplers.actor;
@@ -91,7 +97,11 @@ function groupBySampler(runs: readonly EpisodeRun[], samplers: { actor: TokenSam
   return [...groups.values()];
 }
 
-async function sampleChecked(sampler: TokenSampler, requests: SampleRequest[], params: SamplingParams): Promise<SampleResult[]> {
+async function sampleChecked(
+  sampler: TokenSampler,
+  requests: SampleRequest[],
+  params: SamplingParams,
+): Promise<SampleResult[]> {
   const out = await sampler.sample(requests, params);
   if (out.length !== requests.length) {
     throw new Error(`sampler returned ${out.length} results for ${requests.length} requests`);

@@ -5,7 +5,7 @@
 
 /** What a task gives at the start of an episode. */
 export interface EnvReset {
-  /** The user instruction u (spec §2). */
+  /** The user instruction u (method §2). */
   instruction: string;
 }
 
@@ -62,7 +62,7 @@ export interface SampleResult {
   tokens: number[];
   /**
    * log pi(token | prefix) under the policy's own distribution (temperature 1, no top-p truncation:
-   * what PPO's old log-probs mean, spec §6), one per new token; null when unknown (scripted policies).
+   * what PPO's old log-probs mean, method §6), one per new token; null when unknown (scripted policies).
    */
   logprobs: (number | null)[];
   /** Entropy of pi(. | prefix) at each new token, when the sampler knows it (the embedded model does). */

@@ -1,5 +1,5 @@
 /**
- * One context window h (spec §2): its tokens as the policy sees them, plus per-token training
+ * One context window h (method §2): its tokens as the policy sees them, plus per-token training
  * data. Steps are remembered by their start offsets so a compaction can carry whole steps only.
  */
 export class ContextWindow {
@@ -22,7 +22,7 @@ export class ContextWindow {
     }
   }
 
-  /** Tokens the policy generated in this window (mask 1, spec §3). */
+  /** Tokens the policy generated in this window (mask 1, method §3). */
   pushGenerated(tokens: readonly number[], logprobs: readonly (number | null)[]): void {
     for (let i = 0; i < tokens.length; i++) {
       this.tokens.push(tokens[i]!);
@@ -57,7 +57,7 @@ export class ContextWindow {
 
 /**
  * How many tail steps the rebuilt window keeps: start from k (or fewer if the window has
- * fewer steps) and drop oldest first until C - |h'| >= T_comp (spec §2).
+ * fewer steps) and drop oldest first until C - |h'| >= T_comp (method §2).
  */
 export function chooseTailSteps(options: {
   /** |s| (+ |u| if kept) + |u_resume(S)|. */

@@ -15,10 +15,11 @@ import { maxRelDiff, uniformBuffer as buf } from './finite-diff.ts';
 
 const requireNative = process.env.CRL_REQUIRE_NATIVE === '1';
 
-
-
 const cases = fc.record({
-  lengths: fc.array(fc.oneof(fc.constantFrom(0, 1, 2, 63, 64, 65, 129), fc.integer({ min: 1, max: 140 })), { minLength: 1, maxLength: 5 }),
+  lengths: fc.array(fc.oneof(fc.constantFrom(0, 1, 2, 63, 64, 65, 129), fc.integer({ min: 1, max: 140 })), {
+    minLength: 1,
+    maxLength: 5,
+  }),
   nHeads: fc.integer({ min: 1, max: 4 }),
   headDim: fc.constantFrom(1, 5, 16, 17, 32, 33),
   seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
@@ -38,12 +39,15 @@ describe.skipIf(!nativeOps?.attentionForward && !requireNative)('native fused at
         const qkv = buf(rng, n * 3 * c, 3);
         const args = { qkv, layout, nHeads, headDim };
         // Garbage in the outputs' unused cells must not leak into results.
-        const outN = buf(rng, n * c, 9), outT = outN.slice();
-        const probsN = buf(rng, layout.probSize, 9), probsT = probsN.slice();
+        const outN = buf(rng, n * c, 9),
+          outT = outN.slice();
+        const probsN = buf(rng, layout.probSize, 9),
+          probsT = probsN.slice();
         nativeOps!.attentionForward!({ ...args, out: outN, probs: probsN });
         attentionForwardTs({ ...args, out: outT, probs: probsT });
         const dout = buf(rng, n * c, 1);
-        const dqkvN = buf(rng, n * 3 * c, 1), dqkvT = dqkvN.slice();
+        const dqkvN = buf(rng, n * 3 * c, 1),
+          dqkvT = dqkvN.slice();
         const scratch = new Float32Array(nHeads * layout.maxLen * layout.maxLen);
         nativeOps!.attentionBackward!({ ...args, dqkv: dqkvN, dout, probs: probsN, scratch });
         attentionBackwardTs({ ...args, dqkv: dqkvT, dout, probs: probsT, scratch });
@@ -61,17 +65,22 @@ describe.skipIf(!nativeOps?.attentionForward && !requireNative)('native fused at
     // one sequence longer than the GEMM's KC = 256 (the large model's ctx 512 takes that path).
     const rng = new Rng(3);
     const lengths = Array.from({ length: 16 }, (_, i) => (i === 0 ? 300 : 256 - 13 * i));
-    const nHeads = 4, headDim = 32, c = nHeads * headDim;
+    const nHeads = 4,
+      headDim = 32,
+      c = nHeads * headDim;
     const layout = attentionLayout({ lengths, nHeads });
     const n = lengths.reduce((s, l) => s + l, 0);
     const qkv = buf(rng, n * 3 * c, 2);
-    const outN = new Float32Array(n * c), outT = new Float32Array(n * c);
-    const probsN = new Float32Array(layout.probSize), probsT = new Float32Array(layout.probSize);
+    const outN = new Float32Array(n * c),
+      outT = new Float32Array(n * c);
+    const probsN = new Float32Array(layout.probSize),
+      probsT = new Float32Array(layout.probSize);
     nativeOps!.attentionForward!({ out: outN, probs: probsN, qkv, layout, nHeads, headDim });
     attentionForwardTs({ out: outT, probs: probsT, qkv, layout, nHeads, headDim });
     expect(maxRelDiff(outN, outT)).toBeLessThan(1e-6);
     const dout = buf(rng, n * c, 1);
-    const dqkvN = new Float32Array(n * 3 * c), dqkvT = new Float32Array(n * 3 * c);
+    const dqkvN = new Float32Array(n * 3 * c),
+      dqkvT = new Float32Array(n * 3 * c);
     const scratch = new Float32Array(nHeads * 300 * 300);
     nativeOps!.attentionBackward!({ dqkv: dqkvN, dout, qkv, probs: probsN, scratch, layout, nHeads, headDim });
     attentionBackwardTs({ dqkv: dqkvT, dout, qkv, probs: probsT, scratch, layout, nHeads, headDim });
@@ -81,8 +90,17 @@ describe.skipIf(!nativeOps?.attentionForward && !requireNative)('native fused at
   it('rejects layouts and buffers that do not fit with a clear error', () => {
     const layout = attentionLayout({ lengths: [3, 2], nHeads: 2 });
     const c = 2 * 4;
-    const ok = { qkv: new Float32Array(5 * 3 * c), out: new Float32Array(5 * c), probs: new Float32Array(layout.probSize), layout, nHeads: 2, headDim: 4 };
-    expect(() => nativeOps!.attentionForward!({ ...ok, probs: new Float32Array(layout.probSize - 1) })).toThrow(/too small/);
+    const ok = {
+      qkv: new Float32Array(5 * 3 * c),
+      out: new Float32Array(5 * c),
+      probs: new Float32Array(layout.probSize),
+      layout,
+      nHeads: 2,
+      headDim: 4,
+    };
+    expect(() => nativeOps!.attentionForward!({ ...ok, probs: new Float32Array(layout.probSize - 1) })).toThrow(
+      /too small/,
+    );
     expect(() => nativeOps!.attentionForward!({ ...ok, out: new Float32Array(4 * c) })).toThrow(/too small/);
     const overlapping = { ...layout, starts: Int32Array.from([0, 1]) };
     expect(() => nativeOps!.attentionForward!({ ...ok, layout: overlapping })).toThrow(/overlaps/);

@@ -12,14 +12,16 @@ function naive(qkv: Float32Array, row: number, l: number, h: number, d: number):
       const s: number[] = [];
       for (let j = 0; j <= i; j++) {
         let dot = 0;
-        for (let e = 0; e < d; e++) dot += qkv[(row + i) * 3 * c + hh * d + e]! * qkv[(row + j) * 3 * c + c + hh * d + e]!;
+        for (let e = 0; e < d; e++)
+          dot += qkv[(row + i) * 3 * c + hh * d + e]! * qkv[(row + j) * 3 * c + c + hh * d + e]!;
         s.push(dot / Math.sqrt(d));
       }
       const mx = Math.max(...s);
       const ex = s.map((x) => Math.exp(x - mx));
       const z = ex.reduce((a, b) => a + b, 0);
       for (let j = 0; j <= i; j++) {
-        for (let e = 0; e < d; e++) out[i * c + hh * d + e] += (ex[j]! / z) * qkv[(row + j) * 3 * c + 2 * c + hh * d + e]!;
+        for (let e = 0; e < d; e++)
+          out[i * c + hh * d + e]! += (ex[j]! / z) * qkv[(row + j) * 3 * c + 2 * c + hh * d + e]!;
       }
     }
   }
@@ -28,7 +30,9 @@ function naive(qkv: Float32Array, row: number, l: number, h: number, d: number):
 
 // The second layout crosses the 64-row causal blocks (including a partial last block).
 describe.each([[[3, 1, 5]], [[70, 130]]])('causal attention over packed sequences %j', (lengths) => {
-  const h = 2, d = 4, c = h * d;
+  const h = 2,
+    d = 4,
+    c = h * d;
   const n = lengths.reduce((a, b) => a + b, 0);
   const maxLen = Math.max(...lengths);
   const layout = attentionLayout({ lengths, nHeads: h });
@@ -41,7 +45,8 @@ describe.each([[[3, 1, 5]], [[70, 130]]])('causal attention over packed sequence
     let maxDiff = 0;
     for (let s = 0; s < lengths.length; s++) {
       const ref = naive(qkv, layout.starts[s]!, lengths[s]!, h, d);
-      for (let i = 0; i < ref.length; i++) maxDiff = Math.max(maxDiff, Math.abs(ref[i]! - out[layout.starts[s]! * c + i]!));
+      for (let i = 0; i < ref.length; i++)
+        maxDiff = Math.max(maxDiff, Math.abs(ref[i]! - out[layout.starts[s]! * c + i]!));
     }
     expect(maxDiff).toBeLessThan(1e-5);
   });
@@ -58,7 +63,16 @@ describe.each([[[3, 1, 5]], [[70, 130]]])('causal attention over packed sequence
     };
     loss();
     const dqkv = new Float32Array(n * 3 * c);
-    attentionBackward({ dqkv, dout: w, qkv, probs, scratch: new Float32Array(h * maxLen * maxLen), layout, nHeads: h, headDim: d });
+    attentionBackward({
+      dqkv,
+      dout: w,
+      qkv,
+      probs,
+      scratch: new Float32Array(h * maxLen * maxLen),
+      layout,
+      nHeads: h,
+      headDim: d,
+    });
     const r = finiteDiffCheck({ x: qkv, analytic: dqkv, loss, rng, maxProbes: 400 });
     console.log(`attention fd rel err ${r.relError.toExponential(2)}`);
     expect(r.relError).toBeLessThan(5e-3);

@@ -73,9 +73,24 @@ export function attentionForwardTs({ out, probs, qkv, layout, nHeads, headDim }:
       const r1 = Math.min(l, r0 + QUERY_BLOCK);
       // scores[h, r0:r1, 0:r1] = scale * Q_h[r0:r1] @ K_h[0:r1]^T
       gemm({
-        a: qkv, b: qkv, c: probs, m: r1 - r0, n: r1, k: headDim, transB: true, alpha: scale,
-        lda: 3 * c, ldb: 3 * c, ldc: l, offA: (row + r0) * 3 * c, offB: row * 3 * c + c, offC: po + r0 * l,
-        batch: nHeads, strideA: headDim, strideB: headDim, strideC: l * l,
+        a: qkv,
+        b: qkv,
+        c: probs,
+        m: r1 - r0,
+        n: r1,
+        k: headDim,
+        transB: true,
+        alpha: scale,
+        lda: 3 * c,
+        ldb: 3 * c,
+        ldc: l,
+        offA: (row + r0) * 3 * c,
+        offB: row * 3 * c + c,
+        offC: po + r0 * l,
+        batch: nHeads,
+        strideA: headDim,
+        strideB: headDim,
+        strideC: l * l,
       });
     }
     causalSoftmaxForward({ x: probs, offset: po, blocks: nHeads, l });
@@ -83,9 +98,22 @@ export function attentionForwardTs({ out, probs, qkv, layout, nHeads, headDim }:
       const r1 = Math.min(l, r0 + QUERY_BLOCK);
       // out_h[r0:r1] = P_h[r0:r1, 0:r1] @ V_h[0:r1], written into the head's columns of out
       gemm({
-        a: probs, b: qkv, c: out, m: r1 - r0, n: headDim, k: r1,
-        lda: l, ldb: 3 * c, ldc: c, offA: po + r0 * l, offB: row * 3 * c + 2 * c, offC: (row + r0) * c,
-        batch: nHeads, strideA: l * l, strideB: headDim, strideC: headDim,
+        a: probs,
+        b: qkv,
+        c: out,
+        m: r1 - r0,
+        n: headDim,
+        k: r1,
+        lda: l,
+        ldb: 3 * c,
+        ldc: c,
+        offA: po + r0 * l,
+        offB: row * 3 * c + 2 * c,
+        offC: (row + r0) * c,
+        batch: nHeads,
+        strideA: l * l,
+        strideB: headDim,
+        strideC: headDim,
       });
     }
   }
@@ -121,15 +149,44 @@ export function attentionBackwardTs(a: AttentionBackwardArgs): void {
       const r1 = Math.min(l, r0 + QUERY_BLOCK);
       // dP_h[r0:r1, 0:r1] = dO_h[r0:r1] @ V_h[0:r1]^T -> scratch [H, L, L]
       gemm({
-        a: dout, b: qkv, c: scratch, m: r1 - r0, n: r1, k: headDim, transB: true,
-        lda: c, ldb: 3 * c, ldc: l, offA: (row + r0) * c, offB: q0 + 2 * c, offC: r0 * l,
-        batch: nHeads, strideA: headDim, strideB: headDim, strideC: l * l,
+        a: dout,
+        b: qkv,
+        c: scratch,
+        m: r1 - r0,
+        n: r1,
+        k: headDim,
+        transB: true,
+        lda: c,
+        ldb: 3 * c,
+        ldc: l,
+        offA: (row + r0) * c,
+        offB: q0 + 2 * c,
+        offC: r0 * l,
+        batch: nHeads,
+        strideA: headDim,
+        strideB: headDim,
+        strideC: l * l,
       });
       // dV_h[0:r1] += P_h[r0:r1, 0:r1]^T @ dO_h[r0:r1]
       gemm({
-        a: probs, b: dout, c: dqkv, m: r1, n: headDim, k: r1 - r0, transA: true, accumulate: true,
-        lda: l, ldb: c, ldc: 3 * c, offA: po + r0 * l, offB: (row + r0) * c, offC: q0 + 2 * c,
-        batch: nHeads, strideA: l * l, strideB: headDim, strideC: headDim,
+        a: probs,
+        b: dout,
+        c: dqkv,
+        m: r1,
+        n: headDim,
+        k: r1 - r0,
+        transA: true,
+        accumulate: true,
+        lda: l,
+        ldb: c,
+        ldc: 3 * c,
+        offA: po + r0 * l,
+        offB: (row + r0) * c,
+        offC: q0 + 2 * c,
+        batch: nHeads,
+        strideA: l * l,
+        strideB: headDim,
+        strideC: headDim,
       });
     }
     causalSoftmaxBackward({ grad: scratch, gradOffset: 0, probs, probsOffset: po, blocks: nHeads, l });
@@ -137,15 +194,46 @@ export function attentionBackwardTs(a: AttentionBackwardArgs): void {
       const r1 = Math.min(l, r0 + QUERY_BLOCK);
       // dQ_h[r0:r1] += scale * dS_h[r0:r1, 0:r1] @ K_h[0:r1]
       gemm({
-        a: scratch, b: qkv, c: dqkv, m: r1 - r0, n: headDim, k: r1, accumulate: true, alpha: scale,
-        lda: l, ldb: 3 * c, ldc: 3 * c, offA: r0 * l, offB: q0 + c, offC: q0 + r0 * 3 * c,
-        batch: nHeads, strideA: l * l, strideB: headDim, strideC: headDim,
+        a: scratch,
+        b: qkv,
+        c: dqkv,
+        m: r1 - r0,
+        n: headDim,
+        k: r1,
+        accumulate: true,
+        alpha: scale,
+        lda: l,
+        ldb: 3 * c,
+        ldc: 3 * c,
+        offA: r0 * l,
+        offB: q0 + c,
+        offC: q0 + r0 * 3 * c,
+        batch: nHeads,
+        strideA: l * l,
+        strideB: headDim,
+        strideC: headDim,
       });
       // dK_h[0:r1] += scale * dS_h[r0:r1, 0:r1]^T @ Q_h[r0:r1]
       gemm({
-        a: scratch, b: qkv, c: dqkv, m: r1, n: headDim, k: r1 - r0, transA: true, accumulate: true, alpha: scale,
-        lda: l, ldb: 3 * c, ldc: 3 * c, offA: r0 * l, offB: q0 + r0 * 3 * c, offC: q0 + c,
-        batch: nHeads, strideA: l * l, strideB: headDim, strideC: headDim,
+        a: scratch,
+        b: qkv,
+        c: dqkv,
+        m: r1,
+        n: headDim,
+        k: r1 - r0,
+        transA: true,
+        accumulate: true,
+        alpha: scale,
+        lda: l,
+        ldb: 3 * c,
+        ldc: 3 * c,
+        offA: r0 * l,
+        offB: q0 + r0 * 3 * c,
+        offC: q0 + c,
+        batch: nHeads,
+        strideA: l * l,
+        strideB: headDim,
+        strideC: headDim,
       });
     }
   }

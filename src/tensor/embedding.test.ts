@@ -6,7 +6,8 @@ import { embeddingBackward, embeddingForward } from './embedding.ts';
 describe('embedding', () => {
   it('gathers rows and scatters gradients (repeated ids add up)', () => {
     const rng = new Rng(6);
-    const v = 5, c = 4;
+    const v = 5,
+      c = 4;
     const weight = randomBuffer(rng, v * c);
     const tokens = new Int32Array([3, 1, 3]);
     const out = new Float32Array(3 * c);
@@ -23,6 +24,14 @@ describe('embedding', () => {
   });
 
   it('rejects ids outside the vocabulary', () => {
-    expect(() => embeddingForward({ out: new Float32Array(4), tokens: new Int32Array([9]), weight: new Float32Array(8), n: 1, c: 4 })).toThrow(/outside the vocabulary/);
+    expect(() =>
+      embeddingForward({
+        out: new Float32Array(4),
+        tokens: new Int32Array([9]),
+        weight: new Float32Array(8),
+        n: 1,
+        c: 4,
+      }),
+    ).toThrow(/outside the vocabulary/);
   });
 });

@@ -30,6 +30,6 @@ export function embeddingBackward({ dweight, dout, tokens, n, c }: EmbeddingBack
   for (let r = 0; r < n; r++) {
     const o = tokens[r]! * c;
     const od = r * c;
-    for (let i = 0; i < c; i++) dweight[o + i] += dout[od + i]!;
+    for (let i = 0; i < c; i++) dweight[o + i]! += dout[od + i]!;
   }
 }

@@ -39,7 +39,14 @@ export interface FdCheck {
   relError: number;
 }
 
-export function finiteDiffCheck({ x, analytic, loss, eps = 1e-2, maxProbes = 64, rng }: {
+export function finiteDiffCheck({
+  x,
+  analytic,
+  loss,
+  eps = 1e-2,
+  maxProbes = 64,
+  rng,
+}: {
   x: Float32Array;
   analytic: Float32Array;
   loss: () => number;
@@ -50,7 +57,10 @@ export function finiteDiffCheck({ x, analytic, loss, eps = 1e-2, maxProbes = 64,
   let maxAbsDiff = 0;
   let maxAbsGrad = 0;
   for (let i = 0; i < analytic.length; i++) maxAbsGrad = Math.max(maxAbsGrad, Math.abs(analytic[i]!));
-  const idx = x.length <= maxProbes ? Array.from({ length: x.length }, (_, i) => i) : Array.from({ length: maxProbes }, () => rng.int(x.length));
+  const idx =
+    x.length <= maxProbes
+      ? Array.from({ length: x.length }, (_, i) => i)
+      : Array.from({ length: maxProbes }, () => rng.int(x.length));
   for (const i of idx) {
     const orig = x[i]!;
     x[i] = orig + eps;

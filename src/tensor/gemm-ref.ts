@@ -33,11 +33,23 @@ export interface GemmArgs {
 }
 
 export interface ResolvedGemm {
-  m: number; n: number; k: number;
-  transA: boolean; transB: boolean; accumulate: boolean; alpha: number;
-  lda: number; ldb: number; ldc: number;
-  offA: number; offB: number; offC: number;
-  batch: number; strideA: number; strideB: number; strideC: number;
+  m: number;
+  n: number;
+  k: number;
+  transA: boolean;
+  transB: boolean;
+  accumulate: boolean;
+  alpha: number;
+  lda: number;
+  ldb: number;
+  ldc: number;
+  offA: number;
+  offB: number;
+  offC: number;
+  batch: number;
+  strideA: number;
+  strideB: number;
+  strideC: number;
 }
 
 /** Fills defaults and checks every access stays inside its buffer (a clear error, not a segfault). */
@@ -45,15 +57,23 @@ export function resolveGemm(g: GemmArgs): ResolvedGemm {
   const transA = g.transA ?? false;
   const transB = g.transB ?? false;
   const r: ResolvedGemm = {
-    m: g.m, n: g.n, k: g.k, transA, transB,
+    m: g.m,
+    n: g.n,
+    k: g.k,
+    transA,
+    transB,
     accumulate: g.accumulate ?? false,
     alpha: g.alpha ?? 1,
     lda: g.lda ?? (transA ? g.m : g.k),
     ldb: g.ldb ?? (transB ? g.k : g.n),
     ldc: g.ldc ?? g.n,
-    offA: g.offA ?? 0, offB: g.offB ?? 0, offC: g.offC ?? 0,
+    offA: g.offA ?? 0,
+    offB: g.offB ?? 0,
+    offC: g.offC ?? 0,
     batch: g.batch ?? 1,
-    strideA: g.strideA ?? 0, strideB: g.strideB ?? 0, strideC: g.strideC ?? 0,
+    strideA: g.strideA ?? 0,
+    strideB: g.strideB ?? 0,
+    strideC: g.strideC ?? 0,
   };
   for (const [name, v] of Object.entries({ m: r.m, n: r.n, k: r.k, batch: r.batch })) {
     if (!Number.isInteger(v) || v < 0) throw new Error(`gemm: ${name} must be a non-negative integer, got ${v}`);
@@ -83,10 +103,10 @@ export function gemmRef(g: GemmArgs): void {
         const av = r.alpha * (r.transA ? a[oA + p * r.lda + i]! : a[oA + i * r.lda + p]!);
         if (av === 0) continue;
         if (r.transB) {
-          for (let j = 0; j < r.n; j++) c[rowC + j] += av * b[oB + j * r.ldb + p]!;
+          for (let j = 0; j < r.n; j++) c[rowC + j]! += av * b[oB + j * r.ldb + p]!;
         } else {
           const rowB = oB + p * r.ldb;
-          for (let j = 0; j < r.n; j++) c[rowC + j] += av * b[rowB + j]!;
+          for (let j = 0; j < r.n; j++) c[rowC + j]! += av * b[rowB + j]!;
         }
       }
     }

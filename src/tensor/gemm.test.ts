@@ -21,10 +21,21 @@ function filled(len: number, rng: Rng): Float32Array {
 }
 
 interface Case {
-  m: number; n: number; k: number;
-  transA: boolean; transB: boolean; accumulate: boolean; alpha: number;
-  padA: number; padB: number; padC: number; offA: number; offB: number; offC: number;
-  batch: number; seed: number;
+  m: number;
+  n: number;
+  k: number;
+  transA: boolean;
+  transB: boolean;
+  accumulate: boolean;
+  alpha: number;
+  padA: number;
+  padB: number;
+  padC: number;
+  offA: number;
+  offB: number;
+  offC: number;
+  batch: number;
+  seed: number;
 }
 
 /** Builds buffers with padding, offsets and batch gaps, so out-of-region writes are visible. */
@@ -37,15 +48,30 @@ function build(cs: Case): GemmArgs {
   const sizeB = (cs.transB ? cs.n : cs.k) * ldb;
   const sizeC = cs.m * ldc;
   // Batch strides leave a gap of 3 floats so a write past one batch element lands in the gap.
-  const strideA = sizeA + 3, strideB = sizeB + 3, strideC = sizeC + 3;
+  const strideA = sizeA + 3,
+    strideB = sizeB + 3,
+    strideC = sizeC + 3;
   return {
     a: filled(cs.offA + cs.batch * strideA, rng),
     b: filled(cs.offB + cs.batch * strideB, rng),
     c: filled(cs.offC + cs.batch * strideC, rng),
-    m: cs.m, n: cs.n, k: cs.k, transA: cs.transA, transB: cs.transB,
-    accumulate: cs.accumulate, alpha: cs.alpha, lda, ldb, ldc,
-    offA: cs.offA, offB: cs.offB, offC: cs.offC,
-    batch: cs.batch, strideA, strideB, strideC,
+    m: cs.m,
+    n: cs.n,
+    k: cs.k,
+    transA: cs.transA,
+    transB: cs.transB,
+    accumulate: cs.accumulate,
+    alpha: cs.alpha,
+    lda,
+    ldb,
+    ldc,
+    offA: cs.offA,
+    offB: cs.offB,
+    offC: cs.offC,
+    batch: cs.batch,
+    strideA,
+    strideB,
+    strideC,
   };
 }
 
@@ -62,18 +88,40 @@ function compare(cs: Case): { maxDiff: number; tol: number } {
 }
 
 const base: Case = {
-  m: 1, n: 1, k: 1, transA: false, transB: false, accumulate: false, alpha: 1,
-  padA: 0, padB: 0, padC: 0, offA: 0, offB: 0, offC: 0, batch: 1, seed: 1,
+  m: 1,
+  n: 1,
+  k: 1,
+  transA: false,
+  transB: false,
+  accumulate: false,
+  alpha: 1,
+  padA: 0,
+  padB: 0,
+  padC: 0,
+  offA: 0,
+  offB: 0,
+  offC: 0,
+  batch: 1,
+  seed: 1,
 };
 
 const oddSize = fc.oneof(fc.constantFrom(1, 3, 17, 31, 33, 65), fc.integer({ min: 1, max: 80 }));
 const caseArb: fc.Arbitrary<Case> = fc.record({
-  m: oddSize, n: oddSize, k: fc.oneof(fc.constant(0), oddSize),
-  transA: fc.boolean(), transB: fc.boolean(), accumulate: fc.boolean(),
+  m: oddSize,
+  n: oddSize,
+  k: fc.oneof(fc.constant(0), oddSize),
+  transA: fc.boolean(),
+  transB: fc.boolean(),
+  accumulate: fc.boolean(),
   alpha: fc.constantFrom(1, -0.5, 2, 0),
-  padA: fc.constantFrom(0, 0, 5), padB: fc.constantFrom(0, 0, 7), padC: fc.constantFrom(0, 0, 3),
-  offA: fc.constantFrom(0, 11), offB: fc.constantFrom(0, 13), offC: fc.constantFrom(0, 2),
-  batch: fc.integer({ min: 1, max: 3 }), seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+  padA: fc.constantFrom(0, 0, 5),
+  padB: fc.constantFrom(0, 0, 7),
+  padC: fc.constantFrom(0, 0, 3),
+  offA: fc.constantFrom(0, 11),
+  offB: fc.constantFrom(0, 13),
+  offC: fc.constantFrom(0, 2),
+  batch: fc.integer({ min: 1, max: 3 }),
+  seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
 });
 
 describe.skipIf(!native && !requireNative)('native gemm vs gemmRef', () => {
@@ -115,7 +163,8 @@ describe.skipIf(!native && !requireNative)('native gemm vs gemmRef', () => {
   it('is batch invariant: a row gives bit-identical results alone and inside any larger product', () => {
     // x @ W^T as the model calls it (weights [out, in]); k > KC and m across every path/split.
     const rng = new Rng(11);
-    const k = 300, n = 200;
+    const k = 300,
+      n = 200;
     const w = filled(n * k, rng);
     const x = filled(700 * k, rng);
     const row = 5;
@@ -141,7 +190,9 @@ describe.skipIf(!native && !requireNative)('native gemm vs gemmRef', () => {
   });
 
   it('rejects buffers that are too small with a clear error instead of crashing', () => {
-    const a = new Float32Array(10), b = new Float32Array(100), c = new Float32Array(100);
+    const a = new Float32Array(10),
+      b = new Float32Array(100),
+      c = new Float32Array(100);
     expect(() => gemm({ a, b, c, m: 4, n: 4, k: 4 })).toThrow(/A too small/);
     expect(() => gemm({ a: b, b: a, c, m: 4, n: 4, k: 4 })).toThrow(/B too small/);
     expect(() => gemm({ a: b, b, c: a, m: 4, n: 4, k: 4 })).toThrow(/C too small/);
@@ -150,7 +201,9 @@ describe.skipIf(!native && !requireNative)('native gemm vs gemmRef', () => {
 
 describe('gemm profile', () => {
   it('records calls, FLOPs and time per shape while on, nothing once stopped', () => {
-    const a = new Float32Array(6), b = new Float32Array(12), c = new Float32Array(8);
+    const a = new Float32Array(6),
+      b = new Float32Array(12),
+      c = new Float32Array(8);
     startGemmProfile();
     gemm({ a, b, c, m: 2, n: 4, k: 3 });
     gemm({ a, b, c, m: 2, n: 4, k: 3 });

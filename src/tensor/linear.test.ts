@@ -6,7 +6,9 @@ import { linearBackward, linearForward } from './linear.ts';
 describe('linear (HF [out, in] weights)', () => {
   it('forward is inp @ W^T and backward matches finite differences', () => {
     const rng = new Rng(12);
-    const n = 5, inF = 7, outF = 3;
+    const n = 5,
+      inF = 7,
+      outF = 3;
     const inp = randomBuffer(rng, n * inF);
     const weight = randomBuffer(rng, outF * inF);
     const w = randomBuffer(rng, n * outF);

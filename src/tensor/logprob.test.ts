@@ -4,7 +4,8 @@ import { finiteDiffCheck, randomBuffer } from './finite-diff.ts';
 import { logprobBackward, logprobForward } from './logprob.ts';
 
 describe('log-prob and entropy head', () => {
-  const n = 3, v = 6;
+  const n = 3,
+    v = 6;
   const targets = new Int32Array([2, -1, 5]);
 
   function run(logits: Float32Array) {

@@ -60,8 +60,8 @@ export function logprobBackward(a: LogprobBackwardArgs): void {
       const p = probs[o + j]!;
       let d = -g * p;
       if (e !== 0 && p > 0) d -= e * p * (Math.log(p) + h);
-      dlogits[o + j] += d;
+      dlogits[o + j]! += d;
     }
-    if (t >= 0) dlogits[o + t] += g;
+    if (t >= 0) dlogits[o + t]! += g;
   }
 }

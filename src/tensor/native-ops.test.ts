@@ -7,14 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
 import { nativeOps } from './native-ops.ts';
 import { rmsnormBackwardTs, rmsnormForwardTs } from './rmsnorm.ts';
-import { causalSoftmaxBackwardTs as causalSoftmaxBackward, causalSoftmaxForwardTs as causalSoftmaxForward } from './softmax.ts';
+import {
+  causalSoftmaxBackwardTs as causalSoftmaxBackward,
+  causalSoftmaxForwardTs as causalSoftmaxForward,
+} from './softmax.ts';
 import { swigluBackwardTs as swigluBackward, swigluForwardTs as swigluForward } from './swiglu.ts';
 
 import { maxRelDiff, uniformBuffer as buf } from './finite-diff.ts';
 
 const requireNative = process.env.CRL_REQUIRE_NATIVE === '1';
-
-
 
 const dims = fc.record({
   n: fc.oneof(fc.constantFrom(1, 3, 17), fc.integer({ min: 1, max: 40 })),
@@ -85,13 +86,15 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
 
   it('runs the multi-threaded path on large inputs with the same results', () => {
     const rng = new Rng(5);
-    const n = 600, f = 257; // > 64K elements: split across the pool
+    const n = 600,
+      f = 257; // > 64K elements: split across the pool
     const inp = buf(rng, n * 2 * f, 8);
     const [outT, sigT, outN, sigN] = [0, 0, 0, 0].map(() => new Float32Array(n * f));
     swigluForward({ out: outT!, sig: sigT!, inp, n, f });
     ops.swigluForward({ out: outN!, sig: sigN!, inp, n, f });
     expect(maxRelDiff(outN!, outT!)).toBeLessThan(2e-6);
-    const blocks = 4, l = 256;
+    const blocks = 4,
+      l = 256;
     const xT = buf(rng, blocks * l * l, 20);
     const xN = xT.slice();
     causalSoftmaxForward({ x: xT, offset: 0, blocks, l });
@@ -111,8 +114,10 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
         rmsnormForwardTs({ out: outT, rstd: rstdT, inp, weight, n, c, eps: 1e-5 });
         ops.rmsnormForward({ out: outN, rstd: rstdN, inp, weight, n, c, eps: 1e-5 });
         const dout = buf(rng, n * c, 1);
-        const dinpT = buf(rng, n * c, 1), dwT = buf(rng, c, 1);
-        const dinpN = dinpT.slice(), dwN = dwT.slice();
+        const dinpT = buf(rng, n * c, 1),
+          dwT = buf(rng, c, 1);
+        const dinpN = dinpT.slice(),
+          dwN = dwT.slice();
         rmsnormBackwardTs({ dinp: dinpT, dweight: dwT, dout, inp, weight, rstd: rstdT, n, c });
         ops.rmsnormBackward({ dinp: dinpN, dweight: dwN, dout, inp, weight, rstd: rstdT, n, c });
         // rstd scales like 1 / scale, so compare it relative to itself.
@@ -127,8 +132,20 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
   });
 
   // Oracle: the same loops as kv-decoder.ts's decodeAttention, in float64.
-  function decodeRef(a: { q: Float32Array; kc: Float32Array; vc: Float32Array; cacheBase: number; len: number;
-    s: number; h: number; d: number; scale: number; out: Float32Array; outOffset: number; qOffset: number }): void {
+  function decodeRef(a: {
+    q: Float32Array;
+    kc: Float32Array;
+    vc: Float32Array;
+    cacheBase: number;
+    len: number;
+    s: number;
+    h: number;
+    d: number;
+    scale: number;
+    out: Float32Array;
+    outOffset: number;
+    qOffset: number;
+  }): void {
     for (let hh = 0; hh < a.h; hh++) {
       const base = a.cacheBase + hh * a.s * a.d;
       const sc: number[] = [];
@@ -186,14 +203,20 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
   it('decode step writes the caches and attends every row like the per-row kernel', () => {
     const rng = new Rng(9);
     // 14 rows x ~5K FLOP-ish units crosses the parallel threshold, so rows run on both threads.
-    const h = 4, d = 32, s = 40, slots = 16, c = h * d;
-    const kc = buf(rng, slots * h * s * d, 1), vc = buf(rng, slots * h * s * d, 1);
+    const h = 4,
+      d = 32,
+      s = 40,
+      slots = 16,
+      c = h * d;
+    const kc = buf(rng, slots * h * s * d, 1),
+      vc = buf(rng, slots * h * s * d, 1);
     const slotIds = Int32Array.from([4, 0, 2, 5, 15, 7, 9, 1, 3, 14, 6, 8, 12, 11]);
     const positions = Int32Array.from(slotIds, (_, i) => (i * 17) % s);
     const count = slotIds.length;
     const qkv = buf(rng, count * 3 * c, 2);
     const out = new Float32Array(count * c);
-    const kc2 = kc.slice(), vc2 = vc.slice();
+    const kc2 = kc.slice(),
+      vc2 = vc.slice();
     ops.decodeAttentionStep({ qkv, slotIds, positions, count, kc, vc, s, h, d, out });
     for (let i = 0; i < count; i++) {
       for (let hh = 0; hh < h; hh++) {
@@ -208,19 +231,57 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
     expect(Array.from(vc)).toEqual(Array.from(vc2));
     const ref = new Float32Array(count * c);
     for (let i = 0; i < count; i++) {
-      decodeRef({ q: qkv, qOffset: i * 3 * c, kc, vc, cacheBase: slotIds[i]! * h * s * d, len: positions[i]! + 1,
-        s, h, d, scale: 1 / Math.sqrt(d), out: ref, outOffset: i * c });
+      decodeRef({
+        q: qkv,
+        qOffset: i * 3 * c,
+        kc,
+        vc,
+        cacheBase: slotIds[i]! * h * s * d,
+        len: positions[i]! + 1,
+        s,
+        h,
+        d,
+        scale: 1 / Math.sqrt(d),
+        out: ref,
+        outOffset: i * c,
+      });
     }
     expect(maxRelDiff(out, ref)).toBeLessThan(1e-5);
-    expect(() => ops.decodeAttentionStep({ qkv, slotIds: Int32Array.from([1, 1, 2, 3]), positions, count: 4, kc, vc, s, h, d, out }))
-      .toThrow(/appears twice/);
-    expect(() => ops.decodeAttentionStep({ qkv, slotIds, positions: Int32Array.from([0, 0, 40, 0]), count: 4, kc, vc, s, h, d, out }))
-      .toThrow(/outside the cache/);
+    expect(() =>
+      ops.decodeAttentionStep({
+        qkv,
+        slotIds: Int32Array.from([1, 1, 2, 3]),
+        positions,
+        count: 4,
+        kc,
+        vc,
+        s,
+        h,
+        d,
+        out,
+      }),
+    ).toThrow(/appears twice/);
+    expect(() =>
+      ops.decodeAttentionStep({
+        qkv,
+        slotIds,
+        positions: Int32Array.from([0, 0, 40, 0]),
+        count: 4,
+        kc,
+        vc,
+        s,
+        h,
+        d,
+        out,
+      }),
+    ).toThrow(/outside the cache/);
   });
 
   it('rejects undersized buffers with a clear error', () => {
     const small = new Float32Array(4);
-    expect(() => ops.swigluForward({ out: small, sig: small, inp: small, n: 2, f: 2 })).toThrow(/inp|argument 2 too small/);
+    expect(() => ops.swigluForward({ out: small, sig: small, inp: small, n: 2, f: 2 })).toThrow(
+      /inp|argument 2 too small/,
+    );
     expect(() => ops.causalSoftmaxForward({ x: small, offset: 1, blocks: 1, l: 2 })).toThrow(/too small/);
   });
 });

@@ -19,11 +19,19 @@ import type { SwigluBackwardArgs, SwigluForwardArgs } from './swiglu.ts';
 
 /** Arguments of kv-decoder.ts's decodeAttention (one query row per head against one KV slot). */
 export interface DecodeAttentionArgs {
-  q: Float32Array; qOffset: number; // q heads at qOffset, [H, D]
-  kc: Float32Array; vc: Float32Array; cacheBase: number; // [H, S, D] at cacheBase
-  len: number; s: number; h: number; d: number; scale: number;
+  q: Float32Array;
+  qOffset: number; // q heads at qOffset, [H, D]
+  kc: Float32Array;
+  vc: Float32Array;
+  cacheBase: number; // [H, S, D] at cacheBase
+  len: number;
+  s: number;
+  h: number;
+  d: number;
+  scale: number;
   scores: Float32Array; // [>= len] scratch (unused natively; kept for signature parity)
-  out: Float32Array; outOffset: number; // [H, D]
+  out: Float32Array;
+  outOffset: number; // [H, D]
 }
 
 /** Arguments of src/model/decode-attention.ts's decodeAttention (the whole decode step). */
@@ -79,12 +87,31 @@ function bind(addon: NativeAddon): NativeOps {
       addon.decodeAttentionStep(qkv, slotIds, positions, count, kc, vc, s, h, d, out),
     attentionForward: addon.attentionForward
       ? ({ out, probs, qkv, layout, nHeads, headDim }) =>
-          addon.attentionForward!(out, probs, qkv, layout.starts, layout.lengths, layout.probStarts, layout.starts.length, nHeads, headDim)
+          addon.attentionForward!(
+            out,
+            probs,
+            qkv,
+            layout.starts,
+            layout.lengths,
+            layout.probStarts,
+            layout.starts.length,
+            nHeads,
+            headDim,
+          )
       : null,
     attentionBackward: addon.attentionBackward
       ? ({ dqkv, dout, qkv, probs, layout, nHeads, headDim }) =>
           addon.attentionBackward!(
-            dqkv, dout, qkv, probs, layout.starts, layout.lengths, layout.probStarts, layout.starts.length, nHeads, headDim,
+            dqkv,
+            dout,
+            qkv,
+            probs,
+            layout.starts,
+            layout.lengths,
+            layout.probStarts,
+            layout.starts.length,
+            nHeads,
+            headDim,
           )
       : null,
   };

@@ -44,7 +44,9 @@ describe.skipIf(!nativeStatus().available)('native pool under concurrent callers
         }),
     );
     // Meanwhile the main thread keeps the pool busy with its own products.
-    const m = 200, k = 300, n = 150;
+    const m = 200,
+      k = 300,
+      n = 150;
     const a = new Float32Array(m * k).map((_, i) => (i % 17) / 17 - 0.5);
     const b = new Float32Array(k * n).map((_, i) => (i % 19) / 19 - 0.5);
     const expected = new Float32Array(m * n);

@@ -19,37 +19,94 @@ export interface NativeAddon {
   info(): { threads: number; isa: string; parallelMinFlops: number };
   // Twins of src/tensor/swiglu.ts and softmax.ts (positional arguments; bounds checked natively).
   swigluForward(out: Float32Array, sig: Float32Array, inp: Float32Array, n: number, f: number): void;
-  swigluBackward(dinp: Float32Array, dout: Float32Array, inp: Float32Array, sig: Float32Array, n: number, f: number): void;
+  swigluBackward(
+    dinp: Float32Array,
+    dout: Float32Array,
+    inp: Float32Array,
+    sig: Float32Array,
+    n: number,
+    f: number,
+  ): void;
   causalSoftmaxForward(x: Float32Array, offset: number, blocks: number, l: number): void;
   causalSoftmaxBackward(
-    grad: Float32Array, gradOffset: number, probs: Float32Array, probsOffset: number, blocks: number, l: number,
+    grad: Float32Array,
+    gradOffset: number,
+    probs: Float32Array,
+    probsOffset: number,
+    blocks: number,
+    l: number,
   ): void;
   decodeAttentionStep(
-    qkv: Float32Array, slotIds: Int32Array, positions: Int32Array, count: number, kc: Float32Array, vc: Float32Array,
-    s: number, h: number, d: number, out: Float32Array,
+    qkv: Float32Array,
+    slotIds: Int32Array,
+    positions: Int32Array,
+    count: number,
+    kc: Float32Array,
+    vc: Float32Array,
+    s: number,
+    h: number,
+    d: number,
+    out: Float32Array,
   ): void;
   rmsnormForward(
-    out: Float32Array, rstd: Float32Array, inp: Float32Array, weight: Float32Array, n: number, c: number, eps: number,
+    out: Float32Array,
+    rstd: Float32Array,
+    inp: Float32Array,
+    weight: Float32Array,
+    n: number,
+    c: number,
+    eps: number,
   ): void;
   rmsnormBackward(
-    dinp: Float32Array, dweight: Float32Array, dout: Float32Array, inp: Float32Array, weight: Float32Array,
-    rstd: Float32Array, n: number, c: number,
+    dinp: Float32Array,
+    dweight: Float32Array,
+    dout: Float32Array,
+    inp: Float32Array,
+    weight: Float32Array,
+    rstd: Float32Array,
+    n: number,
+    c: number,
   ): void;
   decodeAttention(
-    q: Float32Array, qOffset: number, kc: Float32Array, vc: Float32Array, cacheBase: number,
-    len: number, s: number, h: number, d: number, scale: number, out: Float32Array, outOffset: number,
+    q: Float32Array,
+    qOffset: number,
+    kc: Float32Array,
+    vc: Float32Array,
+    cacheBase: number,
+    len: number,
+    s: number,
+    h: number,
+    d: number,
+    scale: number,
+    out: Float32Array,
+    outOffset: number,
   ): void;
   /**
    * Fused causal attention over packed sequences (twins of attention.ts; layout from
    * attentionLayout). Optional: an addon built before they existed lacks them.
    */
   attentionForward?(
-    out: Float32Array, probs: Float32Array, qkv: Float32Array, starts: Int32Array, lengths: Int32Array,
-    probStarts: Float64Array, nseq: number, h: number, d: number,
+    out: Float32Array,
+    probs: Float32Array,
+    qkv: Float32Array,
+    starts: Int32Array,
+    lengths: Int32Array,
+    probStarts: Float64Array,
+    nseq: number,
+    h: number,
+    d: number,
   ): void;
   attentionBackward?(
-    dqkv: Float32Array, dout: Float32Array, qkv: Float32Array, probs: Float32Array, starts: Int32Array,
-    lengths: Int32Array, probStarts: Float64Array, nseq: number, h: number, d: number,
+    dqkv: Float32Array,
+    dout: Float32Array,
+    qkv: Float32Array,
+    probs: Float32Array,
+    starts: Int32Array,
+    lengths: Int32Array,
+    probStarts: Float64Array,
+    nseq: number,
+    h: number,
+    d: number,
   ): void;
   /** Products below this many FLOPs stay on one thread. */
   setParallelMinFlops(flops: number): void;
@@ -62,8 +119,23 @@ export interface NativeStatus {
 
 /** Order of the Float64Array passed to NativeAddon.gemm (must match native/src/addon.cc). */
 export const GEMM_PARAM_ORDER = [
-  'm', 'n', 'k', 'transA', 'transB', 'accumulate', 'alpha', 'lda', 'ldb', 'ldc',
-  'offA', 'offB', 'offC', 'batch', 'strideA', 'strideB', 'strideC',
+  'm',
+  'n',
+  'k',
+  'transA',
+  'transB',
+  'accumulate',
+  'alpha',
+  'lda',
+  'ldb',
+  'ldc',
+  'offA',
+  'offB',
+  'offC',
+  'batch',
+  'strideA',
+  'strideB',
+  'strideC',
 ] as const;
 
 const NATIVE_DIR = fileURLToPath(new URL('../../native/', import.meta.url));
@@ -74,12 +146,27 @@ const ADDON_PATH = process.env.CRL_NATIVE_PATH || `${NATIVE_DIR}build/Release/cr
 export const BUILD_FAILURE_PATH = `${NATIVE_DIR}build/BUILD_FAILED.txt`;
 
 // Keep in sync with scripts/build-native.mjs.
-const ISA_FLAGS = ['avx', 'avx2', 'fma', 'f16c', 'bmi2', 'avx512f', 'avx512dq', 'avx512bw', 'avx512vl', 'avx512vnni', 'avx512_bf16'];
+const ISA_FLAGS = [
+  'avx',
+  'avx2',
+  'fma',
+  'f16c',
+  'bmi2',
+  'avx512f',
+  'avx512dq',
+  'avx512bw',
+  'avx512vl',
+  'avx512vnni',
+  'avx512_bf16',
+];
 
 /** ISA flags that -march=native may use (Linux; elsewhere the CPU model string alone). */
 function isaFlags(): string {
   try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags')) ?? '';
+    const line =
+      readFileSync('/proc/cpuinfo', 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith('flags')) ?? '';
     const have = new Set(line.split(':')[1]?.trim().split(/\s+/) ?? []);
     return ISA_FLAGS.filter((f) => have.has(f)).join(' ');
   } catch {
@@ -92,21 +179,28 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
     return { addon: null, status: { available: false, reason: 'disabled by CRL_NATIVE=0' } };
   }
   if (!existsSync(ADDON_PATH)) {
-    const failure = process.env.CRL_NATIVE_PATH ? `CRL_NATIVE_PATH=${ADDON_PATH} does not exist`
+    const failure = process.env.CRL_NATIVE_PATH
+      ? `CRL_NATIVE_PATH=${ADDON_PATH} does not exist`
       : existsSync(BUILD_FAILURE_PATH)
-      ? `build failed at install: ${readFileSync(BUILD_FAILURE_PATH, 'utf8').trim().split('\n')[0]}`
-      : 'addon not built; run `node scripts/build-native.mjs`';
+        ? `build failed at install: ${readFileSync(BUILD_FAILURE_PATH, 'utf8').trim().split('\n')[0]}`
+        : 'addon not built; run `node scripts/build-native.mjs`';
     return { addon: null, status: { available: false, reason: failure } };
   }
   // Built with -march=native: loading it on a different CPU (a copied node_modules, a container
   // image) could die with SIGILL, which no try/catch can stop. Refuse instead, with the fix.
   const cpuPath = `${dirname(ADDON_PATH)}/cpu.json`;
   if (existsSync(cpuPath)) {
-    const built = JSON.parse(readFileSync(cpuPath, 'utf8')) as { march?: string; arch?: string; model?: string; isa?: string };
+    const built = JSON.parse(readFileSync(cpuPath, 'utf8')) as {
+      march?: string;
+      arch?: string;
+      model?: string;
+      isa?: string;
+    };
     const here = { arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() };
     const portable = built.march !== undefined && built.march !== 'native'; // CRL_NATIVE_MARCH build
     if (built.arch !== here.arch || (!portable && (built.model !== here.model || (built.isa ?? '') !== here.isa))) {
-      const reason = `addon was built for another CPU ("${built.model}", ${built.arch}, ${built.isa}), this is "${here.model}" ` +
+      const reason =
+        `addon was built for another CPU ("${built.model}", ${built.arch}, ${built.isa}), this is "${here.model}" ` +
         `(${here.arch}, ${here.isa}); ` +
         'rebuild with `node scripts/build-native.mjs`';
       return { addon: null, status: { available: false, reason } };

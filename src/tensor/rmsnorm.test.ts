@@ -6,7 +6,8 @@ import { rmsnormBackward, rmsnormForward } from './rmsnorm.ts';
 describe('rmsnorm', () => {
   it('normalises rows to unit RMS before the gain', () => {
     const rng = new Rng(1);
-    const n = 3, c = 8;
+    const n = 3,
+      c = 8;
     const inp = randomBuffer(rng, n * c, 5);
     const out = new Float32Array(n * c);
     rmsnormForward({ out, rstd: new Float32Array(n), inp, weight: new Float32Array(c).fill(1), n, c, eps: 1e-6 });
@@ -18,7 +19,8 @@ describe('rmsnorm', () => {
 
   it('backward matches finite differences', () => {
     const rng = new Rng(2);
-    const n = 4, c = 12;
+    const n = 4,
+      c = 12;
     const inp = randomBuffer(rng, n * c);
     const weight = randomBuffer(rng, c);
     const w = randomBuffer(rng, n * c);

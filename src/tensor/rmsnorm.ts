@@ -63,8 +63,8 @@ export function rmsnormBackwardTs({ dinp, dweight, dout, inp, weight, rstd, n, c
     for (let i = 0; i < c; i++) {
       const dy = dout[o + i]!;
       const x = inp[o + i]!;
-      dinp[o + i] += s * weight[i]! * dy - k * x;
-      dweight[i] += dy * x * s;
+      dinp[o + i]! += s * weight[i]! * dy - k * x;
+      dweight[i]! += dy * x * s;
     }
   }
 }

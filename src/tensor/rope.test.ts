@@ -12,7 +12,9 @@ describe('rope', () => {
     const before = x.slice();
     ropeForward({ x, n: 2, nHeads: 2, rowStride: 16, offset: 0, positions: new Int32Array([0, 7]), table });
     for (let i = 0; i < 16; i++) expect(x[i]).toBeCloseTo(before[i]!, 6);
-    expect(Math.abs(dot64(x.subarray(16), x.subarray(16)) - dot64(before.subarray(16), before.subarray(16)))).toBeLessThan(1e-4);
+    expect(
+      Math.abs(dot64(x.subarray(16), x.subarray(16)) - dot64(before.subarray(16), before.subarray(16))),
+    ).toBeLessThan(1e-4);
   });
 
   it('rotates pair (i, i + D/2) by pos * theta^(-2i/D), Hugging Face layout', () => {
@@ -26,7 +28,8 @@ describe('rope', () => {
 
   it('backward matches finite differences (strided rows)', () => {
     const rng = new Rng(5);
-    const n = 3, stride = 24; // q part of a [N, 3C] row with C = 16 (2 heads of 8), offset 8
+    const n = 3,
+      stride = 24; // q part of a [N, 3C] row with C = 16 (2 heads of 8), offset 8
     const x = randomBuffer(rng, n * stride);
     const w = randomBuffer(rng, n * stride);
     const positions = new Int32Array([2, 9, 15]);

@@ -11,7 +11,15 @@ export interface RopeTable {
   maxPositions: number;
 }
 
-export function ropeTable({ maxPositions, headDim, theta }: { maxPositions: number; headDim: number; theta: number }): RopeTable {
+export function ropeTable({
+  maxPositions,
+  headDim,
+  theta,
+}: {
+  maxPositions: number;
+  headDim: number;
+  theta: number;
+}): RopeTable {
   if (headDim % 2 !== 0) throw new Error(`rope: head dim must be even, got ${headDim}`);
   const half = headDim / 2;
   const cos = new Float32Array(maxPositions * half);

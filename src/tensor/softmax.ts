@@ -52,7 +52,14 @@ export function causalSoftmaxBackward(args: CausalSoftmaxBackwardArgs): void {
   else causalSoftmaxBackwardTs(args);
 }
 
-export function causalSoftmaxBackwardTs({ grad, gradOffset, probs, probsOffset, blocks, l }: CausalSoftmaxBackwardArgs): void {
+export function causalSoftmaxBackwardTs({
+  grad,
+  gradOffset,
+  probs,
+  probsOffset,
+  blocks,
+  l,
+}: CausalSoftmaxBackwardArgs): void {
   for (let b = 0; b < blocks; b++) {
     for (let i = 0; i < l; i++) {
       const og = gradOffset + (b * l + i) * l;

@@ -14,7 +14,8 @@ describe('swiglu', () => {
 
   it('backward matches finite differences', () => {
     const rng = new Rng(3);
-    const n = 3, f = 10;
+    const n = 3,
+      f = 10;
     const inp = randomBuffer(rng, n * 2 * f, 2);
     const w = randomBuffer(rng, n * f);
     const out = new Float32Array(n * f);

@@ -57,8 +57,8 @@ export function swigluBackwardTs({ dinp, dout, inp, sig, n, f }: SwigluBackwardA
       const u = inp[oi + f + i]!;
       const dy = dout[oo + i]!;
       const s = sig[oo + i]!;
-      dinp[oi + i] += dy * u * s * (1 + g * (1 - s));
-      dinp[oi + f + i] += dy * g * s;
+      dinp[oi + i]! += dy * u * s * (1 + g * (1 - s));
+      dinp[oi + f + i]! += dy * g * s;
     }
   }
 }

@@ -18,7 +18,8 @@ function signposts(instruction: string): Map<string, string> {
 }
 
 describe('fog-courier dense forms', () => {
-  it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed((s) => dense(s)));
+  it('is deterministic per seed and uses only vocabulary words', () =>
+    checkDenseDeterministicAndClosed((s) => dense(s)));
 
   it('lookup form: every supervised reply follows the signpost of the room in view, or takes / drops / leaves a side room', () => {
     const seen = { sign: 0, take: 0, back: 0, drop: 0 };
@@ -76,7 +77,11 @@ describe('fog-courier dense forms', () => {
       const ws = words(last.text);
       expect(ws.slice(0, 6).join(' ')).toBe(words(parts[0]!.text).slice(0, 6).join(' '));
       // The kept signposts are a suffix of the route's, in order.
-      const kept = last.text.split(' , ').slice(1).filter((c) => !c.startsWith('drop')).map((c) => words(c));
+      const kept = last.text
+        .split(' , ')
+        .slice(1)
+        .filter((c) => !c.startsWith('drop'))
+        .map((c) => words(c));
       const suffix = signs.slice(signs.length - kept.length).map(([id, d]) => [id, d]);
       expect(kept).toEqual(suffix);
     }

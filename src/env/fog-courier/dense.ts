@@ -20,7 +20,12 @@ import type { FogCourierKnobs } from './knobs.ts';
  * (read, not supervised; the recovery is supervised), cut by a summary request at a random step
  * and answered by the oracle summary (the signposts still ahead).
  */
-export function fogCourierDense(options: { rng: Rng; knobs: FogCourierKnobs; probes: number; summaryShare: number }): DensePart[] {
+export function fogCourierDense(options: {
+  rng: Rng;
+  knobs: FogCourierKnobs;
+  probes: number;
+  summaryShare: number;
+}): DensePart[] {
   return options.rng.next() < options.summaryShare ? walkForm(options) : lookupForm(options);
 }
 
@@ -44,7 +49,9 @@ function lookupForm(options: { rng: Rng; knobs: FogCourierKnobs; probes: number 
     const d = cameBy.get(at);
     chat.act(d ? `go ${d}` : 'look', false);
     const room = task.rooms[at]!;
-    chat.observe(roomView(taken && at === task.itemRoom ? { ...room, items: room.items.filter((x) => x !== task.item) } : room));
+    chat.observe(
+      roomView(taken && at === task.itemRoom ? { ...room, items: room.items.filter((x) => x !== task.item) } : room),
+    );
     const reply = chat.reply();
     if (reply === `take ${task.item}`) {
       taken = true;

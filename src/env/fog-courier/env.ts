@@ -2,7 +2,16 @@ import type { Environment, EnvReset, EnvStep } from '../../rollout/types.ts';
 import { parseKnobs } from '../knobs.ts';
 import { words } from '../visible-window.ts';
 import { fogCourierKnobs, type FogCourierKnobs } from './knobs.ts';
-import { DIRECTIONS, generateFogCourier, goalText, roomView, verifyFogCourier, type Direction, type FogCourierTask, type Room } from './generate.ts';
+import {
+  DIRECTIONS,
+  generateFogCourier,
+  goalText,
+  roomView,
+  verifyFogCourier,
+  type Direction,
+  type FogCourierTask,
+  type Room,
+} from './generate.ts';
 
 /**
  * fog-courier: the agent sees one room at a time and is told the way once, in the instruction.
@@ -22,7 +31,7 @@ export class FogCourierEnv implements Environment {
   private finished = false;
 
   constructor(knobs: Partial<FogCourierKnobs> = {}) {
-    this.knobs = parseKnobs({ family: 'fog-courier', schema: fogCourierKnobs as never, input: knobs });
+    this.knobs = parseKnobs({ family: 'fog-courier', schema: fogCourierKnobs, input: knobs });
   }
 
   get current(): FogCourierTask {

@@ -22,7 +22,8 @@ export interface FogCourierState {
   delivered: boolean;
 }
 
-const isDir = (w: string | undefined): w is Direction => w !== undefined && (DIRECTIONS as readonly string[]).includes(w);
+const isDir = (w: string | undefined): w is Direction =>
+  w !== undefined && (DIRECTIONS as readonly string[]).includes(w);
 
 /** `room R exits d… [items x…]` anywhere in ws (the newest one wins). */
 function findView(ws: readonly string[]): View | null {
@@ -49,9 +50,20 @@ export function readFogCourier(w: VisibleWindow): FogCourierState {
   const s: FogCourierState = { goal: null, way: new Map(), view: null, last: null, cameBy: null, delivered: false };
   const h = w.head;
   for (let i = 0; i < h.length; i++) {
-    if (h[i] === 'deliver' && h[i + 1] === 'item' && isLetterWord(h[i + 2]) && h[i + 4] === 'room' && isNumberWord(h[i + 5])) {
+    if (
+      h[i] === 'deliver' &&
+      h[i + 1] === 'item' &&
+      isLetterWord(h[i + 2]) &&
+      h[i + 4] === 'room' &&
+      isNumberWord(h[i + 5])
+    ) {
       s.goal = { item: h[i + 2]!, room: Number(h[i + 5]) };
-    } else if (isNumberWord(h[i]) && (isDir(h[i + 1]) || h[i + 1] === 'drop') && h[i - 1] !== 'room' && !s.way.has(Number(h[i]))) {
+    } else if (
+      isNumberWord(h[i]) &&
+      (isDir(h[i + 1]) || h[i + 1] === 'drop') &&
+      h[i - 1] !== 'room' &&
+      !s.way.has(Number(h[i]))
+    ) {
       s.way.set(Number(h[i]), h[i + 1] as Direction | 'drop');
     } else if (h[i] === 'drop' && isLetterWord(h[i + 1])) s.delivered = true; // a summary's `drop k`
   }
@@ -63,7 +75,13 @@ export function readFogCourier(w: VisibleWindow): FogCourierState {
       s.view = v;
       s.cameBy = st.action[0] === 'go' && isDir(st.action[1]) ? st.action[1] : null;
     }
-    if (st.action[0] === 'drop' && st.action[1] === s.goal?.item && obs[obs.length - 1] === 'ok' && s.view?.room === s.goal.room) s.delivered = true;
+    if (
+      st.action[0] === 'drop' &&
+      st.action[1] === s.goal?.item &&
+      obs[obs.length - 1] === 'ok' &&
+      s.view?.room === s.goal!.room
+    )
+      s.delivered = true;
     s.last = { action: st.action, observation: obs };
   }
   return s;
@@ -85,7 +103,7 @@ export function fogCourierAct(s: FogCourierState): string {
   if (v.room === room || sign === 'drop') return last?.action.join(' ') === `drop ${item}` ? 'done' : `drop ${item}`;
   const justTook = last !== null && last.action.join(' ') === `take ${item}`;
   if (v.items.includes(item) && !justTook) return `take ${item}`;
-  if (sign && v.exits.includes(sign as Direction)) return `go ${sign}`;
+  if (sign && v.exits.includes(sign)) return `go ${sign}`;
   const back = s.cameBy ? OPPOSITE[s.cameBy] : null;
   const onward = v.exits.find((d) => d !== back);
   return `go ${onward ?? back ?? v.exits[0] ?? 'north'}`;

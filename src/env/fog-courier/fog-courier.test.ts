@@ -67,7 +67,10 @@ describe('fog-courier', () => {
         expect(ep.actions).toHaveLength(task.way.length + 2); // every move, take, drop, done
         // Perturbed outcome: the item left in its own room (or in any room but the target).
         expect(verifyFogCourier(task, task.rooms)).toBe(false);
-        const moved = task.rooms.map((r, i) => ({ ...r, items: i === task.target ? [] : i === 0 ? [...r.items, task.item] : r.items }));
+        const moved = task.rooms.map((r, i) => ({
+          ...r,
+          items: i === task.target ? [] : i === 0 ? [...r.items, task.item] : r.items,
+        }));
         expect(verifyFogCourier(task, moved)).toBe(false);
       }
     }

@@ -5,7 +5,12 @@ import type { FogCourierKnobs } from './knobs.ts';
 export const DIRECTIONS = ['north', 'east', 'south', 'west'] as const;
 export type Direction = (typeof DIRECTIONS)[number];
 
-export const OPPOSITE: Readonly<Record<Direction, Direction>> = { north: 'south', south: 'north', east: 'west', west: 'east' };
+export const OPPOSITE: Readonly<Record<Direction, Direction>> = {
+  north: 'south',
+  south: 'north',
+  east: 'west',
+  west: 'east',
+};
 
 export interface Room {
   id: number; // shown to the agent; random, so ids reveal nothing about the layout
@@ -80,7 +85,8 @@ export function generateFogCourier(seed: number, k: FogCourierKnobs): FogCourier
   // Distractor items lie in side rooms: on the way the only item is the one to take, so a `take`
   // is a copy, and a wrong turn shows what is not to be taken.
   const side = rooms.map((_, i) => i).filter((i) => !route.includes(i));
-  if (side.length > 0) for (let i = 0; i < k.distractors; i++) rooms[rng.pick(side)]!.items.push(letters[1 + (i % 25)]!);
+  if (side.length > 0)
+    for (let i = 0; i < k.distractors; i++) rooms[rng.pick(side)]!.items.push(letters[1 + (i % 25)]!);
   for (const r of rooms) r.items.sort();
   const budget = Math.ceil((1 + k.slack) * (moves + 2)) + 1;
   return { rooms, route, way, item, itemRoom, target, budget };

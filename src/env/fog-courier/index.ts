@@ -8,7 +8,7 @@ import { fogCourierKnobs, fogCourierVariants, type FogCourierKnobs } from './kno
 export const fogCourier: TaskFamily<FogCourierKnobs> = {
   name: 'fog-courier',
   description: 'explore a tree of rooms one room at a time, take the named item and deliver it to the target room',
-  knobs: fogCourierKnobs as unknown as TaskFamily<FogCourierKnobs>['knobs'],
+  knobs: fogCourierKnobs,
   variants: fogCourierVariants,
   trainSeeds: { start: 0, end: 1_000_000 },
   evalSeeds: { start: 1_000_000, end: 1_010_000 },

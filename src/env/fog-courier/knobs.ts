@@ -23,7 +23,7 @@ export type FogCourierKnobs = z.infer<typeof fogCourierKnobs>;
 /** Held-out knob combinations, never used in training (issue 5). */
 export const fogCourierVariants: Record<string, Partial<FogCourierKnobs>> = {
   'longer-route': { route: 11 },
-  'bushy': { branching: 3 },
-  'cluttered': { distractors: 10 },
-  'tight': { slack: 0 },
+  bushy: { branching: 3 },
+  cluttered: { distractors: 10 },
+  tight: { slack: 0 },
 };

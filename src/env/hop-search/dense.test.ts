@@ -8,7 +8,12 @@ import { hopSearch, hopSearchKnobs } from './index.ts';
 const knobs = hopSearchKnobs.parse({});
 const dense = (seed: number, summaryShare = 0.5): DensePart[] =>
   hopSearch.dense!({ rng: new Rng(seed), knobs, maxChunks: 8, probes: 8, summaryShare });
-const ROLE: Partial<Record<DensePart['kind'], ChatMessage['role']>> = { instruction: 'user', action: 'assistant', reply: 'assistant', observation: 'observation' };
+const ROLE: Partial<Record<DensePart['kind'], ChatMessage['role']>> = {
+  instruction: 'user',
+  action: 'assistant',
+  reply: 'assistant',
+  observation: 'observation',
+};
 
 /**
  * Replays the parts as chat windows (each `instruction` opens one: an episode's first window or the
@@ -30,8 +35,15 @@ function checkAgainstExpert(parts: readonly DensePart[]): { replies: number; sum
       }
     }
     if (p.kind === 'summary') {
-      expect(p.text).toBe(hopSearch.expert([...window, { role: 'user', content: 'summarize the task goal and the facts needed so far' }], new Rng(0)));
-      expect(p.text).toBe(hopSearch.summaryWriters.oracle([...window, { role: 'user', content: 'summarize' }], new Rng(0)));
+      expect(p.text).toBe(
+        hopSearch.expert(
+          [...window, { role: 'user', content: 'summarize the task goal and the facts needed so far' }],
+          new Rng(0),
+        ),
+      );
+      expect(p.text).toBe(
+        hopSearch.summaryWriters.oracle([...window, { role: 'user', content: 'summarize' }], new Rng(0)),
+      );
       expect(parts[i + 1]).toEqual({ kind: 'instruction', text: p.text }); // the rebuilt window's head
       counts.summaries++;
       return;

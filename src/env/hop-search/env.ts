@@ -23,7 +23,7 @@ export class HopSearchEnv implements Environment {
   private finished = false;
 
   constructor(knobs: Partial<HopSearchKnobs> = {}) {
-    this.knobs = parseKnobs({ family: 'hop-search', schema: hopSearchKnobs as never, input: knobs });
+    this.knobs = parseKnobs({ family: 'hop-search', schema: hopSearchKnobs, input: knobs });
   }
 
   get current(): HopSearchTask {
@@ -62,7 +62,8 @@ export class HopSearchEnv implements Environment {
     } else {
       out = { observation: 'invalid action', done: false, reward: 0 };
     }
-    if (!out.done && this.steps >= this.maxSteps) out = { observation: `${out.observation} . no steps left`, done: true, reward: 0 };
+    if (!out.done && this.steps >= this.maxSteps)
+      out = { observation: `${out.observation} . no steps left`, done: true, reward: 0 };
     this.finished = out.done;
     return out;
   }

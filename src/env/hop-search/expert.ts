@@ -29,7 +29,8 @@ function readQuestions(ws: readonly string[]): Question[] {
     if (ws[i] !== 'question' || !isLetterWord(ws[i + 1])) continue;
     const rels: string[] = [];
     for (let j = i + 2; isRelation(ws[j]); j++) rels.push(ws[j]!);
-    if (rels.length > 0 && !out.some((q) => q.entity === ws[i + 1] && q.rels.join(' ') === rels.join(' '))) out.push({ entity: ws[i + 1]!, rels });
+    if (rels.length > 0 && !out.some((q) => q.entity === ws[i + 1] && q.rels.join(' ') === rels.join(' ')))
+      out.push({ entity: ws[i + 1]!, rels });
   }
   return out;
 }
@@ -50,7 +51,8 @@ export function readHopSearch(w: VisibleWindow): HopSearchState {
     found: [],
     results: null,
   };
-  for (let i = 0; i < w.head.length; i++) if (w.head[i] === 'found' && isLetterWord(w.head[i + 1])) s.found.push(w.head[i + 1]!);
+  for (let i = 0; i < w.head.length; i++)
+    if (w.head[i] === 'found' && isLetterWord(w.head[i + 1])) s.found.push(w.head[i + 1]!);
   s.found.slice(0, questions.length).forEach((a, i) => (s.answers[i] = a));
   for (const st of w.steps) {
     const obs = st.observation ?? [];
@@ -61,7 +63,14 @@ export function readHopSearch(w: VisibleWindow): HopSearchState {
       for (let j = 1; isNumberWord(obs[j]); j++) ids.push(Number(obs[j]));
       s.results = { subject: subject!, rel: rel!, ids };
     }
-    if (verb === 'open' && obs[0] === 'doc' && obs[2] === ':' && isLetterWord(obs[3]) && isRelation(obs[4]) && isLetterWord(obs[5])) {
+    if (
+      verb === 'open' &&
+      obs[0] === 'doc' &&
+      obs[2] === ':' &&
+      isLetterWord(obs[3]) &&
+      isRelation(obs[4]) &&
+      isLetterWord(obs[5])
+    ) {
       const qi = questions.findIndex((q) => q.rels.includes(obs[4]!));
       if (qi < 0) continue;
       const hop = questions[qi]!.rels.indexOf(obs[4]!);

@@ -35,7 +35,8 @@ export const docText = (d: HopSearchDoc): string => `doc ${d.id} : ${d.facts.map
  * The closing `answer` makes "what comes after this hop's relation" one lookup in every case: the
  * next relation, or `answer`.
  */
-export const questionText = (q: { entity: string; rels: readonly string[] }): string => ['question', q.entity, ...q.rels, 'answer'].join(' ');
+export const questionText = (q: { entity: string; rels: readonly string[] }): string =>
+  ['question', q.entity, ...q.rels, 'answer'].join(' ');
 const factKey = (subject: string, rel: string): string => `${subject} ${rel}`;
 
 /**
@@ -73,7 +74,10 @@ export function generateHopSearch(seed: number, k: HopSearchKnobs): HopSearchTas
       placed.push(f);
     }
   }
-  const docs: HopSearchDoc[] = rng.shuffle(NUMBERS.map(Number)).slice(0, k.docs).map((id) => ({ id, facts: [] }));
+  const docs: HopSearchDoc[] = rng
+    .shuffle(NUMBERS.map(Number))
+    .slice(0, k.docs)
+    .map((id) => ({ id, facts: [] }));
   const fits = (d: HopSearchDoc, f: Fact): boolean =>
     d.facts.length < k.factsPerDoc && d.facts.every((g) => g.rel !== f.rel && g.subject !== f.subject);
   const chainDocs = new Set<HopSearchDoc>();
@@ -93,7 +97,9 @@ export function generateHopSearch(seed: number, k: HopSearchKnobs): HopSearchTas
     for (const rel of rng.shuffle([...RELATIONS])) {
       if (d.facts.length >= k.factsPerDoc) break;
       if (d.facts.some((g) => g.rel === rel)) continue;
-      const subject = rng.shuffle([...LETTERS]).find((x) => !used.has(factKey(x, rel)) && d.facts.every((g) => g.subject !== x));
+      const subject = rng
+        .shuffle([...LETTERS])
+        .find((x) => !used.has(factKey(x, rel)) && d.facts.every((g) => g.subject !== x));
       if (subject === undefined) continue;
       used.add(factKey(subject, rel));
       d.facts.push({ subject, rel, value: rng.pick(LETTERS.filter((l) => l !== subject)) });

@@ -58,12 +58,21 @@ describe('hop-search', () => {
     const [q] = task.questions;
     const first = task.docs.find((d) => d.facts.some((f) => f.subject === q!.entity && f.rel === q!.rels[0]))!;
     expect(env.step(`search ${q!.entity} ${q!.rels[0]}`).observation).toBe(`results ${first.id}`);
-    const absent = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'].find((r) => !task.docs.some((d) => d.facts.some((f) => f.subject === q!.answer && f.rel === r)));
+    const absent = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'].find(
+      (r) => !task.docs.some((d) => d.facts.some((f) => f.subject === q!.answer && f.rel === r)),
+    );
     if (absent) expect(env.step(`search ${q!.answer} ${absent}`).observation).toBe('results none');
     const opened = env.step(`open ${first.id}`).observation;
     expect(opened).toBe(docText(first));
     expect(opened).toMatch(new RegExp(`^doc ${first.id} : (.* \\. )?${q!.entity} ${q!.rels[0]} [a-z]( |$)`));
-    for (const bad of [`search ${q!.entity}`, `search ${q!.entity} ${q!.rels[0]} 3`, 'search boss q', 'search q 3', 'look']) expect(env.step(bad).observation).toBe('invalid action');
+    for (const bad of [
+      `search ${q!.entity}`,
+      `search ${q!.entity} ${q!.rels[0]} 3`,
+      'search boss q',
+      'search q 3',
+      'look',
+    ])
+      expect(env.step(bad).observation).toBe('invalid action');
     const unused = Array.from({ length: 64 }, (_, i) => i).find((i) => !task.docs.some((d) => d.id === i))!;
     expect(env.step(`open ${unused}`).observation).toBe('doc not found');
     expect(env.step(`answer ${q!.answer}`)).toEqual({ observation: 'correct', done: true, reward: 1 });

@@ -8,7 +8,7 @@ import { hopSearchKnobs, hopSearchVariants, type HopSearchKnobs } from './knobs.
 export const hopSearch: TaskFamily<HopSearchKnobs> = {
   name: 'hop-search',
   description: 'search and open generated documents to answer multi-hop questions exactly',
-  knobs: hopSearchKnobs as unknown as TaskFamily<HopSearchKnobs>['knobs'],
+  knobs: hopSearchKnobs,
   variants: hopSearchVariants,
   trainSeeds: { start: 0, end: 1_000_000 },
   evalSeeds: { start: 1_000_000, end: 1_010_000 },

@@ -22,7 +22,9 @@ export const hopSearchKnobs = z
   .refine((k) => k.questions * k.hops <= RELATION_COUNT, {
     message: `questions x hops must be <= ${RELATION_COUNT}: every hop of every question needs its own relation word`,
   })
-  .refine((k) => k.docs >= k.questions * k.hops, { message: 'docs must be >= questions x hops (one chain fact per document)' })
+  .refine((k) => k.docs >= k.questions * k.hops, {
+    message: 'docs must be >= questions x hops (one chain fact per document)',
+  })
   .refine((k) => k.docs * k.factsPerDoc >= k.questions * k.hops + k.distractors, {
     message: 'docs x factsPerDoc must hold every chain fact and distractor',
   });

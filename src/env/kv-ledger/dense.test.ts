@@ -6,7 +6,8 @@ import { kvLedgerNeeded } from './expert.ts';
 import { kvLedger, kvLedgerKnobs } from './index.ts';
 
 const knobs = kvLedgerKnobs.parse({ queries: 1, keys: 4 });
-const dense = (seed: number, summaryShare = 0.5) => kvLedger.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare });
+const dense = (seed: number, summaryShare = 0.5) =>
+  kvLedger.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare });
 
 describe('kv-ledger dense warm-up text', () => {
   it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed(dense));
@@ -21,11 +22,19 @@ describe('kv-ledger dense warm-up text', () => {
         if (target.kind === 'summary') {
           // The oracle summary of a window holding the queries and then the stream (kvLedgerNeeded).
           const queries = words(ask.text);
-          const c = kvLedgerNeeded({ head: queries, steps: [{ action: ['read'], observation: stream }], summaryRequest: true });
+          const c = kvLedgerNeeded({
+            head: queries,
+            steps: [{ action: ['read'], observation: stream }],
+            summaryRequest: true,
+          });
           expect(target.text).toBe([...c.goal, ...c.facts].join(' , '));
         } else {
           const key = words(ask.text)[2]!;
-          const c = kvLedgerNeeded({ head: ['queries', key], steps: [{ action: ['read'], observation: stream }], summaryRequest: true });
+          const c = kvLedgerNeeded({
+            head: ['queries', key],
+            steps: [{ action: ['read'], observation: stream }],
+            summaryRequest: true,
+          });
           const fact = c.facts.find((f) => f.startsWith(`set ${key} `));
           expect(target.text).toBe(fact ? fact.split(' ')[2] : 'none');
         }

@@ -15,7 +15,13 @@ import type { KvLedgerKnobs } from './knobs.ts';
  * (bench/probe-recall.ts), and self summaries stayed empty of values without the summary form.
  * The stream stops before `end` half of the time, so `end` in a summary means "seen", as in episodes.
  */
-export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number; probes: number; summaryShare: number }): DensePart[] {
+export function kvLedgerDense(options: {
+  rng: Rng;
+  knobs: KvLedgerKnobs;
+  maxChunks: number;
+  probes: number;
+  summaryShare: number;
+}): DensePart[] {
   const { rng, knobs } = options;
   if (rng.next() < options.summaryShare) return episodeForm(options);
   const chunks = 1 + rng.int(Math.max(1, options.maxChunks));
@@ -43,7 +49,10 @@ export function kvLedgerDense(options: { rng: Rng; knobs: KvLedgerKnobs; maxChun
       parts.push({ kind: 'context', text: `queries ${asked.join(' ')}` }, { kind: 'summary', text: summary });
     } else {
       const k = rng.pick(keys);
-      parts.push({ kind: 'context', text: `, query ${k} answer` }, { kind: 'target', text: live.has(k) ? String(live.get(k)) : 'none' });
+      parts.push(
+        { kind: 'context', text: `, query ${k} answer` },
+        { kind: 'target', text: live.has(k) ? String(live.get(k)) : 'none' },
+      );
     }
   }
   return parts;
@@ -65,7 +74,9 @@ function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: numbe
   const chunks = Math.ceil(options.maxChunks / 2) + rng.int(Math.floor(options.maxChunks / 2) + 1);
   const task = generateKvLedger(rng.int(1_000_000), { ...knobs, chunks, queries, queryPosition: 'start' });
   const live = new Map<string, number>();
-  const parts: DensePart[] = [{ kind: 'instruction', text: `read all , then answer . queries ${task.queries.join(' ')}` }];
+  const parts: DensePart[] = [
+    { kind: 'instruction', text: `read all , then answer . queries ${task.queries.join(' ')}` },
+  ];
   task.chunks.forEach((ops, c) => {
     parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: chunkText(c, ops) });
     for (const op of ops) applyOp(live, op);
@@ -73,6 +84,9 @@ function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: numbe
   const ended = rng.next() < 0.5;
   if (ended) parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
   const facts = task.queries.filter((k) => live.has(k)).map((k) => `set ${k} ${live.get(k)}`);
-  parts.push({ kind: 'summary', text: [`queries ${task.queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ') });
+  parts.push({
+    kind: 'summary',
+    text: [`queries ${task.queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , '),
+  });
   return parts;
 }

@@ -20,7 +20,7 @@ export class KvLedgerEnv implements Environment {
   private ended = false;
 
   constructor(knobs: Partial<KvLedgerKnobs> = {}) {
-    this.knobs = parseKnobs({ family: 'kv-ledger', schema: kvLedgerKnobs as never, input: knobs });
+    this.knobs = parseKnobs({ family: 'kv-ledger', schema: kvLedgerKnobs, input: knobs });
   }
 
   /** The current task (for tests and tools); throws before reset. */
@@ -68,7 +68,8 @@ export class KvLedgerEnv implements Environment {
     } else {
       out = { observation: 'invalid action', done: false, reward: 0 };
     }
-    if (!out.done && this.steps >= this.maxSteps) out = { observation: `${out.observation} . no steps left`, done: true, reward: 0 };
+    if (!out.done && this.steps >= this.maxSteps)
+      out = { observation: `${out.observation} . no steps left`, done: true, reward: 0 };
     this.finished = out.done;
     return out;
   }

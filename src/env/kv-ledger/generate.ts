@@ -3,7 +3,8 @@ import { LETTERS } from '../../model/vocab.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
 
 /** One operation in the stream, as words: `set a 5`, `del a`, `filler 17`. */
-export type KvOp = { kind: 'set'; key: string; value: number } | { kind: 'del'; key: string } | { kind: 'filler'; n: number };
+export type KvOp =
+  { kind: 'set'; key: string; value: number } | { kind: 'del'; key: string } | { kind: 'filler'; n: number };
 
 export interface KvLedgerTask {
   chunks: KvOp[][]; // [chunks][chunkOps]

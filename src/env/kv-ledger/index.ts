@@ -8,7 +8,7 @@ import { kvLedgerKnobs, kvLedgerVariants, type KvLedgerKnobs } from './knobs.ts'
 export const kvLedger: TaskFamily<KvLedgerKnobs> = {
   name: 'kv-ledger',
   description: 'read a stream of chunks of set / del / filler operations, then answer queries about the latest values',
-  knobs: kvLedgerKnobs as unknown as TaskFamily<KvLedgerKnobs>['knobs'],
+  knobs: kvLedgerKnobs,
   variants: kvLedgerVariants,
   trainSeeds: { start: 0, end: 1_000_000 },
   evalSeeds: { start: 1_000_000, end: 1_010_000 },

@@ -9,9 +9,12 @@ import type { DensePart } from '../family.ts';
  */
 export function checkDenseDeterministicAndClosed(dense: (seed: number) => DensePart[]): void {
   const tok = new WordTokenizer();
-  fc.assert(fc.property(fc.integer({ min: 0, max: 1_000_000 }), (seed) => {
-    const a = dense(seed);
-    expect(a).toEqual(dense(seed));
-    for (const p of a) expect(() => tok.encode(p.text)).not.toThrow();
-  }), { numRuns: 40 });
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 1_000_000 }), (seed) => {
+      const a = dense(seed);
+      expect(a).toEqual(dense(seed));
+      for (const p of a) expect(() => tok.encode(p.text)).not.toThrow();
+    }),
+    { numRuns: 40 },
+  );
 }

@@ -16,11 +16,19 @@ export interface DirectEpisode {
  * Plays one episode in a single unbounded window (no compaction): the environment and a text
  * policy alone, for generator / verifier / closure tests that must not depend on the runtime.
  */
-export function playDirect(options: { env: Environment; seed: number; policy: TextPolicy; maxSteps?: number }): DirectEpisode {
+export function playDirect(options: {
+  env: Environment;
+  seed: number;
+  policy: TextPolicy;
+  maxSteps?: number;
+}): DirectEpisode {
   const { env, seed, policy } = options;
   const rng = new Rng(seed);
   const { instruction } = env.reset(seed);
-  const messages: ChatMessage[] = [{ role: 'system', content: 'you are an agent' }, { role: 'user', content: instruction }];
+  const messages: ChatMessage[] = [
+    { role: 'system', content: 'you are an agent' },
+    { role: 'user', content: instruction },
+  ];
   const actions: string[] = [];
   const observations: string[] = [];
   for (let i = 0; i < (options.maxSteps ?? 200); i++) {

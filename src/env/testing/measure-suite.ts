@@ -23,9 +23,16 @@ export async function measureSuite(episodes: number): Promise<string[]> {
         const recs = await runExpertEpisodes({ family, knobs, seeds, writer, windows });
         return ((100 * recs.filter((r) => r.reward >= 1).length) / recs.length).toFixed(1);
       };
-      const ws = (await runExpertEpisodes({ family, knobs, seeds, writer: 'oracle', windows: 8 })).map(windowsUsed).sort((a, b) => a - b);
+      const ws = (await runExpertEpisodes({ family, knobs, seeds, writer: 'oracle', windows: 8 }))
+        .map(windowsUsed)
+        .sort((a, b) => a - b);
       const median = (ws[Math.floor((episodes - 1) / 2)]! + ws[Math.floor(episodes / 2)]!) / 2;
-      const cells = [await pass('oracle', 1), await pass('oracle', 4), await pass({ lossy: 0.3 }, 4), await pass('null', 4)];
+      const cells = [
+        await pass('oracle', 1),
+        await pass('oracle', 4),
+        await pass({ lossy: 0.3 }, 4),
+        await pass('null', 4),
+      ];
       rows.push(`| ${family.name} | ${variant} | ${median} | ${cells.join(' | ')} |`);
     }
   }

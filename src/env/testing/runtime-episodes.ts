@@ -8,7 +8,7 @@ import type { TaskFamily, TextPolicy } from '../family.ts';
 
 /**
  * Test and measurement helper: runs a family's scripted expert through the real rollout runtime
- * (src/rollout/, spec §2) with a chosen summary writer. Lives under testing/ because it imports
+ * (src/rollout/, method §2) with a chosen summary writer. Lives under testing/ because it imports
  * the runtime, which env/ itself must not (imports flow rollout -> env).
  */
 export type WriterChoice = 'oracle' | 'null' | 'self' | { lossy: number };
@@ -35,7 +35,11 @@ export async function runExpertEpisodes(options: {
   const rng = new Rng(options.rngSeed ?? 1);
   const actor = textPolicySampler({ tokenizer, policy: family.expert, rng });
   const summarizer = textPolicySampler({ tokenizer, policy: writerPolicy(family, writer), rng });
-  const episodes = seeds.map((seed, i) => ({ episodeId: `${family.name}-${i}`, env: family.create(options.knobs ?? {}), seed }));
+  const episodes = seeds.map((seed, i) => ({
+    episodeId: `${family.name}-${i}`,
+    env: family.create(options.knobs ?? {}),
+    seed,
+  }));
   return runEpisodes({ episodes, config, layout, actor, summarizer });
 }
 

@@ -84,7 +84,10 @@ export class TabularPolicy implements TrainablePolicy {
   }
 
   step(): { gradNorm: number; lr: number } {
-    const gradNorm = sgd(this.logits, this.grad, { lr: this.options.lr, maxGradNorm: this.options.maxGradNorm ?? Infinity });
+    const gradNorm = sgd(this.logits, this.grad, {
+      lr: this.options.lr,
+      maxGradNorm: this.options.maxGradNorm ?? Infinity,
+    });
     return { gradNorm, lr: this.options.lr };
   }
 }
@@ -113,7 +116,10 @@ export class TabularCritic implements TrainableCritic {
   }
 
   step(): { gradNorm: number; lr: number } {
-    const gradNorm = sgd(this.table, this.grad, { lr: this.options.lr, maxGradNorm: this.options.maxGradNorm ?? Infinity });
+    const gradNorm = sgd(this.table, this.grad, {
+      lr: this.options.lr,
+      maxGradNorm: this.options.maxGradNorm ?? Infinity,
+    });
     return { gradNorm, lr: this.options.lr };
   }
 }

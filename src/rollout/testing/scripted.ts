@@ -54,7 +54,12 @@ export interface SamplerCall {
  * Random words then `<eot>`; with probability pCap it runs to maxTokens without `<eot>`.
  * Logprobs are random negatives (so tests can check they land on the right tokens).
  */
-export function randomTokenSampler(options: { tokenizer: Tokenizer; rng: Rng; pCap?: number; log?: SamplerCall[] }): TokenSampler & { calls: number } {
+export function randomTokenSampler(options: {
+  tokenizer: Tokenizer;
+  rng: Rng;
+  pCap?: number;
+  log?: SamplerCall[];
+}): TokenSampler & { calls: number } {
   const { tokenizer, rng, log } = options;
   const pCap = options.pCap ?? 0.2;
   const eot = tokenizer.specialId('<eot>');
@@ -65,7 +70,14 @@ export function randomTokenSampler(options: { tokenizer: Tokenizer; rng: Rng; pC
     const tokens = Array.from({ length: n }, () => rng.pick(ids));
     if (!capped) tokens[n - 1] = eot;
     const logprobs = tokens.map(() => -rng.next() * 5);
-    log?.push({ episodeId: req.episodeId ?? '', stage: req.stage ?? 'act', prompt: [...req.prompt], maxTokens: req.maxTokens, tokens: [...tokens], logprobs: [...logprobs] });
+    log?.push({
+      episodeId: req.episodeId ?? '',
+      stage: req.stage ?? 'act',
+      prompt: [...req.prompt],
+      maxTokens: req.maxTokens,
+      tokens: [...tokens],
+      logprobs: [...logprobs],
+    });
     return { tokens, logprobs, finishReason: capped ? 'length' : 'stop' };
   };
   const sampler = {
