@@ -5,8 +5,8 @@
  * It says how much smaller the policy advantage of an early segment (e.g. the first summary) is
  * than without the correction (README, "full preset on kv-ledger").
  *
- *   bin/crl run --env kv-ledger --policy RUN_DIR --episodes 16 --out /tmp/eps.jsonl
- *   node --import tsx bench/cross-trajectory-factor.ts /tmp/eps.jsonl [alpha=1.5]
+ *   bin/crl run --env kv-ledger --policy RUN_DIR --episodes 16 --out runs/eps.jsonl
+ *   node --import tsx bench/cross-trajectory-factor.ts runs/eps.jsonl [alpha=1.5]
  */
 import { readFileSync } from 'node:fs';
 

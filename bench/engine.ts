@@ -1,5 +1,5 @@
 /**
- * Engine benchmark (issue 2): training step and sampling speed of the embedded model, against the
+ * Engine benchmark: training step and sampling speed of the embedded model, against the
  * machine's GEMM ceiling. `npm run bench:engine [-- --quick]`.
  *
  * FLOPs counted (per training step over N tokens, forward + backward = 3x forward):

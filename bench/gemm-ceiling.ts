@@ -1,11 +1,11 @@
 /**
  * The machine's float32 GEMM ceiling on a 1024^3 product: the built-in kernel (src/tensor/gemm.ts)
- * and, where installed, OpenBLAS. Reused by bench/engine.ts (issue 2: ratio = train / ceiling).
+ * and, where installed, OpenBLAS. Reused by bench/engine.ts (ratio = train / ceiling).
  *
  * OpenBLAS runs in a python3 subprocess through ctypes (no compiler or numpy needed) with
  * OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from ITS environment only: this machine exports
  * them on purpose for older builds, and they cap OpenBLAS at ~140-180 GFLOP/s. Never change them
- * anywhere else (issue 2).
+ * anywhere else.
  */
 import { spawnSync } from 'node:child_process';
 import { gemm, gemmBackend } from '../src/tensor/gemm.ts';

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:gemm`: GFLOP/s of the GEMM on 1024^3 and on the reference model's shapes (issue 2),
+ * `npm run bench:gemm`: GFLOP/s of the GEMM on 1024^3 and on the reference model's shapes,
  * native vs TypeScript; per-call overhead on the sampler's small products; the GEMM ceiling
  * (bench/gemm-ceiling.ts); the non-GEMM native twins vs TypeScript. `--sweep` also measures the one-thread/two-thread crossover that sets
  * the addon's parallel cutoff. The last line is one JSON object.

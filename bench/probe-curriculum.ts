@@ -13,7 +13,7 @@
  * its documented resume path, so the episode SFT is exactly `crl sft`'s. (4) Evaluate with
  * `bin/crl eval --policy <out> ...` (printed at the end).
  *
- *   CRL_THREADS=1 node --import tsx bench/probe-curriculum.ts --out /tmp/cur --warm-steps 600
+ *   CRL_THREADS=1 node --import tsx bench/probe-curriculum.ts --out runs/cur --warm-steps 600
  *
  * The last line is one JSON object: args, warm-up curve, final SFT metrics, checkpoint path.
  */

@@ -40,7 +40,7 @@ const ArgsSchema = z
     /**
      * 1: letter keys (`e 14`); 2: relation-and-letter keys (`boss e 14`) drawn from 3 relations and
      * ceil(pairs / 2) letters, so that neither word alone names the pair: hop-search's two-key
-     * lookup (docs/sft.md, session 4).
+     * lookup (docs/sft.md, "Family dense forms").
      */
     'key-words': int.min(1).max(2).default(1),
     /** With --key-words 2: this share of each training batch is one-key sequences (held-out stays two-key). */

@@ -1,5 +1,5 @@
 /**
- * Rollout runtime overhead (issue 4): thousands of episodes with a scripted sampler, timing what
+ * Rollout runtime overhead: thousands of episodes with a scripted sampler, timing what
  * the runtime itself costs per sampled token (window bookkeeping, compaction, records), apart
  * from the sampler and the environment. Run: `npm run bench:rollout [-- --episodes N]`.
  */

@@ -12,7 +12,7 @@ import { familyFor, loadFamilies } from './load-envs.ts';
 import { actorSampler, summarySampler } from './policy-samplers.ts';
 import { parseRunFlags, type RunFlags } from './run-flags.ts';
 
-/** The last line `crl run` prints (issue 4). */
+/** The last line `crl run` prints; scripts parse it, so its fields are a contract. */
 export interface RunSummary {
   passAt1: number;
   episodes: number;

@@ -4,7 +4,7 @@ import { hopSearch } from './hop-search/index.ts';
 import { kvLedger } from './kv-ledger/index.ts';
 import { familyNames, registerFamily } from './registry.ts';
 
-/** The built-in long-horizon task suite (issue 5, docs/tasks.md). */
+/** The built-in long-horizon task suite (docs/tasks.md). */
 export const BUILTIN_FAMILIES: readonly TaskFamily<any>[] = [kvLedger, fogCourier, hopSearch];
 
 /** Registers every built-in family once; calling it (or importing this module) again is a no-op. */

@@ -24,7 +24,7 @@ export function renderSummary(c: SummaryContent): string {
 
 /**
  * lossy(p): each fact dropped with probability p; each goal clause with probability goalP, by
- * default p / 2 ("sometimes the goal", issue 5). Meta clauses are kept: dropping them would
+ * default p / 2 ("sometimes the goal", docs/tasks.md). Meta clauses are kept: dropping them would
  * corrupt, not forget.
  */
 export function dropClauses(c: SummaryContent, p: number, rng: Rng, goalP = p / 2): SummaryContent {

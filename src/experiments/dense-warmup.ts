@@ -46,7 +46,7 @@ export const DenseWarmupSchema = z
      * Dense sequences mixed into every epoch of the episode SFT that follows (families with a
      * dense generator). fog-courier's take decision, learned in the warm-up (probe accuracy 1.0),
      * fell to 0.01 during 20 epochs of episode SFT, where `go` is 82% of the actions; replay kept
-     * it at 0.70-0.88 but did not move Pass@1 (docs/sft.md, session 4), so the presets leave it at 0.
+     * it at 0.70-0.88 but did not move Pass@1 (docs/sft.md, "Family dense forms"), so the presets leave it at 0.
      */
     replay: z.number().int().nonnegative().default(0),
   })

@@ -86,7 +86,7 @@ export function episodeBatchRunner(options: {
   };
 }
 
-/** Task seeds from the family's evaluation range (disjoint from training seeds, issue 5). */
+/** Task seeds from the family's evaluation range (disjoint from training seeds, method §8). */
 export function evalTaskSeeds(family: TaskFamily, tasks: number, offset = 0): number[] {
   const size = family.evalSeeds.end - family.evalSeeds.start;
   return Array.from({ length: tasks }, (_, i) => family.evalSeeds.start + ((offset + i) % size));

@@ -68,13 +68,13 @@ const QUICK_SFT = {
 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
 
 /**
- * Per-family SFT overrides (session 5, docs/sft.md). At lossy(0.2) the fog-courier and hop-search
+ * Per-family SFT overrides (docs/sft.md). At lossy(0.2) the fog-courier and hop-search
  * bases left RL little room (x4 75.0 and 75.0%, oracle 97.9 and 100%); at lossy(0.3), same warm-up,
  * x4 58.3 and 60.4%, oracle 97.9 and 85.4%, null 0% (12 tasks x 4 each). hop-search trains at
- * p = 0.4 (session 6, docs/sft.md): at 5 hops no p put its base in 20-70% with oracle >= 85%
+ * p = 0.4 (docs/sft.md, "hop-search into the band"): at 5 hops no p put its base in 20-70% with oracle >= 85%
  * (p 0.3 / 0.4: x4 76.6 / 76.6, oracle 94.8 / 99.5; p 0.5: 49.0, oracle 83.3, 3 seeds each), and
  * 6 hops broke one seed's acting (oracle 25.0). A base that reads its summaries fails where its
- * own summary lost the question, at the goal-drop rate it was taught (p / 2), so session 7 raised
+ * own summary lost the question, at the goal-drop rate it was taught (p / 2), so commit 3b0be0a raised
  * only that rate: lossyGoalP 0.4 (probe, 16 tasks x 4, seeds 0 / 1 / 2: x4 31.3 / 62.5 / 60.9,
  * oracle 67.2 / 100 / 100; docs/sft.md).
  */
@@ -85,7 +85,7 @@ const SFT_BY_ENV = { 'fog-courier': { lossyP: 0.3 }, 'hop-search': { lossyP: 0.4
  * overwrites, so a key is written about once per window and the summary is plain long-range recall
  * (with overwrites the queried key was written 3+ times in 2/3 of summary windows and the base
  * never found the latest value; docs/sft.md). The long horizon (11 chunks, ~3 windows) is kept.
- * These are kv-ledger's defaults since session 3; kept explicit so that a later change of the
+ * These are kv-ledger's defaults since commit 36429e2; kept explicit so that a later change of the
  * defaults does not silently change what the presets measure.
  */
 const KV_KNOBS = { queries: 1, overwriteRate: 0 };

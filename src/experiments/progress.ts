@@ -16,7 +16,7 @@ export interface ProgressField {
   digits: number;
 }
 
-/** What a training run shows (issue 6): success rate, compactions, tokens/s (+ ETA from the bar). */
+/** What a training run shows: success rate, compactions, tokens/s (+ ETA from the bar). */
 export const TRAIN_FIELDS: readonly ProgressField[] = [
   { key: 'rollout/success_rate', label: 'success', digits: 2 },
   { key: 'rollout/compactions_per_episode', label: 'compactions', digits: 2 },

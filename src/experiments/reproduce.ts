@@ -18,7 +18,7 @@ import { taskFamily } from './task-families.ts';
 import { train } from './train-loop.ts';
 import type { ActorKind } from './trainer-models.ts';
 
-/** The last line of `crl reproduce` (issue 6). */
+/** The last line of `crl reproduce`; scripts parse it, so its fields are a contract. */
 export interface ReproduceSummary {
   runDir: string;
   results: Record<string, Record<string, { passAt1: number; low: number; high: number }>>;
@@ -27,7 +27,7 @@ export interface ReproduceSummary {
 type Log = (line: string) => void;
 
 /**
- * The whole pipeline (issue 6): SFT base -> RL w/o compaction -> CompactionRL -> ablations ->
+ * The whole pipeline (method §7, §8): SFT base -> RL w/o compaction -> CompactionRL -> ablations ->
  * broadcast -> evaluation of all -> report. Every stage skips work already on disk, so rerunning
  * on the same directory resumes after any interruption (training itself resumes mid-run).
  */

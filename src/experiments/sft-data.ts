@@ -19,7 +19,7 @@ export interface SftSequence {
 export type TokenKind = 'none' | 'action' | 'answer' | 'summary';
 
 /**
- * Expert episodes with compaction, summaries by lossy(p) (issue 5). Seeds are drawn from the
+ * Expert episodes with compaction, summaries by lossy(p) (docs/tasks.md). Seeds are drawn from the
  * given range with the rng: a fresh draw per epoch streams new tasks (the generator is infinite),
  * which is what stops a small model from memorising a fixed set of episodes.
  */

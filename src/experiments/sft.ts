@@ -19,7 +19,7 @@ import { createRunDir, runPaths } from './run-dir.ts';
 import { taskFamily } from './task-families.ts';
 
 /**
- * The SFT base policy (issue 5, method §7 "base"): expert episodes with compaction, summaries by a
+ * The SFT base policy (method §7 "base"): expert episodes with compaction, summaries by a
  * lossy writer (so the base summarizes imperfectly and leaves room for RL), cross-entropy on the
  * generated tokens only (actions and summaries; loss masks of method §3).
  */
@@ -55,7 +55,7 @@ export const SftConfigSchema = z
           .refine((xs) => xs.reduce((a, m) => a + m.share, 0) <= 1, { message: 'shares must sum to at most 1' }),
       )
       .default({}),
-    /** lossy(p) summaries: each needed fact dropped with probability p (issue 5). */
+    /** lossy(p) summaries: each needed fact dropped with probability p (docs/tasks.md). */
     lossyP: z.number().min(0).max(1).default(0.3),
     /** lossy summaries drop each goal clause (the task statement) with this probability; unset: lossyP / 2. */
     lossyGoalP: z.number().min(0).max(1).optional(),

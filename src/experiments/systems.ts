@@ -2,7 +2,7 @@ import type { TrainConfigInput } from '../config/train-config.ts';
 
 /**
  * The systems of method §7 as config overrides on top of a preset's training config. 'base' is the
- * SFT model itself (no RL). Names are the keys of `crl reproduce`'s JSON (issue 6).
+ * SFT model itself (no RL). Names are the keys of `crl reproduce`'s JSON.
  */
 export const SYSTEM_NAMES = [
   'base',

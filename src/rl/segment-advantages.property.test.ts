@@ -1,5 +1,5 @@
 /**
- * Properties of computeSegmentAdvantages (issue 3) and a reference loop implementation written
+ * Properties of computeSegmentAdvantages and a reference loop implementation written
  * straight from the method §4 formulas (explicit sums and powers, no recursion), compared with the
  * fast backward-recursion version on random episodes.
  */

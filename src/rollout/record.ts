@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * One episode's record (method §3, issue 4): every segment's tokens exactly as fed to the sampler,
+ * One episode's record (method §3): every segment's tokens exactly as fed to the sampler,
  * its loss mask and sampling logprobs, and one event per compaction. Written as JSONL.
  */
 

@@ -1,6 +1,6 @@
 /**
- * The native GEMM against its TypeScript twin (gemmRef), per issue 2's "every native kernel
- * against its TypeScript twin on random shapes including odd sizes, transposes and batches".
+ * The native GEMM against its TypeScript twin (gemmRef): every native kernel is checked
+ * against its TypeScript twin on random shapes including odd sizes, transposes and batches.
  * Skipped when the addon is unavailable unless CRL_REQUIRE_NATIVE=1 (CI's native leg sets it,
  * so a silently failed build cannot pass as green).
  */

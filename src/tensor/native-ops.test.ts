@@ -1,5 +1,5 @@
 /**
- * Each native op against its TypeScript twin (issue 2), on random shapes with odd sizes (SIMD
+ * Each native op against its TypeScript twin, on random shapes with odd sizes (SIMD
  * tails), offsets and values wide enough to reach exp's clamps. Prints the max difference.
  */
 import fc from 'fast-check';

@@ -31,8 +31,8 @@ export interface Signpost {
  * east , 17 north , … , 3 drop`): the clue seen at the start and needed at every later step, so
  * after a compaction the summary must carry the signposts still ahead (docs/tasks.md). Each
  * decision is a one-key lookup (room id in view -> signpost), the kind the embedded 2-layer model learns; the
- * depth-first search of sessions 1–4 needed the whole search state right at every step, and the
- * base never held it (docs/sft.md, session 4).
+ * depth-first search this family used before commit d383b6e needed the whole search state right at
+ * every step, and the base never held it (docs/sft.md, "Family dense forms").
  */
 export interface FogCourierTask {
   rooms: Room[];

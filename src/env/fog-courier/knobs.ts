@@ -20,7 +20,7 @@ export const fogCourierKnobs = z
 
 export type FogCourierKnobs = z.infer<typeof fogCourierKnobs>;
 
-/** Held-out knob combinations, never used in training (issue 5). */
+/** Held-out knob combinations, never used in training (method §8). */
 export const fogCourierVariants: Record<string, Partial<FogCourierKnobs>> = {
   'longer-route': { route: 11 },
   bushy: { branching: 3 },

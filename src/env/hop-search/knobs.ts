@@ -31,7 +31,7 @@ export const hopSearchKnobs = z
 
 export type HopSearchKnobs = z.infer<typeof hopSearchKnobs>;
 
-/** Held-out knob combinations, never used in training (issue 5). */
+/** Held-out knob combinations, never used in training (method §8). */
 export const hopSearchVariants: Record<string, Partial<HopSearchKnobs>> = {
   'two-questions': { questions: 2, hops: 2 },
   'one-more-hop': { hops: 6 },

@@ -52,7 +52,7 @@ export function generateKvLedger(seed: number, k: KvLedgerKnobs): KvLedgerTask {
     chunks.push(ops);
   }
   // Query the keys untouched for longest (ties broken at random): their answers lie furthest back,
-  // so they must survive compaction (issue 5). Never-written keys top up the list ('none').
+  // so they must survive compaction (method §2). Never-written keys top up the list ('none').
   const candidates = rng.shuffle([...everSet]).sort((a, b) => lastTouch.get(a)! - lastTouch.get(b)!);
   for (const key of rng.shuffle([...pool])) if (!everSet.has(key)) candidates.push(key);
   const queries = candidates.slice(0, k.queries);

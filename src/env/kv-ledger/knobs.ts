@@ -28,7 +28,7 @@ export const kvLedgerKnobs = z
 
 export type KvLedgerKnobs = z.infer<typeof kvLedgerKnobs>;
 
-/** Held-out knob combinations, never used in training (issue 5). */
+/** Held-out knob combinations, never used in training (method §8). */
 export const kvLedgerVariants: Record<string, Partial<KvLedgerKnobs>> = {
   'queries-end': { queryPosition: 'end' },
   'long-horizon': { chunks: 15 },

@@ -4,7 +4,7 @@ import type { ChatMessage, Environment } from '../types.ts';
 import { Rng } from '../../util/random.ts';
 
 /**
- * chunk-sum: a small built-in scripted task for exercising the runtime end to end (issue 4)
+ * chunk-sum: a small built-in scripted task for exercising the runtime end to end
  * before the real task suite lands. The agent reads chunks 0..n-1 (each a value 0..4 plus filler
  * words, so windows fill up) and answers their total. The needed facts — the goal n, the last
  * chunk read and the running total — must survive compaction through the summary.
