@@ -10,6 +10,7 @@ import type { TrainConfig } from '../config/train-config.ts';
 import { iterationDirName } from '../report/run-files.ts';
 import { algorithmSpec } from './algorithms.ts';
 import { writeFileAtomic } from './atomic-fs.ts';
+import { writeCreditSamples } from './credit-samples.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
 import {
   buildSegments,
@@ -104,6 +105,18 @@ export async function train(options: {
     };
     appendMetrics({ path: paths.metrics, iteration, metrics });
     writeSamples({ dir: paths.samples, iteration, records: records.slice(0, config.sampleTrajectories), tokenizer });
+    writeCreditSamples({
+      dir: paths.samples,
+      iteration,
+      count: config.sampleTrajectories,
+      records,
+      segments,
+      old,
+      advantages,
+      returns,
+      ppo: { ...ppoConfig, policyUpdated: ppo['train/policy_updated'] === 1 },
+      policy: models.policy,
+    });
     if (iteration % config.checkpointEvery === 0 || iteration === config.iterations) {
       await saveCheckpointDir({
         runDir: paths.root,

@@ -8,6 +8,7 @@ import { z } from 'zod';
  *   <run>/metrics.jsonl          one MetricsLine per iteration, names `group/name`
  *   <run>/checkpoints/iter-NNNNNN/   atomic checkpoints; checkpoints/latest.json points at one
  *   <run>/samples/iter-NNNNNN.txt    sample trajectories rendered for humans
+ *   <run>/samples/iter-NNNNNN.episodes.jsonl.gz   the same episodes with per-token credit (sample-files.ts)
  *   <run>/eval/*.json            EvalResult files (src/eval/eval-result.ts)
  *   <run>/report/report.{html,md}
  * A pipeline directory (crl reproduce) holds runs under systems/<name>/ plus its own eval/.

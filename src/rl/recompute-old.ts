@@ -19,6 +19,7 @@ export interface RecomputeSegment {
 
 export interface RecomputeResult {
   oldLogprobs: Float32Array[]; // [T] per segment
+  oldEntropies: Float32Array[]; // [T] per segment, same position convention (trainable.ts)
   oldValues: Float32Array[] | null; // [T] per segment; null without a critic
   /** max |sampler - trainer| log-prob over generated tokens with a known sampler log-prob; 0 if none. */
   maxLogprobMismatch: number;
@@ -50,7 +51,8 @@ export function recomputeOld(options: {
     requireSameLength({ a: seg.lossMask, b: seg.tokens, what: `segments[${s}] lossMask vs tokens` });
     requireBinaryMask(seg.lossMask, `segments[${s}].lossMask`);
   });
-  const oldLogprobs: Float32Array[] = new Array(segments.length);
+  const oldLogprobs = new Array<Float32Array>(segments.length);
+  const oldEntropies = new Array<Float32Array>(segments.length);
   const oldValues: Float32Array[] | null = critic ? new Array(segments.length) : null;
   for (const chunk of packByTokens({ lengths: segments.map((s) => s.tokens.length), tokenBudget: batchTokens })) {
     const tokens = chunk.map((i) => segments[i]!.tokens);
@@ -58,6 +60,7 @@ export function recomputeOld(options: {
     const vals = critic?.forward(tokens, { train: false });
     chunk.forEach((i, k) => {
       oldLogprobs[i] = fwd.logprobs[k]!;
+      oldEntropies[i] = fwd.entropies[k]!;
       if (oldValues && vals) oldValues[i] = vals.values[k]!;
     });
   }
@@ -87,6 +90,7 @@ export function recomputeOld(options: {
   });
   return {
     oldLogprobs,
+    oldEntropies,
     oldValues,
     maxLogprobMismatch: maxDiff,
     meanLogprobMismatch: compared > 0 ? sumDiff / compared : 0,
