@@ -47,7 +47,7 @@ export function registerEvalCommand(program: Command): void {
     )
     .option('--system <label>', 'system name recorded in the result (default: the run\'s system or "policy")')
     .option('--tasks <n>', 'evaluation tasks (eval seeds)')
-    .option('--samples <n>', 'samples per task (spec: >= 4)')
+    .option('--samples <n>', 'samples per task (at least 4 for a meaningful interval)')
     .option('--windows <list>', 'modes as K values, e.g. 1,4,8')
     .option('--training-windows <K>', 'K used in training (marks longer-horizon modes)')
     .option('--context <C>', 'context window C')

@@ -171,6 +171,10 @@ describe('crl experiments commands (spawned)', () => {
     const html = readFileSync(JSON.parse(rep.last).html, 'utf8');
     expect(html).toContain('id="table2"');
     expect(html).toContain('id="fig-success"');
+    // The report names its runs relative to itself: no absolute path of this machine in it.
+    const markdown = readFileSync(JSON.parse(rep.last).markdown, 'utf8');
+    expect(markdown).toContain('Runs: `..`');
+    for (const text of [html, markdown]) for (const abs of [root, tmpdir()]) expect(text).not.toContain(abs);
   });
 
   it('reproduce (smoke preset) ends with the results JSON line', () => {

@@ -9,7 +9,7 @@ import type { Rng } from '../util/random.ts';
  */
 export type TextPolicy = (messages: readonly ChatMessage[], rng: Rng) => string;
 
-/** Summary writers every family provides (method §7 Table 1 analogue). */
+/** Summary writers every family provides (method §8, the Table 1 analogue). */
 export interface SummaryWriters {
   /** Keeps exactly the facts still needed (and the goal). */
   oracle: TextPolicy;

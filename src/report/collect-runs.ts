@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EvalResultSchema, type EvalResult } from '../eval/eval-result.ts';
 import { MetricsLineSchema, RUN_FILES, RunConfigHeadSchema } from './run-files.ts';
 
@@ -27,14 +27,33 @@ function isDir(p: string): boolean {
   }
 }
 
+/** How a report names a path: a function of the real path (identity unless the caller relocates). */
+export type PathLabel = (path: string) => string;
+
+/**
+ * Names `path` relative to `from` (the directory a report is written to), with `/` separators, so
+ * a report never carries the machine's absolute paths and its names stay valid when the report
+ * and its runs move together. `.` when they are the same directory.
+ */
+export function relativeLabel(from: string): PathLabel {
+  const base = resolve(from);
+  return (path) => {
+    const r = relative(base, resolve(path));
+    if (r === '') return '.';
+    // Another drive on Windows: no relative form exists; keep only the last two parts.
+    if (isAbsolute(r)) return r.split(sep).slice(-2).join('/');
+    return r.split(sep).join('/');
+  };
+}
+
 /** Reads one run's curves; a torn last line (killed writer) is skipped with a warning. */
-function readCurves(dir: string, warnings: string[]): CurvePoint[] {
+function readCurves(dir: string, warnings: string[], label: PathLabel): CurvePoint[] {
   const cfgPath = join(dir, RUN_FILES.config);
-  let system = dir;
+  let system = label(dir);
   try {
     system = RunConfigHeadSchema.parse(JSON.parse(readFileSync(cfgPath, 'utf8'))).system;
   } catch {
-    warnings.push(`${cfgPath}: unreadable, using the directory name as the system`);
+    warnings.push(`${label(cfgPath)}: unreadable, using the directory name as the system`);
   }
   const out: CurvePoint[] = [];
   const lines = readFileSync(join(dir, RUN_FILES.metrics), 'utf8').split('\n');
@@ -47,18 +66,18 @@ function readCurves(dir: string, warnings: string[]): CurvePoint[] {
       parsed = { success: false as const };
     }
     if (!parsed.success) {
-      warnings.push(`${join(dir, RUN_FILES.metrics)}:${i + 1}: skipped an unreadable line`);
+      warnings.push(`${label(join(dir, RUN_FILES.metrics))}:${i + 1}: skipped an unreadable line`);
       return;
     }
     for (const [metric, value] of Object.entries(parsed.data.metrics)) {
       if (value !== null && Number.isFinite(value))
-        out.push({ system, run: dir, iteration: parsed.data.iteration, metric, value });
+        out.push({ system, run: label(dir), iteration: parsed.data.iteration, metric, value });
     }
   });
   return out;
 }
 
-function readEvals(dir: string, warnings: string[]): EvalResult[] {
+function readEvals(dir: string, warnings: string[], label: PathLabel): EvalResult[] {
   const evalDir = join(dir, RUN_FILES.eval);
   if (!isDir(evalDir)) return [];
   const out: EvalResult[] = [];
@@ -68,9 +87,11 @@ function readEvals(dir: string, warnings: string[]): EvalResult[] {
     try {
       const r = EvalResultSchema.safeParse(JSON.parse(readFileSync(join(evalDir, f), 'utf8')));
       if (r.success) out.push(r.data);
-      else warnings.push(`${join(evalDir, f)}: not a valid eval result (${r.error.issues[0]?.message})`);
+      else warnings.push(`${label(join(evalDir, f))}: not a valid eval result (${r.error.issues[0]?.message})`);
     } catch (e) {
-      warnings.push(`${join(evalDir, f)}: ${(e as Error).message}`);
+      // JSON.parse names no path; a read error names the real one, so say where in our own words.
+      const detail = e instanceof SyntaxError ? e.message : 'could not be read';
+      warnings.push(`${label(join(evalDir, f))}: ${detail}`);
     }
   }
   return out;
@@ -78,19 +99,20 @@ function readEvals(dir: string, warnings: string[]): EvalResult[] {
 
 /**
  * Collects curves and eval results from run directories and pipeline directories (whose runs live
- * under systems/). A directory that does not exist is a warning, not a crash.
+ * under systems/). A directory that does not exist is a warning, not a crash. Paths in curves and
+ * warnings are named by `label` (see relativeLabel).
  */
-export function collectReportData(dirs: readonly string[]): ReportData {
+export function collectReportData(dirs: readonly string[], label: PathLabel = (p) => p): ReportData {
   const data: ReportData = { curves: [], evals: [], warnings: [] };
   const visit = (dir: string, depth: number) => {
-    if (existsSync(join(dir, RUN_FILES.metrics))) data.curves.push(...readCurves(dir, data.warnings));
-    data.evals.push(...readEvals(dir, data.warnings));
+    if (existsSync(join(dir, RUN_FILES.metrics))) data.curves.push(...readCurves(dir, data.warnings, label));
+    data.evals.push(...readEvals(dir, data.warnings, label));
     const systems = join(dir, RUN_FILES.systems);
     if (depth < 2 && isDir(systems))
       for (const s of readdirSync(systems).sort()) if (isDir(join(systems, s))) visit(join(systems, s), depth + 1);
   };
   for (const d of dirs) {
-    if (!isDir(d)) data.warnings.push(`${d}: not a directory`);
+    if (!isDir(d)) data.warnings.push(`${label(d)}: not a directory`);
     else visit(d, 0);
   }
   return data;

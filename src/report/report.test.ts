@@ -1,11 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EvalResult } from '../eval/eval-result.ts';
 import { FIGURES } from './plots.ts';
 import { RUN_FILES } from './run-files.ts';
 import { buildTables, cellFor } from './tables.ts';
+import { relativeLabel } from './collect-runs.ts';
 import { writeReport } from './write-report.ts';
 
 const SYSTEMS = [
@@ -114,6 +115,34 @@ describe('report', () => {
     expect(h).toContain('not run');
     for (const id of ['table2', 'table3', 'table4', 'table1', 'heldout', 'longer']) expect(h).toContain(`id="${id}"`);
     expect(readFileSync(markdown, 'utf8')).toContain('not a directory');
+  });
+
+  it('names run directories relative to the report, never by an absolute path of the machine', async () => {
+    const root = syntheticPipeline();
+    writeFileSync(join(root, RUN_FILES.eval, 'broken.json'), '{"kind":'); // a warning that names a file
+    writeFileSync(join(root, RUN_FILES.systems, 'base', RUN_FILES.config), 'not json'); // system falls back to the dir
+    const out = join(mkdtempSync(join(tmpdir(), 'crl-report-out-')), 'nested', 'report');
+    const { html, markdown, warnings } = await writeReport({ runDirs: [root, join(root, 'missing')], outDir: out });
+    const files = [html, markdown, ...readdirSync(join(out, 'figures')).map((f) => join(out, 'figures', f))];
+    const rel = relative(out, root);
+    expect(rel.startsWith('..')).toBe(true);
+    for (const f of files) {
+      const text = readFileSync(f, 'utf8');
+      for (const abs of [root, out, tmpdir(), process.cwd()]) expect(text, `${f} names ${abs}`).not.toContain(abs);
+    }
+    const md = readFileSync(markdown, 'utf8');
+    expect(md).toContain(`Runs: \`${rel}\`, \`${rel}/missing\``);
+    expect(md).toContain(`${rel}/eval/broken.json`);
+    expect(md).toContain(`${rel}/missing: not a directory`);
+    expect(readFileSync(join(out, 'figures', 'success.svg'), 'utf8')).toContain(`run: ${rel}/systems/base`);
+    expect(warnings.every((w) => !w.includes(root))).toBe(true);
+  });
+
+  it('relativeLabel: "." for the report directory itself, "/" separators, ".." upwards', () => {
+    const label = relativeLabel(join(tmpdir(), 'a', 'report'));
+    expect(label(join(tmpdir(), 'a', 'report'))).toBe('.');
+    expect(label(join(tmpdir(), 'a'))).toBe('..');
+    expect(label(join(tmpdir(), 'a', 'systems', 'x'))).toBe('../systems/x');
   });
 
   it('pools several seeds of one system into one cell', () => {

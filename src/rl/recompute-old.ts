@@ -1,6 +1,6 @@
 /**
- * Old log-probs and values recomputed by the training engine (method §6: "Old logprobs are
- * recomputed by the training engine; the sampler's logprobs are kept to report the mismatch").
+ * Old log-probs and values recomputed by the training engine (method §6, step 4: the sampler's
+ * log-probs are kept only to report the mismatch).
  * Runs forward with train: false, in chunks of whole segments by token budget.
  */
 import type { TrainableCritic, TrainablePolicy } from './trainable.ts';

@@ -1,6 +1,6 @@
 /**
- * Masked advantage whitening over a batch (method §4 options: "advantage whitening over the batch's
- * optimized tokens", on by default). Statistics come from the masked tokens of every segment
+ * Masked advantage whitening over a batch (method §4, "Whitening": over the batch's optimized
+ * tokens, on by default). Statistics come from the masked tokens of every segment
  * together, not per segment, so the token-level weighting of §5 is kept.
  *
  * out = (x - mean) / sqrt(var + WHITEN_EPS), var with Bessel's correction (divide by N - 1, as
