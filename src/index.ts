@@ -74,6 +74,7 @@ export { RlInputError } from './rl/errors.ts';
 // --- rollout ---
 export type {
   Environment,
+  EnvCallOptions,
   EnvReset,
   EnvStep,
   Tokenizer,
@@ -115,7 +116,15 @@ export {
   parseRecordsJsonl,
   RecordParseError,
 } from './rollout/record.ts';
-export type { EpisodeRecord, Segment, EpisodeEvent, CompactionEvent, Outcome } from './rollout/record.ts';
+export type {
+  EpisodeRecord,
+  Segment,
+  EpisodeEvent,
+  CompactionEvent,
+  EnvErrorEvent,
+  Outcome,
+} from './rollout/record.ts';
+export { callEnv, EnvCallError } from './rollout/env-call.ts';
 export { RecordWriter, readRecordsFile } from './rollout/record-file.ts';
 export { renderEpisode } from './rollout/render.ts';
 export { textPolicySampler } from './rollout/text-policy-sampler.ts';

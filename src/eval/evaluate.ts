@@ -5,7 +5,7 @@ import { EvalResultSchema, modeName, type EvalResult, type ModeResult } from './
 export interface EpisodeOutcome {
   reward: number; // in [0, 1]
   compactions: number;
-  outcome: 'success' | 'failure' | 'truncated' | 'step-limit';
+  outcome: 'success' | 'failure' | 'truncated' | 'step-limit' | 'env-error';
   generatedTokens: number;
 }
 

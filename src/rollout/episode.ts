@@ -6,8 +6,15 @@ import {
   type ChatLayout,
 } from './chat-layout.ts';
 import type { RolloutConfig } from './config.ts';
-import { isSuccess, type EpisodeEvent, type EpisodeRecord, type Outcome, type Segment } from './record.ts';
-import type { Environment, SampleRequest, SampleResult } from './types.ts';
+import {
+  isSuccess,
+  type EnvErrorEvent,
+  type EpisodeEvent,
+  type EpisodeRecord,
+  type Outcome,
+  type Segment,
+} from './record.ts';
+import type { Environment, EnvReset, EnvStep, SampleRequest, SampleResult } from './types.ts';
 import { chooseTailSteps, ContextWindow } from './window.ts';
 
 /** One episode to run: a fresh environment instance and the task seed for its reset. */
@@ -31,11 +38,17 @@ export class InstructionTooLongError extends Error {
   }
 }
 
-export type EpisodePhase = 'act' | 'summarize' | 'done';
+/**
+ * 'act' and 'summarize' wait for the sampler; 'env' waits for the environment's answer to the
+ * action just taken (the runner calls env.step(pendingAction) and hands the answer to observe()).
+ */
+export type EpisodePhase = 'act' | 'summarize' | 'env' | 'done';
 
 /**
- * The per-episode state machine of method §2. The runner asks each live episode for its next
- * request, samples them all in one batch, and hands each result back with accept().
+ * The per-episode state machine of method §2, free of I/O: the runner resets the environment and
+ * passes its instruction to open(), asks for the next request, samples it in a batch with other
+ * episodes' requests, hands the result back with accept(), and, after an action, steps the
+ * environment and hands its answer to observe().
  */
 export class EpisodeRun {
   phase: EpisodePhase = 'act';
@@ -48,6 +61,8 @@ export class EpisodeRun {
   private compactions = 0;
   private reward = 0;
   private outcome: Outcome = 'failure';
+  /** The action text accept() decoded, for the runner to send to env.step (phase 'env'). */
+  pendingAction = '';
 
   constructor(
     readonly spec: EpisodeSpec,
@@ -55,9 +70,8 @@ export class EpisodeRun {
     private readonly layout: ChatLayout,
   ) {}
 
-  /** Resets the environment and opens the first window: `s ⊕ u`. */
-  start(): void {
-    const { instruction } = this.spec.env.reset(this.spec.seed);
+  /** Opens the first window `s ⊕ u` from the environment's reset. */
+  open({ instruction }: EnvReset): void {
     this.taskTurn = encodeTaskTurn(this.layout, instruction);
     const c = this.config;
     const room = c.contextWindow - c.compactThreshold;
@@ -94,7 +108,7 @@ export class EpisodeRun {
               stage: 'summarize',
               episodeId: this.spec.episodeId,
             }
-          : failDone(this.spec.episodeId);
+          : failNoRequest(this.spec.episodeId, this.phase);
     // The invariant method §2 asks the runtime to assert: no policy call sees more than C tokens.
     if (req.prompt.length + req.maxTokens > c.contextWindow) {
       throw new Error(
@@ -105,25 +119,16 @@ export class EpisodeRun {
   }
 
   accept(result: SampleResult, policyVersion: number): void {
+    if (this.phase !== 'act' && this.phase !== 'summarize') failDone(this.spec.episodeId);
     const maxTokens = this.phase === 'act' ? this.config.maxActionTokens : this.config.summaryMaxTokens;
     checkResult(result, { maxTokens, eot: this.layout.ids.eot, episodeId: this.spec.episodeId });
     if (this.phase === 'act') this.acceptAction(result, policyVersion);
-    else if (this.phase === 'summarize') this.acceptSummary(result, policyVersion);
-    else failDone(this.spec.episodeId);
+    else this.acceptSummary(result, policyVersion);
   }
 
-  private acceptAction(result: SampleResult, policyVersion: number): void {
-    const { ids, tokenizer } = this.layout;
-    this.windowVersion ??= policyVersion;
-    const w = this.window;
-    w.beginStep();
-    w.pushContext([ids.asst]);
-    w.pushGenerated(result.tokens, result.logprobs);
-    const ended = result.tokens[result.tokens.length - 1] === ids.eot;
-    // An action cut at its cap gets a template <eot> (mask 0) so the layout stays parseable.
-    if (!ended) w.pushContext([ids.eot]);
-    const actionText = tokenizer.decode(ended ? result.tokens.slice(0, -1) : result.tokens);
-    const out = this.spec.env.step(actionText);
+  /** The environment's answer to pendingAction: the observation turn, then done or the next decision. */
+  observe(out: EnvStep): void {
+    if (this.phase !== 'env') throw new Error(`internal: episode ${this.spec.episodeId} is not waiting for the env`);
     this.steps++;
     const obs = encodeObservationTurn({
       layout: this.layout,
@@ -138,9 +143,37 @@ export class EpisodeRun {
         keptTokens: this.config.maxObservationTokens,
       });
     }
-    w.pushContext(obs.tokens);
+    this.window.pushContext(obs.tokens);
     if (out.done) this.finish(out.reward, isSuccess(out.reward) ? 'success' : 'failure');
     else this.decide();
+  }
+
+  /**
+   * The environment failed during reset or a step: the episode ends with reward 0 and the reason
+   * in its events; whatever it generated so far stays in its segments (trained on like any failure).
+   */
+  failEnv(event: Omit<EnvErrorEvent, 'kind' | 'step'>): void {
+    this.events.push({ kind: 'env-error', step: this.steps, ...event });
+    if (this.phase !== 'done') this.finish(0, 'env-error');
+  }
+
+  /** A failed close after the episode ended: recorded, the outcome stands. */
+  noteCloseError(event: Omit<EnvErrorEvent, 'kind' | 'step' | 'during'>): void {
+    this.events.push({ kind: 'env-error', during: 'close', step: this.steps, ...event });
+  }
+
+  private acceptAction(result: SampleResult, policyVersion: number): void {
+    const { ids, tokenizer } = this.layout;
+    this.windowVersion ??= policyVersion;
+    const w = this.window;
+    w.beginStep();
+    w.pushContext([ids.asst]);
+    w.pushGenerated(result.tokens, result.logprobs);
+    const ended = result.tokens[result.tokens.length - 1] === ids.eot;
+    // An action cut at its cap gets a template <eot> (mask 0) so the layout stays parseable.
+    if (!ended) w.pushContext([ids.eot]);
+    this.pendingAction = tokenizer.decode(ended ? result.tokens.slice(0, -1) : result.tokens);
+    this.phase = 'env';
   }
 
   private acceptSummary(result: SampleResult, policyVersion: number): void {
@@ -218,7 +251,8 @@ export class EpisodeRun {
   }
 
   private finish(reward: number, outcome: Outcome): void {
-    this.closeExecution();
+    // An env failure during reset leaves an empty window: no execution segment to train.
+    if (this.window.length > 0) this.closeExecution();
     this.reward = reward;
     this.outcome = outcome;
     this.phase = 'done';
@@ -246,7 +280,11 @@ export class EpisodeRun {
 }
 
 function failDone(episodeId: string): never {
-  throw new Error(`internal: episode ${episodeId} is done and has no request`);
+  throw new Error(`internal: episode ${episodeId} is not waiting for the sampler`);
+}
+
+function failNoRequest(episodeId: string, phase: EpisodePhase): never {
+  throw new Error(`internal: episode ${episodeId} is in phase ${phase} and has no request`);
 }
 
 /** A sampler that breaks the TokenSampler contract is a bug in that sampler: say which rule. */

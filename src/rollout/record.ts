@@ -48,11 +48,33 @@ export const ObservationCutEventSchema = z
   })
   .strict();
 
-export const EpisodeEventSchema = z.discriminatedUnion('kind', [CompactionEventSchema, ObservationCutEventSchema]);
+/**
+ * The environment failed (threw, timed out, or its sandbox broke). During reset or step this ends
+ * the episode with outcome 'env-error' and reward 0; a failed close is recorded and changes nothing.
+ */
+export const EnvErrorEventSchema = z
+  .object({
+    kind: z.literal('env-error'),
+    during: z.enum(['reset', 'step', 'close']),
+    /** Steps taken when it happened (0 during reset). */
+    step: z.number().int().min(0),
+    /** 'timeout' when the runtime's per-call limit passed, 'error' when the call threw or rejected. */
+    cause: z.enum(['timeout', 'error']),
+    message: z.string(),
+  })
+  .strict();
+
+export const EpisodeEventSchema = z.discriminatedUnion('kind', [
+  CompactionEventSchema,
+  ObservationCutEventSchema,
+  EnvErrorEventSchema,
+]);
 export type EpisodeEvent = z.infer<typeof EpisodeEventSchema>;
 export type CompactionEvent = z.infer<typeof CompactionEventSchema>;
+export type EnvErrorEvent = z.infer<typeof EnvErrorEventSchema>;
 
-export const OUTCOMES = ['success', 'failure', 'truncated', 'step-limit'] as const;
+/** 'env-error': the environment failed during reset or a step (an EnvErrorEvent says why); reward 0. */
+export const OUTCOMES = ['success', 'failure', 'truncated', 'step-limit', 'env-error'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 export const EpisodeRecordSchema = z

@@ -17,8 +17,10 @@ export function renderEpisode(record: EpisodeRecord, tokenizer: Tokenizer): stri
         `  compaction ${e.compaction} after step ${e.afterStep}: window ${e.windowTokensBefore} -> ${e.windowTokensAfter} tokens, ` +
           `summary ${e.summaryTokens}, tail kept ${e.tailStepsKept} dropped ${e.tailStepsDropped}`,
       );
-    } else {
+    } else if (e.kind === 'observation-cut') {
       lines.push(`  observation of step ${e.step} cut: ${e.originalTokens} -> ${e.keptTokens} tokens`);
+    } else {
+      lines.push(`  environment ${e.cause} during ${e.during} after step ${e.step}: ${e.message}`);
     }
   }
   for (const seg of record.segments) lines.push('', ...renderSegment(seg, tokenizer));

@@ -1,8 +1,10 @@
+import { asError, BatchScheduler } from './batch-scheduler.ts';
 import type { ChatLayout } from './chat-layout.ts';
 import { budgetProblems, RolloutConfigError, type RolloutConfig } from './config.ts';
+import { callEnv, EnvCallError } from './env-call.ts';
 import { EpisodeRun, type EpisodeSpec } from './episode.ts';
 import type { EpisodeRecord } from './record.ts';
-import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from './types.ts';
+import type { SamplingParams, TokenSampler } from './types.ts';
 
 export interface RunEpisodesOptions {
   episodes: readonly EpisodeSpec[];
@@ -19,92 +21,124 @@ export interface RunEpisodesOptions {
   concurrency?: number;
   /** Called as each episode ends, in completion order (e.g. to stream records to disk). */
   onEpisodeEnd?: (record: EpisodeRecord, index: number) => void;
+  /**
+   * Longest one environment call (reset or step) may take before the episode ends as an
+   * env-error and the environment is closed (ms). Default 30 minutes: environments that run
+   * commands enforce their own, shorter limits; this one catches an environment that hangs.
+   */
+  envTimeoutMs?: number;
+  /** How long a queued request waits for slower episodes before its sampler is called without them (ms, default 25). */
+  batchWaitMs?: number;
+  /** Cancels the run: in-flight environment calls are aborted, every open environment is closed, and the promise rejects. */
+  signal?: AbortSignal;
 }
 
+const DEFAULT_ENV_TIMEOUT_MS = 30 * 60_000;
+const CLOSE_TIMEOUT_MS = 60_000;
+
 /**
- * Runs episodes with compaction (method §2-3). Many episodes advance together: each round, every
- * live episode contributes exactly one request (an action or a summary), requests are routed by
- * stage to the actor or the summarizer, and each sampler gets one batch call. Returns records in
- * input order.
+ * Runs episodes with compaction (method §2-3). Each episode advances on its own: it resets its
+ * environment, asks the sampler of its stage (actor or summarizer) for tokens, steps its
+ * environment with the action, and so on; requests from many episodes are batched into each
+ * sampler call without waiting for the slowest environment (continuous batching,
+ * batch-scheduler.ts). An environment that throws or times out ends only its own episode (outcome
+ * 'env-error', the reason in the record); every environment is closed when its episode ends.
+ * A sampler failure, a config error or a cancelled signal ends the whole run, after closing
+ * whatever is open. Returns records in input order.
  */
 export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeRecord[]> {
   const { episodes, config, layout, actor } = options;
   const summarizer = options.summarizer ?? actor;
-  const version = options.policyVersion ?? (() => 0);
-  const concurrency = Math.max(1, options.concurrency ?? episodes.length);
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? episodes.length, episodes.length));
   const problems = budgetProblems(config, layout);
   if (problems.length > 0) throw new RolloutConfigError(problems);
   const params: SamplingParams = { temperature: config.temperature, topP: config.topP };
+  const envTimeoutMs = options.envTimeoutMs ?? DEFAULT_ENV_TIMEOUT_MS;
 
-  const records: EpisodeRecord[] = new Array(episodes.length);
-  const live: { run: EpisodeRun; index: number }[] = [];
+  // Aborted on the first fatal error or when the caller cancels; every env call listens to it.
+  const run = new AbortController();
+  // Held in an object: TypeScript does not track assignments made inside the closures below.
+  const state: { fatal: Error | null } = { fatal: null };
+  const fail = (e: unknown): void => {
+    const fatal = (state.fatal ??= asError(e));
+    scheduler.abort(fatal);
+    run.abort(fatal);
+  };
+  const cancelled = (): Error => asError(options.signal?.reason ?? new Error('the run was cancelled'));
+  const onCallerAbort = (): void => fail(cancelled());
+  if (options.signal?.aborted) throw cancelled();
+  options.signal?.addEventListener('abort', onCallerAbort, { once: true });
+
+  const scheduler = new BatchScheduler({
+    params,
+    version: options.policyVersion ?? (() => 0),
+    batchWaitMs: options.batchWaitMs ?? 25,
+    onFatal: fail,
+  });
+  const records = new Array<EpisodeRecord>(episodes.length);
   let next = 0;
-  const retire = (run: EpisodeRun, index: number): void => {
-    const rec = run.record();
+
+  const playOne = async (index: number): Promise<void> => {
+    const spec = episodes[index]!;
+    const ep = new EpisodeRun(spec, config, layout);
+    const call = <T>(during: 'reset' | 'step', f: (signal: AbortSignal) => T | Promise<T>): Promise<T> =>
+      callEnv({ during, f, timeoutMs: envTimeoutMs, parent: run.signal });
+    try {
+      try {
+        ep.open(await call('reset', (signal) => spec.env.reset(spec.seed, { signal })));
+      } catch (e) {
+        if (!(e instanceof EnvCallError) || run.signal.aborted) throw e;
+        ep.failEnv({ during: 'reset', cause: e.reason, message: e.message });
+      }
+      while (ep.phase !== 'done') {
+        const request = ep.request();
+        const sampler = ep.phase === 'summarize' ? summarizer : actor;
+        const { result, version } = await scheduler.submit({ sampler, index, request });
+        ep.accept(result, version);
+        if (ep.phase !== 'env') continue;
+        try {
+          ep.observe(await call('step', (signal) => spec.env.step(ep.pendingAction, { signal })));
+        } catch (e) {
+          if (!(e instanceof EnvCallError) || run.signal.aborted) throw e;
+          ep.failEnv({ during: 'step', cause: e.reason, message: e.message });
+        }
+      }
+    } finally {
+      await closeEnv(spec, ep);
+    }
+    const rec = ep.record();
     records[index] = rec;
     options.onEpisodeEnd?.(rec, index);
   };
-  const fill = (): void => {
-    while (live.length < concurrency && next < episodes.length) {
-      const index = next++;
-      const run = new EpisodeRun(episodes[index]!, config, layout);
-      run.start();
-      if (run.phase === 'done') retire(run, index);
-      else live.push({ run, index });
+
+  // One worker per slot; a worker counts as active from its first reset to its last close, so a
+  // freed slot is refilled before the next lock-step round could start without it.
+  const worker = async (): Promise<void> => {
+    scheduler.enter();
+    try {
+      while (next < episodes.length && state.fatal === null) await playOne(next++);
+    } catch (e) {
+      fail(e);
+    } finally {
+      scheduler.leave();
     }
   };
-
-  fill();
-  while (live.length > 0) {
-    const groups = groupBySampler(
-      live.map((e) => e.run),
-      { actor, summarizer },
-    );
-    const results = await Promise.all(groups.map((g) => sampleChecked(g.sampler, g.requests, params)));
-    const v = version();
-    groups.forEach((g, gi) => g.runs.forEach((run, i) => run.accept(results[gi]![i]!, v)));
-    for (let i = live.length - 1; i >= 0; i--) {
-      const e = live[i]!;
-      if (e.run.phase === 'done') {
-        live.splice(i, 1);
-        retire(e.run, e.index);
-      }
-    }
-    fill();
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    options.signal?.removeEventListener('abort', onCallerAbort);
   }
+  if (state.fatal !== null) throw state.fatal;
   return records;
 }
 
-interface SamplerGroup {
-  sampler: TokenSampler;
-  runs: EpisodeRun[];
-  requests: SampleRequest[];
-}
-
-/** One group per distinct sampler object, so a shared actor/summarizer gets a single call. */
-function groupBySampler(
-  runs: readonly EpisodeRun[],
-  samplers: { actor: TokenSampler; summarizer: TokenSampler },
-): SamplerGroup[] {
-  const groups = new Map<TokenSampler, SamplerGroup>();
-  for (const run of runs) {
-    const sampler = run.phase === 'summarize' ? samplers.summarizer : samplers.actor;
-    let g = groups.get(sampler);
-    if (!g) groups.set(sampler, (g = { sampler, runs: [], requests: [] }));
-    g.runs.push(run);
-    g.requests.push(run.request());
+/** Closes an episode's environment with a bounded wait; a failure is recorded, not thrown. */
+async function closeEnv(spec: EpisodeSpec, ep: EpisodeRun): Promise<void> {
+  if (!spec.env.close) return;
+  try {
+    await callEnv({ during: 'close', f: () => spec.env.close!(), timeoutMs: CLOSE_TIMEOUT_MS });
+  } catch (e) {
+    const cause = e instanceof EnvCallError ? e.reason : 'error';
+    if (ep.phase === 'done') ep.noteCloseError({ cause, message: (e as Error).message });
   }
-  return [...groups.values()];
-}
-
-async function sampleChecked(
-  sampler: TokenSampler,
-  requests: SampleRequest[],
-  params: SamplingParams,
-): Promise<SampleResult[]> {
-  const out = await sampler.sample(requests, params);
-  if (out.length !== requests.length) {
-    throw new Error(`sampler returned ${out.length} results for ${requests.length} requests`);
-  }
-  return out;
 }

@@ -17,12 +17,28 @@ export interface EnvStep {
   reward: number;
 }
 
-/** A task instance. Text in, text out; one episode at a time per instance. */
+/** Per-call options the runtime passes to an environment. */
+export interface EnvCallOptions {
+  /**
+   * Aborted when the runtime gives up on this call (its timeout passed, or the whole run was
+   * cancelled). An environment that does real work (a sandbox) stops it; the runtime then closes it.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * A task instance: text in, text out; one episode at a time per instance. The runtime awaits
+ * every call, so reset/step may return promises (a sandboxed shell does) or answer at once (the
+ * in-process text games do; they need no close). The runtime calls close() once, when the episode
+ * ends for any reason, and never calls the instance again afterwards.
+ */
 export interface Environment {
   /** Registered family name, e.g. 'kv-ledger'. */
   readonly name: string;
-  reset(seed: number): EnvReset;
-  step(action: string): EnvStep;
+  reset(seed: number, options?: EnvCallOptions): EnvReset | Promise<EnvReset>;
+  step(action: string, options?: EnvCallOptions): EnvStep | Promise<EnvStep>;
+  /** Releases everything the instance holds (processes, files); must not throw for a healthy instance. */
+  close?(): void | Promise<void>;
 }
 
 /** Token ids <-> text for one vocabulary. */

@@ -1,0 +1,200 @@
+import { describe, expect, it } from 'vitest';
+import { WordTokenizer } from '../model/tokenizer.ts';
+import { Rng } from '../util/random.ts';
+import { resolveRolloutConfig } from './config.ts';
+import type { EpisodeSpec } from './episode.ts';
+import { runEpisodes } from './runner.ts';
+import { randomTokenSampler } from './testing/scripted.ts';
+import type { EnvCallOptions, Environment, EnvReset, EnvStep, SampleRequest, TokenSampler } from './types.ts';
+
+const tokenizer = new WordTokenizer();
+const { config, layout } = resolveRolloutConfig({ tokenizer, input: { stepLimit: 6 } });
+
+/** An environment whose calls are asynchronous and scriptable per episode; it logs what happened to it. */
+class ScriptedAsyncEnv implements Environment {
+  readonly name = 'scripted-async';
+  readonly log: string[] = [];
+  steps = 0;
+  lastSignal: AbortSignal | undefined;
+  constructor(
+    private readonly script: {
+      reset?: () => Promise<EnvReset>;
+      step?: (n: number, signal: AbortSignal | undefined) => Promise<EnvStep>;
+      close?: () => Promise<void>;
+    } = {},
+  ) {}
+  async reset(_seed: number): Promise<EnvReset> {
+    this.log.push('reset');
+    return this.script.reset ? this.script.reset() : { instruction: 'read chunk 0' };
+  }
+  async step(_action: string, options?: EnvCallOptions): Promise<EnvStep> {
+    this.steps++;
+    this.log.push('step');
+    this.lastSignal = options?.signal;
+    if (this.script.step) return this.script.step(this.steps, options?.signal);
+    return { observation: 'ok', done: this.steps >= 3, reward: 1 };
+  }
+  async close(): Promise<void> {
+    this.log.push('close');
+    await this.script.close?.();
+  }
+}
+
+const spec = (env: Environment, i: number): EpisodeSpec => ({ episodeId: `a${i}`, env, seed: i });
+
+/** Counts calls and which episodes each call carried. */
+function watching(inner: TokenSampler): TokenSampler & { batches: string[][] } {
+  const batches: string[][] = [];
+  return {
+    batches,
+    sample: (reqs: readonly SampleRequest[], p) => {
+      batches.push(reqs.map((r) => r.episodeId ?? '?'));
+      return inner.sample(reqs, p);
+    },
+  };
+}
+
+const noCompaction = resolveRolloutConfig({ tokenizer, input: { stepLimit: 6, maxWindows: 1, contextWindow: 1024 } });
+
+describe('runEpisodes with asynchronous environments', () => {
+  it('does not wait for the slowest environment: others keep sampling while one step is pending', async () => {
+    const sampler = watching(randomTokenSampler({ tokenizer, rng: new Rng(1), pCap: 0 }));
+    // Episode 0's first step answers only after the others have been sampled four more times.
+    const slow = new ScriptedAsyncEnv({
+      step: async (n) => {
+        if (n === 1) while (sampler.batches.length < 5) await new Promise((r) => setTimeout(r, 2));
+        return { observation: 'ok', done: n >= 3, reward: 1 };
+      },
+    });
+    const fast = [1, 2, 3].map(
+      () => new ScriptedAsyncEnv({ step: (n) => Promise.resolve({ observation: 'ok', done: n >= 6, reward: 1 }) }),
+    );
+    const records = await runEpisodes({
+      episodes: [slow, ...fast].map(spec),
+      ...noCompaction,
+      actor: sampler,
+      batchWaitMs: 1,
+    });
+    expect(records.map((r) => r.outcome)).toEqual(['success', 'success', 'success', 'success']);
+    // Calls 2..5 went out without episode a0, which was still stepping.
+    expect(sampler.batches.slice(1, 5).every((b) => !b.includes('a0') && b.length === 3)).toBe(true);
+    expect(sampler.batches.some((b) => b.includes('a0') && b.length > 1)).toBe(true); // it rejoined the others
+  });
+
+  it('ends only the failing episode as env-error, with the reason in its record, and closes every env once', async () => {
+    const broken = new ScriptedAsyncEnv({
+      step: (n) =>
+        n === 2
+          ? Promise.reject(new Error('sandbox died: exit 137'))
+          : Promise.resolve({ observation: 'ok', done: false, reward: 0 }),
+    });
+    const others = [0, 1].map(() => new ScriptedAsyncEnv());
+    const envs = [others[0]!, broken, others[1]!];
+    const records = await runEpisodes({
+      episodes: envs.map(spec),
+      config,
+      layout,
+      actor: randomTokenSampler({ tokenizer, rng: new Rng(2), pCap: 0 }),
+    });
+    expect(records.map((r) => r.outcome)).toEqual(['success', 'env-error', 'success']);
+    const bad = records[1]!;
+    expect(bad.reward).toBe(0);
+    expect(bad.steps).toBe(1);
+    expect(bad.events).toContainEqual({
+      kind: 'env-error',
+      during: 'step',
+      step: 1,
+      cause: 'error',
+      message: "the environment's step failed: sandbox died: exit 137",
+    });
+    // Its last action is still in the execution segment (a failure like any other).
+    expect(bad.segments).toHaveLength(1);
+    expect(bad.generatedTokens).toBeGreaterThan(0);
+    for (const env of envs) expect(env.log.filter((x) => x === 'close')).toHaveLength(1);
+  });
+
+  it('times a step out, aborts its signal, and records the timeout', async () => {
+    const hung = new ScriptedAsyncEnv({ step: () => new Promise<EnvStep>(() => undefined) });
+    const [rec] = await runEpisodes({
+      episodes: [spec(hung, 0)],
+      config,
+      layout,
+      actor: randomTokenSampler({ tokenizer, rng: new Rng(3), pCap: 0 }),
+      envTimeoutMs: 30,
+    });
+    expect(rec!.outcome).toBe('env-error');
+    expect(rec!.events.at(-1)).toMatchObject({ kind: 'env-error', during: 'step', cause: 'timeout' });
+    expect(hung.lastSignal?.aborted).toBe(true);
+    expect(hung.log.at(-1)).toBe('close');
+  });
+
+  it('records a failed reset as an episode with no segments', async () => {
+    const env = new ScriptedAsyncEnv({ reset: () => Promise.reject(new Error('no such task folder')) });
+    const [rec] = await runEpisodes({
+      episodes: [spec(env, 0)],
+      config,
+      layout,
+      actor: randomTokenSampler({ tokenizer, rng: new Rng(4) }),
+    });
+    expect(rec).toMatchObject({ outcome: 'env-error', reward: 0, steps: 0, segments: [], generatedTokens: 0 });
+    expect(rec!.events[0]).toMatchObject({ during: 'reset', message: expect.stringContaining('no such task folder') });
+    expect(env.log).toEqual(['reset', 'close']);
+  });
+
+  it('records a failing close without changing the outcome', async () => {
+    const env = new ScriptedAsyncEnv({ close: () => Promise.reject(new Error('workspace busy')) });
+    const [rec] = await runEpisodes({
+      episodes: [spec(env, 0)],
+      config,
+      layout,
+      actor: randomTokenSampler({ tokenizer, rng: new Rng(5), pCap: 0 }),
+    });
+    expect(rec!.outcome).toBe('success');
+    expect(rec!.events.at(-1)).toMatchObject({ kind: 'env-error', during: 'close', cause: 'error' });
+  });
+
+  it('cancels: aborts in-flight steps, closes every open env, and rejects', async () => {
+    const controller = new AbortController();
+    const envs = [0, 1, 2].map(
+      () =>
+        new ScriptedAsyncEnv({
+          step: (n, signal) =>
+            new Promise<EnvStep>((resolve, reject) => {
+              if (n === 2) {
+                signal?.addEventListener('abort', () => reject(new Error('aborted')));
+                controller.abort(new Error('stop now'));
+              } else resolve({ observation: 'ok', done: false, reward: 0 });
+            }),
+        }),
+    );
+    await expect(
+      runEpisodes({
+        episodes: envs.map(spec),
+        config,
+        layout,
+        actor: randomTokenSampler({ tokenizer, rng: new Rng(6), pCap: 0 }),
+        signal: controller.signal,
+        concurrency: 2,
+      }),
+    ).rejects.toThrow('stop now');
+    expect(envs[0]!.log.at(-1)).toBe('close');
+    expect(envs[1]!.log.at(-1)).toBe('close');
+    expect(envs[2]!.log).toEqual([]); // never started
+    expect(envs[0]!.lastSignal?.aborted).toBe(true);
+  });
+
+  it('a failing sampler ends the run after closing every open env', async () => {
+    const envs = [0, 1].map(() => new ScriptedAsyncEnv());
+    let calls = 0;
+    const flaky: TokenSampler = {
+      sample: async (reqs, p) => {
+        if (++calls === 2) throw new Error('engine unreachable');
+        return randomTokenSampler({ tokenizer, rng: new Rng(7), pCap: 0 }).sample(reqs, p);
+      },
+    };
+    await expect(runEpisodes({ episodes: envs.map(spec), config, layout, actor: flaky })).rejects.toThrow(
+      'engine unreachable',
+    );
+    for (const env of envs) expect(env.log.at(-1)).toBe('close');
+  });
+});
