@@ -3,7 +3,7 @@
  * episode in a `crl run` JSONL, the factor (gamma * lambda_s)^N_after with the length-adaptive
  * lambda_s = 1 - 1/(alpha * n_s) and gamma = 1 (the TrainConfig defaults), averaged by segment index.
  * It says how much smaller the policy advantage of an early segment (e.g. the first summary) is
- * than without the correction (README, "full preset on kv-ledger").
+ * than without the correction (docs/results/README.md, the kv-ledger-only `full` run).
  *
  *   bin/crl run --env kv-ledger --policy RUN_DIR --episodes 16 --out runs/eps.jsonl
  *   node --import tsx bench/cross-trajectory-factor.ts runs/eps.jsonl [alpha=1.5]
