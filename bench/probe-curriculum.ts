@@ -48,7 +48,7 @@ const ArgsSchema = z
     /** Query rounds: each round asks every key of the pool once, in random order. */
     'warm-rounds': int.positive().max(4).default(2),
     'eval-every': int.positive().default(100),
-    // Episode SFT (defaults = the lead's 2-layer follow-up run in docs/sft.md).
+    // Episode SFT (defaults = the 2-layer follow-up run in docs/sft.md).
     epochs: int.positive().default(20),
     episodes: int.positive().default(512),
     'batch-tokens': int.positive().default(2048),

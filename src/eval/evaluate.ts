@@ -62,7 +62,7 @@ export async function evaluateMode(options: {
 
 /**
  * Evaluates one acting policy (with one summary writer) in several modes at the same C: the
- * spec's x1 and x4, and optionally longer horizons (more windows than training used).
+ * method's x1 and x4 (method §8), and optionally longer horizons (more windows than training used).
  */
 export async function evaluate(options: {
   run: EpisodeBatchRunner;

@@ -34,7 +34,7 @@ const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol = 1e-5): void => 
   for (let i = 0; i < a.length; i++) expect(Math.abs(a[i]! - b[i]!)).toBeLessThanOrEqual(tol * (1 + Math.abs(b[i]!)));
 };
 
-/** Spec §4, literally: explicit sums over l and an explicit product for the correction. */
+/** Method §4, literally: explicit sums over l and an explicit product for the correction. */
 function reference(options: {
   segments: SegmentAdvantageInput[];
   reward: number;
