@@ -19,6 +19,11 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
+      // An async function without await is how this code implements an async interface
+      // (TokenSampler.sample, Environment, EpisodeBatchRunner) with synchronous work: a throw then
+      // becomes a rejection, as callers of the interface expect. The rule would push those to
+      // Promise.resolve wrappers that throw synchronously instead.
+      '@typescript-eslint/require-await': 'off',
     },
   },
   {

@@ -23,7 +23,7 @@ if (!file) {
 const alpha = Number(alphaArg ?? 1.5);
 const byIndex = new Map<string, number[]>();
 for (const line of readFileSync(file, 'utf8').trim().split('\n')) {
-  const segments: Segment[] = JSON.parse(line).segments;
+  const { segments } = JSON.parse(line) as { segments: Segment[] };
   const n = segments.map((s) => s.lossMask.reduce((a, b) => a + b, 0));
   segments.forEach((s, i) => {
     const after = n.slice(i + 1).reduce((a, b) => a + b, 0);

@@ -8,13 +8,13 @@
  *                                               computes the full square, so this undercounts work)
  * Last line: one JSON object for the reference model.
  */
-import { existsSync } from 'node:fs';
 import { modelConfig, type ModelConfig } from '../src/model/config.ts';
 import { PolicyModel } from '../src/model/policy.ts';
 import { Profiler } from '../src/model/profiler.ts';
 import { ModelSampler } from '../src/model/sampler.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { gemmBackend } from '../src/tensor/gemm.ts';
+import { measureGemmCeiling } from './gemm-ceiling.ts';
 import { Rng } from '../src/util/random.ts';
 
 const quick = process.argv.includes('--quick');
@@ -186,22 +186,13 @@ async function main(): Promise<void> {
   console.log(`engine benchmark: gemm backend ${gemmBackend()}, batch ${BATCH}x${SEQ}${quick ? ' (quick)' : ''}`);
   const results: ModelResult[] = [benchModel('reference')];
   if (!quick) results.push(benchModel('large'));
-  let ceiling: { gflops: number; winner: string; builtin: number; openblas: number | null } | null = null;
-  const ceilingPath = new URL('./gemm-ceiling.ts', import.meta.url);
-  if (existsSync(ceilingPath)) {
-    const mod = (await import(ceilingPath.href)) as {
-      measureGemmCeiling?: () => Promise<{ builtinGflops: number; openblasGflops: number | null; winner: string }>;
-    };
-    if (mod.measureGemmCeiling) {
-      const c = await mod.measureGemmCeiling();
-      ceiling = {
-        gflops: Math.max(c.builtinGflops, c.openblasGflops ?? 0),
-        winner: c.winner,
-        builtin: c.builtinGflops,
-        openblas: c.openblasGflops,
-      };
-    }
-  }
+  const c = measureGemmCeiling();
+  const ceiling = {
+    gflops: Math.max(c.builtinGflops, c.openblasGflops ?? 0),
+    winner: c.winner,
+    builtin: c.builtinGflops,
+    openblas: c.openblasGflops,
+  };
   console.log('');
   console.log(
     '| model | params | train step ms | train tok/s | GFLOP/step | train GFLOP/s | optimizer ms | sample tok/s b16 | sample tok/s b64 | peak RSS MB |',
@@ -220,23 +211,21 @@ async function main(): Promise<void> {
       `multi-turn sampling (${r.name}, 64 episodes x 4 turns, 16 new + 24 observation tokens per turn): ${fmt(r.multiTurn.cached, 0)} generated tok/s with KV prefix reuse, ${fmt(r.multiTurn.fresh, 0)} re-prefilling every turn`,
     );
   }
-  if (ceiling)
-    console.log(
-      `GEMM ceiling (1024^3 f32): built-in ${fmt(ceiling.builtin, 1)} GFLOP/s, OpenBLAS ${ceiling.openblas === null ? 'not available' : `${fmt(ceiling.openblas, 1)} GFLOP/s`}; winner ${ceiling.winner}`,
-    );
-  else console.log('GEMM ceiling: bench/gemm-ceiling.ts not found');
+  const openblas = ceiling.openblas === null ? 'not available' : `${fmt(ceiling.openblas, 1)} GFLOP/s`;
+  console.log(
+    `GEMM ceiling (1024^3 f32): built-in ${fmt(ceiling.builtin, 1)} GFLOP/s, OpenBLAS ${openblas}; winner ${ceiling.winner}`,
+  );
   for (const r of results) {
     console.log(`\n${r.name}: per-kernel breakdown`);
     printBreakdown('training step (forward + backward + optimizer)', r.trainBreakdown);
     printBreakdown('sampling, batch 64', r.sampleBreakdown);
   }
   const ref = results[0]!;
-  const ceilingGflops = ceiling ? ceiling.gflops : null;
   console.log(
     JSON.stringify({
       trainGflops: +ref.trainGflops.toFixed(2),
-      ceilingGflops: ceilingGflops === null ? null : +ceilingGflops.toFixed(2),
-      ratio: ceilingGflops === null ? null : +(ref.trainGflops / ceilingGflops).toFixed(3),
+      ceilingGflops: +ceiling.gflops.toFixed(2),
+      ratio: +(ref.trainGflops / ceiling.gflops).toFixed(3),
       trainTokensPerSecond: Math.round(ref.trainTokensPerSecond),
       sampleTokensPerSecond: Math.round(ref.sample[1]!.tokensPerSecond),
       peakRssMb: Math.round(ref.peakRssMb),

@@ -83,7 +83,7 @@ export function measureOpenblasGflops(): number | null {
   }
 }
 
-export async function measureGemmCeiling(): Promise<GemmCeiling> {
+export function measureGemmCeiling(): GemmCeiling {
   const builtinGflops = measureBuiltinGflops();
   const openblasGflops = measureOpenblasGflops();
   const builtinName = `builtin-${gemmBackend()}`;

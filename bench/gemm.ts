@@ -251,7 +251,7 @@ async function main(): Promise<void> {
   const small = benchSmall();
   const opsSpeedup = benchOps();
   if (values.sweep) sweep();
-  const ceiling = await measureGemmCeiling();
+  const ceiling = measureGemmCeiling();
   console.log(
     `\nGEMM ceiling 1024^3: built-in ${ceiling.builtinGflops.toFixed(1)} GFLOP/s, OpenBLAS ${ceiling.openblasGflops?.toFixed(1) ?? 'not installed'}; winner ${ceiling.winner}`,
   );

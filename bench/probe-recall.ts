@@ -161,12 +161,11 @@ function main(): void {
   const curve: { step: number; loss: number; acc: number; trainLoss: number; gradNorm: number }[] = [];
   let trainLoss = 0;
   let seen = 0;
-  let gradNorm = 0;
   const t0 = Date.now();
   for (let step = 1; step <= a.steps; step++) {
     trainLoss += answerLoss({ policy, batch: batchOf({ rng: train, n: a.batch, a, train: true }), grad: true }).loss;
     seen++;
-    gradNorm = policy.step().gradNorm;
+    const gradNorm = policy.step().gradNorm;
     if (step % a['eval-every'] === 0 || step === a.steps) {
       const ev = answerLoss({ policy, batch: held, grad: false });
       const row = { step, loss: ev.loss, acc: ev.acc, trainLoss: trainLoss / seen, gradNorm };

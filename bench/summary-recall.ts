@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const { config: rollout, layout } = resolveRolloutConfig({ input: JSON.parse(values.rollout), tokenizer });
   const records = await expertEpisodes({
     family,
-    knobs: JSON.parse(values.knobs),
+    knobs: JSON.parse(values.knobs) as Record<string, unknown>,
     rollout,
     layout,
     tokenizer,

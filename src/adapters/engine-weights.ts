@@ -27,7 +27,7 @@ export async function updateWeightsFromDisk(options: {
       signal: AbortSignal.timeout(options.timeoutMs ?? 300_000),
     });
   } catch (e) {
-    throw new EngineError(`${endpoint}: ${(e as Error).message}`);
+    throw new EngineError(`${endpoint.href}: ${(e as Error).message}`);
   }
   const text = await res.text();
   let parsed: z.infer<typeof UpdateWeightsResponse> | undefined;
@@ -39,6 +39,6 @@ export async function updateWeightsFromDisk(options: {
   }
   if (!res.ok || !parsed?.success)
     throw new EngineError(
-      `${endpoint}: weight update failed (HTTP ${res.status}): ${parsed?.message || text.slice(0, 300)}`,
+      `${endpoint.href}: weight update failed (HTTP ${res.status}): ${parsed?.message || text.slice(0, 300)}`,
     );
 }

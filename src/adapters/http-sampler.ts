@@ -62,13 +62,13 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
         try {
           return JSON.parse(text);
         } catch {
-          throw new EngineError(`${endpoint}: the answer is not JSON: ${text.slice(0, 200)}`);
+          throw new EngineError(`${endpoint.href}: the answer is not JSON: ${text.slice(0, 200)}`);
         }
       }
       last = `HTTP ${res.status}: ${text.slice(0, 300)}`;
       if (res.status < 500) break; // the request itself is wrong; retrying will not help
     }
-    throw new EngineError(`${endpoint}: ${last}`);
+    throw new EngineError(`${endpoint.href}: ${last}`);
   }
 
   async function one(request: SampleRequest, params: SamplingParams): Promise<SampleResult> {
@@ -76,7 +76,7 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
     try {
       return protocol.parseResponse(json, request);
     } catch (e) {
-      throw new EngineError(`${endpoint}: ${(e as Error).message}`);
+      throw new EngineError(`${endpoint.href}: ${(e as Error).message}`);
     }
   }
 

@@ -11,7 +11,7 @@ export function loadFamilies(): void {
 }
 
 /** Looks up --env; an unknown name is a user error listing the valid names. */
-export function familyFor(name: string): TaskFamily<any> {
+export function familyFor(name: string): TaskFamily {
   try {
     return getFamily(name);
   } catch (e) {

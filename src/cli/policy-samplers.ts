@@ -13,7 +13,7 @@ import type { SummaryWriterChoice } from './run-flags.ts';
 /** The acting policy for `crl run --policy`: the family's expert, or a checkpoint directory. */
 export async function actorSampler(options: {
   policy: string;
-  family: TaskFamily<any>;
+  family: TaskFamily;
   tokenizer: Tokenizer;
   seed: number;
   /** C, which the model's maxSeqLen must cover. */
@@ -41,7 +41,7 @@ export async function actorSampler(options: {
 /** Scripted summary writers by name (registry, not branches). */
 const TEXT_WRITERS: Record<
   'oracle' | 'null' | 'lossy',
-  (family: TaskFamily<any>, choice: SummaryWriterChoice) => TextPolicy
+  (family: TaskFamily, choice: SummaryWriterChoice) => TextPolicy
 > = {
   oracle: (family) => family.summaryWriters.oracle,
   null: () => () => '',
@@ -51,7 +51,7 @@ const TEXT_WRITERS: Record<
 
 export async function summarySampler(options: {
   choice: SummaryWriterChoice;
-  family: TaskFamily<any>;
+  family: TaskFamily;
   actor: TokenSampler;
   tokenizer: Tokenizer;
   seed: number;

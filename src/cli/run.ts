@@ -34,7 +34,7 @@ export function summarizeRecords(records: readonly EpisodeRecord[]): RunSummary 
 }
 
 /** Task seeds: episode i gets the family's eval range, offset by --seed, wrapping around. */
-export function evalTaskSeeds(family: TaskFamily<any>, options: { episodes: number; seed: number }): number[] {
+export function evalTaskSeeds(family: TaskFamily, options: { episodes: number; seed: number }): number[] {
   const { start, end } = family.evalSeeds;
   const size = end - start;
   return Array.from({ length: options.episodes }, (_, i) => start + ((options.seed + i) % size));

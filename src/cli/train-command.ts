@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { join } from 'node:path';
-import { CONFIG_FLAGS, flagsToConfig } from '../config/config-flags.ts';
+import { camelFlag, CONFIG_FLAGS, flagsToConfig } from '../config/config-flags.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { loadTrainConfig, parseTrainConfig } from '../config/load-config.ts';
 import type { TrainConfig } from '../config/train-config.ts';
@@ -44,6 +44,14 @@ export function actorOption(): Option {
     .default('policy');
 }
 
+/** What commander parses for `crl train`: the fixed options plus one string per config flag. */
+interface TrainOptions extends Record<string, unknown> {
+  actor: ActorKind;
+  config?: string;
+  out?: string;
+  resume?: string;
+}
+
 export function registerTrainCommand(program: Command): void {
   const cmd = program
     .command('train')
@@ -53,29 +61,28 @@ export function registerTrainCommand(program: Command): void {
     .option('--resume <run>', 'continue an interrupted run with its stored config');
   for (const f of CONFIG_FLAGS) cmd.option(`--${f.flag} <${f.kind === 'json' ? 'json' : 'value'}>`, f.help);
   cmd.addOption(actorOption());
-  cmd.action(async (opts: Record<string, unknown>) => {
-    const actor = opts.actor as ActorKind;
+  cmd.action(async (opts: TrainOptions) => {
+    const actor = opts.actor;
     let runDir: string;
     let config: TrainConfig;
     if (opts.resume) {
-      const given = CONFIG_FLAGS.filter(
-        (f) => opts[f.flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined,
-      ).map((f) => `--${f.flag}`);
-      if (opts.config || given.length)
-        throw new CliError(
-          `--resume continues a run with its stored config; drop ${[...(opts.config ? ['--config'] : []), ...given].join(', ')}`,
-        );
-      const stored = asUserError(() => readRunConfig(String(opts.resume)));
+      const given = CONFIG_FLAGS.filter((f) => opts[camelFlag(f.flag)] !== undefined).map((f) => `--${f.flag}`);
+      if (opts.config || given.length) {
+        const drop = [...(opts.config ? ['--config'] : []), ...given].join(', ');
+        throw new CliError(`--resume continues a run with its stored config; drop ${drop}`);
+      }
+      const resume = opts.resume;
+      const stored = asUserError(() => readRunConfig(resume));
       runDir = stored.paths.root;
-      config = parseTrainConfig(stored.config, `${stored.paths.config}`);
+      config = parseTrainConfig(stored.config, stored.paths.config);
     } else {
       config = withFlagNames(() =>
         loadTrainConfig({
-          ...(opts.config ? { file: String(opts.config) } : {}),
+          ...(opts.config ? { file: opts.config } : {}),
           overrides: asUserError(() => flagsToConfig(opts)),
         }),
       );
-      runDir = String(opts.out ?? join('runs', newRunName(config.name)));
+      runDir = opts.out ?? join('runs', newRunName(config.name));
       asUserError(() => createRunDir({ dir: runDir, system: config.name, config }));
     }
     await train({ runDir, config, actor, progress: createProgress({ label: config.name }) });

@@ -14,18 +14,23 @@ export class ConfigError extends Error {
   }
 }
 
+/** The parts of a zod schema's runtime shape that keysAt walks (zod 4: `.shape` on objects, `.def` on wrappers). */
+interface SchemaNode {
+  shape?: Record<string, SchemaNode | undefined>;
+  def?: { innerType?: SchemaNode; in?: SchemaNode };
+}
+
 /** Valid keys of the object schema reached by `path`, or [] when it is not an object. */
 function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
-  let s: any = schema;
-  const unwrap = (x: any): any => {
+  const unwrap = (x: SchemaNode | undefined): SchemaNode | undefined => {
     // ZodDefault / ZodOptional / ZodPipe wrap the object we want.
     while (x && !x.shape && x.def && (x.def.innerType || x.def.in)) x = x.def.innerType ?? x.def.in;
     return x;
   };
-  s = unwrap(s);
+  let s = unwrap(schema as unknown as SchemaNode);
   for (const key of path) {
     if (!s?.shape) return [];
-    s = unwrap(s.shape[key as string]);
+    s = unwrap(s.shape[String(key)]);
   }
   return s?.shape ? Object.keys(s.shape) : [];
 }

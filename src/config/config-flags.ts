@@ -97,13 +97,14 @@ export function flagsToConfig(options: Readonly<Record<string, unknown>>): Recor
   const out: Record<string, unknown> = {};
   for (const f of CONFIG_FLAGS) {
     const raw = options[camelFlag(f.flag)];
-    if (raw === undefined) continue;
+    // Every config flag takes a value, which commander passes as a string.
+    if (typeof raw !== 'string') continue;
     let node = out;
     f.path.slice(0, -1).forEach((k) => {
       node[k] ??= {};
       node = node[k] as Record<string, unknown>;
     });
-    node[f.path[f.path.length - 1]!] = parseFlagValue(f.kind, String(raw), f.flag);
+    node[f.path[f.path.length - 1]!] = parseFlagValue(f.kind, raw, f.flag);
   }
   return out;
 }

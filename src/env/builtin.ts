@@ -5,7 +5,7 @@ import { kvLedger } from './kv-ledger/index.ts';
 import { familyNames, registerFamily } from './registry.ts';
 
 /** The built-in long-horizon task suite (docs/tasks.md). */
-export const BUILTIN_FAMILIES: readonly TaskFamily<any>[] = [kvLedger, fogCourier, hopSearch];
+export const BUILTIN_FAMILIES: readonly TaskFamily[] = [kvLedger, fogCourier, hopSearch];
 
 /** Registers every built-in family once; calling it (or importing this module) again is a no-op. */
 export function registerBuiltinFamilies(): void {

@@ -23,7 +23,7 @@ export function parseKnobs<T>(options: { family: string; schema: z.ZodType<T>; i
 }
 
 /** The knobs of a named held-out variant ('default' = no overrides); unknown names list the valid ones. */
-export function variantKnobs(family: TaskFamily<any>, variant: string): Record<string, unknown> {
+export function variantKnobs(family: TaskFamily, variant: string): Record<string, unknown> {
   if (variant === 'default') return {};
   const v = family.variants[variant];
   if (!v) {

@@ -1,15 +1,15 @@
 import type { TaskFamily } from './family.ts';
 
 /** Registered task families by name (house style: registries, not branches). */
-const families = new Map<string, TaskFamily<any>>();
+const families = new Map<string, TaskFamily>();
 
-export function registerFamily(family: TaskFamily<any>): void {
+export function registerFamily(family: TaskFamily): void {
   if (families.has(family.name)) throw new Error(`task family ${family.name} is already registered`);
   families.set(family.name, family);
 }
 
 /** Looks up a family; an unknown name throws an error listing the valid ones. */
-export function getFamily(name: string): TaskFamily<any> {
+export function getFamily(name: string): TaskFamily {
   const f = families.get(name);
   if (!f) {
     const known = [...families.keys()].sort().join(', ') || '(none registered)';

@@ -140,11 +140,16 @@ function familyDense(
   knobsInput: Record<string, unknown>,
   config: DenseWarmupConfig,
 ): ((rng: Rng) => DensePart[]) | undefined {
-  const dense = family.dense;
-  if (!dense) return undefined;
+  if (!family.dense) return undefined;
   const knobs = family.knobs.parse(knobsInput);
   return (rng) =>
-    dense({ rng, knobs, maxChunks: config.maxChunks, probes: config.probes, summaryShare: config.summaryShare });
+    family.dense!({
+      rng,
+      knobs,
+      maxChunks: config.maxChunks,
+      probes: config.probes,
+      summaryShare: config.summaryShare,
+    });
 }
 
 /** Steps the warm-up runs for a family: all of them, or only the recall stage without a dense generator. */

@@ -107,8 +107,8 @@ export function computeAdvantages(options: {
       ? { ...config.advantage, crossTrajectory: config.ablation.crossTrajectory }
       : {};
   const out = estimateAdvantages({ estimator: options.algorithm.estimator, episodes, config: estConfig });
-  const advantages: Float32Array[] = new Array(segments.length);
-  const returns: Float32Array[] = new Array(segments.length);
+  const advantages = new Array<Float32Array>(segments.length);
+  const returns = new Array<Float32Array>(segments.length);
   byEpisode.forEach((idx, e) =>
     idx.forEach((i, k) => {
       advantages[i] = out.advantages[e]![k]!;

@@ -120,7 +120,7 @@ function withKinds(o: {
   tokenizer: Tokenizer | undefined;
 }): SftSequence {
   if (!o.tokenizer) return { tokens: o.tokens, mask: o.mask };
-  const kinds: TokenKind[] = new Array(o.tokens.length).fill('none');
+  const kinds = new Array<TokenKind>(o.tokens.length).fill('none');
   let inAnswer = false;
   for (let t = 0; t < o.tokens.length; t++) {
     if (o.mask[t] !== 1) {

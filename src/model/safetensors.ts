@@ -37,7 +37,7 @@ export function encodeSafetensors(tensors: readonly NamedTensor[], metadata: Rec
   for (const t of tensors) {
     const n = t.shape.reduce((a, b) => a * b, 1);
     if (n !== t.data.length)
-      throw new Error(`tensor ${t.name}: shape [${t.shape}] holds ${n} values but data has ${t.data.length}`);
+      throw new Error(`tensor ${t.name}: shape [${t.shape.join(',')}] holds ${n} values but data has ${t.data.length}`);
     header[t.name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + t.data.byteLength] };
     offset += t.data.byteLength;
   }

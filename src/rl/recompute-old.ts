@@ -53,7 +53,7 @@ export function recomputeOld(options: {
   });
   const oldLogprobs = new Array<Float32Array>(segments.length);
   const oldEntropies = new Array<Float32Array>(segments.length);
-  const oldValues: Float32Array[] | null = critic ? new Array(segments.length) : null;
+  const oldValues = critic ? new Array<Float32Array>(segments.length) : null;
   for (const chunk of packByTokens({ lengths: segments.map((s) => s.tokens.length), tokenBudget: batchTokens })) {
     const tokens = chunk.map((i) => segments[i]!.tokens);
     const fwd = policy.forward(tokens, { train: false });

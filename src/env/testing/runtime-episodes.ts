@@ -13,7 +13,7 @@ import type { TaskFamily, TextPolicy } from '../family.ts';
  */
 export type WriterChoice = 'oracle' | 'null' | 'self' | { lossy: number };
 
-export function writerPolicy(family: TaskFamily<any>, writer: WriterChoice): TextPolicy {
+export function writerPolicy(family: TaskFamily, writer: WriterChoice): TextPolicy {
   if (writer === 'oracle') return family.summaryWriters.oracle;
   if (writer === 'null') return () => '';
   if (writer === 'self') return family.expert;
@@ -21,7 +21,7 @@ export function writerPolicy(family: TaskFamily<any>, writer: WriterChoice): Tex
 }
 
 export async function runExpertEpisodes(options: {
-  family: TaskFamily<any>;
+  family: TaskFamily;
   knobs?: Record<string, unknown>;
   seeds: readonly number[];
   writer: WriterChoice;
