@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } 
 import { join } from 'node:path';
 import { z } from 'zod';
 import { iterationDirName, RUN_FILES } from '../report/run-files.ts';
-import { fsyncDir, writeFileAtomic } from './atomic-fs.ts';
+import { fsyncDir, writeFileAtomic } from '../util/atomic-write.ts';
 
 /**
  * Atomic checkpoint directories for resume. The contents are written by a callback (the model's

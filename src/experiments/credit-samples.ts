@@ -6,7 +6,7 @@ import type { TrainablePolicy } from '../rl/trainable.ts';
 import { maskedWhiten } from '../rl/whiten.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { sampleFileName, SampledEpisodeSchema, type EpisodeCredit } from '../report/sample-files.ts';
-import { writeFileAtomic } from './atomic-fs.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import type { BatchSegment } from './iteration-stages.ts';
 
 /**

@@ -5,7 +5,7 @@ import type { EvalResult } from '../eval/eval-result.ts';
 import { formatSummaryWriter, parseSummaryWriter } from '../eval/summary-writer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { RolloutConfigSchema } from '../rollout/config.ts';
-import { writeFileAtomic } from './atomic-fs.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { episodeBatchRunner, evalTaskSeeds, summaryWriterFactory } from './eval-runner.ts';
 import { policySamplerFactory } from './policy-source.ts';
 import { taskFamily } from './task-families.ts';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { MetricsLineSchema, type MetricsLine } from '../report/run-files.ts';
-import { appendLineSync, writeFileAtomic } from './atomic-fs.ts';
+import { appendLineSync, writeFileAtomic } from '../util/atomic-write.ts';
 
 /**
  * The run's metrics JSONL: one line per finished iteration, names `group/name` (house style 11).

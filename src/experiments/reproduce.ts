@@ -6,7 +6,7 @@ import type { EvalResult } from '../eval/eval-result.ts';
 import { RUN_FILES } from '../report/run-files.ts';
 import { cellFor } from '../report/tables.ts';
 import { writeReport } from '../report/write-report.ts';
-import { writeFileAtomic } from './atomic-fs.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { evaluatePolicy, type EvalRequest } from './evaluate-policy.ts';
 import { collectReportData } from '../report/collect-runs.ts';
 import type { Preset } from './presets.ts';

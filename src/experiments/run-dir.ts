@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RUN_FILES } from '../report/run-files.ts';
-import { writeFileAtomic } from './atomic-fs.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 
 /** Paths of one run directory (layout: src/report/run-files.ts). */
 export interface RunPaths {

@@ -8,7 +8,7 @@ import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { buildMinibatches, packByTokens } from '../rl/minibatches.ts';
 import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts';
 import { mixSeed, Rng } from '../util/random.ts';
-import { writeFileAtomic } from './atomic-fs.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
 import { denseReplay, denseWarmupSteps, runDenseWarmup, DenseWarmupSchema } from './dense-warmup.ts';
 import { expertEpisodes, type SftSequence, toSequences } from './sft-data.ts';

@@ -9,7 +9,7 @@ import { mixSeed, Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 import { iterationDirName } from '../report/run-files.ts';
 import { algorithmSpec } from './algorithms.ts';
-import { writeFileAtomic } from './atomic-fs.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { writeCreditSamples } from './credit-samples.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
 import {

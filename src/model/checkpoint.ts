@@ -7,12 +7,13 @@
  *   critic-optimizer.safetensors  critic AdamW moments, if any
  *   trainer_state.json            optimizer configs, free `meta`; written last, so its presence
  *                                 marks a complete checkpoint
- * Every file is written to a temp name, fsynced, renamed into place, then the directory fsynced.
+ * Every file is written with writeFileAtomic (temp name, fsync, rename, directory fsync).
  */
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { OptimizerConfigSchema } from '../optim/config.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { CriticModel } from './critic.ts';
 import { fromHfConfig, toHfConfig } from './hf-config.ts';
 import type { LlamaNetwork } from './network.ts';
@@ -46,37 +47,6 @@ const TrainerStateSchema = z
   })
   .strict();
 
-async function writeAtomic(path: string, data: Uint8Array | string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fh = await open(tmp, 'w');
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (e) {
-    await unlink(tmp).catch(() => {});
-    throw e;
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  // Makes the renames durable. Some platforms cannot fsync a directory; the data is synced anyway.
-  try {
-    const fh = await open(dir, 'r');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    /* not supported here */
-  }
-}
-
 function weightTensors(net: LlamaNetwork): NamedTensor[] {
   return net.specs.map((s) => ({
     name: s.name,
@@ -99,15 +69,15 @@ export async function saveCheckpoint(
 ): Promise<void> {
   await mkdir(dir, { recursive: true });
   const p = policy.net;
-  await writeAtomic(join(dir, FILES.config), JSON.stringify(toHfConfig(p.cfg), null, 2) + '\n');
-  await writeAtomic(join(dir, FILES.model), encodeSafetensors(weightTensors(p), { format: 'pt' }));
-  await writeAtomic(
+  writeFileAtomic(join(dir, FILES.config), JSON.stringify(toHfConfig(p.cfg), null, 2) + '\n');
+  writeFileAtomic(join(dir, FILES.model), encodeSafetensors(weightTensors(p), { format: 'pt' }));
+  writeFileAtomic(
     join(dir, FILES.optimizer),
     encodeSafetensors(optimizerTensors(p), { step: String(p.optimizer.state.step) }),
   );
   if (critic) {
-    await writeAtomic(join(dir, FILES.critic), encodeSafetensors(weightTensors(critic.net), { format: 'pt' }));
-    await writeAtomic(
+    writeFileAtomic(join(dir, FILES.critic), encodeSafetensors(weightTensors(critic.net), { format: 'pt' }));
+    writeFileAtomic(
       join(dir, FILES.criticOptimizer),
       encodeSafetensors(optimizerTensors(critic.net), { step: String(critic.net.optimizer.state.step) }),
     );
@@ -119,8 +89,7 @@ export async function saveCheckpoint(
     criticOptimizer: critic ? critic.net.optimizer.cfg : null,
     meta: meta ?? null,
   };
-  await writeAtomic(join(dir, FILES.state), JSON.stringify(state, null, 2) + '\n');
-  await syncDir(dir);
+  writeFileAtomic(join(dir, FILES.state), JSON.stringify(state, null, 2) + '\n');
 }
 
 async function readFileOrExplain(dir: string, name: string): Promise<Buffer> {

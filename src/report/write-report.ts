@@ -1,16 +1,11 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { collectReportData, relativeLabel } from './collect-runs.ts';
 import { renderFigures } from './plots.ts';
 import { renderHtml } from './render-html.ts';
 import { renderMarkdown } from './render-markdown.ts';
 import { buildTables } from './tables.ts';
-
-function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
 
 /**
  * `crl report`: reads run/pipeline directories and writes report.html (self-contained),
@@ -30,10 +25,10 @@ export async function writeReport(options: {
   const title = options.title ?? 'CompactionRL report';
   const view = { title, tables, figures, warnings: data.warnings, sources: options.runDirs.map(label) };
   mkdirSync(join(options.outDir, 'figures'), { recursive: true });
-  for (const f of figures) if (f.svg) writeAtomic(join(options.outDir, 'figures', `${f.def.id}.svg`), f.svg);
+  for (const f of figures) if (f.svg) writeFileAtomic(join(options.outDir, 'figures', `${f.def.id}.svg`), f.svg);
   const html = join(options.outDir, 'report.html');
   const markdown = join(options.outDir, 'report.md');
-  writeAtomic(html, renderHtml(view));
-  writeAtomic(markdown, renderMarkdown(view));
+  writeFileAtomic(html, renderHtml(view));
+  writeFileAtomic(markdown, renderMarkdown(view));
   return { html, markdown, warnings: data.warnings };
 }
