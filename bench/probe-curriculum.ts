@@ -25,6 +25,7 @@ import { kvLedgerKnobs } from '../src/env/kv-ledger/knobs.ts';
 import { saveCheckpoint } from '../src/model/checkpoint.ts';
 import { modelConfig } from '../src/model/config.ts';
 import { PolicyModel } from '../src/model/policy.ts';
+import { loadTokenizer } from '../src/model/load-tokenizer.ts';
 import { WordTokenizer } from '../src/model/tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
@@ -134,7 +135,7 @@ async function main(): Promise<void> {
     seed: a.seed,
   });
   const tok = new WordTokenizer();
-  const { config: rollout } = resolveRolloutConfig({ input: sftConfig.rollout, tokenizer: tok });
+  const { config: rollout } = resolveRolloutConfig({ input: sftConfig.rollout, tokenizer: loadTokenizer('word') });
   // (1) The model exactly as runSft builds it, so its checkpoint loads there.
   const cfg = modelConfig(a.preset, { vocabSize: tok.vocabSize, maxSeqLen: rollout.contextWindow });
   const steps = Math.max(1, a['warm-steps']);

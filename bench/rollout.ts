@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { modelConfig } from '../src/model/config.ts';
 import { PolicyModel } from '../src/model/policy.ts';
 import { ModelSampler } from '../src/model/sampler.ts';
-import { WordTokenizer } from '../src/model/tokenizer.ts';
+import { loadTokenizer } from '../src/model/load-tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { runEpisodes } from '../src/rollout/runner.ts';
@@ -62,8 +62,7 @@ async function scenario(
   make: { sampler: () => TokenSampler; env: () => Environment; episodes?: number },
 ) {
   const count = make.episodes ?? EPISODES;
-  const tokenizer = new WordTokenizer();
-  const { config, layout } = resolveRolloutConfig({ tokenizer });
+  const { config, layout } = resolveRolloutConfig({ tokenizer: loadTokenizer('word') });
   const clock = { sampler: 0, env: 0, tokens: 0 };
   const actor = timedSampler(make.sampler(), clock);
   const episodes = Array.from({ length: count }, (_, i) => ({
@@ -86,9 +85,9 @@ async function scenario(
   return { usPerToken, samplerUsPerToken: (clock.sampler * 1000) / clock.tokens, runtimeShare: runtime / total };
 }
 
-const tokenizer = new WordTokenizer();
+const tokenizer = loadTokenizer('word');
 const scripted = await scenario('random tokens, random env', {
-  sampler: () => randomTokenSampler({ tokenizer, rng: new Rng(1) }),
+  sampler: () => randomTokenSampler({ tokenizer: tokenizer.tokenizer, rng: new Rng(1) }),
   env: () => new RandomEnv({ instructionWords: 8, maxObservationWords: 40, doneProbability: 0.03 }),
 });
 await scenario('chunk-sum expert (text)', {
@@ -98,7 +97,7 @@ await scenario('chunk-sum expert (text)', {
 
 // Paired with the embedded model (random weights: the cost per token does not depend on them).
 const model = new PolicyModel({
-  config: modelConfig(MODEL_PRESET, { vocabSize: tokenizer.vocabSize, maxSeqLen: 256 }),
+  config: modelConfig(MODEL_PRESET, { vocabSize: tokenizer.tokenizer.vocabSize, maxSeqLen: 256 }),
   optim: DEFAULT_OPTIMIZER,
   rng: new Rng(1),
 });

@@ -16,7 +16,7 @@ import { resolveCheckpointDir } from '../src/experiments/policy-source.ts';
 import { expertEpisodes } from '../src/experiments/sft-data.ts';
 import { taskFamily } from '../src/experiments/task-families.ts';
 import { loadCheckpoint } from '../src/model/checkpoint.ts';
-import { WordTokenizer } from '../src/model/tokenizer.ts';
+import { loadTokenizer } from '../src/model/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { Rng } from '../src/util/random.ts';
 
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     allowPositionals: true,
   });
   if (positionals.length === 0) throw new Error('give one or more run or checkpoint directories');
-  const tokenizer = new WordTokenizer();
+  const tokenizer = loadTokenizer('word');
   const family = await taskFamily(values.env);
   const { config: rollout, layout } = resolveRolloutConfig({ input: JSON.parse(values.rollout), tokenizer });
   const records = await expertEpisodes({
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     rng: new Rng(12345),
     idPrefix: 'recall',
   });
-  const isNumber = (t: number) => /^\d+$/.test(tokenizer.decode([t]));
+  const isNumber = (t: number) => /^\d+$/.test(tokenizer.tokenizer.decode([t]));
   const sets: Record<'first' | 'later', Example[]> = { first: [], later: [] };
   for (const r of records) {
     r.segments

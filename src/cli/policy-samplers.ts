@@ -4,7 +4,8 @@ import { loadCheckpoint } from '../model/checkpoint.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import type { TaskFamily, TextPolicy } from '../env/family.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
-import type { TokenSampler, Tokenizer } from '../rollout/types.ts';
+import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
+import type { TokenSampler } from '../rollout/types.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { resolveCheckpointDir } from '../experiments/policy-source.ts';
 import { CliError } from './errors.ts';
@@ -14,7 +15,7 @@ import type { SummaryWriterChoice } from './run-flags.ts';
 export async function actorSampler(options: {
   policy: string;
   family: TaskFamily;
-  tokenizer: Tokenizer;
+  tokenizer: LoadedTokenizer;
   seed: number;
   /** C, which the model's maxSeqLen must cover. */
   contextWindow: number;
@@ -53,7 +54,7 @@ export async function summarySampler(options: {
   choice: SummaryWriterChoice;
   family: TaskFamily;
   actor: TokenSampler;
-  tokenizer: Tokenizer;
+  tokenizer: LoadedTokenizer;
   seed: number;
   contextWindow: number;
 }): Promise<TokenSampler> {
@@ -79,14 +80,14 @@ export async function summarySampler(options: {
 async function checkpointSampler(options: {
   dir: string;
   seed: number;
-  tokenizer: Tokenizer;
+  tokenizer: LoadedTokenizer;
   contextWindow: number;
 }): Promise<TokenSampler> {
   const { policy } = await loadCheckpoint(options.dir);
   const cfg = policy.config;
-  if (cfg.vocabSize < options.tokenizer.vocabSize) {
+  if (cfg.vocabSize < options.tokenizer.tokenizer.vocabSize) {
     throw new CliError(
-      `--policy ${options.dir}: the model's vocabulary has ${cfg.vocabSize} tokens, the tokenizer ${options.tokenizer.vocabSize}`,
+      `--policy ${options.dir}: the model's vocabulary has ${cfg.vocabSize} tokens, the tokenizer ${options.tokenizer.tokenizer.vocabSize}`,
     );
   }
   if (cfg.maxSeqLen < options.contextWindow) {

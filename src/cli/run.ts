@@ -1,7 +1,7 @@
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import type { TaskFamily } from '../env/family.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { resolveRolloutConfig, RolloutConfigError } from '../rollout/config.ts';
 import { isSuccess, type EpisodeRecord } from '../rollout/record.ts';
 import { RecordWriter } from '../rollout/record-file.ts';
@@ -75,7 +75,7 @@ export function registerRunCommand(program: Command): void {
 async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunSummary> {
   loadFamilies();
   const family = familyFor(flags.env);
-  const tokenizer = new WordTokenizer();
+  const tokenizer = loadTokenizer('word');
   const { config, layout } = resolveWithFlagNames(() =>
     resolveRolloutConfig({ tokenizer, input: rolloutInput(flags) }),
   );

@@ -5,7 +5,7 @@ import { ENGINE_PROTOCOLS } from '../adapters/engine-protocols.ts';
 import { startSamplerServer } from '../adapters/sampler-server.ts';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { ModelSampler } from '../model/sampler.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { resolveCheckpointDir } from '../experiments/policy-source.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { CliError } from './errors.ts';
@@ -40,16 +40,16 @@ export function registerServeCommand(program: Command): void {
       const r = ServeFlags.safeParse(opts);
       if (!r.success) throw new CliError(r.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('\n'));
       const f = r.data;
-      const tokenizer = new WordTokenizer();
+      const tokenizer = loadTokenizer('word');
       let policy;
       try {
         policy = (await loadCheckpoint(resolveCheckpointDir(f.policy))).policy;
       } catch (e) {
         throw new CliError(`--policy: ${(e as Error).message}`);
       }
-      if (policy.config.vocabSize < tokenizer.vocabSize)
+      if (policy.config.vocabSize < tokenizer.tokenizer.vocabSize)
         throw new CliError(
-          `--policy: the model's vocabulary has ${policy.config.vocabSize} tokens, the tokenizer ${tokenizer.vocabSize}`,
+          `--policy: the model's vocabulary has ${policy.config.vocabSize} tokens, the tokenizer ${tokenizer.tokenizer.vocabSize}`,
         );
       const sampler = new ModelSampler({ policy, rng: new Rng(mixSeed(f.seed, 3)) });
       // SGLang's update_weights_from_disk: the trainer publishes each update (crl train --engine-url).
@@ -70,7 +70,7 @@ export function registerServeCommand(program: Command): void {
           host: f.host,
           port: f.port,
           model,
-          vocabSize: tokenizer.vocabSize,
+          vocabSize: tokenizer.tokenizer.vocabSize,
           loadWeights,
         });
       } catch (e) {

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { createChatLayout, DEFAULT_CHAT_TEMPLATES } from '../rollout/chat-layout.ts';
 import { denseReplay, DenseWarmupSchema, encodeDense } from './dense-warmup.ts';
@@ -10,8 +11,10 @@ import { Rng } from '../util/random.ts';
 import { readMetrics } from './metrics-log.ts';
 import { runSft, SftConfigSchema } from './sft.ts';
 
-const tokenizer = new WordTokenizer();
-const layout = createChatLayout({ tokenizer, templates: DEFAULT_CHAT_TEMPLATES });
+const source = loadTokenizer('word');
+
+const tokenizer = source.tokenizer as WordTokenizer;
+const layout = createChatLayout({ tokenizer: source, templates: DEFAULT_CHAT_TEMPLATES });
 
 describe('dense warm-up', () => {
   it('encodes parts with q_sum before each summary and supervises exactly targets, summaries and their <eot>', () => {
@@ -50,18 +53,18 @@ describe('dense warm-up', () => {
     );
     const want = [
       ...layout.systemTurn,
-      layout.ids.user,
+      tokenizer.specialId('<user>'),
       ...tokenizer.encode('read all , then answer . queries e'),
-      layout.ids.eot,
-      layout.ids.asst,
+      tokenizer.specialId('<eot>'),
+      tokenizer.specialId('<asst>'),
       ...tokenizer.encode('read'),
-      layout.ids.eot,
-      layout.ids.obs,
+      tokenizer.specialId('<eot>'),
+      tokenizer.specialId('<obs>'),
       ...tokenizer.encode('chunk 1 : set e 14'),
-      layout.ids.eot,
+      tokenizer.specialId('<eot>'),
       ...layout.summaryPrompt,
       ...tokenizer.encode('queries e , set e 14'),
-      layout.ids.eot,
+      tokenizer.specialId('<eot>'),
     ];
     expect(Array.from(ex.tokens)).toEqual(want);
     expect(ex.answerAt).toEqual(Array.from({ length: 7 }, (_, i) => want.length - 7 + i)); // the summary and its <eot>
@@ -78,7 +81,12 @@ describe('dense warm-up', () => {
       layout,
       256,
     );
-    const { ids } = layout;
+    const ids = {
+      user: tokenizer.specialId('<user>'),
+      eot: tokenizer.specialId('<eot>'),
+      asst: tokenizer.specialId('<asst>'),
+      obs: tokenizer.specialId('<obs>'),
+    };
     const want = [
       ...layout.systemTurn,
       ids.user,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { DensePart, TaskFamily } from '../env/family.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
-import type { ChatLayout } from '../rollout/chat-layout.ts';
+import { encodeContent, type ChatLayout } from '../rollout/chat-layout.ts';
 import { recallForm } from '../env/recall-form.ts';
 import { Rng } from '../util/random.ts';
 import { answerLoss, type Example } from './answer-loss.ts';
@@ -66,20 +66,21 @@ export interface WarmupPoint {
   recallAcc?: number;
 }
 
-/** Chat turns: the marker each opens with (all close with <eot>), as the runtime lays them out. */
-const TURN_OPEN: Partial<Record<DensePart['kind'], 'user' | 'asst' | 'obs'>> = {
-  instruction: 'user',
-  action: 'asst',
-  observation: 'obs',
-};
-
 /**
- * Text parts → tokens and supervised positions: <bos>, then each part; summaries get q_sum before
- * and <eot> after. Parts that would pass maxTokens are left out, whole, with everything after them.
+ * Text parts → tokens and supervised positions, laid out with the runtime's chat layout: the
+ * format's prefix (`<bos>`; the whole system turn when the first part is an instruction), then each
+ * part. Turn parts are encoded on their own between the layout's markers, as the runtime encodes a
+ * turn; a run of 'context' / 'target' parts is one text, each part encoded with the space that
+ * joins it to the previous one (so a target reads as it would inside an action: `answer 14`).
+ * Summaries get q_sum before and the summary stop id after. A reply's stop id is its turn end
+ * (`<eot>`, `<|im_end|>`), supervised; a GLM-style layout has none, so there the reply's end is not
+ * supervised here (episodes teach it). Parts that would pass maxTokens are left out, whole, with
+ * everything after them.
  */
 export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, maxTokens: number): Example {
-  const { tokenizer, ids } = layout;
-  const tokens: number[] = parts[0]?.kind === 'instruction' ? [...layout.systemTurn] : [ids.bos];
+  const { tokenizer, format } = layout;
+  const t = format.turns;
+  const tokens: number[] = parts[0]?.kind === 'instruction' ? [...layout.systemTurn] : [...format.prefix];
   const answerAt: number[] = [];
   const supervised = (xs: readonly number[]): void => {
     for (const x of xs) {
@@ -87,28 +88,53 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
       tokens.push(x);
     }
   };
+  let inRun = false; // inside a run of context / target text
   for (const p of parts) {
-    const text = tokenizer.encode(p.text);
-    if (p.kind === 'reply') {
-      if (tokens.length + text.length + 2 > maxTokens) break;
-      const n = Math.min(p.words ?? text.length, text.length); // word tokenizer: one token per word
-      tokens.push(ids.asst);
-      supervised(text.slice(0, n));
-      if (n === text.length) supervised([ids.eot]);
-      else tokens.push(...text.slice(n), ids.eot);
+    const text = p.text.trim();
+    if (p.kind === 'context' || p.kind === 'target') {
+      const enc = tokenizer.encode(inRun && !tokenizer.wordLevel ? ` ${text}` : text);
+      if (tokens.length + enc.length > maxTokens) break;
+      if (p.kind === 'target') supervised(enc);
+      else tokens.push(...enc);
+      inRun = true;
       continue;
     }
-    const open = TURN_OPEN[p.kind];
-    const enc = open ? [ids[open], ...text, ids.eot] : text;
-    if (tokens.length + enc.length + (p.kind === 'summary' ? layout.summaryPrompt.length + 1 : 0) > maxTokens) break;
-    if (p.kind === 'target') supervised(enc);
-    else if (p.kind !== 'summary') tokens.push(...enc);
-    else {
-      tokens.push(...layout.summaryPrompt);
-      supervised([...enc, ids.eot]);
+    inRun = false;
+    const enc = encodeContent(layout, text);
+    if (p.kind === 'reply') {
+      if (tokens.length + layout.actionOpen.length + enc.length + t.assistant.close.length > maxTokens) break;
+      const n = p.words === undefined ? enc.length : replyPrefixTokens(layout, text, p.words);
+      tokens.push(...layout.actionOpen);
+      supervised(enc.slice(0, n));
+      if (n === enc.length && t.assistant.close.length > 0) {
+        supervised([t.assistant.close[0]!]);
+        tokens.push(...t.assistant.close.slice(1));
+      } else tokens.push(...enc.slice(n), ...t.assistant.close);
+      continue;
     }
+    if (p.kind === 'summary') {
+      if (tokens.length + layout.summaryPrompt.length + enc.length + 1 > maxTokens) break;
+      tokens.push(...layout.summaryPrompt);
+      supervised([...enc, layout.summaryStop]);
+      continue;
+    }
+    const turn = p.kind === 'instruction' ? t.user : p.kind === 'action' ? t.assistant : t.observation;
+    const open = p.kind === 'action' ? layout.actionOpen : turn.open;
+    if (tokens.length + open.length + enc.length + turn.close.length > maxTokens) break;
+    tokens.push(...open, ...enc, ...turn.close);
   }
   return { tokens: Int32Array.from(tokens), answerAt };
+}
+
+/** Ids of a reply's first `words` words: a prefix of the whole reply's encoding (a family bug otherwise). */
+function replyPrefixTokens(layout: ChatLayout, text: string, words: number): number {
+  const whole = encodeContent(layout, text);
+  const head = encodeContent(layout, text.split(/\s+/).slice(0, words).join(' '));
+  if (head.length > whole.length || head.some((x, i) => x !== whole[i]))
+    throw new Error(
+      `internal: the first ${words} words of the reply ${JSON.stringify(text)} do not encode to a prefix of it`,
+    );
+  return head.length;
 }
 
 /**

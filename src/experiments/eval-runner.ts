@@ -4,7 +4,8 @@ import type { SummaryWriterSpec } from '../eval/summary-writer.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
-import type { TokenSampler, Tokenizer } from '../rollout/types.ts';
+import type { ChatTemplateSource } from '../rollout/chat-format.ts';
+import type { TokenSampler } from '../rollout/types.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 
 /**
@@ -40,7 +41,7 @@ const WRITERS: Record<
 export function summaryWriterFactory(options: {
   spec: SummaryWriterSpec;
   family: TaskFamily;
-  tokenizer: Tokenizer;
+  tokenizer: ChatTemplateSource;
   checkpointSampler: (path: string) => SamplerFactory;
 }): SamplerFactory | null {
   const w = WRITERS[options.spec.kind](options);
@@ -53,7 +54,7 @@ export function episodeBatchRunner(options: {
   family: TaskFamily;
   knobs: Record<string, unknown>;
   rolloutInput: Record<string, unknown>;
-  tokenizer: Tokenizer;
+  tokenizer: ChatTemplateSource;
   actor: SamplerFactory;
   summarizer: SamplerFactory | null;
   seed: number;

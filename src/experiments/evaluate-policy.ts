@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import { evaluate } from '../eval/evaluate.ts';
 import type { EvalResult } from '../eval/eval-result.ts';
 import { formatSummaryWriter, parseSummaryWriter } from '../eval/summary-writer.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
-import { RolloutConfigSchema } from '../rollout/config.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { resolveRolloutConfig } from '../rollout/config.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { episodeBatchRunner, evalTaskSeeds, summaryWriterFactory } from './eval-runner.ts';
 import { policySamplerFactory } from './policy-source.ts';
@@ -32,7 +32,7 @@ export interface EvalRequest {
 
 /** Runs one evaluation and writes its validated JSON file atomically; returns the result. */
 export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
-  const tokenizer = new WordTokenizer();
+  const tokenizer = loadTokenizer('word');
   const family = await taskFamily(req.env);
   let knobs = req.knobs;
   if (req.variant !== 'default') {
@@ -57,7 +57,7 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
     summarizer,
     seed: req.seed,
   });
-  const { contextWindow } = RolloutConfigSchema.parse({ ...req.rollout, maxWindows: 1 });
+  const { contextWindow } = resolveRolloutConfig({ input: { ...req.rollout, maxWindows: 1 }, tokenizer }).config;
   const result = await evaluate({
     run,
     system: req.system,

@@ -6,7 +6,7 @@ import { loadCheckpoint } from '../model/checkpoint.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { RUN_FILES } from '../report/run-files.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
-import type { Tokenizer } from '../rollout/types.ts';
+import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { latestCheckpoint } from './checkpoint-store.ts';
 import type { SamplerFactory } from './eval-runner.ts';
 
@@ -29,7 +29,7 @@ export function resolveCheckpointDir(path: string): string {
 export async function policySamplerFactory(options: {
   policy: string;
   family: TaskFamily;
-  tokenizer: Tokenizer;
+  tokenizer: LoadedTokenizer;
 }): Promise<{ factory: SamplerFactory; source: string }> {
   if (options.policy === 'expert') {
     return {

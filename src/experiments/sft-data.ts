@@ -4,7 +4,7 @@ import type { RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
-import type { Tokenizer } from '../rollout/types.ts';
+import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import type { Rng } from '../util/random.ts';
 
 /** One SFT training sequence: token ids and the cross-entropy mask (1 on generated tokens). */
@@ -30,7 +30,7 @@ export async function expertEpisodes(options: {
   mix?: readonly { share: number; knobs: Record<string, unknown> }[];
   rollout: RolloutConfig;
   layout: ChatLayout;
-  tokenizer: Tokenizer;
+  tokenizer: LoadedTokenizer;
   lossyP: number;
   /** Goal-clause drop probability of the lossy writer; undefined: lossyP / 2. */
   lossyGoalP?: number;
@@ -72,7 +72,7 @@ export async function expertEpisodes(options: {
  * both masks gives exactly the same loss and gradient as training both: one forward pass instead
  * of two over the shared window (~40% fewer tokens on kv-ledger).
  */
-export function toSequences(options: { records: readonly EpisodeRecord[]; tokenizer?: Tokenizer }): SftSequence[] {
+export function toSequences(options: { records: readonly EpisodeRecord[]; layout?: ChatLayout }): SftSequence[] {
   const out: SftSequence[] = [];
   for (const r of options.records) {
     const segs = r.segments;
@@ -87,7 +87,7 @@ export function toSequences(options: { records: readonly EpisodeRecord[]; tokeni
             tokens: Int32Array.from(next.tokens),
             mask,
             summaryFrom: s.tokens.length,
-            tokenizer: options.tokenizer,
+            layout: options.layout,
           }),
         );
         i++;
@@ -98,7 +98,7 @@ export function toSequences(options: { records: readonly EpisodeRecord[]; tokeni
           tokens: Int32Array.from(s.tokens),
           mask: Uint8Array.from(s.lossMask),
           summaryFrom: s.kind === 'summary' ? 0 : s.tokens.length,
-          tokenizer: options.tokenizer,
+          layout: options.layout,
         }),
       );
     }
@@ -112,29 +112,39 @@ function isPrefix(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 
-/** Labels masked positions (only when a tokenizer is given): summary from summaryFrom on; else action / answer. */
+/**
+ * Labels masked positions (only when a layout is given): summary from summaryFrom on; else, per
+ * generated run (one action), 'answer' for the tokens after a leading `answer` word (its stop id
+ * excluded) and 'action' for the rest. Runs are matched on token ids, not single-token words, so
+ * any tokenizer labels the same text the same way.
+ */
 function withKinds(o: {
   tokens: Int32Array;
   mask: Uint8Array;
   summaryFrom: number;
-  tokenizer: Tokenizer | undefined;
+  layout: ChatLayout | undefined;
 }): SftSequence {
-  if (!o.tokenizer) return { tokens: o.tokens, mask: o.mask };
-  const kinds = new Array<TokenKind>(o.tokens.length).fill('none');
-  let inAnswer = false;
-  for (let t = 0; t < o.tokens.length; t++) {
+  if (!o.layout) return { tokens: o.tokens, mask: o.mask };
+  const answer = o.layout.tokenizer.encode('answer');
+  const kinds: TokenKind[] = Array.from({ length: o.tokens.length }, () => 'none');
+  let t = 0;
+  while (t < o.tokens.length) {
     if (o.mask[t] !== 1) {
-      inAnswer = false;
+      t++;
       continue;
     }
-    if (t >= o.summaryFrom) {
-      kinds[t] = 'summary';
-      continue;
+    let end = t;
+    while (end < o.tokens.length && o.mask[end] === 1) end++;
+    const isAnswer = answer.every((id, k) => t + k < end && o.tokens[t + k] === id);
+    for (let k = t; k < end; k++) {
+      if (k >= o.summaryFrom) kinds[k] = 'summary';
+      else
+        kinds[k] =
+          isAnswer && k >= t + answer.length && !(k === end - 1 && o.tokens[k] === o.layout.actStop)
+            ? 'answer'
+            : 'action';
     }
-    const word = o.tokenizer.decode([o.tokens[t]!]);
-    const startsAction = t === 0 || o.mask[t - 1] !== 1;
-    if (startsAction) inAnswer = word === 'answer';
-    kinds[t] = inAnswer && !startsAction && word !== '<eot>' ? 'answer' : 'action';
+    t = end;
   }
   return { tokens: o.tokens, mask: o.mask, kinds };
 }

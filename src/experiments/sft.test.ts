@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
 import { Rng } from '../util/random.ts';
@@ -40,25 +41,26 @@ describe('SFT base policy', () => {
   }, 60_000);
 
   it('merges exec_j into sum_j without losing or inventing trained tokens, and labels answer values', async () => {
-    const tokenizer = new WordTokenizer();
+    const source = loadTokenizer('word');
+    const tokenizer = source.tokenizer as WordTokenizer;
     const family = await taskFamily('kv-ledger');
     const { config: rollout, layout } = resolveRolloutConfig({
       input: { contextWindow: 256, maxWindows: 4 },
-      tokenizer,
+      tokenizer: source,
     });
     const records = await expertEpisodes({
       family,
       knobs: { queries: 3 },
       rollout,
       layout,
-      tokenizer,
+      tokenizer: source,
       lossyP: 0,
       episodes: 6,
       seeds: family.trainSeeds,
       rng: new Rng(3),
       idPrefix: 't',
     });
-    const seqs = toSequences({ records, tokenizer });
+    const seqs = toSequences({ records, layout });
     const masked = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0);
     const segTokens = records.flatMap((r) => r.segments);
     expect(records.some((r) => r.compactions > 0)).toBe(true);
@@ -75,18 +77,18 @@ describe('SFT base policy', () => {
   });
 
   it('mixes in episodes with extra knobs at the given share (short kv-ledger streams)', async () => {
-    const tokenizer = new WordTokenizer();
+    const source = loadTokenizer('word');
     const family = await taskFamily('kv-ledger');
     const { config: rollout, layout } = resolveRolloutConfig({
       input: { contextWindow: 256, maxWindows: 4 },
-      tokenizer,
+      tokenizer: source,
     });
     const common = {
       family,
       knobs: {},
       rollout,
       layout,
-      tokenizer,
+      tokenizer: source,
       lossyP: 0,
       episodes: 40,
       seeds: family.trainSeeds,
@@ -111,18 +113,19 @@ describe('SFT base policy', () => {
   });
 
   it('lossyGoalP sets how often the summaries drop the question, separately from the facts (hop-search)', async () => {
-    const tokenizer = new WordTokenizer();
+    const source = loadTokenizer('word');
+    const tokenizer = source.tokenizer as WordTokenizer;
     const family = await taskFamily('hop-search');
     const { config: rollout, layout } = resolveRolloutConfig({
       input: { contextWindow: 256, maxWindows: 4 },
-      tokenizer,
+      tokenizer: source,
     });
     const common = {
       family,
       knobs: {},
       rollout,
       layout,
-      tokenizer,
+      tokenizer: source,
       lossyP: 0,
       episodes: 12,
       seeds: family.trainSeeds,

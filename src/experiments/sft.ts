@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { modelConfig } from '../model/config.ts';
 import { PolicyModel } from '../model/policy.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { buildMinibatches, packByTokens } from '../rl/minibatches.ts';
 import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts';
@@ -89,7 +89,7 @@ export async function runSft(options: {
   if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config });
   const done = latestCheckpoint(paths.root);
   if (done && done.iteration >= config.epochs) return { checkpoint: done.dir }; // finished earlier: nothing to redo
-  const tokenizer = new WordTokenizer();
+  const tokenizer = loadTokenizer('word');
   const family = await taskFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
@@ -128,7 +128,7 @@ export async function runSft(options: {
   const heldOut =
     config.heldOutEpisodes > 0
       ? toSequences({
-          tokenizer,
+          layout,
           records: await expertEpisodes({
             ...common,
             mix: [],
@@ -149,7 +149,10 @@ export async function runSft(options: {
     tokenBudget: config.batchTokens,
   }).length;
   const steps = config.epochs * Math.max(1, stepsPerEpoch);
-  const cfg = modelConfig(config.model.preset, { vocabSize: tokenizer.vocabSize, maxSeqLen: rollout.contextWindow });
+  const cfg = modelConfig(config.model.preset, {
+    vocabSize: tokenizer.tokenizer.vocabSize,
+    maxSeqLen: rollout.contextWindow,
+  });
   const optim = {
     ...DEFAULT_OPTIMIZER,
     lr: config.lr,

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { ppoUpdate } from '../rl/ppo-update.ts';
+import type { ChatLayout } from '../rollout/chat-layout.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { renderEpisode } from '../rollout/render.ts';
-import type { Tokenizer } from '../rollout/types.ts';
+import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 import { iterationDirName } from '../report/run-files.ts';
@@ -40,7 +41,7 @@ export async function train(options: {
 }): Promise<{ lastIteration: number; models: TrainerModels }> {
   const { config } = options;
   const paths = runPaths(options.runDir);
-  const tokenizer: Tokenizer = new WordTokenizer();
+  const tokenizer: LoadedTokenizer = loadTokenizer('word');
   const family = await taskFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const algorithm = algorithmSpec(config.algorithm);
@@ -50,6 +51,7 @@ export async function train(options: {
     family,
     needsCritic: algorithm.needsCritic,
     actor: options.actor,
+    contextWindow: rollout.contextWindow,
     rng: new Rng(mixSeed(config.seed, 0)),
     engineWeightsDir: join(paths.root, 'engine-weights'),
   });
@@ -104,7 +106,7 @@ export async function train(options: {
       'perf/iteration_s': (performance.now() - t0) / 1000,
     };
     appendMetrics({ path: paths.metrics, iteration, metrics });
-    writeSamples({ dir: paths.samples, iteration, records: records.slice(0, config.sampleTrajectories), tokenizer });
+    writeSamples({ dir: paths.samples, iteration, records: records.slice(0, config.sampleTrajectories), layout });
     writeCreditSamples({
       dir: paths.samples,
       iteration,
@@ -145,9 +147,9 @@ function writeSamples(options: {
   dir: string;
   iteration: number;
   records: readonly EpisodeRecord[];
-  tokenizer: Tokenizer;
+  layout: ChatLayout;
 }): void {
   if (options.records.length === 0) return;
-  const text = options.records.map((r) => renderEpisode(r, options.tokenizer)).join('\n\n');
+  const text = options.records.map((r) => renderEpisode(r, options.layout)).join('\n\n');
   writeFileAtomic(join(options.dir, `${iterationDirName(options.iteration)}.txt`), text);
 }

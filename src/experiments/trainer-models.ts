@@ -7,7 +7,8 @@ import { PolicyModel } from '../model/policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
-import type { TokenSampler, Tokenizer } from '../rollout/types.ts';
+import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
+import type { TokenSampler } from '../rollout/types.ts';
 import { createHttpSampler } from '../adapters/http-sampler.ts';
 import { updateWeightsFromDisk } from '../adapters/engine-weights.ts';
 import type { Rng } from '../util/random.ts';
@@ -52,10 +53,12 @@ function copyNet(dst: LlamaNetwork, src: LlamaNetwork): void {
  */
 export async function buildTrainerModels(options: {
   config: TrainConfig;
-  tokenizer: Tokenizer;
+  tokenizer: LoadedTokenizer;
   family: TaskFamily;
   needsCritic: boolean;
   actor: ActorKind;
+  /** C of the resolved rollout config (the model's maxSeqLen must cover it). */
+  contextWindow: number;
   rng: Rng;
   /** Where the policy is written for a remote engine to load (config.engine). */
   engineWeightsDir?: string;
@@ -80,14 +83,14 @@ export async function buildTrainerModels(options: {
     });
   } else {
     const mcfg = modelConfig(config.model.preset, {
-      vocabSize: tokenizer.vocabSize,
-      maxSeqLen: config.rollout.contextWindow,
+      vocabSize: tokenizer.tokenizer.vocabSize,
+      maxSeqLen: options.contextWindow,
     });
     policy = new PolicyModel({ config: mcfg, optim: optim(config.optim.policyLr), rng: rng.fork() });
   }
-  if (policy.config.maxSeqLen < config.rollout.contextWindow) {
+  if (policy.config.maxSeqLen < options.contextWindow) {
     throw new Error(
-      `the model's maxSeqLen (${policy.config.maxSeqLen}) is below rollout.contextWindow (${config.rollout.contextWindow})`,
+      `the model's maxSeqLen (${policy.config.maxSeqLen}) is below rollout.contextWindow (${options.contextWindow})`,
     );
   }
   const critic = options.needsCritic ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr) }) : null;

@@ -47,7 +47,7 @@ export const DEFAULT_TOKENIZER = 'word';
 export const WORD_CHAT_TEMPLATE =
   "{{ bos_token }}{% for m in messages %}{% if m.role == 'system' %} <sys>{% elif m.role == 'user' %} <user>" +
   "{% elif m.role == 'assistant' %} <asst>{% else %} <obs>{% endif %} {{ m.content }} <eot>{% endfor %}" +
-  '{% if add_generation_prompt %} <asst>{% endif %}';
+  '{% if add_generation_prompt %} <asst> {% endif %}';
 
 const cache = new Map<string, LoadedTokenizer>();
 

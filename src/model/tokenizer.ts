@@ -18,6 +18,7 @@ export class UnknownWordError extends Error {
  */
 export class WordTokenizer implements Tokenizer {
   readonly vocab: readonly string[];
+  readonly wordLevel = true;
   private readonly ids = new Map<string, number>();
 
   constructor(vocab: readonly string[] = VOCAB) {

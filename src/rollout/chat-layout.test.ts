@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { createChatLayout, DEFAULT_CHAT_TEMPLATES, encodeObservationTurn, encodeResumeTurn } from './chat-layout.ts';
 import { parseChat } from './parse-chat.ts';
 
-const tokenizer = new WordTokenizer();
-const layout = createChatLayout({ tokenizer, templates: DEFAULT_CHAT_TEMPLATES });
+const source = loadTokenizer('word');
+
+const tokenizer = source.tokenizer as WordTokenizer;
+const layout = createChatLayout({ tokenizer: source, templates: DEFAULT_CHAT_TEMPLATES });
 const id = (w: string) => tokenizer.specialId(w);
 
 describe('chat layout', () => {
@@ -23,8 +26,8 @@ describe('chat layout', () => {
         const o = encodeObservationTurn({ layout, observation: text, maxTokens: cap });
         expect(o.originalTokens).toBe(n);
         expect(o.cut).toBe(n > cap);
-        expect(o.tokens.length).toBe(Math.min(n, cap) + 2);
-        expect(o.tokens[0]).toBe(id('<obs>'));
+        // The content and the turn end; `<obs>` came with the action seam (afterAction).
+        expect(o.tokens.length).toBe(Math.min(n, cap) + 1);
         expect(o.tokens[o.tokens.length - 1]).toBe(id('<eot>'));
         if (o.cut) expect(o.tokens[o.tokens.length - 2]).toBe(id('<cut>'));
       }),
@@ -45,7 +48,7 @@ describe('parseChat', () => {
     const tokens = tokenizer.encode(
       '<bos> <sys> you are an agent <eot> <user> read chunk 0 <eot> <asst> read chunk 0 <eot> <obs> chunk 0 value 3 <eot> <asst>',
     );
-    expect(parseChat(tokens, tokenizer)).toEqual([
+    expect(parseChat(tokens, layout)).toEqual([
       { role: 'system', content: 'you are an agent' },
       { role: 'user', content: 'read chunk 0' },
       { role: 'assistant', content: 'read chunk 0' },
@@ -55,13 +58,13 @@ describe('parseChat', () => {
 
   it('keeps a partial open turn and closes a turn cut by a new marker', () => {
     const tokens = tokenizer.encode('<user> a b <asst> go north');
-    expect(parseChat(tokens, tokenizer)).toEqual([
+    expect(parseChat(tokens, layout)).toEqual([
       { role: 'user', content: 'a b' },
       { role: 'assistant', content: 'go north' },
     ]);
   });
 
   it('keeps empty closed turns (an empty summary is still a turn)', () => {
-    expect(parseChat(tokenizer.encode('<asst> <eot>'), tokenizer)).toEqual([{ role: 'assistant', content: '' }]);
+    expect(parseChat(tokenizer.encode('<asst> <eot>'), layout)).toEqual([{ role: 'assistant', content: '' }]);
   });
 });

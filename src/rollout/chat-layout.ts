@@ -1,15 +1,22 @@
+import { deriveChatFormat, type ChatFormat, type ChatTemplateSource } from './chat-format.ts';
 import type { Tokenizer } from './types.ts';
 
 /**
- * The chat layout of the built-in tasks, at the token level (method §2):
+ * The chat layout of the runtime, at the token level (method §2), built from a ChatFormat
+ * (chat-format.ts: the model's own template's turn pieces). With the word tokenizer:
  *
  *   <bos> <sys> system <eot>  <user> instruction <eot>  <asst> action <eot>  <obs> observation <eot>  <asst> ...
  *
- * q_sum is a user turn followed by the assistant marker the summary is generated after;
- * u_resume(S) is a user turn carrying the summary into the rebuilt window.
+ * With Qwen3: `<|im_start|>system\n s <|im_end|>\n <|im_start|>user\n u <|im_end|>\n
+ * <|im_start|>assistant\n a <|im_end|>\n <|im_start|>user\n<tool_response>\n o \n</tool_response><|im_end|>\n ...`
+ *
+ * q_sum is a user turn followed by the generation prompt the summary is generated after;
+ * u_resume(S) is a user turn carrying the summary into the rebuilt window. Each turn's text is
+ * encoded on its own between the fixed marker ids, which is what makes the ids equal the
+ * template's rendering encoded turn by turn.
  */
 
-/** Configurable template text (words of the closed vocabulary, src/model/vocab.ts). */
+/** Configurable template text (for the word tokenizer: words of its closed vocabulary, src/model/vocab.ts). */
 export interface ChatTemplates {
   /** The system prompt s. */
   system: string;
@@ -25,16 +32,8 @@ export const DEFAULT_CHAT_TEMPLATES: Readonly<ChatTemplates> = Object.freeze({
   resumePrefix: 'continue from the summary :',
 });
 
-/** Special token ids of the layout. */
-export interface LayoutIds {
-  bos: number;
-  sys: number;
-  user: number;
-  asst: number;
-  obs: number;
-  eot: number;
-  cut: number;
-}
+/** Written at the end of a cut observation (the word vocabulary has it as one token). */
+export const CUT_MARKER = ' <cut>';
 
 /**
  * Pre-encoded templates. Everything the runtime appends to a window comes from here, so the
@@ -42,43 +41,86 @@ export interface LayoutIds {
  */
 export interface ChatLayout {
   readonly tokenizer: Tokenizer;
-  readonly ids: LayoutIds;
-  /** `<bos> <sys> system <eot>`. */
+  readonly format: ChatFormat;
+  /** prefix + system turn (`<bos> <sys> system <eot>`). */
   readonly systemTurn: readonly number[];
-  /** `<user> summaryInstruction <eot> <asst>`: q_sum, ready for the summary to be generated. */
+  /** The generation prompt an action is generated after (`<asst>`). */
+  readonly actionOpen: readonly number[];
+  /** Assistant turn end + observation turn start (`<eot> <obs>`); its first id is the action stop. */
+  readonly actionSeam: readonly number[];
+  /** q_sum with its markers and the generation prompt (`<user> summaryInstruction <eot> <asst>`). */
   readonly summaryPrompt: readonly number[];
-  /** `<user> resumePrefix`: u_resume(S) is this, then S without its final <eot>, then <eot>. */
+  /** Assistant turn end + user turn start; its first id is the summary stop. */
+  readonly summarySeam: readonly number[];
+  /** `<user> resumePrefix`: u_resume(S) is this, then S without its stop, then the user turn end. */
   readonly resumeOpen: readonly number[];
+  /** Generation of an action stops after this id (the word layout's <eot>, Qwen3's <|im_end|>). */
+  readonly actStop: number;
+  /** Generation of a summary stops after this id. */
+  readonly summaryStop: number;
 }
 
-export function createChatLayout(options: { tokenizer: Tokenizer; templates: ChatTemplates }): ChatLayout {
-  const { tokenizer, templates } = options;
-  const ids: LayoutIds = {
-    bos: tokenizer.specialId('<bos>'),
-    sys: tokenizer.specialId('<sys>'),
-    user: tokenizer.specialId('<user>'),
-    asst: tokenizer.specialId('<asst>'),
-    obs: tokenizer.specialId('<obs>'),
-    eot: tokenizer.specialId('<eot>'),
-    cut: tokenizer.specialId('<cut>'),
-  };
+const formats = new WeakMap<ChatTemplateSource, ChatFormat>();
+
+/** The source's chat format, derived once per loaded tokenizer. */
+export function chatFormatOf(source: ChatTemplateSource): ChatFormat {
+  let f = formats.get(source);
+  if (!f) {
+    f = deriveChatFormat(source);
+    formats.set(source, f);
+  }
+  return f;
+}
+
+export function createChatLayout(options: { tokenizer: ChatTemplateSource; templates: ChatTemplates }): ChatLayout {
+  const { templates } = options;
+  const format = chatFormatOf(options.tokenizer);
+  const tokenizer = options.tokenizer.tokenizer;
+  const t = format.turns;
+  const content = (text: string) => tokenizer.encode(text.trim());
+  const actionSeam = [...t.assistant.close, ...t.observation.open];
+  const summarySeam = [...t.assistant.close, ...t.user.open];
+  // A word-level tokenizer joins words with spaces; a BPE needs a real boundary before the summary's
+  // first generated token, so that prefix + S encodes turn by turn (a newline is one in every BPE we know).
+  const separator = tokenizer.wordLevel ? '' : '\n';
   return {
     tokenizer,
-    ids,
-    systemTurn: [ids.bos, ids.sys, ...tokenizer.encode(templates.system), ids.eot],
-    summaryPrompt: [ids.user, ...tokenizer.encode(templates.summaryInstruction), ids.eot, ids.asst],
-    resumeOpen: [ids.user, ...tokenizer.encode(templates.resumePrefix)],
+    format,
+    systemTurn: [...format.prefix, ...t.system.open, ...content(templates.system), ...t.system.close],
+    actionOpen: t.assistant.open,
+    actionSeam,
+    summaryPrompt: [...t.user.open, ...content(templates.summaryInstruction), ...t.user.close, ...t.assistant.open],
+    summarySeam,
+    resumeOpen: [...t.user.open, ...tokenizer.encode(templates.resumePrefix.trim() + separator)],
+    actStop: actionSeam[0]!,
+    summaryStop: summarySeam[0]!,
   };
+}
+
+/** A turn's text as the runtime encodes it: trimmed, on its own. */
+export function encodeContent(layout: ChatLayout, text: string): number[] {
+  return layout.tokenizer.encode(text.trim());
 }
 
 /** `<user> instruction <eot>`. */
 export function encodeTaskTurn(layout: ChatLayout, instruction: string): number[] {
-  return [layout.ids.user, ...layout.tokenizer.encode(instruction), layout.ids.eot];
+  const u = layout.format.turns.user;
+  return [...u.open, ...encodeContent(layout, instruction), ...u.close];
 }
 
 /**
- * `<obs> observation <eot>`, the content capped at maxTokens: a longer observation keeps its
- * first maxTokens - 1 tokens and ends with `<cut>` so the policy can see it was cut (method §2).
+ * What follows a generated action as context: the rest of the action seam after the stop id the
+ * policy generated (`<obs>`), or the whole seam when generation hit the cap without it.
+ */
+export function afterAction(layout: ChatLayout, generated: readonly number[]): readonly number[] {
+  return generated[generated.length - 1] === layout.actStop ? layout.actionSeam.slice(1) : layout.actionSeam;
+}
+
+/**
+ * The observation's content and turn end (`observation <eot>`; its opening came with the action
+ * seam), the content capped at maxTokens: a longer observation is cut at the text level and ends
+ * with CUT_MARKER so the policy can see it was cut (method §2); the kept ids are the encoding of
+ * that text, so they still equal the template's rendering encoded.
  */
 export function encodeObservationTurn(options: { layout: ChatLayout; observation: string; maxTokens: number }): {
   tokens: number[];
@@ -86,28 +128,53 @@ export function encodeObservationTurn(options: { layout: ChatLayout; observation
   originalTokens: number;
   cut: boolean;
 } {
-  const { layout, observation, maxTokens } = options;
-  const content = layout.tokenizer.encode(observation);
-  const cut = content.length > maxTokens;
-  const kept = cut ? [...content.slice(0, maxTokens - 1), layout.ids.cut] : content;
-  return { tokens: [layout.ids.obs, ...kept, layout.ids.eot], originalTokens: content.length, cut };
+  const { layout, maxTokens } = options;
+  const close = layout.format.turns.observation.close;
+  const content = encodeContent(layout, options.observation);
+  if (content.length <= maxTokens)
+    return { tokens: [...content, ...close], originalTokens: content.length, cut: false };
+  const { tokenizer } = layout;
+  let n = maxTokens - tokenizer.encode(CUT_MARKER).length;
+  let kept = n > 0 ? tokenizer.encode(tokenizer.decode(content.slice(0, n)) + CUT_MARKER) : [];
+  while (n > 0 && kept.length > maxTokens) {
+    n--;
+    kept = n > 0 ? tokenizer.encode(tokenizer.decode(content.slice(0, n)) + CUT_MARKER) : [];
+  }
+  if (n <= 0) kept = content.slice(0, maxTokens); // a cap too small for the marker: cut without it
+  return { tokens: [...kept, ...close], originalTokens: content.length, cut: true };
 }
 
-/** u_resume(S): the summary's own final <eot> (if generated) is reused as the turn's end. */
+/** u_resume(S): the summary's own stop id (if generated) is not repeated; the user turn end closes it. */
 export function encodeResumeTurn(layout: ChatLayout, summary: readonly number[]): number[] {
-  const body = summary.length > 0 && summary[summary.length - 1] === layout.ids.eot ? summary.slice(0, -1) : summary;
-  return [...layout.resumeOpen, ...body, layout.ids.eot];
+  const body =
+    summary.length > 0 && summary[summary.length - 1] === layout.summaryStop ? summary.slice(0, -1) : summary;
+  return [...layout.resumeOpen, ...body, ...layout.format.turns.user.close];
 }
 
 /** Longest possible u_resume(S) for a summary of at most summaryMaxTokens tokens. */
 export function maxResumeTurnLength(layout: ChatLayout, summaryMaxTokens: number): number {
-  return layout.resumeOpen.length + summaryMaxTokens + 1;
+  return layout.resumeOpen.length + summaryMaxTokens + layout.format.turns.user.close.length;
+}
+
+/** Marker ids around an action (generation prompt + turn end) and around an observation (turn start + end). */
+export function stepMarkers(layout: ChatLayout): { action: number; observation: number } {
+  const t = layout.format.turns;
+  return {
+    action: t.assistant.open.length + t.assistant.close.length,
+    observation: t.observation.open.length + t.observation.close.length,
+  };
 }
 
 /**
- * Longest possible step with its markers: `<asst>` + action (the sampler's cap, its <eot>
- * included) + a forced <eot> when the action hit the cap without one; `<obs>` + content + `<eot>`.
+ * Longest possible step with its markers: the generation prompt + action (the sampler's cap, its
+ * stop id included) + the action seam (all of it when the action hit the cap without a stop);
+ * the observation content + its turn end.
  */
-export function maxStepLength(options: { maxActionTokens: number; maxObservationTokens: number }): number {
-  return options.maxActionTokens + 2 + options.maxObservationTokens + 2;
+export function maxStepLength(options: {
+  layout: ChatLayout;
+  maxActionTokens: number;
+  maxObservationTokens: number;
+}): number {
+  const m = stepMarkers(options.layout);
+  return options.maxActionTokens + m.action + options.maxObservationTokens + m.observation;
 }

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { budgetTerms, resolveRolloutConfig, RolloutConfigError } from './config.ts';
 
-const tokenizer = new WordTokenizer();
+const source = loadTokenizer('word');
 
 function errorOf(input: unknown): RolloutConfigError {
   try {
-    resolveRolloutConfig({ tokenizer, input });
+    resolveRolloutConfig({ tokenizer: source, input });
   } catch (e) {
     if (e instanceof RolloutConfigError) return e;
     throw e;
@@ -16,7 +16,7 @@ function errorOf(input: unknown): RolloutConfigError {
 
 describe('RolloutConfig', () => {
   it('accepts the defaults and fills them in', () => {
-    const { config, layout } = resolveRolloutConfig({ tokenizer });
+    const { config, layout } = resolveRolloutConfig({ tokenizer: source });
     expect(config).toMatchObject({
       contextWindow: 256,
       compactThreshold: 112,
@@ -43,8 +43,10 @@ describe('RolloutConfig', () => {
   });
 
   it('accepts the threshold exactly at the bound and rejects one below', () => {
-    expect(() => resolveRolloutConfig({ tokenizer, input: { compactThreshold: 109 } })).not.toThrow();
-    expect(() => resolveRolloutConfig({ tokenizer, input: { compactThreshold: 108 } })).toThrow(RolloutConfigError);
+    expect(() => resolveRolloutConfig({ tokenizer: source, input: { compactThreshold: 109 } })).not.toThrow();
+    expect(() => resolveRolloutConfig({ tokenizer: source, input: { compactThreshold: 108 } })).toThrow(
+      RolloutConfigError,
+    );
   });
 
   it('rejects a window too small to start after a compaction', () => {

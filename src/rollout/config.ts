@@ -4,30 +4,33 @@ import {
   DEFAULT_CHAT_TEMPLATES,
   maxResumeTurnLength,
   maxStepLength,
+  stepMarkers,
   type ChatLayout,
 } from './chat-layout.ts';
-import type { Tokenizer } from './types.ts';
+import { ChatTemplateError, type ChatTemplateSource } from './chat-format.ts';
 
 /**
- * Rollout configuration (method §2). Defaults are sized for the built-in task suite; see
- * docs/decisions/0005-rollout.md for why compactThreshold defaults to 112 rather than 96.
+ * Rollout configuration (method §2). The token counts (C, T_comp and the caps) are counted in the
+ * tokenizer's tokens, so their defaults depend on it (tokenUnitDefaults): the word vocabulary's are
+ * sized for the built-in task suite (docs/decisions/0005-rollout.md for why compactThreshold is 112
+ * rather than 96); a subword tokenizer gets twice each (docs/rollout.md, "Chat formats").
  */
 export const RolloutConfigSchema = z
   .object({
     /** C: the most tokens one policy call may see, prompt plus generated. */
-    contextWindow: z.number().int().min(8).default(256),
+    contextWindow: z.number().int().min(8).optional(),
     /** T_comp: compact before the next action when C - |h| < T_comp. */
-    compactThreshold: z.number().int().min(1).default(112),
+    compactThreshold: z.number().int().min(1).optional(),
     /** k: newest whole steps carried verbatim into the rebuilt window. */
     tailSteps: z.number().int().min(0).default(2),
     /** K: the most windows per episode (K - 1 compactions). */
     maxWindows: z.number().int().min(1).default(4),
-    /** L_sum: summary cap, its <eot> included. */
-    summaryMaxTokens: z.number().int().min(1).default(48),
-    /** Action cap, its <eot> included. */
-    maxActionTokens: z.number().int().min(1).default(12),
-    /** Observation content cap; longer observations are cut and end with <cut>. */
-    maxObservationTokens: z.number().int().min(2).default(32),
+    /** L_sum: summary cap, its stop token included. */
+    summaryMaxTokens: z.number().int().min(1).optional(),
+    /** Action cap, its stop token included. */
+    maxActionTokens: z.number().int().min(1).optional(),
+    /** Observation content cap; longer observations are cut and end with a cut marker. */
+    maxObservationTokens: z.number().int().min(2).optional(),
     /** Actions per episode, over all windows. */
     stepLimit: z.number().int().min(1).default(64),
     temperature: z.number().min(0).default(1),
@@ -50,8 +53,44 @@ export const RolloutConfigSchema = z
   })
   .strict();
 
-export type RolloutConfig = z.infer<typeof RolloutConfigSchema>;
+/** The token-unit fields, whose defaults depend on the tokenizer. */
+export interface TokenUnits {
+  contextWindow: number;
+  compactThreshold: number;
+  summaryMaxTokens: number;
+  maxActionTokens: number;
+  maxObservationTokens: number;
+}
+
+/** A resolved rollout config: every field set. */
+export type RolloutConfig = z.infer<typeof RolloutConfigSchema> & TokenUnits;
 export type RolloutConfigInput = z.input<typeof RolloutConfigSchema>;
+
+/** The word vocabulary's token-unit defaults (the built-in tasks were sized in them). */
+export const WORD_TOKEN_UNITS: Readonly<TokenUnits> = Object.freeze({
+  contextWindow: 256,
+  compactThreshold: 112,
+  summaryMaxTokens: 48,
+  maxActionTokens: 12,
+  maxObservationTokens: 32,
+});
+
+/**
+ * Defaults in the tokenizer's own tokens: the word vocabulary's, or twice them for a subword
+ * tokenizer (Qwen3 writes a kv-ledger step, markers included, in 1.8x the word count: 36.8 vs
+ * 20.0 tokens per step, so twice the window holds about as many steps).
+ */
+export function tokenUnitDefaults(tokenizer: { wordLevel?: boolean }): TokenUnits {
+  const k = tokenizer.wordLevel ? 1 : 2;
+  const w = WORD_TOKEN_UNITS;
+  return {
+    contextWindow: w.contextWindow * k,
+    compactThreshold: w.compactThreshold * k,
+    summaryMaxTokens: w.summaryMaxTokens * k,
+    maxActionTokens: w.maxActionTokens * k,
+    maxObservationTokens: w.maxObservationTokens * k,
+  };
+}
 
 /** A rollout config a user can fix: the message says which numbers to change. */
 export class RolloutConfigError extends Error {
@@ -76,7 +115,7 @@ export interface BudgetTerms {
 }
 
 export function budgetTerms(config: RolloutConfig, layout: ChatLayout): BudgetTerms {
-  const step = maxStepLength(config);
+  const step = maxStepLength({ ...config, layout });
   const summaryPrompt = layout.summaryPrompt.length;
   return {
     step,
@@ -95,11 +134,12 @@ export function budgetProblems(config: RolloutConfig, layout: ChatLayout): strin
   const b = budgetTerms(config, layout);
   const c = config;
   const problems: string[] = [];
+  const m = stepMarkers(layout);
   if (c.compactThreshold < b.requiredThreshold) {
     const short = b.requiredThreshold - c.compactThreshold;
     problems.push(
       `compactThreshold (T_comp) = ${c.compactThreshold} could overflow the window: it must be >= ` +
-        `(maxActionTokens ${c.maxActionTokens} + 2 markers) + (maxObservationTokens ${c.maxObservationTokens} + 2 markers) ` +
+        `(maxActionTokens ${c.maxActionTokens} + ${m.action} markers) + (maxObservationTokens ${c.maxObservationTokens} + ${m.observation} markers) ` +
         `+ summary instruction ${b.summaryPrompt} + summaryMaxTokens ${c.summaryMaxTokens} = ${b.requiredThreshold}. ` +
         `Raise compactThreshold to ${b.requiredThreshold} or more, or lower maxActionTokens + maxObservationTokens + summaryMaxTokens by ${short}.`,
     );
@@ -117,7 +157,7 @@ export function budgetProblems(config: RolloutConfig, layout: ChatLayout): strin
 }
 
 /** Parses and checks a config; throws RolloutConfigError listing every problem. */
-export function resolveRolloutConfig(options: { input?: unknown; tokenizer: Tokenizer }): {
+export function resolveRolloutConfig(options: { input?: unknown; tokenizer: ChatTemplateSource }): {
   config: RolloutConfig;
   layout: ChatLayout;
 } {
@@ -125,11 +165,21 @@ export function resolveRolloutConfig(options: { input?: unknown; tokenizer: Toke
   if (!parsed.success) {
     throw new RolloutConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`));
   }
-  const config = parsed.data;
+  const defaults = tokenUnitDefaults(options.tokenizer.tokenizer);
+  const d = parsed.data;
+  const config: RolloutConfig = {
+    ...d,
+    contextWindow: d.contextWindow ?? defaults.contextWindow,
+    compactThreshold: d.compactThreshold ?? defaults.compactThreshold,
+    summaryMaxTokens: d.summaryMaxTokens ?? defaults.summaryMaxTokens,
+    maxActionTokens: d.maxActionTokens ?? defaults.maxActionTokens,
+    maxObservationTokens: d.maxObservationTokens ?? defaults.maxObservationTokens,
+  };
   let layout: ChatLayout;
   try {
     layout = createChatLayout({ tokenizer: options.tokenizer, templates: config.templates });
   } catch (e) {
+    if (e instanceof ChatTemplateError) throw e;
     throw new RolloutConfigError([`templates: ${(e as Error).message}`]);
   }
   const problems = budgetProblems(config, layout);

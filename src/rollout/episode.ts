@@ -1,4 +1,5 @@
 import {
+  afterAction,
   encodeObservationTurn,
   encodeResumeTurn,
   encodeTaskTurn,
@@ -87,16 +88,16 @@ export class EpisodeRun {
     this.decide();
   }
 
-  /** The request for the current phase: act continues `h ⊕ <asst>`, summarize continues `h ⊕ q_sum`. */
+  /** The request for the current phase: act continues `h ⊕ generation prompt`, summarize continues `h ⊕ q_sum`. */
   request(): SampleRequest {
     const c = this.config;
     const h = this.window.tokens;
     const req: SampleRequest =
       this.phase === 'act'
         ? {
-            prompt: [...h, this.layout.ids.asst],
+            prompt: [...h, ...this.layout.actionOpen],
             maxTokens: c.maxActionTokens,
-            stopTokens: [this.layout.ids.eot],
+            stopTokens: [this.layout.actStop],
             stage: 'act',
             episodeId: this.spec.episodeId,
           }
@@ -104,7 +105,7 @@ export class EpisodeRun {
           ? {
               prompt: [...h, ...this.layout.summaryPrompt],
               maxTokens: c.summaryMaxTokens,
-              stopTokens: [this.layout.ids.eot],
+              stopTokens: [this.layout.summaryStop],
               stage: 'summarize',
               episodeId: this.spec.episodeId,
             }
@@ -120,8 +121,10 @@ export class EpisodeRun {
 
   accept(result: SampleResult, policyVersion: number): void {
     if (this.phase !== 'act' && this.phase !== 'summarize') failDone(this.spec.episodeId);
-    const maxTokens = this.phase === 'act' ? this.config.maxActionTokens : this.config.summaryMaxTokens;
-    checkResult(result, { maxTokens, eot: this.layout.ids.eot, episodeId: this.spec.episodeId });
+    const act = this.phase === 'act';
+    const maxTokens = act ? this.config.maxActionTokens : this.config.summaryMaxTokens;
+    const stop = act ? this.layout.actStop : this.layout.summaryStop;
+    checkResult(result, { maxTokens, stop, episodeId: this.spec.episodeId });
     if (this.phase === 'act') this.acceptAction(result, policyVersion);
     else this.acceptSummary(result, policyVersion);
   }
@@ -163,15 +166,17 @@ export class EpisodeRun {
   }
 
   private acceptAction(result: SampleResult, policyVersion: number): void {
-    const { ids, tokenizer } = this.layout;
+    const { tokenizer } = this.layout;
     this.windowVersion ??= policyVersion;
     const w = this.window;
     w.beginStep();
-    w.pushContext([ids.asst]);
+    w.pushContext(this.layout.actionOpen);
     w.pushGenerated(result.tokens, result.logprobs);
-    const ended = result.tokens[result.tokens.length - 1] === ids.eot;
-    // An action cut at its cap gets a template <eot> (mask 0) so the layout stays parseable.
-    if (!ended) w.pushContext([ids.eot]);
+    const ended = result.tokens[result.tokens.length - 1] === this.layout.actStop;
+    // The rest of the turn end and the observation's opening (mask 0). An action cut at its cap
+    // gets the whole seam, its end marker included, so the layout stays parseable. In GLM-style
+    // layouts the generated stop is itself the observation's role tag (chat-format.ts).
+    w.pushContext(afterAction(this.layout, result.tokens));
     this.pendingAction = tokenizer.decode(ended ? result.tokens.slice(0, -1) : result.tokens);
     this.phase = 'env';
   }
@@ -288,12 +293,12 @@ function failNoRequest(episodeId: string, phase: EpisodePhase): never {
 }
 
 /** A sampler that breaks the TokenSampler contract is a bug in that sampler: say which rule. */
-function checkResult(result: SampleResult, options: { maxTokens: number; eot: number; episodeId: string }): void {
+function checkResult(result: SampleResult, options: { maxTokens: number; stop: number; episodeId: string }): void {
   const n = result.tokens.length;
   const where = `sampler result for episode ${options.episodeId}`;
   if (n === 0) throw new Error(`${where} has no tokens (at least one is required)`);
   if (n > options.maxTokens) throw new Error(`${where} has ${n} tokens, more than maxTokens ${options.maxTokens}`);
   if (result.logprobs.length !== n) throw new Error(`${where} has ${result.logprobs.length} logprobs for ${n} tokens`);
-  const stop = result.tokens.indexOf(options.eot);
+  const stop = result.tokens.indexOf(options.stop);
   if (stop !== -1 && stop !== n - 1) throw new Error(`${where} continues after its stop token`);
 }

@@ -1,46 +1,52 @@
+import type { ChatFormat, Role } from './chat-format.ts';
 import type { ChatMessage, Tokenizer } from './types.ts';
 
-const ROLE_OF: Readonly<Record<string, ChatMessage['role']>> = {
-  '<sys>': 'system',
-  '<user>': 'user',
-  '<asst>': 'assistant',
-  '<obs>': 'observation',
-};
+const ROLES: readonly Role[] = ['system', 'user', 'assistant', 'observation'];
 
 /**
  * Parses a window (token ids, as a policy sees them) into chat turns, so text-level policies can
- * read it. `<bos>` is skipped; a turn marker opens a turn and `<eot>` closes it. Tokens outside any
- * turn are ignored. A trailing open turn is kept when it has content (a partial turn) and dropped
- * when empty, so a prompt ending in `<asst>` parses to the turns before it.
+ * read it, with the chat format's own turn pieces (chat-format.ts). A turn's opening ids open a turn (closing one still open: a generated turn without its
+ * end) and its closing ids close it. Tokens outside any turn are ignored. A trailing open turn is
+ * kept when it has content (a partial turn) and dropped when empty, so a prompt ending in the
+ * generation prompt parses to the turns before it. Openings are matched longest first (Qwen3's
+ * observation opening starts with its user opening).
  */
-export function parseChat(tokens: ArrayLike<number>, tokenizer: Tokenizer): ChatMessage[] {
-  const markers = new Map<number, ChatMessage['role']>();
-  for (const [name, role] of Object.entries(ROLE_OF)) markers.set(tokenizer.specialId(name), role);
-  const eot = tokenizer.specialId('<eot>');
-  const bos = tokenizer.specialId('<bos>');
+export function parseChat(
+  tokens: ArrayLike<number>,
+  chat: { readonly tokenizer: Tokenizer; readonly format: ChatFormat },
+): ChatMessage[] {
+  const { turns } = chat.format;
+  const opens = ROLES.map((role) => ({ role, ids: turns[role].open }))
+    .filter((o) => o.ids.length > 0)
+    .sort((a, b) => b.ids.length - a.ids.length);
+  const at = (i: number, ids: readonly number[]): boolean => {
+    if (ids.length === 0 || i + ids.length > tokens.length) return false;
+    for (let k = 0; k < ids.length; k++) if (tokens[i + k] !== ids[k]) return false;
+    return true;
+  };
 
   const messages: ChatMessage[] = [];
-  let role: ChatMessage['role'] | null = null;
+  let role: Role | null = null;
   let start = 0;
   const close = (end: number, keepEmpty: boolean): void => {
     if (role === null) return;
     const body = Array.prototype.slice.call(tokens, start, end) as number[];
-    if (keepEmpty || body.length > 0) messages.push({ role, content: tokenizer.decode(body) });
+    if (keepEmpty || body.length > 0) messages.push({ role, content: chat.tokenizer.decode(body) });
     role = null;
   };
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i]!;
-    const opens = markers.get(t);
-    if (opens !== undefined) {
-      // A marker inside an open turn closes it first (a generated turn without <eot>).
+  let i = 0;
+  while (i < tokens.length) {
+    const open = opens.find((o) => at(i, o.ids));
+    if (open) {
       close(i, true);
-      role = opens;
-      start = i + 1;
-    } else if (t === eot) {
+      role = open.role;
+      i += open.ids.length;
+      start = i;
+    } else if (role !== null && at(i, turns[role].close)) {
+      const n = turns[role].close.length;
       close(i, true);
-    } else if (t === bos) {
-      continue;
-    }
+      i += n;
+    } else i++;
   }
   close(tokens.length, false);
   return messages;

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { resolveRolloutConfig } from './config.ts';
@@ -13,8 +14,10 @@ import { chunkSumFamily } from './testing/chunk-sum.ts';
 import { randomTokenSampler, RandomEnv } from './testing/scripted.ts';
 import { textPolicySampler } from './text-policy-sampler.ts';
 
-const tokenizer = new WordTokenizer();
-const { config, layout } = resolveRolloutConfig({ tokenizer });
+const source = loadTokenizer('word');
+
+const tokenizer = source.tokenizer as WordTokenizer;
+const { config, layout } = resolveRolloutConfig({ tokenizer: source });
 
 async function someRecords() {
   const actor = randomTokenSampler({ tokenizer, rng: new Rng(2) });
@@ -64,10 +67,10 @@ describe('episode records', () => {
 
 describe('chunk-sum through the runtime', () => {
   const run = (writer: 'expert' | 'lossy', n: number) => {
-    const actor = textPolicySampler({ tokenizer, policy: chunkSumFamily.expert, rng: new Rng(1) });
+    const actor = textPolicySampler({ tokenizer: source, policy: chunkSumFamily.expert, rng: new Rng(1) });
     const summarizer =
       writer === 'lossy'
-        ? textPolicySampler({ tokenizer, policy: chunkSumFamily.summaryWriters.lossy(0.5), rng: new Rng(2) })
+        ? textPolicySampler({ tokenizer: source, policy: chunkSumFamily.summaryWriters.lossy(0.5), rng: new Rng(2) })
         : undefined;
     const episodes = Array.from({ length: n }, (_, i) => ({
       episodeId: `c${i}`,
@@ -96,7 +99,7 @@ describe('chunk-sum through the runtime', () => {
 
   it('renders an episode for humans with generated tokens bracketed', async () => {
     const [rec] = await run('expert', 1);
-    const text = renderEpisode(rec!, tokenizer);
+    const text = renderEpisode(rec!, layout);
     expect(text).toContain('outcome success');
     expect(text).toContain('compaction 1 after step');
     expect(text).toContain('== segment 1: summary');

@@ -1,12 +1,13 @@
 import { parseChat } from './parse-chat.ts';
 import type { EpisodeRecord, Segment } from './record.ts';
+import type { ChatLayout } from './chat-layout.ts';
 import type { Tokenizer } from './types.ts';
 
 /**
  * A human-readable rendering of one episode: a header, then each segment's turns. Tokens the
  * policy generated in that segment are shown in [brackets] so loss masks can be eyeballed.
  */
-export function renderEpisode(record: EpisodeRecord, tokenizer: Tokenizer): string {
+export function renderEpisode(record: EpisodeRecord, layout: ChatLayout): string {
   const lines: string[] = [
     `episode ${record.episodeId}  env ${record.env}  seed ${record.seed}  outcome ${record.outcome}  reward ${record.reward}`,
     `steps ${record.steps}  compactions ${record.compactions}/${record.maxWindows - 1}  generated tokens ${record.generatedTokens}  C ${record.contextWindow}`,
@@ -23,16 +24,16 @@ export function renderEpisode(record: EpisodeRecord, tokenizer: Tokenizer): stri
       lines.push(`  environment ${e.cause} during ${e.during} after step ${e.step}: ${e.message}`);
     }
   }
-  for (const seg of record.segments) lines.push('', ...renderSegment(seg, tokenizer));
+  for (const seg of record.segments) lines.push('', ...renderSegment(seg, layout));
   return lines.join('\n') + '\n';
 }
 
-function renderSegment(seg: Segment, tokenizer: Tokenizer): string[] {
+function renderSegment(seg: Segment, layout: ChatLayout): string[] {
   const generated = seg.lossMask.reduce<number>((a, b) => a + b, 0);
   const head = `== segment ${seg.index}: ${seg.kind}, ${seg.tokens.length} tokens, ${generated} generated, policy v${seg.policyVersion} ==`;
   // Bracket the generated runs by rendering them separately, then parse the whole for turns.
-  const turns = parseChat(seg.tokens, tokenizer);
-  const marked = markGenerated(seg, tokenizer);
+  const turns = parseChat(seg.tokens, layout);
+  const marked = markGenerated(seg, layout.tokenizer);
   return [head, ...turns.map((t) => `${t.role.padEnd(11)} ${t.content}`), `generated: ${marked}`];
 }
 

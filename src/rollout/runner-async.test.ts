@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { resolveRolloutConfig } from './config.ts';
@@ -7,8 +8,10 @@ import { runEpisodes } from './runner.ts';
 import { randomTokenSampler } from './testing/scripted.ts';
 import type { EnvCallOptions, Environment, EnvReset, EnvStep, SampleRequest, TokenSampler } from './types.ts';
 
-const tokenizer = new WordTokenizer();
-const { config, layout } = resolveRolloutConfig({ tokenizer, input: { stepLimit: 6 } });
+const source = loadTokenizer('word');
+
+const tokenizer = source.tokenizer as WordTokenizer;
+const { config, layout } = resolveRolloutConfig({ tokenizer: source, input: { stepLimit: 6 } });
 
 /** An environment whose calls are asynchronous and scriptable per episode; it logs what happened to it. */
 class ScriptedAsyncEnv implements Environment {
@@ -54,7 +57,10 @@ function watching(inner: TokenSampler): TokenSampler & { batches: string[][] } {
   };
 }
 
-const noCompaction = resolveRolloutConfig({ tokenizer, input: { stepLimit: 6, maxWindows: 1, contextWindow: 1024 } });
+const noCompaction = resolveRolloutConfig({
+  tokenizer: source,
+  input: { stepLimit: 6, maxWindows: 1, contextWindow: 1024 },
+});
 
 describe('runEpisodes with asynchronous environments', () => {
   it('does not wait for the slowest environment: others keep sampling while one step is pending', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { resolveRolloutConfig } from './config.ts';
@@ -7,8 +8,10 @@ import { runEpisodes } from './runner.ts';
 import { randomTokenSampler, RandomEnv } from './testing/scripted.ts';
 import type { SampleRequest, SamplingParams, TokenSampler } from './types.ts';
 
-const tokenizer = new WordTokenizer();
-const { config, layout } = resolveRolloutConfig({ tokenizer, input: { stepLimit: 40 } });
+const source = loadTokenizer('word');
+
+const tokenizer = source.tokenizer as WordTokenizer;
+const { config, layout } = resolveRolloutConfig({ tokenizer: source, input: { stepLimit: 40 } });
 
 /** Records the stages of every batch call, then delegates. */
 function recording(inner: TokenSampler): TokenSampler & { batches: string[][] } {

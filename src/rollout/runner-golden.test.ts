@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_FAMILIES } from '../env/builtin.ts';
 import type { TaskFamily } from '../env/family.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { resolveRolloutConfig } from './config.ts';
@@ -18,7 +19,8 @@ import { textPolicySampler } from './text-policy-sampler.ts';
  * records for the same seeds. The samplers here depend on batch composition and call order (one
  * rng shared by every request, and by actor and summarizer), so any change in scheduling shows.
  */
-const tokenizer = new WordTokenizer();
+const source = loadTokenizer('word');
+const tokenizer = source.tokenizer as WordTokenizer;
 const digest = (records: readonly EpisodeRecord[]): string =>
   createHash('sha256').update(recordsToJsonl(records)).digest('hex').slice(0, 16);
 const compactions = (records: readonly EpisodeRecord[]): number => records.reduce((a, r) => a + r.compactions, 0);
@@ -40,7 +42,7 @@ const familyEpisodes = (family: TaskFamily, n: number): EpisodeSpec[] =>
 describe('runner results do not depend on scheduling', () => {
   // Digests of the record files the lock-step runner wrote for these runs, before continuous batching.
   it('reproduces the lock-step runner byte for byte (one sampler, refilled slots)', async () => {
-    const { config, layout } = resolveRolloutConfig({ tokenizer, input: { stepLimit: 40 } });
+    const { config, layout } = resolveRolloutConfig({ tokenizer: source, input: { stepLimit: 40 } });
     const actor = randomTokenSampler({ tokenizer, rng: new Rng(11) });
     const records = await runEpisodes({ episodes: randomEpisodes(9), config, layout, actor, concurrency: 4 });
     expect(compactions(records)).toBe(22);
@@ -48,7 +50,7 @@ describe('runner results do not depend on scheduling', () => {
   });
 
   it('reproduces the lock-step runner byte for byte (actor and summarizer sharing one rng)', async () => {
-    const { config, layout } = resolveRolloutConfig({ tokenizer, input: { stepLimit: 40, maxWindows: 3 } });
+    const { config, layout } = resolveRolloutConfig({ tokenizer: source, input: { stepLimit: 40, maxWindows: 3 } });
     const rng = new Rng(12);
     const actor = randomTokenSampler({ tokenizer, rng });
     const summarizer = randomTokenSampler({ tokenizer, rng });
@@ -59,10 +61,10 @@ describe('runner results do not depend on scheduling', () => {
   });
 
   it('reproduces the lock-step runner byte for byte (scripted expert and lossy writer)', async () => {
-    const { config, layout } = resolveRolloutConfig({ tokenizer, input: {} });
+    const { config, layout } = resolveRolloutConfig({ tokenizer: source, input: {} });
     const rng = new Rng(5);
-    const actor = textPolicySampler({ tokenizer, policy: chunkSumFamily.expert, rng });
-    const summarizer = textPolicySampler({ tokenizer, policy: chunkSumFamily.summaryWriters.lossy(0.3), rng });
+    const actor = textPolicySampler({ tokenizer: source, policy: chunkSumFamily.expert, rng });
+    const summarizer = textPolicySampler({ tokenizer: source, policy: chunkSumFamily.summaryWriters.lossy(0.3), rng });
     const episodes = Array.from({ length: 7 }, (_, i) => ({
       episodeId: `c${i}`,
       env: chunkSumFamily.create({}),
@@ -75,7 +77,7 @@ describe('runner results do not depend on scheduling', () => {
 
   for (const family of BUILTIN_FAMILIES) {
     it(`gives the lock-step runner's records on ${family.name} (random policy; expert with a lossy writer)`, async () => {
-      const { config, layout } = resolveRolloutConfig({ tokenizer, input: { maxWindows: 4, stepLimit: 30 } });
+      const { config, layout } = resolveRolloutConfig({ tokenizer: source, input: { maxWindows: 4, stepLimit: 30 } });
       const random = async (run: typeof runEpisodes) =>
         run({
           episodes: familyEpisodes(family, 7),
@@ -91,8 +93,8 @@ describe('runner results do not depend on scheduling', () => {
           episodes: familyEpisodes(family, 7),
           config,
           layout,
-          actor: textPolicySampler({ tokenizer, policy: family.expert, rng }),
-          summarizer: textPolicySampler({ tokenizer, policy: family.summaryWriters.lossy(0.3), rng }),
+          actor: textPolicySampler({ tokenizer: source, policy: family.expert, rng }),
+          summarizer: textPolicySampler({ tokenizer: source, policy: family.summaryWriters.lossy(0.3), rng }),
           concurrency: 3,
         });
       };

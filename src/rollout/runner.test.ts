@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { createChatLayout, DEFAULT_CHAT_TEMPLATES, maxResumeTurnLength, maxStepLength } from './chat-layout.ts';
@@ -8,8 +9,10 @@ import type { EpisodeRecord, Segment } from './record.ts';
 import { runEpisodes } from './runner.ts';
 import { randomTokenSampler, RandomEnv, type SamplerCall } from './testing/scripted.ts';
 
-const tokenizer = new WordTokenizer();
-const layout = createChatLayout({ tokenizer, templates: DEFAULT_CHAT_TEMPLATES });
+const source = loadTokenizer('word');
+
+const tokenizer = source.tokenizer as WordTokenizer;
+const layout = createChatLayout({ tokenizer: source, templates: DEFAULT_CHAT_TEMPLATES });
 const ASST = tokenizer.specialId('<asst>');
 const EOT = tokenizer.specialId('<eot>');
 
@@ -33,7 +36,8 @@ const scenario = fc
     seed: fc.integer({ min: 0, max: 1_000_000 }),
   })
   .map((s) => {
-    const threshold = maxStepLength(s) + layout.summaryPrompt.length + s.summaryMaxTokens + s.thresholdSlack;
+    const threshold =
+      maxStepLength({ ...s, layout }) + layout.summaryPrompt.length + s.summaryMaxTokens + s.thresholdSlack;
     const resume = maxResumeTurnLength(layout, s.summaryMaxTokens);
     const start = layout.systemTurn.length + Math.max(resume, s.instructionWords + 2 + (s.includeTask ? resume : 0));
     return { ...s, compactThreshold: threshold, contextWindow: threshold + start + s.startSlack };
@@ -44,7 +48,7 @@ async function runScenario(
   s: Scenario,
 ): Promise<{ config: RolloutConfig; records: EpisodeRecord[]; calls: SamplerCall[] }> {
   const { config } = resolveRolloutConfig({
-    tokenizer,
+    tokenizer: source,
     input: {
       contextWindow: s.contextWindow,
       compactThreshold: s.compactThreshold,

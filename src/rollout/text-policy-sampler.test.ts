@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import type { ChatMessage } from './types.ts';
 import { textPolicySampler } from './text-policy-sampler.ts';
 
-const tokenizer = new WordTokenizer();
+const source = loadTokenizer('word');
+
+const tokenizer = source.tokenizer as WordTokenizer;
 const eot = tokenizer.specialId('<eot>');
 const params = { temperature: 1, topP: 1 };
 
@@ -12,7 +15,7 @@ describe('textPolicySampler', () => {
   it('shows the policy the parsed window and encodes its text followed by <eot>', async () => {
     const seen: ChatMessage[][] = [];
     const sampler = textPolicySampler({
-      tokenizer,
+      tokenizer: source,
       rng: new Rng(1),
       policy: (m) => {
         seen.push([...m]);
@@ -33,16 +36,16 @@ describe('textPolicySampler', () => {
   });
 
   it('caps at maxTokens with finish reason length, and stops at an inline stop token', async () => {
-    const sampler = textPolicySampler({ tokenizer, rng: new Rng(1), policy: () => 'a b c d e' });
+    const sampler = textPolicySampler({ tokenizer: source, rng: new Rng(1), policy: () => 'a b c d e' });
     const [capped] = await sampler.sample([{ prompt: [], maxTokens: 3, stopTokens: [eot] }], params);
     expect(capped!.tokens).toEqual(tokenizer.encode('a b c'));
     expect(capped!.finishReason).toBe('length');
-    const exact = await textPolicySampler({ tokenizer, rng: new Rng(1), policy: () => 'a b' }).sample(
+    const exact = await textPolicySampler({ tokenizer: source, rng: new Rng(1), policy: () => 'a b' }).sample(
       [{ prompt: [], maxTokens: 3, stopTokens: [eot] }],
       params,
     );
     expect(exact[0]!.finishReason).toBe('stop');
-    const inline = await textPolicySampler({ tokenizer, rng: new Rng(1), policy: () => 'a <eot> b' }).sample(
+    const inline = await textPolicySampler({ tokenizer: source, rng: new Rng(1), policy: () => 'a <eot> b' }).sample(
       [{ prompt: [], maxTokens: 9, stopTokens: [eot] }],
       params,
     );
@@ -50,7 +53,7 @@ describe('textPolicySampler', () => {
   });
 
   it('answers a batch in request order', async () => {
-    const sampler = textPolicySampler({ tokenizer, rng: new Rng(1), policy: (m) => m[0]?.content ?? 'none' });
+    const sampler = textPolicySampler({ tokenizer: source, rng: new Rng(1), policy: (m) => m[0]?.content ?? 'none' });
     const out = await sampler.sample(
       ['north', 'south', 'east'].map((w) => ({
         prompt: tokenizer.encode(`<user> ${w} <eot> <asst>`),

@@ -1,20 +1,29 @@
 import type { TextPolicy } from '../env/family.ts';
 import type { Rng } from '../util/random.ts';
+import type { ChatTemplateSource } from './chat-format.ts';
+import { chatFormatOf } from './chat-layout.ts';
 import { parseChat } from './parse-chat.ts';
-import type { SampleRequest, SampleResult, TokenSampler, Tokenizer } from './types.ts';
+import type { SampleRequest, SampleResult, TokenSampler } from './types.ts';
 
 /**
  * Turns a text-level policy (scripted expert, summary writer) into a TokenSampler: each prompt
- * is parsed with parseChat, the policy writes its turn, and the text is encoded followed by
- * `<eot>`, cut at the request's first stop token or at maxTokens. Logprobs are null (unknown).
- * Requests are answered in order with one shared rng, so a run is reproducible from its seed.
+ * is parsed with parseChat, the policy writes its turn, and the text is encoded (as the runtime
+ * encodes any turn's text, chat-layout.ts) followed by the request's stop id, cut at its first
+ * stop id or at maxTokens. Logprobs are null (unknown). Requests are answered in order with one
+ * shared rng, so a run is reproducible from its seed.
  */
-export function textPolicySampler(options: { tokenizer: Tokenizer; policy: TextPolicy; rng: Rng }): TokenSampler {
-  const { tokenizer, policy, rng } = options;
-  const eot = tokenizer.specialId('<eot>');
+export function textPolicySampler(options: {
+  tokenizer: ChatTemplateSource;
+  policy: TextPolicy;
+  rng: Rng;
+}): TokenSampler {
+  const { policy, rng } = options;
+  const chat = { tokenizer: options.tokenizer.tokenizer, format: chatFormatOf(options.tokenizer) };
   const one = (req: SampleRequest): SampleResult => {
-    const text = policy(parseChat(req.prompt, tokenizer), rng);
-    const full = [...tokenizer.encode(text), eot];
+    const text = policy(parseChat(req.prompt, chat), rng);
+    const content = chat.tokenizer.encode(text.trim()); // as the runtime encodes a turn's text
+    const stop = req.stopTokens[0];
+    const full = stop === undefined ? content : [...content, stop];
     let end = full.length;
     for (let i = 0; i < full.length; i++) {
       if (req.stopTokens.includes(full[i]!)) {

@@ -41,13 +41,19 @@ export interface Environment {
   close?(): void | Promise<void>;
 }
 
-/** Token ids <-> text for one vocabulary. */
+/**
+ * Token ids <-> text for one vocabulary (the built-in word vocabulary, or a Hugging Face tokenizer:
+ * model/load-tokenizer.ts). Chat markers are not the tokenizer's business: rollout/chat-format.ts
+ * derives them from the model's chat template.
+ */
 export interface Tokenizer {
+  /** Every id is below this. */
   readonly vocabSize: number;
+  /** Text -> ids; adds no special token of its own. */
   encode(text: string): number[];
   decode(tokens: ArrayLike<number>): string;
-  /** Id of a special token such as '<eot>'; throws if absent. */
-  specialId(name: string): number;
+  /** True for a word-level vocabulary, where whitespace only separates tokens (the word tokenizer). */
+  readonly wordLevel?: boolean;
 }
 
 /** One prompt to continue. */

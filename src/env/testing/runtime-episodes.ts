@@ -1,4 +1,4 @@
-import { WordTokenizer } from '../../model/tokenizer.ts';
+import { loadTokenizer } from '../../model/load-tokenizer.ts';
 import { resolveRolloutConfig, type RolloutConfigInput } from '../../rollout/config.ts';
 import type { EpisodeRecord } from '../../rollout/record.ts';
 import { runEpisodes } from '../../rollout/runner.ts';
@@ -28,9 +28,11 @@ export async function runExpertEpisodes(options: {
   windows: number;
   rngSeed?: number;
   rollout?: RolloutConfigInput;
+  /** --tokenizer value (default word). */
+  tokenizer?: string;
 }): Promise<EpisodeRecord[]> {
   const { family, seeds, writer, windows } = options;
-  const tokenizer = new WordTokenizer();
+  const tokenizer = loadTokenizer(options.tokenizer ?? 'word');
   const { config, layout } = resolveRolloutConfig({ tokenizer, input: { ...options.rollout, maxWindows: windows } });
   const rng = new Rng(options.rngSeed ?? 1);
   const actor = textPolicySampler({ tokenizer, policy: family.expert, rng });

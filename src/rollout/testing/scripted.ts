@@ -51,7 +51,7 @@ export interface SamplerCall {
 }
 
 /**
- * Random words then `<eot>`; with probability pCap it runs to maxTokens without `<eot>`.
+ * Random words then the request's stop id; with probability pCap it runs to maxTokens without it.
  * Logprobs are random negatives (so tests can check they land on the right tokens).
  */
 export function randomTokenSampler(options: {
@@ -62,13 +62,12 @@ export function randomTokenSampler(options: {
 }): TokenSampler & { calls: number } {
   const { tokenizer, rng, log } = options;
   const pCap = options.pCap ?? 0.2;
-  const eot = tokenizer.specialId('<eot>');
-  const ids = WORDS.map((w) => tokenizer.specialId(w));
+  const ids = WORDS.map((w) => tokenizer.encode(w)[0]!);
   const one = (req: SampleRequest): SampleResult => {
     const capped = rng.next() < pCap;
     const n = capped ? req.maxTokens : 1 + rng.int(req.maxTokens);
     const tokens = Array.from({ length: n }, () => rng.pick(ids));
-    if (!capped) tokens[n - 1] = eot;
+    if (!capped) tokens[n - 1] = req.stopTokens[0]!;
     const logprobs = tokens.map(() => -rng.next() * 5);
     log?.push({
       episodeId: req.episodeId ?? '',
