@@ -3,7 +3,7 @@ import type { Tokenizer } from '../rollout/types.ts';
 
 /**
  * A Hugging Face tokenizer (`tokenizer.json` + `tokenizer_config.json`) behind the project's
- * Tokenizer interface, run by `@huggingface/tokenizers` (docs/decisions/0011-hf-tokenizers.md).
+ * Tokenizer interface, run by `@huggingface/tokenizers` (docs/decisions/0012-hf-tokenizers.md).
  *
  * encode never adds special tokens of its own (no BOS, no post-processor): the chat layout owns
  * every marker, so the ids a window holds are exactly what the runtime appended. Added tokens

