@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+/**
+ * Resource limits of one sandbox (docs/sandbox.md says how each is enforced). The rlimits are set
+ * with bash's `ulimit` in the sandbox's first process, before anything else runs, so every
+ * process inside inherits them and none can raise them (hard limits). No cgroups: they need
+ * privileges this tool does not assume.
+ */
+export const SandboxLimitsSchema = z
+  .object({
+    /** RLIMIT_CPU: CPU seconds per process (SIGXCPU, then SIGKILL). */
+    cpuSeconds: z.number().int().min(1).default(600),
+    /** RLIMIT_AS: address space per process, MiB (allocations beyond it fail). */
+    memoryMb: z.number().int().min(32).default(2048),
+    /** RLIMIT_NPROC: processes at once in the sandbox's own user namespace, its 3 helper processes included. */
+    processes: z.number().int().min(8).default(256),
+    /** RLIMIT_FSIZE: largest file a process may write, MiB (SIGXFSZ beyond it). */
+    fileSizeMb: z.number().int().min(1).default(1024),
+    /** RLIMIT_NOFILE: open files per process. */
+    openFiles: z.number().int().min(32).default(1024),
+    /** Size of the in-memory /tmp and /dev/shm, MiB each. */
+    tmpMb: z.number().int().min(1).default(512),
+    /** Wall time per command, seconds: then everything the command started is killed. */
+    commandTimeoutSec: z.number().positive().default(60),
+    /** Output kept per command, bytes: longer output keeps its head and tail around a marker. */
+    outputBytes: z.number().int().min(256).default(16_384),
+    /** A command that prints more than this many bytes in all is killed (output without end), bytes. */
+    outputKillBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(8 * 1024 * 1024),
+  })
+  .strict();
+
+export type SandboxLimits = z.infer<typeof SandboxLimitsSchema>;
+export type SandboxLimitsInput = z.input<typeof SandboxLimitsSchema>;

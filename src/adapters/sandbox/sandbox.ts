@@ -1,0 +1,385 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, type SandboxMount } from './bwrap.ts';
+import { chownTree, removeTree, TEMP_PREFIX, trackRoot, untrackRoot } from './host-files.ts';
+import { SandboxLimitsSchema, type SandboxLimits, type SandboxLimitsInput } from './limits.ts';
+import { OutputCapture, type CapturedOutput } from './output-capture.ts';
+import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
+
+/**
+ * One sandbox: a persistent bash in fresh namespaces (bwrap.ts), driven over pipes (shell-script.ts).
+ * Commands run one at a time in the same shell, so `cd` and variables persist; each has a wall-time
+ * limit after which everything it started is killed; its output is capped. close() kills every
+ * process inside (the pid namespace dies with its first process) and deletes the host directories.
+ */
+
+/** Sandboxes cannot run on this machine (bwrap missing or namespaces refused): the message says why. */
+export class SandboxUnavailableError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'SandboxUnavailableError';
+  }
+}
+
+/** The sandbox broke (failed to start, its supervisor died): the episode cannot go on. */
+export class SandboxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SandboxError';
+  }
+}
+
+export interface SandboxDir {
+  /** Absolute path inside the sandbox, e.g. '/app'. A fresh empty host directory is bound there. */
+  path: string;
+  writable: boolean;
+}
+
+export interface SandboxOptions {
+  /** Directories bound from the host (each a new directory under the sandbox's host root). */
+  dirs: readonly SandboxDir[];
+  /** The working directory (one of dirs, writable): where the shell starts and the verifier runs. */
+  workdir: string;
+  limits?: SandboxLimitsInput;
+  /** Extra environment variables (PATH, HOME, LANG, TERM have defaults). */
+  env?: Readonly<Record<string, string>>;
+  /** Fills the host directories before the sandbox starts (e.g. copies the task's files). */
+  prepare?: (hostDir: (path: string) => string) => void | Promise<void>;
+}
+
+export interface CommandResult extends CapturedOutput {
+  /** The command's exit status (128 + signal when killed); null when the shell itself was lost. */
+  exitCode: number | null;
+  timedOut: boolean;
+  /** Killed for printing more than outputKillBytes. */
+  outputKilled: boolean;
+  /** The shell exited or was killed and a fresh one started: working directory and variables are reset. */
+  shellRestarted: boolean;
+  durationMs: number;
+}
+
+const START_TIMEOUT_MS = 15_000;
+
+export class Sandbox {
+  private readonly child: ChildProcess;
+  private readonly control: Writable;
+  private readonly commands: Writable;
+  private capture: { capture: OutputCapture; onHit: (code: number, marker: string) => void } | null = null;
+  private early: Buffer[] = [];
+  private replies: string[] = [];
+  private replyWaiters: ((line: string) => void)[] = [];
+  private replyBuffer = '';
+  private exited: string | null = null;
+  private exitWaiters: (() => void)[] = [];
+  private stderrText = '';
+  private busy = false;
+  private closed = false;
+  /** Session nonce: the marker the shell loop prints when the agent's shell exits. */
+  private readonly nonce: string;
+
+  private constructor(
+    readonly root: string,
+    private readonly mounts: readonly SandboxMount[],
+    readonly limits: SandboxLimits,
+    options: { args: string[]; nonce: string },
+  ) {
+    this.nonce = options.nonce;
+    const ids = sandboxHostIds();
+    this.child = spawn('bwrap', options.args, {
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      ...(ids ?? {}),
+    });
+    this.control = this.child.stdin!;
+    this.commands = this.child.stdio[3] as Writable;
+    for (const w of [this.control, this.commands]) w.on('error', () => undefined); // EPIPE after exit: seen via 'exit'
+    this.child.stdout!.on('data', (d: Buffer) => this.onOutput(d));
+    this.child.stderr!.on('data', (d: Buffer) => {
+      if (this.stderrText.length < 4096) this.stderrText += d.toString('utf8');
+    });
+    (this.child.stdio[4] as Readable).on('data', (d: Buffer) => this.onReply(d));
+    this.child.on('error', (e) => this.onExit(`could not start bwrap: ${e.message}`));
+    this.child.on('exit', (code, signal) => this.onExit(signal ? `killed by ${signal}` : `exited with status ${code}`));
+  }
+
+  /** Starts a sandbox; resolves once its shell is ready. */
+  static async start(options: SandboxOptions): Promise<Sandbox> {
+    const unavailable = sandboxUnavailableReason();
+    if (unavailable) throw new SandboxUnavailableError(unavailable);
+    const limits = SandboxLimitsSchema.parse(options.limits ?? {});
+    if (!options.dirs.some((d) => d.path === options.workdir && d.writable)) {
+      throw new Error(`the sandbox's workdir ${options.workdir} must be one of its writable dirs`);
+    }
+    const root = mkdtempSync(join(tmpdir(), TEMP_PREFIX));
+    trackRoot(root);
+    let sandbox: Sandbox | null = null;
+    try {
+      const mounts = options.dirs.map((d, i) => {
+        const hostPath = join(root, `${i}${d.path.replace(/[^A-Za-z0-9]+/g, '-')}`);
+        mkdirSync(hostPath);
+        return { hostPath, path: d.path, writable: d.writable };
+      });
+      const hostDir = (path: string): string => hostPathOf(mounts, path);
+      await options.prepare?.(hostDir);
+      const ids = sandboxHostIds();
+      if (ids) chownTree(root, ids);
+      const home = options.dirs.some((d) => d.path === '/root' && d.writable) ? '/root' : options.workdir;
+      const env = {
+        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        HOME: home,
+        USER: 'root',
+        LANG: 'C.UTF-8',
+        TERM: 'dumb',
+        ...options.env,
+      };
+      const script = supervisorScript({ limits, workdir: options.workdir });
+      const nonce = randomBytes(8).toString('hex');
+      const command = ['/bin/bash', '--noprofile', '--norc', '-c', script, 'crl-sandbox', nonce];
+      const args = bwrapArgs({ mounts, workdir: options.workdir, env, limits, command });
+      sandbox = new Sandbox(root, mounts, limits, { args, nonce });
+      const s = sandbox;
+      const ready = await s.nextReply(START_TIMEOUT_MS);
+      if (ready !== `READY ${nonce}`) {
+        throw new SandboxError(`the sandbox did not start: ${ready ?? 'no answer'}${s.diagnostics()}`);
+      }
+      return s;
+    } catch (e) {
+      if (sandbox) await sandbox.close();
+      else {
+        untrackRoot(root);
+        removeTree(root);
+      }
+      throw e;
+    }
+  }
+
+  /** Host path of a sandbox directory (to fill it, or to read results after a command). */
+  hostPath(path: string): string {
+    return hostPathOf(this.mounts, path);
+  }
+
+  /** Runs one command in the agent's persistent shell. */
+  async run(command: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CommandResult> {
+    return this.exclusive(() =>
+      this.execute({
+        line: (nonce) => agentCommandLine(command, nonce),
+        via: this.commands,
+        timeoutMs: options.timeoutMs ?? this.limits.commandTimeoutSec * 1000,
+        signal: options.signal,
+        keepShell: true,
+      }),
+    );
+  }
+
+  /**
+   * Kills every process the agent left (its shell included), then runs `command` in a fresh bash
+   * in the workdir: nothing the agent defined (functions, aliases, variables, background
+   * processes) can stand in for the verifier.
+   */
+  async runFresh(command: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<CommandResult> {
+    return this.exclusive(async () => {
+      await this.sendControl('KA');
+      return this.execute({
+        line: (nonce) => `V ${bashQuote(command)} ${nonce}\n`,
+        via: this.control,
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+        keepShell: false,
+      });
+    });
+  }
+
+  /** Kills everything inside and deletes the host directories. Safe to call more than once. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.exited === null) {
+      this.child.kill('SIGKILL'); // bwrap's init has --die-with-parent: the whole pid namespace goes
+      await new Promise<void>((resolve) => (this.exited !== null ? resolve() : this.exitWaiters.push(resolve)));
+    }
+    for (const s of [
+      this.child.stdin,
+      this.child.stdout,
+      this.child.stderr,
+      this.child.stdio[3],
+      this.child.stdio[4],
+    ]) {
+      (s as Readable | Writable | null)?.destroy();
+    }
+    untrackRoot(this.root);
+    removeTree(this.root);
+  }
+
+  /** The host pid of bwrap (tests count what runs inside its namespaces). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  private async exclusive<T>(f: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new SandboxError('the sandbox is closed');
+    if (this.busy) throw new Error('internal: one command at a time per sandbox');
+    this.busy = true;
+    try {
+      return await f();
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async execute(options: {
+    line: (nonce: string) => string;
+    via: Writable;
+    timeoutMs: number;
+    signal: AbortSignal | undefined;
+    keepShell: boolean;
+  }): Promise<CommandResult> {
+    if (this.exited !== null) throw this.lostError();
+    const nonce = randomBytes(8).toString('hex');
+    const markers = [doneMarker(nonce), exitMarker(this.nonce)];
+    const capture = new OutputCapture(this.limits.outputBytes, markers);
+    const started = Date.now();
+    let timedOut = false;
+    let outputKilled = false;
+    let shellRestarted = false;
+    const outcome = new Promise<{ code: number | null; marker: string | null }>((resolve, reject) => {
+      const finish = (code: number | null, marker: string | null): void => {
+        this.capture = null;
+        cleanup();
+        resolve({ code, marker });
+      };
+      this.capture = { capture, onHit: (code, marker) => finish(code, marker) };
+      const onExit = (): void => {
+        this.capture = null;
+        cleanup();
+        reject(this.lostError());
+      };
+      this.exitWaiters.push(onExit);
+      const kill = async (why: 'timeout' | 'output'): Promise<void> => {
+        if (why === 'timeout') timedOut = true;
+        else outputKilled = true;
+        // Everything started since the command began (not the shell, not older background jobs).
+        const elapsedCs = Math.ceil((Date.now() - started) / 10) + 1;
+        await this.sendControl(options.keepShell ? `K ${elapsedCs}` : 'KA').catch(() => undefined);
+        if (!options.keepShell) return finish(null, null);
+        // A builtin loop runs in the shell itself: if no marker comes, the shell has to go.
+        await sleep(500);
+        if (this.capture?.capture === capture) {
+          shellRestarted = true;
+          await this.sendControl('R').catch(() => undefined);
+        }
+      };
+      const timer = setTimeout(() => void kill('timeout'), options.timeoutMs);
+      const checkBytes = setInterval(() => {
+        if (capture.bytes > this.limits.outputKillBytes && !timedOut && !outputKilled) void kill('output');
+      }, 50);
+      const onAbort = (): void => {
+        this.capture = null;
+        cleanup();
+        reject(new SandboxError('the command was cancelled'));
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        clearInterval(checkBytes);
+        options.signal?.removeEventListener('abort', onAbort);
+        this.exitWaiters = this.exitWaiters.filter((w) => w !== onExit);
+      };
+    });
+    // Output that arrived between commands (background jobs) belongs to this observation.
+    const early = this.early;
+    this.early = [];
+    for (const b of early) this.onOutput(b);
+    options.via.write(options.line(nonce));
+    const { code, marker } = await outcome;
+    const restarted = marker === exitMarker(this.nonce);
+    return {
+      ...capture.result(),
+      exitCode: code,
+      timedOut,
+      outputKilled,
+      shellRestarted: shellRestarted || restarted,
+      durationMs: Date.now() - started,
+    };
+  }
+
+  private onOutput(d: Buffer): void {
+    const current = this.capture;
+    if (!current) {
+      // Between commands: keep a bounded amount for the next observation.
+      const held = this.early.reduce((a, b) => a + b.length, 0);
+      if (held < this.limits.outputBytes) this.early.push(d.subarray(0, this.limits.outputBytes - held));
+      return;
+    }
+    const hit = current.capture.push(d);
+    if (hit) {
+      current.onHit(hit.code, hit.marker);
+      if (hit.rest.length > 0) this.onOutput(hit.rest);
+    }
+  }
+
+  private onReply(d: Buffer): void {
+    this.replyBuffer += d.toString('utf8');
+    let nl: number;
+    while ((nl = this.replyBuffer.indexOf('\n')) >= 0) {
+      const line = this.replyBuffer.slice(0, nl);
+      this.replyBuffer = this.replyBuffer.slice(nl + 1);
+      const w = this.replyWaiters.shift();
+      if (w) w(line);
+      else this.replies.push(line);
+    }
+  }
+
+  private nextReply(timeoutMs: number): Promise<string | null> {
+    const queued = this.replies.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    if (this.exited !== null) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(null), timeoutMs);
+      const onExit = (): void => done(null);
+      const waiter = (line: string): void => done(line);
+      const done = (line: string | null): void => {
+        clearTimeout(timer);
+        this.replyWaiters = this.replyWaiters.filter((w) => w !== waiter);
+        this.exitWaiters = this.exitWaiters.filter((w) => w !== onExit);
+        resolve(line);
+      };
+      this.replyWaiters.push(waiter);
+      this.exitWaiters.push(onExit);
+    });
+  }
+
+  /** Sends a control line and waits for its one-line reply. */
+  private async sendControl(line: string): Promise<string> {
+    if (this.exited !== null) throw this.lostError();
+    this.control.write(`${line}\n`);
+    const reply = await this.nextReply(10_000);
+    if (reply === null) throw this.lostError();
+    return reply;
+  }
+
+  private onExit(why: string): void {
+    if (this.exited !== null) return;
+    this.exited = why;
+    for (const w of this.exitWaiters.splice(0)) w();
+  }
+
+  private lostError(): SandboxError {
+    return new SandboxError(`the sandbox ended (${this.exited ?? 'unknown'})${this.diagnostics()}`);
+  }
+
+  private diagnostics(): string {
+    const s = this.stderrText.trim();
+    return s ? `: ${s.slice(0, 500)}` : '';
+  }
+}
+
+function hostPathOf(mounts: readonly SandboxMount[], path: string): string {
+  const m = mounts.find((x) => x.path === path);
+  if (!m) throw new Error(`internal: ${path} is not one of the sandbox's directories`);
+  return m.hostPath;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,140 @@
+import type { SandboxLimits } from './limits.ts';
+
+/**
+ * The text the sandbox runs: its first process (the supervisor, a bash script) and the lines the
+ * host sends it. Everything the host sends is quoted with bashQuote, so no command text is ever
+ * parsed by anything but the agent's own shell.
+ *
+ * File descriptors inside the sandbox (node's extra stdio pipes pass through bwrap):
+ *   0  control lines from the host to the supervisor
+ *   1  the agent shell's output (its commands' stdout and stderr, in order) and markers
+ *   2  the supervisor's own diagnostics
+ *   3  command lines from the host to the agent shell
+ *   4  replies from the supervisor to the host
+ */
+
+/** `$'...'` quoting that survives `read -r` as one word: only [A-Za-z0-9_./,:=+-] stay literal. */
+export function bashQuote(text: string): string {
+  let out = "$'";
+  for (const byte of Buffer.from(text.replace(/\0/g, ''), 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9_./,:=+-]/.test(c) ? c : `\\x${byte.toString(16).padStart(2, '0')}`;
+  }
+  return out + "'";
+}
+
+export const doneMarker = (nonce: string): string => `__CRL_DONE_${nonce}_`;
+export const exitMarker = (nonce: string): string => `__CRL_EXIT_${nonce}_`;
+
+/**
+ * The line the agent shell runs for one command. The command is eval'd in the shell itself, so
+ * `cd` and variables persist, with stdin from /dev/null (it never reads the command stream); a
+ * syntax error is eval's, not the shell's, so the marker with the exit code always follows.
+ * Stopping a command the way Ctrl-C does: on a timeout the supervisor sends the shell SIGUSR1 and
+ * kills what the command started; the USR1 trap sets __crl_a, and the DEBUG trap (extdebug: a
+ * failing DEBUG trap skips the command; inherited by functions and subshells) then skips every
+ * remaining command of the line except our own, so `sleep 1000; rm -rf x` never reaches the rm
+ * and the shell keeps its working directory and variables.
+ * (No `{ ...; }` around eval: after a syntax error inside eval, bash 5.2 fails to parse the next
+ * brace group, which would end the shell.)
+ */
+export function agentCommandLine(command: string, nonce: string): string {
+  return (
+    `__crl_done() { trap - DEBUG; printf '\\n${doneMarker(nonce)}%d__\\n' "$1"; }; ` +
+    `__crl_a=; trap '__crl_a=1' USR1; shopt -s extdebug; ` +
+    `trap '[[ -z $__crl_a || $BASH_COMMAND == __crl_* || \${FUNCNAME[0]} == __crl_* ]]' DEBUG; ` +
+    `eval ${bashQuote(command)} </dev/null; __crl_done "$?"\n`
+  );
+}
+
+/**
+ * The supervisor: sets the hard limits, starts the agent shell (restarted with a marker whenever
+ * it exits, so one `exit` or a killed shell does not end the episode), then serves control lines:
+ *   K <cs>       SIGUSR1 to the agent shell (see agentCommandLine), then kill every process
+ *                started in the last <cs> centiseconds except the helpers and the agent shell
+ *                (a timed-out command and everything it started) -> SWEPT
+ *   R            kill the agent shell; the loop starts a fresh one -> RESTARTED
+ *   KA           kill everything but the supervisor (before the verifier runs) -> SWEPT
+ *   V <q> <n>    run the quoted command in a fresh bash in the workspace, then marker <n> on fd 1
+ * Processes are stopped before they are killed, pass after pass, so a fork bomb cannot outrun it;
+ * the loops use builtins only (no fork), so they work when the process limit is exhausted.
+ */
+export function supervisorScript(options: { limits: SandboxLimits; workdir: string }): string {
+  const l = options.limits;
+  // [flag, soft, hard]: the CPU hard limit is a second above the soft one, so a process gets
+  // SIGXCPU (exit 152) before SIGKILL.
+  const limits = [
+    ['c', 0, 0],
+    ['t', l.cpuSeconds, l.cpuSeconds + 1],
+    ['v', l.memoryMb * 1024, l.memoryMb * 1024],
+    ['u', l.processes, l.processes],
+    ['f', l.fileSizeMb * 1024, l.fileSizeMb * 1024], // bash counts 1024-byte blocks
+    ['n', l.openFiles, l.openFiles],
+  ] as const;
+  return `
+N=$1
+WS=${bashQuote(options.workdir)}
+${limits.map(([f, soft, hard]) => `{ ulimit -S -${f} ${soft} && ulimit -H -${f} ${hard}; } || { printf 'ERROR ulimit -${f} ${soft} failed\\n' >&4; exit 96; }`).join('\n')}
+cd "$WS" || { printf 'ERROR cannot enter the workspace\\n' >&4; exit 97; }
+agent_loop() {
+  while :; do
+    bash --noprofile --norc 0<&3 3<&- 2>&1 &
+    wait "$!"
+    printf '\\n${exitMarker('%s')}%d__\\n' "$N" "$?"
+    cd "$WS" 2>/dev/null
+  done
+}
+agent_loop 4>&- 0</dev/null &
+LOOP=$!
+exec 3<&-
+stat_of() { # $1: pid -> SPPID, SSTART (field 22), or return 1
+  local line rest
+  read -r line < "/proc/$1/stat" 2>/dev/null || return 1
+  rest=\${line##*) }
+  set -f; set -- $rest; set +f
+  SPPID=$2; SSTART=\${20}
+}
+sweep() { # $1: keep the agent shell (1|0), $2: only processes started at or after this tick (0: all)
+  local keep=" 1 $$ " d p pass found n=0
+  if [ "$1" = 1 ]; then
+    keep="$keep$LOOP "
+    for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && keep="$keep$p "; done
+  fi
+  for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+    found=0
+    for d in /proc/[0-9]*; do
+      p=\${d#/proc/}
+      case "$keep" in *" $p "*) continue ;; esac
+      if [ "$2" != 0 ]; then stat_of "$p" || continue; [ "$SSTART" -ge "$2" ] || continue; fi
+      kill -STOP "$p" 2>/dev/null && found=1
+    done
+    [ "$found" = 0 ] && break
+  done
+  for d in /proc/[0-9]*; do
+    p=\${d#/proc/}
+    case "$keep" in *" $p "*) continue ;; esac
+    if [ "$2" != 0 ]; then stat_of "$p" || continue; [ "$SSTART" -ge "$2" ] || continue; fi
+    kill -KILL "$p" 2>/dev/null && n=$((n + 1))
+  done
+  printf 'SWEPT %d\\n' "$n" >&4
+}
+now_ticks() { local up rest; read -r up rest < /proc/uptime; TICKS=$(( 10#\${up%.*}\${up#*.} )); }
+printf 'READY %s\\n' "$N" >&4
+while IFS=' ' read -r op a b; do
+  case "$op" in
+    K)
+      now_ticks
+      for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -USR1 "$p" 2>/dev/null; done
+      sweep 1 $(( TICKS - a - 1 )) ;;
+    KA) sweep 0 0 ;;
+    R)
+      for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -KILL "$p" 2>/dev/null; done
+      printf 'RESTARTED\\n' >&4 ;;
+    V)
+      eval "c=$a"
+      ( cd "$WS" || exit 97; bash --noprofile --norc -c "$c" </dev/null 2>&1; printf '\\n${doneMarker('%s')}%d__\\n' "$b" "$?" ) 4>&- &
+      ;;
+  esac
+done
+`;
+}
