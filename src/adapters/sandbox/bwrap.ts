@@ -94,7 +94,7 @@ export function sandboxUnavailableReason(): string | null {
     ],
     { encoding: 'utf8', timeout: 10_000, ...(ids ?? {}) },
   );
-  const err = r.error;
+  const err: NodeJS.ErrnoException | undefined = r.error;
   if (err?.code === 'ENOENT') {
     probed = 'bubblewrap (bwrap) is not installed; install it with `apt-get install -y bubblewrap` (as root)';
   } else if (err || r.status !== 0) {
