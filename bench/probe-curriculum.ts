@@ -33,7 +33,7 @@ import { saveCheckpointDir } from '../src/experiments/checkpoint-store.ts';
 import { createRunDir, runPaths } from '../src/experiments/run-dir.ts';
 import { runSft, SftConfigSchema } from '../src/experiments/sft.ts';
 import { Rng } from '../src/util/random.ts';
-import { answerLoss, type Example } from '../src/experiments/answer-loss.ts';
+import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();

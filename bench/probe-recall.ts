@@ -18,7 +18,7 @@ import { PolicyModel } from '../src/model/policy.ts';
 import { VOCAB } from '../src/model/vocab.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { Rng } from '../src/util/random.ts';
-import { answerLoss, type Example } from '../src/experiments/answer-loss.ts';
+import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();

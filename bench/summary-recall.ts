@@ -11,7 +11,7 @@
  * Last line: JSON { policy: { first: {n, acc, nll}, later: {...} } }. acc = p > 0.5 (so argmax).
  */
 import { parseArgs } from 'node:util';
-import { answerLoss, type Example } from '../src/experiments/answer-loss.ts';
+import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
 import { resolveCheckpointDir } from '../src/experiments/policy-source.ts';
 import { expertEpisodes } from '../src/experiments/sft-data.ts';
 import { taskFamily } from '../src/experiments/task-families.ts';

@@ -5,7 +5,7 @@ import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { encodeContent, type ChatLayout } from '../rollout/chat-layout.ts';
 import { recallForm } from '../env/recall-form.ts';
 import { Rng } from '../util/random.ts';
-import { answerLoss, type Example } from './answer-loss.ts';
+import { answerLoss, exampleMask, type Example } from './sft-loss.ts';
 import type { SftSequence } from './sft-data.ts';
 
 /**
@@ -154,9 +154,7 @@ export function denseReplay(options: {
   if (!generate || options.n === 0) return [];
   return Array.from({ length: options.n }, () => {
     const e = encodeDense(generate(options.rng), options.layout, options.maxTokens);
-    const mask = new Uint8Array(e.tokens.length);
-    for (const t of e.answerAt) mask[t] = 1;
-    return { tokens: e.tokens, mask };
+    return { tokens: e.tokens, mask: exampleMask(e) };
   });
 }
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { modelConfig } from '../model/config.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
@@ -13,6 +13,7 @@ import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
 import { denseReplay, denseWarmupSteps, runDenseWarmup, DenseWarmupSchema } from './dense-warmup.ts';
 import { expertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
 import { heldOutAccuracy } from './sft-heldout.ts';
+import { maskedNll, type MaskedNll } from './sft-loss.ts';
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
@@ -192,11 +193,7 @@ export async function runSft(options: {
   }
   let start = 0;
   if (ckpt) {
-    const loaded = await loadCheckpoint(ckpt.dir);
-    policy.net.params.set(loaded.policy.net.params);
-    policy.net.optimizer.state.m.set(loaded.policy.net.optimizer.state.m);
-    policy.net.optimizer.state.v.set(loaded.policy.net.optimizer.state.v);
-    policy.net.optimizer.state.step = loaded.policy.net.optimizer.state.step;
+    await restoreCheckpoint(ckpt.dir, { policy });
     start = ckpt.iteration;
   }
   truncateMetrics({ path: paths.metrics, lastIteration: start });
@@ -237,7 +234,7 @@ export async function runSft(options: {
   return { checkpoint: latestCheckpoint(paths.root)!.dir };
 }
 
-/** One pass of cross-entropy over generated tokens: dL/dlogprob = -1/N at masked positions. */
+/** One pass of cross-entropy over generated tokens (sft-loss.ts), one optimizer step per minibatch. */
 export function sftEpoch(options: {
   policy: PolicyModel;
   segments: readonly SftSequence[];
@@ -245,36 +242,27 @@ export function sftEpoch(options: {
   rng: Rng;
 }): Record<string, number> {
   const { policy, segments } = options;
-  let lossSum = 0;
-  let confident = 0;
-  let count = 0;
+  const totals: MaskedNll = { nllSum: 0, confident: 0, count: 0 };
   let lr = Number.NaN;
   for (const mb of buildMinibatches({
     lengths: segments.map((s) => s.tokens.length),
     tokenBudget: options.batchTokens,
     rng: options.rng,
   })) {
-    const tokens = mb.map((i) => segments[i]!.tokens);
-    const masks = mb.map((i) => segments[i]!.mask);
-    const n = masks.reduce((a, m) => a + m.reduce((x, y) => x + y, 0), 0);
-    if (n === 0) continue;
-    const { logprobs } = policy.forward(tokens, { train: true });
-    const grads = logprobs.map((lp, k) => {
-      const g = new Float32Array(lp.length);
-      for (let t = 0; t < lp.length; t++) {
-        if (masks[k]![t] !== 1) continue;
-        g[t] = -1 / n;
-        lossSum -= lp[t]!;
-        if (lp[t]! > Math.log(0.5)) confident++; // p > 0.5 implies the token is the argmax
-        count++;
-      }
-      return g;
+    const before = totals.count;
+    maskedNll({
+      policy,
+      tokens: mb.map((i) => segments[i]!.tokens),
+      masks: mb.map((i) => segments[i]!.mask),
+      grad: true,
+      totals,
     });
-    policy.backward({ logprobs: grads });
+    if (totals.count === before) continue; // nothing supervised: no step
     lr = policy.step().lr;
   }
+  const { nllSum, confident, count } = totals;
   return {
-    'sft/loss': count ? lossSum / count : Number.NaN,
+    'sft/loss': count ? nllSum / count : Number.NaN,
     'sft/token_acc_p50': count ? confident / count : Number.NaN,
     'sft/lr': lr,
   };

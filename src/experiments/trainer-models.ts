@@ -1,8 +1,7 @@
 import type { TaskFamily } from '../env/family.ts';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { loadCheckpoint, restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { CriticModel } from '../model/critic.ts';
 import { modelConfig } from '../model/config.ts';
-import type { LlamaNetwork } from '../model/network.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
@@ -34,17 +33,6 @@ export interface TrainerModels {
  * expert ('expert': plumbing smoke tests only; the policy then learns nothing useful).
  */
 export type ActorKind = 'policy' | 'expert';
-
-function copyNet(dst: LlamaNetwork, src: LlamaNetwork): void {
-  if (dst.params.length !== src.params.length)
-    throw new Error(
-      `checkpoint has ${src.params.length} parameters, this run's model has ${dst.params.length} (different model preset?)`,
-    );
-  dst.params.set(src.params);
-  dst.optimizer.state.m.set(src.optimizer.state.m);
-  dst.optimizer.state.v.set(src.optimizer.state.v);
-  dst.optimizer.state.step = src.optimizer.state.step;
-}
 
 /**
  * Builds policy and critic: from the config's model preset (vocabulary and sequence length fitted
@@ -113,13 +101,6 @@ export async function buildTrainerModels(options: {
       await updateWeightsFromDisk({ url: engine.url, modelPath: options.engineWeightsDir! });
     },
     save: (dir, meta) => saveCheckpoint(dir, { policy, ...(critic ? { critic } : {}), meta }),
-    restore: async (dir) => {
-      const loaded = await loadCheckpoint(dir);
-      copyNet(policy.net, loaded.policy.net);
-      if (critic) {
-        if (!loaded.critic) throw new Error(`${dir} has no critic, but this run trains one`);
-        copyNet(critic.net, loaded.critic.net);
-      }
-    },
+    restore: (dir) => restoreCheckpoint(dir, { policy, critic }),
   };
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
-import { saveCheckpoint, loadCheckpoint } from './checkpoint.ts';
+import { loadCheckpoint, restoreCheckpoint, saveCheckpoint } from './checkpoint.ts';
 import { modelConfig } from './config.ts';
 import { CriticModel } from './critic.ts';
 import { PolicyModel } from './policy.ts';
@@ -82,6 +82,44 @@ describe.each([false, true])('checkpoint round trip (tied: %s)', (tied) => {
     trainStep(loaded.policy, loaded.critic!, seqs);
     expect(Array.from(loaded.policy.net.params)).toEqual(Array.from(policy.net.params));
     expect(Array.from(loaded.critic!.net.params)).toEqual(Array.from(critic.net.params));
+  });
+});
+
+describe("restoreCheckpoint (resume into the run's own models)", () => {
+  it("puts weights and AdamW moments back bit-exact, keeping the models' optimizer configs", async () => {
+    const cfg = modelConfig('tiny');
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
+    const critic = CriticModel.fromPolicy({ policy, optim: { ...TEST_OPTIM, lr: 1e-3 } });
+    const seqs = randomSequences({ rng: new Rng(2), lengths: [5, 9], cfg });
+    trainStep(policy, critic, seqs);
+    const dir = await tempDir();
+    await saveCheckpoint(dir, { policy, critic });
+    // A fresh run's models with a different schedule: restore must not change the schedule.
+    const p2 = new PolicyModel({ config: cfg, optim: { ...TEST_OPTIM, lr: 7e-4 }, rng: new Rng(9) });
+    const c2 = CriticModel.fromPolicy({ policy: p2, optim: { ...TEST_OPTIM, lr: 2e-3 } });
+    await restoreCheckpoint(dir, { policy: p2, critic: c2 });
+    for (const [a, b] of [
+      [p2.net, policy.net],
+      [c2.net, critic.net],
+    ] as const) {
+      expect(Array.from(a.params)).toEqual(Array.from(b.params));
+      expect(Array.from(a.optimizer.state.m)).toEqual(Array.from(b.optimizer.state.m));
+      expect(Array.from(a.optimizer.state.v)).toEqual(Array.from(b.optimizer.state.v));
+      expect(a.optimizer.state.step).toBe(b.optimizer.state.step);
+    }
+    expect(p2.net.optimizer.cfg.lr).toBe(7e-4);
+    expect(c2.net.optimizer.cfg.lr).toBe(2e-3);
+  });
+
+  it('refuses a checkpoint without a critic when the run trains one, and a different model size', async () => {
+    const cfg = modelConfig('tiny');
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
+    const dir = await tempDir();
+    await saveCheckpoint(dir, { policy });
+    const critic = CriticModel.fromPolicy({ policy, optim: TEST_OPTIM });
+    await expect(restoreCheckpoint(dir, { policy, critic })).rejects.toThrow(/has no critic, but this run trains one/);
+    const wider = new PolicyModel({ config: modelConfig('tiny', { dModel: 32 }), optim: TEST_OPTIM, rng: new Rng(1) });
+    await expect(restoreCheckpoint(dir, { policy: wider })).rejects.toThrow(/has shape .* expected/);
   });
 });
 

@@ -148,27 +148,52 @@ function loadOptimizer(net: LlamaNetwork, buf: Uint8Array, what: string): void {
   net.optimizer.state.step = step;
 }
 
-export async function loadCheckpoint(
-  dir: string,
-): Promise<{ policy: PolicyModel; critic?: CriticModel; meta: unknown }> {
-  const rawState = await readJson(dir, FILES.state);
-  const st = TrainerStateSchema.safeParse(rawState);
+async function readTrainerState(dir: string): Promise<z.infer<typeof TrainerStateSchema>> {
+  const st = TrainerStateSchema.safeParse(await readJson(dir, FILES.state));
   if (!st.success)
     throw new CheckpointFormatError(
       `${join(dir, FILES.state)}: ${st.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
     );
-  const cfg = fromHfConfig(await readJson(dir, FILES.config), join(dir, FILES.config));
-  const policy = new PolicyModel({ config: cfg, optim: st.data.policyOptimizer, params: emptyParams(cfg, 'lm') });
-  loadWeights(policy.net, await readFileOrExplain(dir, FILES.model), join(dir, FILES.model));
-  loadOptimizer(policy.net, await readFileOrExplain(dir, FILES.optimizer), join(dir, FILES.optimizer));
-  const out: { policy: PolicyModel; critic?: CriticModel; meta: unknown } = { policy, meta: st.data.meta };
-  if (st.data.criticOptimizer) {
-    const critic = new CriticModel({ config: cfg, optim: st.data.criticOptimizer, params: emptyParams(cfg, 'value') });
-    loadWeights(critic.net, await readFileOrExplain(dir, FILES.critic), join(dir, FILES.critic));
-    loadOptimizer(critic.net, await readFileOrExplain(dir, FILES.criticOptimizer), join(dir, FILES.criticOptimizer));
-    out.critic = critic;
+  return st.data;
+}
+
+/** Weights and AdamW moments (exact) of `dir` into existing networks; the critic only when given. */
+async function loadInto(dir: string, nets: { policy: LlamaNetwork; critic?: LlamaNetwork }): Promise<void> {
+  loadWeights(nets.policy, await readFileOrExplain(dir, FILES.model), join(dir, FILES.model));
+  loadOptimizer(nets.policy, await readFileOrExplain(dir, FILES.optimizer), join(dir, FILES.optimizer));
+  if (nets.critic) {
+    loadWeights(nets.critic, await readFileOrExplain(dir, FILES.critic), join(dir, FILES.critic));
+    loadOptimizer(nets.critic, await readFileOrExplain(dir, FILES.criticOptimizer), join(dir, FILES.criticOptimizer));
   }
-  return out;
+}
+
+export async function loadCheckpoint(
+  dir: string,
+): Promise<{ policy: PolicyModel; critic?: CriticModel; meta: unknown }> {
+  const state = await readTrainerState(dir);
+  const cfg = fromHfConfig(await readJson(dir, FILES.config), join(dir, FILES.config));
+  const policy = new PolicyModel({ config: cfg, optim: state.policyOptimizer, params: emptyParams(cfg, 'lm') });
+  const critic = state.criticOptimizer
+    ? new CriticModel({ config: cfg, optim: state.criticOptimizer, params: emptyParams(cfg, 'value') })
+    : undefined;
+  await loadInto(dir, { policy: policy.net, ...(critic ? { critic: critic.net } : {}) });
+  return { policy, ...(critic ? { critic } : {}), meta: state.meta };
+}
+
+/**
+ * Resume: puts a checkpoint's weights and AdamW moments (step included, bit-exact) into models
+ * that already exist, keeping their optimizer configs (the run's schedule). Every tensor must
+ * match the models' shapes; a critic is required exactly when one is given.
+ */
+export async function restoreCheckpoint(
+  dir: string,
+  models: { policy: PolicyModel; critic?: CriticModel | null },
+): Promise<void> {
+  const state = await readTrainerState(dir);
+  const critic = models.critic ?? undefined;
+  if (critic && !state.criticOptimizer)
+    throw new CheckpointFormatError(`${dir} has no critic, but this run trains one`);
+  await loadInto(dir, { policy: models.policy.net, ...(critic ? { critic: critic.net } : {}) });
 }
 
 /** A zero buffer of the right size: loadWeights fills every tensor, so no random init is needed. */
