@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'native/build/', 'runs/', 'docs/'] },
+  { ignores: ['node_modules/', 'native/build/', 'build/', 'runs/', 'docs/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -9,6 +9,7 @@ import { registerReportCommand } from './report-command.ts';
 import { registerReproduceCommand } from './reproduce-command.ts';
 import { registerSftCommand } from './sft-command.ts';
 import { registerServeCommand } from './serve-command.ts';
+import { registerViewCommand } from './view-command.ts';
 
 /** Builds the `crl` program with every registered subcommand. */
 export function buildProgram(): Command {
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   registerReproduceCommand(program);
   registerSftCommand(program);
   registerServeCommand(program);
+  registerViewCommand(program);
   return program;
 }
 

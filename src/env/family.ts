@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ChatMessage, Environment } from '../rollout/types.ts';
 import type { Rng } from '../util/random.ts';
+import type { SummaryContent } from './summary-writers.ts';
 
 /**
  * A text-level policy: reads the chat exactly as the policy would see it (the current window,
@@ -57,6 +58,12 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
   /** A scripted expert that acts well from the visible context alone. */
   readonly expert: TextPolicy;
   readonly summaryWriters: SummaryWriters;
+  /**
+   * Optional: the clauses a summary written now should keep (the oracle's goal, facts and meta),
+   * read from the window the policy saw when asked to summarize (q_sum last). `crl view` marks
+   * which of them a summary kept (src/env/summary-facts.ts).
+   */
+  summaryFacts?(messages: readonly ChatMessage[]): SummaryContent;
   /**
    * Optional dense warm-up generator: one sequence with many supervised lookups (seeded by rng,
    * at most maxChunks chunks of stream, `probes` lookups, a summaryShare of them as summaries).

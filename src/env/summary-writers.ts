@@ -48,3 +48,8 @@ export function makeSummaryWriters(needed: (w: VisibleWindow) => SummaryContent)
     },
   };
 }
+
+/** A family's `summaryFacts` from its "what is still needed" function (the oracle's own clauses). */
+export function summaryFactsOf(needed: (w: VisibleWindow) => SummaryContent) {
+  return (messages: readonly ChatMessage[]): SummaryContent => needed(readWindow(messages));
+}

@@ -1,27 +1,14 @@
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import type { CurvePoint } from './collect-runs.ts';
+import { FIGURES, type FigureDef } from './figures.ts';
+
+export { FIGURES, type FigureDef };
 
 /**
  * Training-curve figures (method §8 Figure 4 analogue plus health curves), rendered server-side to
  * inline SVG with vega-lite -> vega (renderer 'none'), so the HTML opens offline with no script.
  */
-export interface FigureDef {
-  id: string;
-  metric: string; // group/name in metrics.jsonl
-  title: string;
-}
-
-export const FIGURES: readonly FigureDef[] = [
-  { id: 'summary-length', metric: 'rollout/summary_tokens', title: 'Summary length (tokens)' },
-  { id: 'exec-turn-tokens', metric: 'rollout/tokens_per_exec_turn', title: 'Generated tokens per execution turn' },
-  { id: 'entropy', metric: 'policy/entropy', title: 'Policy entropy' },
-  { id: 'success', metric: 'rollout/success_rate', title: 'Training success rate' },
-  { id: 'compactions', metric: 'rollout/compactions_per_episode', title: 'Compactions per episode' },
-  { id: 'value-loss', metric: 'loss/value', title: 'Value loss' },
-  { id: 'approx-kl', metric: 'policy/approx_kl', title: 'Approx. KL' },
-];
-
 export interface RenderedFigure {
   def: FigureDef;
   /** Inline SVG, or null when no run logged this metric ("not run"). */

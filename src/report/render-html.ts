@@ -1,6 +1,14 @@
 import type { RenderedFigure } from './plots.ts';
 import { formatCell, type Table } from './tables.ts';
 
+/** `crl view`'s default address (src/cli/view-command.ts); written as text: the report stays offline, with no links out. */
+export const VIEW_URL = 'http://127.0.0.1:7601/';
+
+/** The command that opens the same runs in `crl view` (the interactive counterpart of this report). */
+export function viewCommand(sources: readonly string[]): string {
+  return `crl view ${sources.map((s) => (/^[\w./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)).join(' ')}`;
+}
+
 function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
@@ -26,6 +34,7 @@ export function renderHtml(options: {
     `<title>${esc(options.title)}</title><style>${STYLE}</style></head><body>`,
     `<h1>${esc(options.title)}</h1>`,
     `<p class="caption">Runs: ${options.sources.map(esc).join(', ')}. Pass@1 in percent with 95% intervals.</p>`,
+    `<p class="caption" id="crl-view">The same runs in the interactive viewer (zoomable curves, every sampled episode as windows and summaries, per-token credit): from this report's folder run <code>${esc(viewCommand(options.sources))}</code> and open ${VIEW_URL} (docs/viewer.md).</p>`,
   ];
   for (const t of options.tables) {
     parts.push(`<h2 id="${t.id}">${esc(t.title)}</h2><p class="caption">${esc(t.caption)}</p><table>`);

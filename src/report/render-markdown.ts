@@ -1,4 +1,5 @@
 import type { RenderedFigure } from './plots.ts';
+import { VIEW_URL, viewCommand } from './render-html.ts';
 import { formatCell, type Table } from './tables.ts';
 
 /** Markdown rendering of the report: the tables, and each figure's file or "not run". */
@@ -10,6 +11,10 @@ export function renderMarkdown(options: {
   sources: readonly string[];
 }): string {
   const out: string[] = [`# ${options.title}`, '', `Runs: ${options.sources.map((s) => `\`${s}\``).join(', ')}`, ''];
+  out.push(
+    `The same runs in the interactive viewer (curves, episodes, per-token credit): from this report's folder run \`${viewCommand(options.sources)}\` and open ${VIEW_URL}.`,
+    '',
+  );
   out.push(
     'Pass@1 in percent with 95% intervals (Wilson, cluster-adjusted over tasks; docs/decisions/0007-experiments.md).',
     '',

@@ -97,6 +97,9 @@ describe('report', () => {
       expect(md).toContain(`figures/${f.id}.svg`);
     }
     expect(h).not.toMatch(/<script|src="http|href="http/); // self-contained, offline
+    // Points to crl view for the same runs, named as the report names them (relative to it).
+    expect(h).toContain(`<code>crl view ${relative(out, root)}</code>`);
+    expect(md).toContain(`\`crl view ${relative(out, root)}\``);
     expect(md).toContain('| CompactionRL | 50.0 [');
     expect(md).toContain('base (SFT) + oracle summaries');
     expect(md).toContain('kv-ledger:queries-first');

@@ -1,6 +1,6 @@
 import type { TaskFamily } from '../family.ts';
 import { fogCourierDense } from './dense.ts';
-import { makeSummaryWriters } from '../summary-writers.ts';
+import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { FogCourierEnv } from './env.ts';
 import { fogCourierExpert, fogCourierNeeded } from './expert.ts';
 import { fogCourierKnobs, fogCourierVariants, type FogCourierKnobs } from './knobs.ts';
@@ -16,6 +16,7 @@ export const fogCourier: TaskFamily<FogCourierKnobs> = {
   expert: fogCourierExpert,
   dense: (o) => fogCourierDense(o),
   summaryWriters: makeSummaryWriters(fogCourierNeeded),
+  summaryFacts: summaryFactsOf(fogCourierNeeded),
 };
 
 export { FogCourierEnv } from './env.ts';

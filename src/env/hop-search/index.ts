@@ -1,6 +1,6 @@
 import type { TaskFamily } from '../family.ts';
 import { hopSearchDense } from './dense.ts';
-import { makeSummaryWriters } from '../summary-writers.ts';
+import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { HopSearchEnv } from './env.ts';
 import { hopSearchExpert, hopSearchNeeded } from './expert.ts';
 import { hopSearchKnobs, hopSearchVariants, type HopSearchKnobs } from './knobs.ts';
@@ -16,6 +16,7 @@ export const hopSearch: TaskFamily<HopSearchKnobs> = {
   expert: hopSearchExpert,
   dense: (o) => hopSearchDense(o),
   summaryWriters: makeSummaryWriters(hopSearchNeeded),
+  summaryFacts: summaryFactsOf(hopSearchNeeded),
 };
 
 export { HopSearchEnv } from './env.ts';

@@ -1,5 +1,5 @@
 import type { TaskFamily } from '../family.ts';
-import { makeSummaryWriters } from '../summary-writers.ts';
+import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { kvLedgerDense } from './dense.ts';
 import { KvLedgerEnv } from './env.ts';
 import { kvLedgerExpert, kvLedgerNeeded } from './expert.ts';
@@ -15,6 +15,7 @@ export const kvLedger: TaskFamily<KvLedgerKnobs> = {
   create: (knobs) => new KvLedgerEnv(knobs),
   expert: kvLedgerExpert,
   summaryWriters: makeSummaryWriters(kvLedgerNeeded),
+  summaryFacts: summaryFactsOf(kvLedgerNeeded),
   dense: (o) => kvLedgerDense(o),
 };
 
