@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readEvalResult } from '../eval/eval-result.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { listSampleFiles, readSampleFile, type SampledEpisode } from '../report/sample-files.ts';
 import { bundleStatus, buildViewer } from './bundle.ts';
@@ -56,7 +57,7 @@ describe.runIf(available || required)('crl view in a real browser', () => {
     if (bundleStatus() !== 'fresh') await buildViewer(); // test the web app as its sources are now
     mkdirSync(SHOTS, { recursive: true });
     root = mkdtempSync(join(tmpdir(), 'crl-view-browser-'));
-    run = await makeTinyRun({ parent: root, iterations: 3 });
+    run = await makeTinyRun({ parent: root, iterations: 3, evaluate: true });
     saved = readSampleFile(listSampleFiles(run)[1]!.path); // iteration 2: the policy trained on it
     view = await startCrlView([run]);
     browser = await launchChromium();
@@ -80,6 +81,13 @@ describe.runIf(available || required)('crl view in a real browser', () => {
     expect(line?.length ?? 0).toBeGreaterThan(10); // a drawn line, not an empty mark
     const points = success.locator('.mark-symbol.role-mark path');
     expect(await points.count()).toBe(3); // one point per iteration
+    // The evaluation table: the run's own eval file, Pass@1 in percent with its interval.
+    const evalResult = readEvalResult(join(run, 'eval', 'kv-ledger-default-self.json'));
+    const cells = await page.locator('[data-testid="eval-table"] tbody tr').first().locator('td').allTextContents();
+    const pct = (x: number) => (100 * x).toFixed(1);
+    const x4 = evalResult.modes.x4!;
+    expect(cells.slice(0, 4)).toEqual(['compaction-rl', 'kv-ledger', 'default', 'self']);
+    expect(cells).toContain(`${pct(x4.passAt1)} [${pct(x4.low)}, ${pct(x4.high)}]`);
     await page.screenshot({ path: join(SHOTS, 'runs.png') });
     await points.nth(1).click({ force: true });
     expect(await waitHash(page, /^#\/episodes\/0\/2\//)).toMatch(/^#\/episodes\/0\/2\/0/);

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { parseTrainConfig } from '../../config/load-config.ts';
+import { evaluatePolicy } from '../../experiments/evaluate-policy.ts';
 import { createRunDir } from '../../experiments/run-dir.ts';
 import { train } from '../../experiments/train-loop.ts';
 
@@ -14,6 +15,8 @@ export async function makeTinyRun(options: {
   iterations?: number;
   episodes?: number;
   name?: string;
+  /** Also evaluate the trained policy (2 tasks x 4 samples, x1 and x4) into <run>/eval/. */
+  evaluate?: boolean;
 }): Promise<string> {
   const dir = join(options.parent, options.name ?? 'tiny-run');
   const config = parseTrainConfig({
@@ -28,5 +31,21 @@ export async function makeTinyRun(options: {
   });
   createRunDir({ dir, system: config.name, config });
   await train({ runDir: dir, config, actor: 'expert' });
+  if (options.evaluate)
+    await evaluatePolicy({
+      system: config.name,
+      policy: dir,
+      env: 'kv-ledger',
+      variant: 'default',
+      summaryWriter: 'self',
+      rollout: {},
+      knobs: {},
+      tasks: 2,
+      samplesPerTask: 4,
+      windows: [1, 4],
+      trainingWindows: 4,
+      seed: 0,
+      out: join(dir, 'eval', 'kv-ledger-default-self.json'),
+    });
   return dir;
 }

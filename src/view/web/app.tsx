@@ -5,10 +5,16 @@ import { EpisodesPage } from './episodes-page.tsx';
 import { formatRoute, parseRoute, type Route } from './route.ts';
 import { RunView } from './run-view.tsx';
 
+/** The first episode of the first source that has any (or of the first source). */
+function firstEpisodes(data: SourcesResponse): Route {
+  const s = data.sources.find((x) => x.iterations.length > 0) ?? data.sources[0];
+  if (!s) return { page: 'runs' };
+  const iteration = s.iterations[s.iterations.length - 1] ?? 0; // the newest: what a user looks at first
+  return { page: 'episodes', source: s.id, iteration, episode: 0, mode: 'mask', metric: 'used' };
+}
+
 function defaultRoute(data: SourcesResponse): Route {
-  if (data.sources.some((s) => s.hasMetrics)) return { page: 'runs' };
-  const s = data.sources.find((x) => x.iterations.length > 0) ?? data.sources[0]!;
-  return { page: 'episodes', source: s.id, iteration: s.iterations[0] ?? 0, episode: 0, mode: 'mask', metric: 'used' };
+  return data.sources.some((s) => s.hasMetrics) ? { page: 'runs' } : firstEpisodes(data);
 }
 
 /** The viewer: a run view (curves, evaluations) and an episode view, switched by the URL hash. */
@@ -30,7 +36,7 @@ export function App() {
   if (error) return <p class="error">Cannot load the runs: {error}</p>;
   if (!data) return <p class="loading">Loading runs…</p>;
   const route = parseRoute(hash) ?? defaultRoute(data);
-  const firstEpisodes = defaultRoute({ ...data, sources: data.sources.filter((s) => s.iterations.length > 0) });
+  const episodesHref = formatRoute(route.page === 'episodes' ? route : firstEpisodes(data));
   return (
     <div class="app">
       <header class="top">
@@ -39,15 +45,7 @@ export function App() {
           <a href="#/runs" class={route.page === 'runs' ? 'active' : ''} data-testid="nav-runs">
             Runs
           </a>
-          <a
-            href={
-              route.page === 'episodes'
-                ? formatRoute(route)
-                : formatRoute(firstEpisodes.page === 'episodes' ? firstEpisodes : route)
-            }
-            class={route.page === 'episodes' ? 'active' : ''}
-            data-testid="nav-episodes"
-          >
+          <a href={episodesHref} class={route.page === 'episodes' ? 'active' : ''} data-testid="nav-episodes">
             Episodes
           </a>
         </nav>
