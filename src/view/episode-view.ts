@@ -3,6 +3,7 @@ import { taskFamily } from '../experiments/task-families.ts';
 import type { EpisodeCredit } from '../report/sample-files.ts';
 import { parseChat } from '../rollout/parse-chat.ts';
 import type { CompactionEvent, EpisodeRecord, Segment } from '../rollout/record.ts';
+import type { ChatFormat } from '../rollout/chat-format.ts';
 import type { Tokenizer } from '../rollout/types.ts';
 import { EpisodeViewSchema, type EpisodeBrief, type EpisodeView, type SummaryView } from './api-schema.ts';
 import { tokenizerFor } from './tokenizer-for.ts';
@@ -35,16 +36,11 @@ function startsWith(a: readonly number[], prefix: readonly number[]): boolean {
   return prefix.length <= a.length && prefix.every((t, i) => a[i] === t);
 }
 
-/** The summary S of a summary segment: its generated tokens, without the closing end-of-turn. */
-function summaryTokens(seg: Segment, tokenizer: Tokenizer): number[] {
+/** The summary S of a summary segment: its generated tokens, without the id that ended the turn. */
+function summaryTokens(seg: Segment, format: ChatFormat): number[] {
   const gen = seg.tokens.filter((_, t) => seg.lossMask[t] === 1);
-  let eot: number | null;
-  try {
-    eot = tokenizer.specialId('<eot>');
-  } catch {
-    eot = null; // a tokenizer without that marker: the summary is every generated token
-  }
-  return gen.length > 0 && gen[gen.length - 1] === eot ? gen.slice(0, -1) : gen;
+  const stop = format.turns.assistant.close[0];
+  return gen.length > 0 && gen[gen.length - 1] === stop ? gen.slice(0, -1) : gen;
 }
 
 /**
@@ -54,7 +50,7 @@ function summaryTokens(seg: Segment, tokenizer: Tokenizer): number[] {
 async function summaryFacts(options: {
   env: string;
   seg: Segment;
-  tokenizer: Tokenizer;
+  chat: { tokenizer: Tokenizer; format: ChatFormat };
   text: string;
 }): Promise<Pick<SummaryView, 'oracle' | 'facts'>> {
   let family;
@@ -68,7 +64,7 @@ async function summaryFacts(options: {
   const prompt = options.seg.tokens.slice(0, first < 0 ? options.seg.tokens.length : first);
   let messages;
   try {
-    messages = parseChat(prompt, options.tokenizer);
+    messages = parseChat(prompt, options.chat);
   } catch {
     return { oracle: null, facts: null };
   }
@@ -84,7 +80,8 @@ export async function buildEpisodeView(options: {
   index: number;
 }): Promise<EpisodeView> {
   const { record, credit } = options.episode;
-  const { name, tokenizer } = tokenizerFor(record.tokenizer);
+  const { loaded, format } = tokenizerFor(record.tokenizer);
+  const { tokenizer } = loaded;
   const compactions = record.events.filter((e): e is CompactionEvent => e.kind === 'compaction');
   const segments = record.segments.map((seg, s) => {
     const prev = record.segments[s - 1];
@@ -98,7 +95,7 @@ export async function buildEpisodeView(options: {
       policyVersion: seg.policyVersion,
       pieces: tokenPieces(seg.tokens, tokenizer),
       mask: seg.lossMask,
-      roles: tokenRoles(seg.tokens, tokenizer),
+      roles: tokenRoles(seg.tokens, format),
       windowTokens,
       samplerLogprob: seg.logprobs.filter((_, t) => seg.lossMask[t] === 1),
       credit: credit?.segments[s] ?? null,
@@ -110,13 +107,13 @@ export async function buildEpisodeView(options: {
     const seg = record.segments[s]!;
     if (seg.kind !== 'summary') continue;
     const event = compactions[k++];
-    const text = tokenizer.decode(summaryTokens(seg, tokenizer));
+    const text = tokenizer.decode(summaryTokens(seg, format));
     summaries.push({
       segment: s,
       window: s - 1,
       compaction: k,
       text,
-      ...(await summaryFacts({ env: record.env, seg, tokenizer, text })),
+      ...(await summaryFacts({ env: record.env, seg, chat: { tokenizer, format }, text })),
       tailStepsKept: event?.tailStepsKept ?? null,
       tailStepsDropped: event?.tailStepsDropped ?? null,
     });
@@ -135,7 +132,7 @@ export async function buildEpisodeView(options: {
     generatedTokens: record.generatedTokens,
     contextWindow: record.contextWindow,
     maxWindows: record.maxWindows,
-    tokenizer: name,
+    tokenizer: loaded.name,
     segments,
     summaries,
     credit: credit ? { whitened: credit.whitened, policyUpdated: credit.policyUpdated } : null,

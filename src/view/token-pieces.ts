@@ -1,3 +1,4 @@
+import type { ChatFormat } from '../rollout/chat-format.ts';
 import type { Tokenizer } from '../rollout/types.ts';
 import { ROLES } from './api-schema.ts';
 
@@ -22,40 +23,35 @@ export function tokenPieces(tokens: readonly number[], tokenizer: Tokenizer): st
   });
 }
 
-const MARKERS: readonly [string, number][] = [
-  ['<sys>', 0],
-  ['<user>', 1],
-  ['<asst>', 2],
-  ['<obs>', 3],
-];
+const TURN_ROLES = ['system', 'user', 'assistant', 'observation'] as const;
 
 /**
- * The chat role of every token, from single-token turn markers (`<sys> … <eot>`, method §2's
- * layout); null when the tokenizer has no such markers. Marker tokens themselves get 'marker'.
+ * The chat role of every token, from the chat format's own turn pieces (rollout/chat-format.ts):
+ * a turn's opening ids start it, its closing ids end it; the pieces themselves and the format's
+ * prefix are 'marker'. Openings are matched longest first, as parseChat does.
  */
-export function tokenRoles(tokens: readonly number[], tokenizer: Tokenizer): number[] | null {
-  const open = new Map<number, number>();
-  let eot: number;
-  let bos: number;
-  try {
-    for (const [name, role] of MARKERS) open.set(tokenizer.specialId(name), role);
-    eot = tokenizer.specialId('<eot>');
-    bos = tokenizer.specialId('<bos>');
-  } catch {
-    return null;
+export function tokenRoles(tokens: readonly number[], format: ChatFormat): number[] {
+  const marker = ROLES.indexOf('marker');
+  const opens = TURN_ROLES.map((role) => ({ role, ids: format.turns[role].open }))
+    .filter((o) => o.ids.length > 0)
+    .sort((a, b) => b.ids.length - a.ids.length);
+  const at = (i: number, ids: readonly number[]): boolean =>
+    ids.length > 0 && i + ids.length <= tokens.length && ids.every((id, k) => tokens[i + k] === id);
+  const out = new Array<number>(tokens.length).fill(marker);
+  let role: (typeof TURN_ROLES)[number] | null = null;
+  let i = at(0, format.prefix) ? format.prefix.length : 0;
+  while (i < tokens.length) {
+    const open = opens.find((o) => at(i, o.ids));
+    if (open) {
+      role = open.role;
+      i += open.ids.length;
+    } else if (role !== null && at(i, format.turns[role].close)) {
+      i += format.turns[role].close.length;
+      role = null;
+    } else {
+      out[i] = role === null ? marker : ROLES.indexOf(role);
+      i++;
+    }
   }
-  const markerRole = ROLES.indexOf('marker');
-  let role = markerRole;
-  return tokens.map((t) => {
-    const opens = open.get(t);
-    if (opens !== undefined) {
-      role = opens;
-      return markerRole;
-    }
-    if (t === eot || t === bos) {
-      role = markerRole;
-      return markerRole;
-    }
-    return role;
-  });
+  return out;
 }
