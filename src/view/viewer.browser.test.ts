@@ -79,6 +79,23 @@ describe.runIf(available || required)('crl view in a real browser', () => {
     expect(await success.getAttribute('data-drawn')).toBe('3');
     const line = await success.locator('.mark-line path').first().getAttribute('d');
     expect(line?.length ?? 0).toBeGreaterThan(10); // a drawn line, not an empty mark
+    // Zoom: the wheel over a chart narrows its iteration axis (the x scale is bound to a selection).
+    const entropy = page.locator('[data-testid="curve"][data-metric="policy/entropy"]');
+    const ticks = () => entropy.locator('.role-axis-label text').allTextContents();
+    const before = await ticks();
+    const box = (await entropy.locator('svg').boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.wheel(0, -400);
+    await page.waitForFunction(
+      (b) =>
+        JSON.stringify(
+          [...document.querySelectorAll('[data-metric="policy/entropy"] .role-axis-label text')].map(
+            (t: any) => t.textContent,
+          ),
+        ) !== b,
+      JSON.stringify(before),
+    );
+    expect(await ticks()).not.toEqual(before);
     const points = success.locator('.mark-symbol.role-mark path');
     expect(await points.count()).toBe(3); // one point per iteration
     // The evaluation table: the run's own eval file, Pass@1 in percent with its interval.
@@ -89,6 +106,11 @@ describe.runIf(available || required)('crl view in a real browser', () => {
     expect(cells.slice(0, 4)).toEqual(['compaction-rl', 'kv-ledger', 'default', 'self']);
     expect(cells).toContain(`${pct(x4.passAt1)} [${pct(x4.low)}, ${pct(x4.high)}]`);
     await page.screenshot({ path: join(SHOTS, 'runs.png') });
+    // Picking runs: unchecking the only run empties its family's panels; checking it draws them again.
+    await page.locator('[data-testid="pick-run-0"]').uncheck();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="curve"]').length === 0);
+    await page.locator('[data-testid="pick-run-0"]').check();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="curve"][data-drawn]').length >= 7);
     await points.nth(1).click({ force: true });
     expect(await waitHash(page, /^#\/episodes\/0\/2\//)).toMatch(/^#\/episodes\/0\/2\/0/);
   });
