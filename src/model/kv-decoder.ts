@@ -13,17 +13,17 @@
 import { embeddingForward } from '../tensor/embedding.ts';
 import { linearForward } from '../tensor/linear.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
-import { ropeForward } from '../tensor/rope.ts';
-import { swigluForward } from '../tensor/swiglu.ts';
 import type { ModelConfig } from './config.ts';
 import { decodeAttention } from './decode-attention.ts';
-import { ExtendBuffers, extendForward } from './kv-extend.ts';
+import { extendForward } from './kv-extend.ts';
+import { blockForward, InferenceBuffers } from './llama-block.ts';
 import type { LlamaNetwork } from './network.ts';
 
 export class KvDecoder {
   readonly cfg: ModelConfig;
   private readonly net: LlamaNetwork;
-  private readonly extendBufs = new ExtendBuffers();
+  private readonly extendBufs = new InferenceBuffers(); // prefill rows
+  private readonly stepBufs = new InferenceBuffers(); // decode rows, one per slot
   private slots = 0;
   private cacheLen = 0; // S
   // Head-major, so one (slot, head)'s keys are contiguous (see decode-attention.ts).
@@ -34,15 +34,7 @@ export class KvDecoder {
   private history = new Int32Array(0); // [B, S] the tokens behind each slot's cache
   private cacheVersion = -1; // net.version the cache was computed with
   private extendScratch = new Float32Array(0); // [H, U, S]
-  // step buffers, sized for B rows
-  private x = new Float32Array(0); // [B, C]
-  private ln = new Float32Array(0); // [B, C]
-  private rstd = new Float32Array(0); // [B]
-  private qkv = new Float32Array(0); // [B, 3C]
-  private att = new Float32Array(0); // [B, C]
-  private gateUp = new Float32Array(0); // [B, 2F]
-  private act = new Float32Array(0); // [B, F]
-  private sig = new Float32Array(0); // [B, F]
+  // decode attention scratch of the TypeScript path
   private scores = new Float32Array(0); // [B, H, S]
   private qbuf = new Float32Array(0); // [B, C]
   private obuf = new Float32Array(0); // [B, C]
@@ -79,14 +71,7 @@ export class KvDecoder {
     const lens = new Int32Array(b);
     lens.set(this.lens);
     this.lens = lens;
-    this.x = new Float32Array(b * c);
-    this.ln = new Float32Array(b * c);
-    this.rstd = new Float32Array(b);
-    this.qkv = new Float32Array(b * 3 * c);
-    this.att = new Float32Array(b * c);
-    this.gateUp = new Float32Array(b * 2 * f);
-    this.act = new Float32Array(b * f);
-    this.sig = new Float32Array(b * f);
+    this.stepBufs.ensure({ n: b, c, f });
     this.scores = new Float32Array(b * h * s);
     this.qbuf = new Float32Array(b * c);
     this.obuf = new Float32Array(b * c);
@@ -122,8 +107,15 @@ export class KvDecoder {
       for (let t = prefixes[i]!; t < p.length; t++) this.history[slot * s + t] = p[t]!;
       this.lens[slot] = p.length;
     });
-    // this.ln holds each prompt's final-normed last hidden state, row i for prompt i.
-    linearForward({ out: this.logits, inp: this.ln, weight: this.net.w.lmHead!, n: prompts.length, inF: c, outF: v });
+    // stepBufs.ln1 holds each prompt's final-normed last hidden state, row i for prompt i.
+    linearForward({
+      out: this.logits,
+      inp: this.stepBufs.ln1,
+      weight: this.net.w.lmHead!,
+      n: prompts.length,
+      inF: c,
+      outF: v,
+    });
     return { logits: this.logits, slots };
   }
 
@@ -164,7 +156,6 @@ export class KvDecoder {
     });
     const need = this.cfg.nHeads * maxNew * this.cacheLen;
     if (this.extendScratch.length < need) this.extendScratch = new Float32Array(need);
-    const t = this.net.profiler ? this.net.profiler.now() : 0;
     extendForward({
       net: this.net,
       bufs: this.extendBufs,
@@ -175,9 +166,8 @@ export class KvDecoder {
       prefixes,
       prompts,
       scratch: this.extendScratch,
-      lastHidden: this.ln,
+      lastHidden: this.stepBufs.ln1,
     });
-    if (this.net.profiler) this.net.profiler.lap('prefill', t);
   }
 
   /**
@@ -186,7 +176,7 @@ export class KvDecoder {
    */
   step({ slotIds, tokens, count }: { slotIds: Int32Array; tokens: Int32Array; count: number }): Float32Array {
     const cfg = this.cfg;
-    const { dModel: c, nHeads: h, mlpHidden: f, vocabSize: v, normEps: eps } = cfg;
+    const { dModel: c, nHeads: h, vocabSize: v, normEps: eps } = cfg;
     const d = c / h;
     const s = this.cacheLen;
     const w = this.net.w;
@@ -196,49 +186,32 @@ export class KvDecoder {
       if (pos >= s) throw new Error(`KV cache full: slot ${slotIds[a]} holds ${pos} tokens, capacity ${s}`);
       this.positions[a] = pos;
     }
+    const buf = this.stepBufs;
     let t = prof ? prof.now() : 0;
-    embeddingForward({ out: this.x, tokens, weight: w.embed, n: count, c });
+    embeddingForward({ out: buf.x, tokens, weight: w.embed, n: count, c });
+    if (prof) prof.lap('decode-embedding', t);
     for (let l = 0; l < cfg.nLayers; l++) {
-      const lw = w.layers[l]!;
       const kc = this.kCache[l]!;
       const vc = this.vCache[l]!;
-      rmsnormForward({ out: this.ln, rstd: this.rstd, inp: this.x, weight: lw.ln1, n: count, c, eps });
-      linearForward({ out: this.qkv, inp: this.ln, weight: lw.qkv, n: count, inF: c, outF: 3 * c });
-      ropeForward({
-        x: this.qkv,
+      const { positions, qbuf, scores, obuf } = this;
+      const attend = (qkv: Float32Array, out: Float32Array): void =>
+        decodeAttention({ qkv, slotIds, positions, count, kc, vc, s, h, d, qbuf, scores, obuf, out });
+      blockForward({
+        cfg,
+        lw: w.layers[l]!,
         n: count,
-        nHeads: 2 * h,
-        rowStride: 3 * c,
-        offset: 0,
-        positions: this.positions,
-        table: this.net.rope,
+        positions,
+        rope: this.net.rope,
+        buf,
+        attend,
+        prof,
+        label: 'decode-',
       });
-      if (prof) t = prof.lap('decode-linear', t);
-      decodeAttention({
-        qkv: this.qkv,
-        slotIds,
-        positions: this.positions,
-        count,
-        kc,
-        vc,
-        s,
-        h,
-        d,
-        qbuf: this.qbuf,
-        scores: this.scores,
-        obuf: this.obuf,
-        out: this.att,
-      });
-      if (prof) t = prof.lap('decode-attention', t);
-      linearForward({ out: this.x, inp: this.att, weight: lw.o, n: count, inF: c, outF: c, accumulate: true });
-      rmsnormForward({ out: this.ln, rstd: this.rstd, inp: this.x, weight: lw.ln2, n: count, c, eps });
-      linearForward({ out: this.gateUp, inp: this.ln, weight: lw.gateUp, n: count, inF: c, outF: 2 * f });
-      swigluForward({ out: this.act, sig: this.sig, inp: this.gateUp, n: count, f });
-      linearForward({ out: this.x, inp: this.act, weight: lw.down, n: count, inF: f, outF: c, accumulate: true });
-      if (prof) t = prof.lap('decode-linear', t);
     }
-    rmsnormForward({ out: this.ln, rstd: this.rstd, inp: this.x, weight: w.norm, n: count, c, eps });
-    linearForward({ out: this.logits, inp: this.ln, weight: w.lmHead!, n: count, inF: c, outF: v });
+    t = prof ? prof.now() : 0;
+    rmsnormForward({ out: buf.ln1, rstd: buf.rstd1, inp: buf.x, weight: w.norm, n: count, c, eps });
+    if (prof) t = prof.lap('decode-rmsnorm', t);
+    linearForward({ out: this.logits, inp: buf.ln1, weight: w.lmHead!, n: count, inF: c, outF: v });
     if (prof) prof.lap('decode-linear', t);
     for (let a = 0; a < count; a++) {
       const slot = slotIds[a]!;

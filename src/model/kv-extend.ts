@@ -2,46 +2,18 @@
  * Prefill with prefix reuse: runs each request's new tokens (its prompt minus the prefix already
  * in its KV slot) through the trunk, attending to the cached prefix, and appends their k and v.
  * N = new tokens over all requests, R = requests, C = dModel, H = heads, D = C / H.
- * Inference only: one set of row buffers serves every layer, so a long prefill costs a few
- * [N, F] buffers, not a training workspace's per-layer activations.
+ * Inference only: one set of row buffers serves every layer (llama-block.ts InferenceBuffers), so
+ * a long prefill costs a few [N, F] buffers, not a training workspace's per-layer activations.
  */
 import { embeddingForward } from '../tensor/embedding.ts';
-import { linearForward } from '../tensor/linear.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
-import { ropeForward } from '../tensor/rope.ts';
-import { swigluForward } from '../tensor/swiglu.ts';
 import { extendAttention, writeKv } from './decode-attention.ts';
+import { blockForward, type InferenceBuffers } from './llama-block.ts';
 import type { LlamaNetwork } from './network.ts';
-
-/** Row buffers for up to `capacity` new tokens. */
-export class ExtendBuffers {
-  capacity = 0;
-  x = new Float32Array(0); // [N, C] residual stream
-  ln = new Float32Array(0); // [N, C]
-  rstd = new Float32Array(0); // [N]
-  qkv = new Float32Array(0); // [N, 3C]
-  att = new Float32Array(0); // [N, C]
-  gateUp = new Float32Array(0); // [N, 2F]
-  act = new Float32Array(0); // [N, F]
-  sig = new Float32Array(0); // [N, F]
-
-  ensure({ n, c, f }: { n: number; c: number; f: number }): void {
-    if (n <= this.capacity) return;
-    this.capacity = n;
-    this.x = new Float32Array(n * c);
-    this.ln = new Float32Array(n * c);
-    this.rstd = new Float32Array(n);
-    this.qkv = new Float32Array(n * 3 * c);
-    this.att = new Float32Array(n * c);
-    this.gateUp = new Float32Array(n * 2 * f);
-    this.act = new Float32Array(n * f);
-    this.sig = new Float32Array(n * f);
-  }
-}
 
 export interface ExtendArgs {
   net: LlamaNetwork;
-  bufs: ExtendBuffers;
+  bufs: InferenceBuffers;
   kCache: Float32Array[]; // L x [B, H, S, D]
   vCache: Float32Array[]; // L x [B, H, S, D]
   s: number;
@@ -71,53 +43,52 @@ export function extendForward(a: ExtendArgs): void {
   }
   const w = net.w;
   bufs.ensure({ n, c, f });
-  const { x, ln, rstd, qkv, att } = bufs;
+  const { x } = bufs;
+  const t0 = net.profiler ? net.profiler.now() : 0;
   embeddingForward({ out: x, tokens, weight: w.embed, n, c });
+  if (net.profiler) net.profiler.lap('prefill-embedding', t0);
   for (let l = 0; l < net.cfg.nLayers; l++) {
-    const lw = w.layers[l]!;
-    rmsnormForward({ out: ln, rstd, inp: x, weight: lw.ln1, n, c, eps });
-    linearForward({ out: qkv, inp: ln, weight: lw.qkv, n, inF: c, outF: 3 * c });
-    ropeForward({ x: qkv, n, nHeads: 2 * h, rowStride: 3 * c, offset: 0, positions, table: net.rope });
-    for (let i = 0; i < r; i++) {
-      const u = starts[i + 1]! - starts[i]!;
-      for (let t = 0; t < u; t++) {
-        writeKv({
-          kc: kCache[l]!,
-          vc: vCache[l]!,
-          row: qkv,
-          rowOffset: (starts[i]! + t) * 3 * c,
+    const kc = kCache[l]!;
+    const vc = vCache[l]!;
+    const attend = (qkv: Float32Array, att: Float32Array): void => {
+      for (let i = 0; i < r; i++) {
+        const u = starts[i + 1]! - starts[i]!;
+        for (let t = 0; t < u; t++) {
+          const rowOffset = (starts[i]! + t) * 3 * c;
+          writeKv({ kc, vc, row: qkv, rowOffset, slot: slots[i]!, pos: prefixes[i]! + t, s, h, d });
+        }
+        extendAttention({
+          qkv,
+          row0: starts[i]!,
+          u,
+          prefix: prefixes[i]!,
           slot: slots[i]!,
-          pos: prefixes[i]! + t,
+          kc,
+          vc,
           s,
           h,
           d,
+          scratch,
+          out: att,
         });
       }
-      extendAttention({
-        qkv,
-        row0: starts[i]!,
-        u,
-        prefix: prefixes[i]!,
-        slot: slots[i]!,
-        kc: kCache[l]!,
-        vc: vCache[l]!,
-        s,
-        h,
-        d,
-        scratch,
-        out: att,
-      });
-    }
-    linearForward({ out: x, inp: att, weight: lw.o, n, inF: c, outF: c, accumulate: true });
-    rmsnormForward({ out: ln, rstd, inp: x, weight: lw.ln2, n, c, eps });
-    linearForward({ out: bufs.gateUp, inp: ln, weight: lw.gateUp, n, inF: c, outF: 2 * f });
-    swigluForward({ out: bufs.act, sig: bufs.sig, inp: bufs.gateUp, n, f });
-    linearForward({ out: x, inp: bufs.act, weight: lw.down, n, inF: f, outF: c, accumulate: true });
+    };
+    blockForward({
+      cfg: net.cfg,
+      lw: w.layers[l]!,
+      n,
+      positions,
+      rope: net.rope,
+      buf: bufs,
+      attend,
+      prof: net.profiler,
+      label: 'prefill-',
+    });
   }
-  const last = att; // [R, C] gathered last rows (R <= N; att is free now)
+  const last = bufs.att; // [R, C] gathered last rows (R <= N; att is free now)
   for (let i = 0; i < r; i++) {
     const src = (starts[i + 1]! - 1) * c;
     for (let e = 0; e < c; e++) last[i * c + e] = x[src + e]!;
   }
-  rmsnormForward({ out: lastHidden, rstd, inp: last, weight: w.norm, n: r, c, eps });
+  rmsnormForward({ out: lastHidden, rstd: bufs.rstd1, inp: last, weight: w.norm, n: r, c, eps });
 }

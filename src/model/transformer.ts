@@ -1,20 +1,20 @@
 /**
- * The Llama trunk, llm.c style: explicit forward and backward over flat buffers.
+ * The Llama trunk for training, llm.c style: explicit forward and backward over flat buffers.
  *
  * Legend: N = packed tokens (all sequences end to end), C = dModel, H = heads, D = C / H,
- * F = mlpHidden, L = layers. One block:
- *   h   = x + o_proj(attn(rope(q_proj(rms1(x))), rope(k_proj(..)), v_proj(..)))
- *   out = h + down_proj(silu(gate_proj(rms2(h))) * up_proj(rms2(h)))
- * and the trunk output is model.norm(x_L) in ws.lnf.
- * Backward functions ADD into parameter gradients; heads (policy.ts, critic.ts) seed ws.dlnf.
+ * F = mlpHidden, L = layers. The forward is embedding -> L x blockForward (llama-block.ts, the one
+ * definition of the block, here with each layer's activations kept) -> model.norm into ws.lnf.
+ * trunkBackward is its adjoint. Backward functions ADD into parameter gradients; heads
+ * (policy.ts, critic.ts) seed ws.dlnf.
  */
 import { attentionBackward, attentionForward } from '../tensor/attention.ts';
 import { embeddingBackward, embeddingForward } from '../tensor/embedding.ts';
-import { linearBackward, linearForward } from '../tensor/linear.ts';
+import { linearBackward } from '../tensor/linear.ts';
 import { rmsnormBackward, rmsnormForward } from '../tensor/rmsnorm.ts';
-import { ropeBackward, ropeForward, type RopeTable } from '../tensor/rope.ts';
-import { swigluBackward, swigluForward } from '../tensor/swiglu.ts';
+import { ropeBackward, type RopeTable } from '../tensor/rope.ts';
+import { swigluBackward } from '../tensor/swiglu.ts';
 import type { ModelConfig } from './config.ts';
+import { blockForward } from './llama-block.ts';
 import type { PackedBatch } from './pack.ts';
 import type { Profiler } from './profiler.ts';
 import type { WeightViews } from './weights.ts';
@@ -31,39 +31,25 @@ export interface TrunkArgs {
 
 export function trunkForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs): void {
   const { n } = batch;
-  const { dModel: c, nHeads: h, mlpHidden: f, normEps: eps } = cfg;
+  const { dModel: c, nHeads: h, normEps: eps } = cfg;
   const d = c / h;
   let t = prof ? prof.now() : 0;
   embeddingForward({ out: ws.resid[0]!, tokens: batch.tokens, weight: w.embed, n, c });
-  if (prof) t = prof.lap('embedding', t);
+  if (prof) prof.lap('embedding', t);
   for (let l = 0; l < cfg.nLayers; l++) {
-    const lw = w.layers[l]!;
-    const x = ws.resid[l]!;
-    const qkv = ws.qkv[l]!;
-    const mid = ws.mid[l]!;
-    rmsnormForward({ out: ws.ln1[l]!, rstd: ws.rstd1[l]!, inp: x, weight: lw.ln1, n, c, eps });
-    if (prof) t = prof.lap('rmsnorm', t);
-    linearForward({ out: qkv, inp: ws.ln1[l]!, weight: lw.qkv, n, inF: c, outF: 3 * c });
-    if (prof) t = prof.lap('linear', t);
-    // q and k are adjacent in each row, so they rotate together as 2H heads.
-    ropeForward({ x: qkv, n, nHeads: 2 * h, rowStride: 3 * c, offset: 0, positions: batch.positions, table: rope });
-    if (prof) t = prof.lap('rope', t);
-    attentionForward({ out: ws.att[l]!, probs: ws.probs[l]!, qkv, layout: batch.layout, nHeads: h, headDim: d });
-    if (prof) t = prof.lap('attention', t);
-    mid.set(x.subarray(0, n * c));
-    linearForward({ out: mid, inp: ws.att[l]!, weight: lw.o, n, inF: c, outF: c, accumulate: true });
-    if (prof) t = prof.lap('linear', t);
-    rmsnormForward({ out: ws.ln2[l]!, rstd: ws.rstd2[l]!, inp: mid, weight: lw.ln2, n, c, eps });
-    if (prof) t = prof.lap('rmsnorm', t);
-    linearForward({ out: ws.gateUp[l]!, inp: ws.ln2[l]!, weight: lw.gateUp, n, inF: c, outF: 2 * f });
-    if (prof) t = prof.lap('linear', t);
-    swigluForward({ out: ws.act[l]!, sig: ws.sig[l]!, inp: ws.gateUp[l]!, n, f });
-    if (prof) t = prof.lap('swiglu', t);
-    const next = ws.resid[l + 1]!;
-    next.set(mid.subarray(0, n * c));
-    linearForward({ out: next, inp: ws.act[l]!, weight: lw.down, n, inF: f, outF: c, accumulate: true });
-    if (prof) t = prof.lap('linear', t);
+    const probs = ws.probs[l]!;
+    blockForward({
+      cfg,
+      lw: w.layers[l]!,
+      n,
+      positions: batch.positions,
+      rope,
+      buf: ws.layer(l),
+      attend: (qkv, att) => attentionForward({ out: att, probs, qkv, layout: batch.layout, nHeads: h, headDim: d }),
+      prof,
+    });
   }
+  t = prof ? prof.now() : 0;
   rmsnormForward({ out: ws.lnf, rstd: ws.rstdf, inp: ws.resid[cfg.nLayers]!, weight: w.norm, n, c, eps });
   if (prof) prof.lap('rmsnorm', t);
 }

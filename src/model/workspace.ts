@@ -1,4 +1,5 @@
 import type { ModelConfig } from './config.ts';
+import type { BlockBuffers } from './llama-block.ts';
 
 /**
  * Preallocated activation and gradient buffers for up to `capacity` packed tokens, reused across
@@ -41,6 +42,7 @@ export class Workspace {
   readonly dent: Float32Array; // [N]
   readonly dvalues: Float32Array; // [N]
   readonly attScratch: Float32Array; // [H, Lm, Lm]
+  private readonly layers: BlockBuffers[]; // L: each layer's buffers as blockForward takes them
 
   constructor({
     cfg,
@@ -89,6 +91,25 @@ export class Workspace {
     this.dent = new Float32Array(n);
     this.dvalues = new Float32Array(n);
     this.attScratch = new Float32Array(Math.max(1, cfg.nHeads * maxLen * maxLen));
+    this.layers = Array.from({ length: nl }, (_, l) => ({
+      x: this.resid[l]!,
+      ln1: this.ln1[l]!,
+      rstd1: this.rstd1[l]!,
+      qkv: this.qkv[l]!,
+      att: this.att[l]!,
+      mid: this.mid[l]!,
+      ln2: this.ln2[l]!,
+      rstd2: this.rstd2[l]!,
+      gateUp: this.gateUp[l]!,
+      act: this.act[l]!,
+      sig: this.sig[l]!,
+      out: this.resid[l + 1]!,
+    }));
+  }
+
+  /** Layer l's activations (kept for the backward), as blockForward reads and writes them. */
+  layer(l: number): BlockBuffers {
+    return this.layers[l]!;
   }
 
   fits({ n, probSize, maxLen }: { n: number; probSize: number; maxLen: number }): boolean {

@@ -1,0 +1,123 @@
+/**
+ * The Llama decoder block, forward, written once for the three ways the model runs: training
+ * (transformer.ts: every layer keeps its activations for the backward), prefix extension
+ * (kv-extend.ts) and decode (kv-decoder.ts), which reuse one set of row buffers for every layer.
+ * Only attention differs between them (packed causal sequences, new rows against a cached prefix,
+ * one row per slot against its cache), so it comes in as a callback.
+ *
+ * Legend: N = rows, C = dModel, H = heads, D = C / H, F = mlpHidden.
+ *   mid = x + o_proj(attn(rope(q_proj(rms1(x))), rope(k_proj(..)), v_proj(..)))
+ *   out = mid + down_proj(silu(gate_proj(rms2(mid))) * up_proj(rms2(mid)))
+ * q/k/v_proj are one [3C, C] weight and gate/up_proj one [2F, C] (weights.ts), so the block is
+ * four products. transformer.ts's trunkBackward is this function's adjoint, step for step.
+ */
+import { linearForward } from '../tensor/linear.ts';
+import { rmsnormForward } from '../tensor/rmsnorm.ts';
+import { ropeForward, type RopeTable } from '../tensor/rope.ts';
+import { swigluForward } from '../tensor/swiglu.ts';
+import type { ModelConfig } from './config.ts';
+import type { Profiler } from './profiler.ts';
+import type { LayerViews } from './weights.ts';
+
+/**
+ * Where one block reads and writes. Training passes each layer's own buffers; inference passes
+ * the same buffers for every layer with x, mid and out the same array (the residual stream is
+ * updated in place; the results are identical, the copies are just skipped).
+ */
+export interface BlockBuffers {
+  x: Float32Array; // [N, C] block input (residual stream)
+  ln1: Float32Array; // [N, C]
+  rstd1: Float32Array; // [N]
+  qkv: Float32Array; // [N, 3C] post-RoPE q | k | v
+  att: Float32Array; // [N, C] attention output, before o_proj
+  mid: Float32Array; // [N, C] x + attention (may be x itself)
+  ln2: Float32Array; // [N, C]
+  rstd2: Float32Array; // [N]
+  gateUp: Float32Array; // [N, 2F]
+  act: Float32Array; // [N, F]
+  sig: Float32Array; // [N, F] sigmoid(gate), for the backward
+  out: Float32Array; // [N, C] block output (may be mid itself)
+}
+
+/** Fills att [N, C] from qkv [N, 3C] (q and k already rotated); may also write a KV cache. */
+export type AttendFn = (qkv: Float32Array, att: Float32Array) => void;
+
+export interface BlockForwardArgs {
+  cfg: ModelConfig;
+  lw: LayerViews;
+  n: number;
+  positions: Int32Array; // [N] RoPE position of each row
+  rope: RopeTable;
+  buf: BlockBuffers;
+  attend: AttendFn;
+  prof?: Profiler | undefined;
+  /** Profiler label prefix ('' for training, 'decode-' / 'prefill-' for the sampler). */
+  label?: string;
+}
+
+export function blockForward(a: BlockForwardArgs): void {
+  const { cfg, lw, n, positions, rope, buf, attend, prof } = a;
+  const { dModel: c, nHeads: h, mlpHidden: f, normEps: eps } = cfg;
+  const label = a.label ?? '';
+  let t = prof ? prof.now() : 0;
+  rmsnormForward({ out: buf.ln1, rstd: buf.rstd1, inp: buf.x, weight: lw.ln1, n, c, eps });
+  if (prof) t = prof.lap(`${label}rmsnorm`, t);
+  linearForward({ out: buf.qkv, inp: buf.ln1, weight: lw.qkv, n, inF: c, outF: 3 * c });
+  if (prof) t = prof.lap(`${label}linear`, t);
+  // q and k are adjacent in each row, so they rotate together as 2H heads.
+  ropeForward({ x: buf.qkv, n, nHeads: 2 * h, rowStride: 3 * c, offset: 0, positions, table: rope });
+  if (prof) t = prof.lap(`${label}rope`, t);
+  attend(buf.qkv, buf.att);
+  if (prof) t = prof.lap(`${label}attention`, t);
+  if (buf.mid !== buf.x) buf.mid.set(buf.x.subarray(0, n * c));
+  linearForward({ out: buf.mid, inp: buf.att, weight: lw.o, n, inF: c, outF: c, accumulate: true });
+  if (prof) t = prof.lap(`${label}linear`, t);
+  rmsnormForward({ out: buf.ln2, rstd: buf.rstd2, inp: buf.mid, weight: lw.ln2, n, c, eps });
+  if (prof) t = prof.lap(`${label}rmsnorm`, t);
+  linearForward({ out: buf.gateUp, inp: buf.ln2, weight: lw.gateUp, n, inF: c, outF: 2 * f });
+  if (prof) t = prof.lap(`${label}linear`, t);
+  swigluForward({ out: buf.act, sig: buf.sig, inp: buf.gateUp, n, f });
+  if (prof) t = prof.lap(`${label}swiglu`, t);
+  if (buf.out !== buf.mid) buf.out.set(buf.mid.subarray(0, n * c));
+  linearForward({ out: buf.out, inp: buf.act, weight: lw.down, n, inF: f, outF: c, accumulate: true });
+  if (prof) prof.lap(`${label}linear`, t);
+}
+
+/** Row buffers for inference: one set, reused by every layer, grown on demand. */
+export class InferenceBuffers implements BlockBuffers {
+  capacity = 0;
+  x = new Float32Array(0); // [N, C] residual stream (x, mid and out of every layer)
+  ln1 = new Float32Array(0); // [N, C] (also the final norm's output)
+  rstd1 = new Float32Array(0); // [N]
+  qkv = new Float32Array(0); // [N, 3C]
+  att = new Float32Array(0); // [N, C]
+  gateUp = new Float32Array(0); // [N, 2F]
+  act = new Float32Array(0); // [N, F]
+  sig = new Float32Array(0); // [N, F]
+  get mid(): Float32Array {
+    return this.x;
+  }
+  get out(): Float32Array {
+    return this.x;
+  }
+  get ln2(): Float32Array {
+    return this.ln1;
+  }
+  get rstd2(): Float32Array {
+    return this.rstd1;
+  }
+
+  /** Grows every buffer to hold n rows (contents are not kept). */
+  ensure({ n, c, f }: { n: number; c: number; f: number }): void {
+    if (n <= this.capacity) return;
+    this.capacity = n;
+    this.x = new Float32Array(n * c);
+    this.ln1 = new Float32Array(n * c);
+    this.rstd1 = new Float32Array(n);
+    this.qkv = new Float32Array(n * 3 * c);
+    this.att = new Float32Array(n * c);
+    this.gateUp = new Float32Array(n * 2 * f);
+    this.act = new Float32Array(n * f);
+    this.sig = new Float32Array(n * f);
+  }
+}
