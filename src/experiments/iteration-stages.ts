@@ -69,6 +69,7 @@ export function criticValues(options: {
   segments: readonly BatchSegment[];
   models: TrainerModels;
   batchTokens: number;
+  mergePrefixes: boolean;
 }) {
   return recomputeOld({
     segments: options.segments.map((s) => ({
@@ -79,6 +80,7 @@ export function criticValues(options: {
     policy: options.models.policy,
     ...(options.models.critic ? { critic: options.models.critic } : {}),
     batchTokens: options.batchTokens,
+    mergePrefixes: options.mergePrefixes,
   });
 }
 

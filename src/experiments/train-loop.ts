@@ -80,7 +80,12 @@ export async function train(options: {
     });
     const sampleSeconds = (performance.now() - t0) / 1000;
     const segments = buildSegments(records);
-    const old = criticValues({ segments, models, batchTokens: config.ppo.minibatchTokens });
+    const old = criticValues({
+      segments,
+      models,
+      batchTokens: config.ppo.minibatchTokens,
+      mergePrefixes: config.ppo.mergePrefixes,
+    });
     const { advantages, returns } = computeAdvantages({ records, segments, values: old.oldValues, algorithm, config });
     const batch = ppoSegments({
       segments,

@@ -17,6 +17,7 @@ describe('PpoConfig (method §5-6 defaults)', () => {
       criticUpdatesPerPolicyUpdate: 2,
       whitenAdvantages: true,
       targetKl: null,
+      mergePrefixes: true,
     });
   });
   it('rejects unknown keys and bad values with a readable message', () => {

@@ -7,6 +7,11 @@
  * token (summaries included), token-mean (method §5: "token-level mean over generated positions").
  * While iteration < criticWarmupIterations only the critic trains; without a critic there is
  * nothing to warm up and the policy trains from iteration 0.
+ *
+ * With mergePrefixes (default), an execution segment and the summary segment that repeats its
+ * window run as one sequence in every forward and backward (shared-prefix.ts); the pair is one
+ * unit of the minibatch split, counted by its segments' tokens, so it never straddles two
+ * minibatches. Losses, masks, advantages and aggregation stay per segment.
  */
 import type { Rng } from '../util/random.ts';
 import type { TrainableCritic, TrainablePolicy } from './trainable.ts';
@@ -18,6 +23,7 @@ import { maskedWhiten } from './whiten.ts';
 import { buildMinibatches } from './minibatches.ts';
 import { parsePpoConfig, type PpoConfig, type PpoConfigInput } from './ppo-config.ts';
 import { explainedVariance, maskedCount, maskedMean } from './masked-stats.ts';
+import { mergedBatch, prefixGroups, segmentTokens, toMembers, toSequences, type MergedBatch } from './shared-prefix.ts';
 
 export interface PpoSegment {
   kind: 'execution' | 'summary';
@@ -83,20 +89,22 @@ class MeanAccumulator {
 
 function policyStep(options: {
   policy: TrainablePolicy;
-  tokens: Int32Array[];
+  batch: MergedBatch;
   masks: Uint8Array[];
   oldLogprobs: Float32Array[];
   advantages: Float32Array[];
   config: PpoConfig;
   acc: MeanAccumulator;
 }): boolean {
-  const { policy, tokens, masks, config, acc } = options;
-  const fwd = policy.forward(tokens, { train: true });
+  const { policy, batch, masks, config, acc } = options;
+  const fwd = policy.forward(batch.sequences, { train: true });
+  const logprobs = toMembers({ perSequence: fwd.logprobs, batch });
+  const entropies = toMembers({ perSequence: fwd.entropies, batch });
   const terms = policyLoss({
-    logprobs: fwd.logprobs,
+    logprobs,
     oldLogprobs: options.oldLogprobs,
     advantages: options.advantages,
-    entropies: fwd.entropies,
+    entropies,
     masks,
     clipLow: config.clipLow,
     clipHigh: config.clipHigh,
@@ -110,12 +118,12 @@ function policyStep(options: {
   const weights = aggregationWeights({ masks, mode });
   const scale = (g: Float32Array[]): Float32Array[] => g.map((x, s) => x.map((v, t) => v * weights[s]![t]!));
   policy.backward({
-    logprobs: scale(terms.gradLogprobs),
-    ...(config.entropyCoef !== 0 ? { entropies: scale(terms.gradEntropies) } : {}),
+    logprobs: toSequences({ perMember: scale(terms.gradLogprobs), batch }),
+    ...(config.entropyCoef !== 0 ? { entropies: toSequences({ perMember: scale(terms.gradEntropies), batch }) } : {}),
   });
   const { gradNorm } = policy.step();
   acc.add('loss/policy', aggregateLoss({ perToken: terms.perToken, masks, mode }));
-  acc.add('policy/entropy', maskedMean({ values: fwd.entropies, masks }));
+  acc.add('policy/entropy', maskedMean({ values: entropies, masks }));
   acc.add('policy/clipfrac', maskedMean({ values: terms.clipped, masks }));
   acc.add('policy/approx_kl', approxKl);
   acc.add('optim/grad_norm', gradNorm);
@@ -124,15 +132,15 @@ function policyStep(options: {
 
 function criticStep(options: {
   critic: TrainableCritic;
-  tokens: Int32Array[];
+  batch: MergedBatch;
   masks: Uint8Array[];
   oldValues: Float32Array[];
   returns: Float32Array[];
   config: PpoConfig;
   acc: MeanAccumulator;
 }): void {
-  const { critic, tokens, masks, config, acc } = options;
-  const { values } = critic.forward(tokens, { train: true });
+  const { critic, batch, masks, config, acc } = options;
+  const values = toMembers({ perSequence: critic.forward(batch.sequences, { train: true }).values, batch });
   const terms = valueLoss({
     values,
     oldValues: options.oldValues,
@@ -141,7 +149,8 @@ function criticStep(options: {
     valueClip: config.valueClip,
   });
   const weights = aggregationWeights({ masks, mode: 'token-mean' });
-  critic.backward({ values: terms.gradValues.map((x, s) => x.map((v, t) => v * weights[s]![t]!)) });
+  const grads = terms.gradValues.map((x, s) => x.map((v, t) => v * weights[s]![t]!));
+  critic.backward({ values: toSequences({ perMember: grads, batch }) });
   const { gradNorm } = critic.step();
   acc.add('loss/value', aggregateLoss({ perToken: terms.perToken, masks, mode: 'token-mean' }));
   acc.add('optim/critic_grad_norm', gradNorm);
@@ -170,19 +179,21 @@ export function ppoUpdate(options: {
   const advantages = config.whitenAdvantages ? maskedWhiten({ values: rawAdv, masks: pMasks }) : rawAdv;
 
   const acc = new MeanAccumulator();
-  const lengths = segments.map((seg) => seg.tokens.length);
+  const tokens = segments.map((seg) => seg.tokens);
+  const groups = prefixGroups({ tokens, merge: config.mergePrefixes });
+  const lengths = segmentTokens({ groups, tokens });
   let klStopped = false;
   for (let epoch = 0; epoch < config.epochs; epoch++) {
     for (const mb of buildMinibatches({ lengths, tokenBudget: config.minibatchTokens, rng })) {
-      const pick = <T>(xs: T[]): T[] => mb.map((i) => xs[i]!);
-      const tokens = mb.map((i) => segments[i]!.tokens);
+      const batch = mergedBatch({ groups: mb.map((g) => groups[g]!), tokens });
+      const pick = <T>(xs: T[]): T[] => batch.segments.map((i) => xs[i]!);
       const masks = pick(pMasks);
       if (trainPolicy && !klStopped && maskedCount(masks) > 0) {
         klStopped = !policyStep({
           policy,
-          tokens,
+          batch,
           masks,
-          oldLogprobs: mb.map((i) => segments[i]!.oldLogprobs),
+          oldLogprobs: batch.segments.map((i) => segments[i]!.oldLogprobs),
           advantages: pick(advantages),
           config,
           acc,
@@ -193,10 +204,10 @@ export function ppoUpdate(options: {
         for (let k = 0; k < config.criticUpdatesPerPolicyUpdate; k++) {
           criticStep({
             critic,
-            tokens,
+            batch,
             masks: critMasks,
-            oldValues: mb.map((i) => segments[i]!.oldValues),
-            returns: mb.map((i) => segments[i]!.returns),
+            oldValues: batch.segments.map((i) => segments[i]!.oldValues),
+            returns: batch.segments.map((i) => segments[i]!.returns),
             config,
             acc,
           });

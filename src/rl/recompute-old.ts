@@ -1,11 +1,14 @@
 /**
  * Old log-probs and values recomputed by the training engine (method §6, step 4: the sampler's
  * log-probs are kept only to report the mismatch).
- * Runs forward with train: false, in chunks of whole segments by token budget.
+ * Runs forward with train: false, in chunks of whole segments by token budget. A segment whose
+ * tokens are a prefix of the next one's (exec_j before sum_j) is read off the longer one's
+ * forward (shared-prefix.ts): the same numbers, computed once.
  */
 import type { TrainableCritic, TrainablePolicy } from './trainable.ts';
 import { RlInputError, requireBinaryMask, requireSameLength } from './errors.ts';
 import { packByTokens } from './minibatches.ts';
+import { carrierLengths, mergedBatch, prefixGroups, toMembers } from './shared-prefix.ts';
 
 export interface RecomputeSegment {
   tokens: Int32Array; // [T]
@@ -45,6 +48,8 @@ export function recomputeOld(options: {
   policy: TrainablePolicy;
   critic?: TrainableCritic;
   batchTokens: number; // forward chunk size, whole segments
+  /** Run segments that share a prefix as one sequence (default true; shared-prefix.ts). */
+  mergePrefixes?: boolean;
 }): RecomputeResult {
   const { segments, policy, critic, batchTokens } = options;
   segments.forEach((seg, s) => {
@@ -54,14 +59,20 @@ export function recomputeOld(options: {
   const oldLogprobs = new Array<Float32Array>(segments.length);
   const oldEntropies = new Array<Float32Array>(segments.length);
   const oldValues = critic ? new Array<Float32Array>(segments.length) : null;
-  for (const chunk of packByTokens({ lengths: segments.map((s) => s.tokens.length), tokenBudget: batchTokens })) {
-    const tokens = chunk.map((i) => segments[i]!.tokens);
-    const fwd = policy.forward(tokens, { train: false });
-    const vals = critic?.forward(tokens, { train: false });
-    chunk.forEach((i, k) => {
-      oldLogprobs[i] = fwd.logprobs[k]!;
-      oldEntropies[i] = fwd.entropies[k]!;
-      if (oldValues && vals) oldValues[i] = vals.values[k]!;
+  const tokens = segments.map((s) => s.tokens);
+  const groups = prefixGroups({ tokens, merge: options.mergePrefixes ?? true });
+  for (const chunk of packByTokens({ lengths: carrierLengths({ groups, tokens }), tokenBudget: batchTokens })) {
+    const batch = mergedBatch({ groups: chunk.map((g) => groups[g]!), tokens });
+    const fwd = policy.forward(batch.sequences, { train: false });
+    const logprobs = toMembers({ perSequence: fwd.logprobs, batch });
+    const entropies = toMembers({ perSequence: fwd.entropies, batch });
+    const values = critic
+      ? toMembers({ perSequence: critic.forward(batch.sequences, { train: false }).values, batch })
+      : null;
+    batch.segments.forEach((s, i) => {
+      oldLogprobs[s] = logprobs[i]!;
+      oldEntropies[s] = entropies[i]!;
+      if (oldValues && values) oldValues[s] = values[i]!;
     });
   }
 

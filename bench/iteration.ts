@@ -1,0 +1,301 @@
+/**
+ * Where one training iteration's time goes, per stage and per op: `npm run bench:iteration --
+ * --init <checkpoint dir> [--system compaction-rl] [--preset quick] [--env kv-ledger] [--iterations 3]
+ * [--no-merge]` (--no-merge: ppo.mergePrefixes false, every segment run on its own).
+ *
+ * Runs the stages of src/experiments/train-loop.ts's iteration (the same exported functions, in
+ * the same order) on a preset's training config, with the policy past its critic warm-up so every
+ * iteration has both updates, and charges wall and CPU time to:
+ *   sampling | old-log-prob recompute (policy, critic) | advantages | PPO update (policy forward,
+ *   policy backward, policy optimizer, critic forward, critic backward, critic optimizer, loss math)
+ *   | records and I/O (metrics, sample trajectories) | checkpoint (one save amortized over
+ *   the preset's checkpointEvery iterations)
+ * and, inside each stage, to the model's ops (LlamaNetwork.profiler). `--init` should be an SFT
+ * base (crl sft or crl reproduce write one): a fresh model samples until every token budget runs
+ * out, which is not what training sees. Timings on a shared machine are noisy; compare CPU seconds
+ * and shares, and repeat.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { deepMerge } from '../src/config/config-flags.ts';
+import { parseTrainConfig } from '../src/config/load-config.ts';
+import { algorithmSpec } from '../src/experiments/algorithms.ts';
+import { writeFileAtomic } from '../src/util/atomic-write.ts';
+import {
+  buildSegments,
+  computeAdvantages,
+  criticValues,
+  ppoSegments,
+  rolloutMetrics,
+  sampleEpisodes,
+} from '../src/experiments/iteration-stages.ts';
+import { appendMetrics } from '../src/experiments/metrics-log.ts';
+import { getPreset } from '../src/experiments/presets.ts';
+import { systemOverrides } from '../src/experiments/systems.ts';
+import { taskFamily } from '../src/experiments/task-families.ts';
+import { buildTrainerModels } from '../src/experiments/trainer-models.ts';
+import { Profiler } from '../src/model/profiler.ts';
+import { WordTokenizer } from '../src/model/tokenizer.ts';
+import { ppoUpdate } from '../src/rl/ppo-update.ts';
+import { carrierLengths, prefixGroups } from '../src/rl/shared-prefix.ts';
+import { resolveRolloutConfig } from '../src/rollout/config.ts';
+import { renderEpisode } from '../src/rollout/render.ts';
+import { mixSeed, Rng } from '../src/util/random.ts';
+
+export interface StageTotals {
+  wallMs: number;
+  cpuMs: number;
+  ops: Map<string, number>; // profiler ms per op inside the stage
+}
+
+export interface IterationProfile {
+  stages: Map<string, StageTotals>;
+  iterations: number;
+  tokens: { generated: number; segments: number; segmentTokens: number; sequenceTokens: number };
+}
+
+/** Stage clock: wall and process CPU time, and the op profile recorded while the stage ran. */
+class StageClock {
+  readonly stages = new Map<string, StageTotals>();
+  constructor(
+    private readonly prof: Profiler,
+    private readonly onStageEnd?: (name: string) => void,
+  ) {}
+
+  /** Runs fn and charges its time to name, scaled by weight (a cost paid every 1/weight iterations). */
+  async time<T>(name: string, fn: () => T | Promise<T>, weight = 1): Promise<T> {
+    this.prof.reset();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const out = await fn();
+    const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    this.onStageEnd?.(name);
+    const s = this.stages.get(name) ?? { wallMs: 0, cpuMs: 0, ops: new Map<string, number>() };
+    s.wallMs += weight * wallMs;
+    s.cpuMs += (weight * (cpu.user + cpu.system)) / 1000;
+    for (const [k, v] of this.prof.totals) s.ops.set(k, (s.ops.get(k) ?? 0) + weight * v);
+    this.stages.set(name, s);
+    return out;
+  }
+}
+
+/** Wraps obj[method] so each call is charged to `name` (nested inside the enclosing stage's clock). */
+function charge<T extends object, K extends keyof T>(
+  obj: T,
+  method: K,
+  name: string,
+  sub: Map<string, { wallMs: number; cpuMs: number }>,
+): void {
+  const orig = obj[method] as (...args: unknown[]) => unknown;
+  (obj as Record<K, unknown>)[method] = (...args: unknown[]) => {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const out = orig.apply(obj, args);
+    const cpu = process.cpuUsage(cpu0);
+    const e = sub.get(name) ?? { wallMs: 0, cpuMs: 0 };
+    e.wallMs += performance.now() - t0;
+    e.cpuMs += (cpu.user + cpu.system) / 1000;
+    sub.set(name, e);
+    return out;
+  };
+}
+
+export async function profileIterations(options: {
+  init: string;
+  preset: string;
+  env: string;
+  system: string;
+  iterations: number;
+  /** ppo.mergePrefixes: run exec_j and sum_j as one sequence (the default) or apart. */
+  merge: boolean;
+  onStageEnd?: (name: string) => void;
+}): Promise<IterationProfile> {
+  const preset = getPreset(options.preset);
+  const env = options.env;
+  const seed = preset.seeds[0] ?? 0;
+  const config = parseTrainConfig(
+    deepMerge(
+      deepMerge(preset.train, {
+        env: { name: env, knobs: preset.knobs?.[env] ?? {} },
+        seed,
+        model: { init: options.init },
+      }),
+      deepMerge(systemOverrides(options.system), { ppo: { mergePrefixes: options.merge } }),
+    ),
+  );
+  const tokenizer = new WordTokenizer();
+  const family = await taskFamily(env);
+  const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
+  const algorithm = algorithmSpec(config.algorithm);
+  const models = await buildTrainerModels({
+    config,
+    tokenizer,
+    family,
+    needsCritic: algorithm.needsCritic,
+    actor: 'policy',
+    rng: new Rng(mixSeed(config.seed, 0)),
+  });
+  const prof = new Profiler();
+  models.policy.net.profiler = prof;
+  if (models.critic) models.critic.net.profiler = prof;
+  const clock = new StageClock(prof, options.onStageEnd);
+  const sub = new Map<string, { wallMs: number; cpuMs: number }>();
+  charge(models.policy, 'forward', 'policy forward', sub);
+  charge(models.policy, 'backward', 'policy backward', sub);
+  charge(models.policy, 'step', 'policy optimizer', sub);
+  if (models.critic) {
+    charge(models.critic, 'forward', 'critic forward', sub);
+    charge(models.critic, 'backward', 'critic backward', sub);
+    charge(models.critic, 'step', 'critic optimizer', sub);
+  }
+  const ppoConfig = {
+    ...config.ppo,
+    trainSummaries: config.ablation.trainSummaries,
+    lossAggregation: config.ablation.lossAggregation,
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'crl-bench-iteration-'));
+  const tokens = { generated: 0, segments: 0, segmentTokens: 0, sequenceTokens: 0 };
+  try {
+    for (let i = 1; i <= options.iterations; i++) {
+      // Past the critic warm-up: a steady-state iteration updates both networks.
+      const iteration = config.ppo.criticWarmupIterations + i;
+      const rng = new Rng(mixSeed(config.seed, iteration));
+      const records = await clock.time('sampling', () =>
+        sampleEpisodes({
+          family,
+          knobs: config.env.knobs,
+          rollout,
+          layout,
+          sampler: models.sampler(rng.fork()),
+          batchEpisodes: config.batchEpisodes,
+          groupSize: config.groupSize,
+          iteration,
+          rng: rng.fork(),
+        }),
+      );
+      const segments = buildSegments(records);
+      tokens.segments += segments.length;
+      tokens.segmentTokens += segments.reduce((a, s) => a + s.tokens.length, 0);
+      const segTokens = segments.map((s) => s.tokens);
+      const groups = prefixGroups({ tokens: segTokens, merge: options.merge });
+      tokens.sequenceTokens += carrierLengths({ groups, tokens: segTokens }).reduce((a, b) => a + b, 0);
+      sub.clear();
+      const old = await clock.time('recompute', () =>
+        criticValues({
+          segments,
+          models,
+          batchTokens: config.ppo.minibatchTokens,
+          mergePrefixes: config.ppo.mergePrefixes,
+        }),
+      );
+      for (const [k, v] of sub) clock.stages.set(`  recompute: ${k}`, addTo(clock.stages.get(`  recompute: ${k}`), v));
+      const { advantages, returns } = await clock.time('advantages', () =>
+        computeAdvantages({ records, segments, values: old.oldValues, algorithm, config }),
+      );
+      const batch = ppoSegments({
+        segments,
+        oldLogprobs: old.oldLogprobs,
+        oldValues: old.oldValues,
+        advantages,
+        returns,
+      });
+      sub.clear();
+      await clock.time('ppo update', () =>
+        ppoUpdate({
+          segments: batch,
+          policy: models.policy,
+          ...(models.critic ? { critic: models.critic } : {}),
+          config: ppoConfig,
+          iteration: iteration - 1,
+          rng: rng.fork(),
+        }),
+      );
+      for (const [k, v] of sub) clock.stages.set(`  ppo: ${k}`, addTo(clock.stages.get(`  ppo: ${k}`), v));
+      await clock.time('records and I/O', () => {
+        const stats = rolloutMetrics(records);
+        tokens.generated += stats['rollout/generated_tokens']!;
+        appendMetrics({ path: join(dir, 'metrics.jsonl'), iteration, metrics: stats });
+        const text = records
+          .slice(0, config.sampleTrajectories)
+          .map((r) => renderEpisode(r, tokenizer))
+          .join('\n\n');
+        writeFileAtomic(join(dir, `samples-${iteration}.txt`), text);
+      });
+      // train-loop.ts saves every checkpointEvery iterations: each iteration is charged its share.
+      await clock.time(
+        'checkpoint',
+        () => models.save(join(dir, `ckpt-${i}`), { iteration }),
+        1 / config.checkpointEvery,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { stages: clock.stages, iterations: options.iterations, tokens };
+}
+
+function addTo(e: StageTotals | undefined, v: { wallMs: number; cpuMs: number }): StageTotals {
+  const out = e ?? { wallMs: 0, cpuMs: 0, ops: new Map<string, number>() };
+  out.wallMs += v.wallMs;
+  out.cpuMs += v.cpuMs;
+  return out;
+}
+
+function fmt(x: number, d = 0): string {
+  return x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+}
+
+export function printProfile(p: IterationProfile): void {
+  const top = [...p.stages.entries()].filter(([k]) => !k.startsWith('  '));
+  const wall = top.reduce((a, [, s]) => a + s.wallMs, 0);
+  const cpu = top.reduce((a, [, s]) => a + s.cpuMs, 0);
+  const n = p.iterations;
+  console.log(
+    `per iteration (mean of ${n}): ${fmt(p.tokens.generated / n)} generated tokens, ${fmt(p.tokens.segments / n)} segments, ${fmt(p.tokens.segmentTokens / n)} segment tokens, ${fmt(p.tokens.sequenceTokens / n)} tokens per forward pass over the batch`,
+  );
+  console.log('\n| stage | wall ms | share | CPU ms | share |\n|---|---|---|---|---|');
+  for (const [k, s] of p.stages) {
+    console.log(
+      `| ${k.startsWith('  ') ? `&nbsp;&nbsp;${k.trim()}` : k} | ${fmt(s.wallMs / n)} | ${fmt((100 * s.wallMs) / wall, 1)}% | ${fmt(s.cpuMs / n)} | ${fmt((100 * s.cpuMs) / cpu, 1)}% |`,
+    );
+  }
+  console.log(`| total | ${fmt(wall / n)} | | ${fmt(cpu / n)} | |`);
+  for (const [k, s] of top) {
+    if (s.ops.size === 0) continue;
+    const total = [...s.ops.values()].reduce((a, b) => a + b, 0);
+    console.log(`\n${k}: per op (ms per iteration, share of profiled time)`);
+    for (const [op, ms] of [...s.ops.entries()].sort((a, b) => b[1] - a[1]))
+      console.log(`  ${op.padEnd(20)} ${fmt(ms / n, 1).padStart(9)}  ${fmt((100 * ms) / total, 1).padStart(5)}%`);
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      init: { type: 'string' },
+      preset: { type: 'string', default: 'quick' },
+      env: { type: 'string', default: 'kv-ledger' },
+      system: { type: 'string', default: 'compaction-rl' },
+      iterations: { type: 'string', default: '3' },
+      'no-merge': { type: 'boolean', default: false },
+    },
+  });
+  if (!values.init) {
+    console.error('bench:iteration needs --init <checkpoint dir> (an SFT base, e.g. from crl sft or crl reproduce)');
+    process.exit(2);
+  }
+  const p = await profileIterations({
+    init: values.init,
+    preset: values.preset,
+    env: values.env,
+    system: values.system,
+    iterations: Number(values.iterations),
+    merge: !values['no-merge'],
+  });
+  printProfile(p);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
