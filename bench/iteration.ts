@@ -8,7 +8,7 @@
  * iteration has both updates, and charges wall and CPU time to:
  *   sampling | old-log-prob recompute (policy, critic) | advantages | PPO update (policy forward,
  *   policy backward, policy optimizer, critic forward, critic backward, critic optimizer, loss math)
- *   | records and I/O (metrics, sample trajectories) | checkpoint (one save amortized over
+ *   | records and I/O (metrics, sample trajectories with per-token credit) | checkpoint (one save amortized over
  *   the preset's checkpointEvery iterations)
  * and, inside each stage, to the model's ops (LlamaNetwork.profiler). `--init` should be an SFT
  * base (crl sft or crl reproduce write one): a fresh model samples until every token budget runs
@@ -31,13 +31,14 @@ import {
   rolloutMetrics,
   sampleEpisodes,
 } from '../src/experiments/iteration-stages.ts';
+import { writeCreditSamples } from '../src/experiments/credit-samples.ts';
 import { appendMetrics } from '../src/experiments/metrics-log.ts';
 import { getPreset } from '../src/experiments/presets.ts';
 import { systemOverrides } from '../src/experiments/systems.ts';
 import { taskFamily } from '../src/experiments/task-families.ts';
 import { buildTrainerModels } from '../src/experiments/trainer-models.ts';
 import { Profiler } from '../src/model/profiler.ts';
-import { WordTokenizer } from '../src/model/tokenizer.ts';
+import { loadTokenizer } from '../src/model/load-tokenizer.ts';
 import { ppoUpdate } from '../src/rl/ppo-update.ts';
 import { carrierLengths, prefixGroups } from '../src/rl/shared-prefix.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
@@ -126,7 +127,7 @@ export async function profileIterations(options: {
       deepMerge(systemOverrides(options.system), { ppo: { mergePrefixes: options.merge } }),
     ),
   );
-  const tokenizer = new WordTokenizer();
+  const tokenizer = loadTokenizer('word');
   const family = await taskFamily(env);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const algorithm = algorithmSpec(config.algorithm);
@@ -136,6 +137,7 @@ export async function profileIterations(options: {
     family,
     needsCritic: algorithm.needsCritic,
     actor: 'policy',
+    contextWindow: rollout.contextWindow,
     rng: new Rng(mixSeed(config.seed, 0)),
   });
   const prof = new Profiler();
@@ -203,7 +205,7 @@ export async function profileIterations(options: {
         returns,
       });
       sub.clear();
-      await clock.time('ppo update', () =>
+      const ppo = await clock.time('ppo update', () =>
         ppoUpdate({
           segments: batch,
           policy: models.policy,
@@ -220,9 +222,21 @@ export async function profileIterations(options: {
         appendMetrics({ path: join(dir, 'metrics.jsonl'), iteration, metrics: stats });
         const text = records
           .slice(0, config.sampleTrajectories)
-          .map((r) => renderEpisode(r, tokenizer))
+          .map((r) => renderEpisode(r, layout))
           .join('\n\n');
         writeFileAtomic(join(dir, `samples-${iteration}.txt`), text);
+        writeCreditSamples({
+          dir,
+          iteration,
+          count: config.sampleTrajectories,
+          records,
+          segments,
+          old,
+          advantages,
+          returns,
+          ppo: { ...ppoConfig, policyUpdated: ppo['train/policy_updated'] === 1 },
+          policy: models.policy,
+        });
       });
       // train-loop.ts saves every checkpointEvery iterations: each iteration is charged its share.
       await clock.time(
