@@ -14,15 +14,21 @@ import type { SummaryWriterChoice } from './run-flags.ts';
 /** The acting policy for `crl run --policy`: the family's expert, or a checkpoint directory. */
 export async function actorSampler(options: {
   policy: string;
-  family: TaskFamily;
+  /** null for task folders (crl run --env harbor:PATH), which have no scripted expert. */
+  family: TaskFamily | null;
   tokenizer: LoadedTokenizer;
   seed: number;
   /** C, which the model's maxSeqLen must cover. */
   contextWindow: number;
 }): Promise<TokenSampler> {
   const { policy, family, tokenizer, seed } = options;
-  if (policy === 'expert')
+  if (policy === 'expert') {
+    if (!family)
+      throw new CliError(
+        '--policy expert: task folders have no scripted expert; use harbor-oracle, a checkpoint or an engine',
+      );
     return textPolicySampler({ tokenizer, policy: family.expert, rng: new Rng(mixSeed(seed, 1)) });
+  }
   const remote = engineSamplerFor(policy); // a bad URL is an EngineError: a user error with its reason
   if (remote) return remote;
   if (!existsSync(policy) || !statSync(policy).isDirectory()) {
@@ -39,20 +45,23 @@ export async function actorSampler(options: {
   return checkpointSampler({ dir, seed, tokenizer, contextWindow: options.contextWindow });
 }
 
+const nullWriter: TextPolicy = () => '';
+
 /** Scripted summary writers by name (registry, not branches). */
 const TEXT_WRITERS: Record<
   'oracle' | 'null' | 'lossy',
   (family: TaskFamily, choice: SummaryWriterChoice) => TextPolicy
 > = {
   oracle: (family) => family.summaryWriters.oracle,
-  null: () => () => '',
+  null: () => nullWriter,
   lossy: (family, choice) =>
     choice.kind === 'lossy' ? family.summaryWriters.lossy(choice.p, choice.goalP) : family.summaryWriters.lossy(0),
 };
 
 export async function summarySampler(options: {
   choice: SummaryWriterChoice;
-  family: TaskFamily;
+  /** null for task folders: only self, null and checkpoint writers (crl run checks before). */
+  family: TaskFamily | null;
   actor: TokenSampler;
   tokenizer: LoadedTokenizer;
   seed: number;
@@ -69,7 +78,8 @@ export async function summarySampler(options: {
       contextWindow: options.contextWindow,
     });
   }
-  const policy = TEXT_WRITERS[choice.kind](family, choice);
+  if (!family && choice.kind !== 'null') throw new CliError(`--summary-writer ${choice.kind} needs a task family`);
+  const policy = family ? TEXT_WRITERS[choice.kind](family, choice) : nullWriter;
   return textPolicySampler({ tokenizer, policy, rng: new Rng(mixSeed(seed, 2)) });
 }
 

@@ -2,11 +2,22 @@ import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import type { TaskFamily } from '../env/family.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
-import { resolveRolloutConfig, RolloutConfigError } from '../rollout/config.ts';
+import type { ChatLayout } from '../rollout/chat-layout.ts';
+import { resolveRolloutConfig, RolloutConfigError, type RolloutConfig } from '../rollout/config.ts';
+import type { EpisodeSpec } from '../rollout/episode.ts';
+import type { TokenSampler } from '../rollout/types.ts';
 import { isSuccess, type EpisodeRecord } from '../rollout/record.ts';
 import { RecordWriter } from '../rollout/record-file.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import { CliError } from './errors.ts';
+import {
+  checkHarborWriter,
+  HARBOR_ROLLOUT_DEFAULTS,
+  harborEpisodes,
+  harborPolicySampler,
+  isHarborEnv,
+  loadHarborSuite,
+} from './harbor-run.ts';
 import { parseKnobsFlag } from './json-flag.ts';
 import { familyFor, loadFamilies } from './load-envs.ts';
 import { actorSampler, summarySampler } from './policy-samplers.ts';
@@ -44,10 +55,10 @@ export function registerRunCommand(program: Command): void {
   program
     .command('run')
     .description('run a policy with compaction on N tasks and write one JSONL record per episode')
-    .requiredOption('--env <name>', 'registered task family')
+    .requiredOption('--env <name>', 'registered task family, or harbor:PATH (a Harbor task folder or a folder of them)')
     .option(
       '--policy <expert|dir|engine:url>',
-      'the family expert, a checkpoint directory, a run directory (its latest checkpoint), or a remote engine: vllm:URL or sglang:URL (e.g. one `crl serve` started)',
+      'the family expert, a checkpoint directory, a run directory (its latest checkpoint), a remote engine: vllm:URL or sglang:URL (e.g. one `crl serve` started), or for task folders harbor-oracle (runs solution/solve.sh) or harbor-nop (submits at once)',
       'expert',
     )
     .option('--knobs <json>', 'task knobs as JSON, e.g. \'{"queries":1,"keys":4}\' (default: the family defaults)')
@@ -73,6 +84,7 @@ export function registerRunCommand(program: Command): void {
 }
 
 async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunSummary> {
+  if (isHarborEnv(flags.env)) return runHarborCommand(flags);
   loadFamilies();
   const family = familyFor(flags.env);
   const tokenizer = loadTokenizer('word');
@@ -110,18 +122,73 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
     env: family.create(knobs),
     seed,
   }));
+  return runAndWrite({ episodes, config, layout, actor, summarizer, concurrency: flags.concurrency, out: flags.out });
+}
 
-  const writer = new RecordWriter(flags.out);
-  const bar = new SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | pass {pass}' });
-  bar.start(episodes.length, 0, { pass: 0 });
-  let passed = 0;
-  const records = await runEpisodes({
+/**
+ * `--env harbor:PATH`: task folders in sandboxes. Shell output needs a subword tokenizer (Qwen3's),
+ * and the rollout defaults are sized for commands and their output (HARBOR_ROLLOUT_DEFAULTS).
+ */
+async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunSummary> {
+  if (flags.knobs !== undefined) throw new CliError('--knobs: task folders have no knobs');
+  checkHarborWriter(flags.writer);
+  const tasks = loadHarborSuite(flags.env, flags.policy);
+  const tokenizer = loadTokenizer('qwen3');
+  const { config, layout } = resolveWithFlagNames(() =>
+    resolveRolloutConfig({ tokenizer, input: { ...HARBOR_ROLLOUT_DEFAULTS, ...rolloutInput(flags) } }),
+  );
+  const actor =
+    harborPolicySampler({ policy: flags.policy, tokenizer, seed: flags.seed }) ??
+    (await actorSampler({
+      policy: flags.policy,
+      family: null,
+      tokenizer,
+      seed: flags.seed,
+      contextWindow: config.contextWindow,
+    }));
+  const summarizer = await summarySampler({
+    choice: flags.writer,
+    family: null,
+    actor,
+    tokenizer,
+    seed: flags.seed,
+    contextWindow: config.contextWindow,
+  });
+  const episodes = harborEpisodes({ tasks, episodes: flags.episodes, policy: flags.policy });
+  // Each episode holds a sandbox: a few at a time unless asked.
+  return runAndWrite({
     episodes,
     config,
     layout,
     actor,
     summarizer,
-    concurrency: flags.concurrency,
+    concurrency: flags.concurrency ?? 4,
+    out: flags.out,
+  });
+}
+
+/** Runs the episodes, streaming each record to --out as it ends, with a progress bar on stderr. */
+async function runAndWrite(options: {
+  episodes: EpisodeSpec[];
+  config: RolloutConfig;
+  layout: ChatLayout;
+  actor: TokenSampler;
+  summarizer: TokenSampler;
+  concurrency: number | undefined;
+  out: string;
+}): Promise<RunSummary> {
+  const { episodes, out } = options;
+  const writer = new RecordWriter(out);
+  const bar = new SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | pass {pass}' });
+  bar.start(episodes.length, 0, { pass: 0 });
+  let passed = 0;
+  const records = await runEpisodes({
+    episodes,
+    config: options.config,
+    layout: options.layout,
+    actor: options.actor,
+    summarizer: options.summarizer,
+    concurrency: options.concurrency,
     onEpisodeEnd: (rec) => {
       writer.write(rec);
       if (isSuccess(rec.reward)) passed++;
@@ -129,7 +196,7 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
     },
   });
   bar.stop();
-  process.stderr.write(`crl: wrote ${records.length} episode records to ${flags.out}\n`);
+  process.stderr.write(`crl: wrote ${records.length} episode records to ${out}\n`);
   return summarizeRecords(records);
 }
 

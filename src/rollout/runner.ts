@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { asError, BatchScheduler } from './batch-scheduler.ts';
 import type { ChatLayout } from './chat-layout.ts';
 import { budgetProblems, RolloutConfigError, type RolloutConfig } from './config.ts';
@@ -57,6 +58,7 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
 
   // Aborted on the first fatal error or when the caller cancels; every env call listens to it.
   const run = new AbortController();
+  setMaxListeners(0, run.signal); // one listener per environment call in flight
   // Held in an object: TypeScript does not track assignments made inside the closures below.
   const state: { fatal: Error | null } = { fatal: null };
   const fail = (e: unknown): void => {

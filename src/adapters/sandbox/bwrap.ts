@@ -46,6 +46,7 @@ export function bwrapArgs(options: {
     '--cap-drop',
     'ALL',
     '--die-with-parent',
+    '--as-pid-1', // the supervisor is init: nothing inside can kill it (kill -9 -1 spares pid 1)
     '--new-session', // no controlling terminal: TIOCSTI cannot type into the host's
     '--hostname',
     'sandbox',

@@ -262,6 +262,18 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
     );
   });
 
+  it('survives kill -9 -1 from inside: the supervisor is the namespace init, and a fresh shell starts', async () => {
+    await inSandbox(async (s) => {
+      await s.run('cd /tmp; X=1');
+      const r = await s.run('/bin/kill -9 -1; sleep 5');
+      expect(r.shellRestarted).toBe(true);
+      expect(r.timedOut).toBe(false);
+      const next = await s.run('pwd; echo "[$X]"; kill -9 1; echo "rc=$?"');
+      expect(next.text).toMatch(/^\/app\n\[\]\n/);
+      expect((await s.run('echo alive')).text).toBe('alive\n');
+    });
+  });
+
   it('symlinks and .. cannot lead the host out of the workspace when it cleans up', async () => {
     const hostDir = mkdtempSync(join(tmpdir(), 'crl-victim-'));
     mkdirSync(join(hostDir, 'sub'));

@@ -78,6 +78,8 @@ export class Sandbox {
   private stderrText = '';
   private busy = false;
   private closed = false;
+  /** The shell was replaced while no command ran (its loop was killed from inside). */
+  private restartedBetween = false;
   /** Session nonce: the marker the shell loop prints when the agent's shell exits. */
   private readonly nonce: string;
 
@@ -177,11 +179,15 @@ export class Sandbox {
   /**
    * Kills every process the agent left (its shell included), then runs `command` in a fresh bash
    * in the workdir: nothing the agent defined (functions, aliases, variables, background
-   * processes) can stand in for the verifier.
+   * processes) can stand in for the verifier. With `keepAgent` (a setup script before the agent
+   * starts) nothing is killed first; a timeout still kills everything inside.
    */
-  async runFresh(command: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<CommandResult> {
+  async runFresh(
+    command: string,
+    options: { timeoutMs: number; signal?: AbortSignal; keepAgent?: boolean },
+  ): Promise<CommandResult> {
     return this.exclusive(async () => {
-      await this.sendControl('KA');
+      if (!options.keepAgent) await this.sendControl('KA');
       return this.execute({
         line: (nonce) => `V ${bashQuote(command)} ${nonce}\n`,
         via: this.control,
@@ -294,7 +300,8 @@ export class Sandbox {
     for (const b of early) this.onOutput(b);
     options.via.write(options.line(nonce));
     const { code, marker } = await outcome;
-    const restarted = marker === exitMarker(this.nonce);
+    const restarted = marker === exitMarker(this.nonce) || this.restartedBetween;
+    this.restartedBetween = false;
     return {
       ...capture.result(),
       exitCode: code,
@@ -308,7 +315,13 @@ export class Sandbox {
   private onOutput(d: Buffer): void {
     const current = this.capture;
     if (!current) {
-      // Between commands: keep a bounded amount for the next observation.
+      // Between commands: note a shell restart, and keep a bounded amount for the next observation.
+      const text = d.toString('latin1');
+      const marker = new RegExp(`\\n${exitMarker(this.nonce)}\\d+__\\n`, 'g');
+      if (marker.test(text)) {
+        this.restartedBetween = true;
+        d = Buffer.from(text.replace(marker, ''), 'latin1');
+      }
       const held = this.early.reduce((a, b) => a + b.length, 0);
       if (held < this.limits.outputBytes) this.early.push(d.subarray(0, this.limits.outputBytes - held));
       return;

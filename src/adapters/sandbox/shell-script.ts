@@ -74,9 +74,11 @@ export function supervisorScript(options: { limits: SandboxLimits; workdir: stri
   return `
 N=$1
 WS=${bashQuote(options.workdir)}
+trap '' HUP INT QUIT TERM USR1 USR2 PIPE ALRM
 ${limits.map(([f, soft, hard]) => `{ ulimit -S -${f} ${soft} && ulimit -H -${f} ${hard}; } || { printf 'ERROR ulimit -${f} ${soft} failed\\n' >&4; exit 96; }`).join('\n')}
 cd "$WS" || { printf 'ERROR cannot enter the workspace\\n' >&4; exit 97; }
 agent_loop() {
+  trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM
   while :; do
     bash --noprofile --norc 0<&3 3<&- 2>&1 &
     wait "$!"
@@ -84,18 +86,18 @@ agent_loop() {
     cd "$WS" 2>/dev/null
   done
 }
-agent_loop 4>&- 0</dev/null &
-LOOP=$!
-exec 3<&-
-stat_of() { # $1: pid -> SPPID, SSTART (field 22), or return 1
+start_loop() { agent_loop 4>&- 0</dev/null & LOOP=$!; AGENT=on; }
+start_loop
+stat_of() { # $1: pid -> SPPID, SSTART (field 22), SSTATE, or return 1
   local line rest
   read -r line < "/proc/$1/stat" 2>/dev/null || return 1
   rest=\${line##*) }
   set -f; set -- $rest; set +f
-  SPPID=$2; SSTART=\${20}
+  SSTATE=$1; SPPID=$2; SSTART=\${20}
 }
-sweep() { # $1: keep the agent shell (1|0), $2: only processes started at or after this tick (0: all)
-  local keep=" 1 $$ " d p pass found n=0
+sweep() { # $1: keep the agent shell (1|0), $2: only processes started at or after this tick (0: all) -> SWEPT_N
+  local keep=" 1 $$ " d p pass found
+  SWEPT_N=0
   if [ "$1" = 1 ]; then
     keep="$keep$LOOP "
     for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && keep="$keep$p "; done
@@ -114,27 +116,48 @@ sweep() { # $1: keep the agent shell (1|0), $2: only processes started at or aft
     p=\${d#/proc/}
     case "$keep" in *" $p "*) continue ;; esac
     if [ "$2" != 0 ]; then stat_of "$p" || continue; [ "$SSTART" -ge "$2" ] || continue; fi
-    kill -KILL "$p" 2>/dev/null && n=$((n + 1))
+    kill -KILL "$p" 2>/dev/null && SWEPT_N=$((SWEPT_N + 1))
   done
-  printf 'SWEPT %d\\n' "$n" >&4
 }
 now_ticks() { local up rest; read -r up rest < /proc/uptime; TICKS=$(( 10#\${up%.*}\${up#*.} )); }
-printf 'READY %s\\n' "$N" >&4
-while IFS=' ' read -r op a b; do
+# The shell loop killed from inside (kill -9 -1): clear what is left and start over, telling the host.
+check_loop() {
+  [ "$AGENT" = on ] || return 0
+  if stat_of "$LOOP" && [ "$SSTATE" != Z ] && [ "$SPPID" = $$ ]; then return 0; fi
+  sweep 0 0
+  printf '\\n${exitMarker('%s')}%d__\\n' "$N" 137
+  start_loop
+}
+handle() {
+  local op=\${1%% *} rest a b
+  rest=\${1#"$op"}; rest=\${rest# }; a=\${rest%% *}; b=\${rest#"$a"}; b=\${b# }
   case "$op" in
     K)
       now_ticks
       for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -USR1 "$p" 2>/dev/null; done
-      sweep 1 $(( TICKS - a - 1 )) ;;
-    KA) sweep 0 0 ;;
+      sweep 1 $(( TICKS - a - 1 )); printf 'SWEPT %d\\n' "$SWEPT_N" >&4 ;;
+    KA) AGENT=off; sweep 0 0; printf 'SWEPT %d\\n' "$SWEPT_N" >&4 ;;
     R)
       for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -KILL "$p" 2>/dev/null; done
       printf 'RESTARTED\\n' >&4 ;;
     V)
       eval "c=$a"
-      ( cd "$WS" || exit 97; bash --noprofile --norc -c "$c" </dev/null 2>&1; printf '\\n${doneMarker('%s')}%d__\\n' "$b" "$?" ) 4>&- &
+      ( trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM; cd "$WS" || exit 97; bash --noprofile --norc -c "$c" </dev/null 2>&1; printf '\\n${doneMarker('%s')}%d__\\n' "$b" "$?" ) 4>&- 3<&- &
       ;;
   esac
+}
+printf 'READY %s\\n' "$N" >&4
+# Lines from the host, polled each second so a killed shell loop is noticed; read -t keeps a
+# partial line, which is completed by the next read.
+buf=
+while :; do
+  if IFS= read -r -t 1 part; then
+    handle "$buf$part"; buf=
+  elif [ $? -gt 128 ]; then
+    buf=$buf$part; check_loop
+  else
+    break
+  fi
 done
 `;
 }

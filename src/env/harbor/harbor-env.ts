@@ -1,0 +1,180 @@
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { sandboxHostIds } from '../../adapters/sandbox/bwrap.ts';
+import { chownTree } from '../../adapters/sandbox/host-files.ts';
+import type { SandboxLimitsInput } from '../../adapters/sandbox/limits.ts';
+import { Sandbox, type CommandResult } from '../../adapters/sandbox/sandbox.ts';
+import { bashQuote } from '../../adapters/sandbox/shell-script.ts';
+import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../rollout/types.ts';
+import { ACTION_HINT, parseShellAction } from './action.ts';
+import type { HarborTask } from './load-tasks.ts';
+import { readReward } from './reward-file.ts';
+
+/**
+ * One Harbor task as an Environment (docs/harbor.md). reset() starts a sandbox whose workspace
+ * /app holds the task's environment/ tree, runs environment/setup.sh, and returns instruction.md;
+ * each step runs one command in the persistent shell (action.ts); `submit`, or the agent's time
+ * running out ([agent] timeout_sec, summed over commands), runs tests/test.sh: the tests are
+ * copied in only then, every agent process is killed first, and the verifier gets its own
+ * timeout. The agent never sees tests/ or solution/ (solution/ only for the harbor-oracle policy).
+ */
+export interface HarborEnvOptions {
+  task: HarborTask;
+  /** Bind solution/ read-only at /solution (the harbor-oracle policy runs /solution/solve.sh). */
+  exposeSolution?: boolean;
+  /** Longest one command may run, seconds (never more than the agent's remaining time). Default 120. */
+  commandTimeoutSec?: number;
+  /** Output kept per command, bytes (docs/sandbox.md). Default 16384. */
+  outputBytes?: number;
+  /** Append the action format (action.ts ACTION_HINT) to the instruction. Default true. */
+  actionHint?: boolean;
+  /** Further sandbox limits (memory comes from task.toml). */
+  limits?: SandboxLimitsInput;
+}
+
+export const WORKDIR = '/app';
+
+export class HarborEnv implements Environment {
+  readonly name: string;
+  private sandbox: Sandbox | null = null;
+  private agentSeconds = 0;
+  private finished = false;
+
+  constructor(private readonly options: HarborEnvOptions) {
+    this.name = `harbor:${options.task.name}`;
+  }
+
+  async reset(_seed: number, options: EnvCallOptions = {}): Promise<EnvReset> {
+    if (this.sandbox) throw new Error(`internal: ${this.name} was reset twice`);
+    const { task } = this.options;
+    const cfg = task.config;
+    this.sandbox = await Sandbox.start({
+      dirs: [
+        { path: WORKDIR, writable: true },
+        { path: '/root', writable: true },
+        { path: '/logs', writable: true },
+        { path: '/tests', writable: false },
+        ...(this.options.exposeSolution ? [{ path: '/solution', writable: false }] : []),
+      ],
+      workdir: WORKDIR,
+      env: cfg.environment.env,
+      limits: {
+        memoryMb: cfg.environment.memory_mb,
+        ...(cfg.environment.storage_mb ? { fileSizeMb: cfg.environment.storage_mb } : {}),
+        outputBytes: this.options.outputBytes ?? 16_384,
+        ...this.options.limits,
+      },
+      prepare: (hostDir) => {
+        if (task.environmentDir) {
+          cpSync(task.environmentDir, hostDir(WORKDIR), {
+            recursive: true,
+            verbatimSymlinks: true,
+            filter: (src) => !task.environmentSkip.some((s) => src === join(task.environmentDir!, s)),
+          });
+        }
+        mkdirSync(join(hostDir('/logs'), 'agent'));
+        mkdirSync(join(hostDir('/logs'), 'verifier'));
+        if (this.options.exposeSolution && task.solutionDir) {
+          cpSync(task.solutionDir, hostDir('/solution'), { recursive: true, verbatimSymlinks: true });
+        }
+      },
+    });
+    if (task.setupScript !== null) {
+      const r = await this.sandbox.runFresh(task.setupScript, {
+        timeoutMs: cfg.environment.build_timeout_sec * 1000,
+        signal: options.signal,
+        keepAgent: true,
+      });
+      if (r.exitCode !== 0) {
+        throw new Error(
+          `environment/setup.sh ${r.timedOut ? `timed out after ${cfg.environment.build_timeout_sec} s` : `exited with ${r.exitCode}`}: ${r.text.slice(-500)}`,
+        );
+      }
+    }
+    if (this.options.exposeSolution && Object.keys(cfg.solution.env).length > 0) {
+      await this.sandbox.run(exports(cfg.solution.env), { signal: options.signal });
+    }
+    const hint = this.options.actionHint ?? true;
+    return { instruction: hint ? `${task.instruction.trim()}\n\n${ACTION_HINT}` : task.instruction.trim() };
+  }
+
+  async step(text: string, options: EnvCallOptions = {}): Promise<EnvStep> {
+    const sandbox = this.sandbox;
+    if (!sandbox || this.finished) throw new Error(`internal: ${this.name} is not running`);
+    const action = parseShellAction(text);
+    if (action.kind === 'submit') return this.verify(options.signal, 'submitted');
+    if (action.kind === 'empty') {
+      return { observation: '[empty command: reply with a shell command, or submit]', done: false, reward: 0 };
+    }
+    const budget = this.options.task.config.agent.timeout_sec;
+    const remaining = budget - this.agentSeconds;
+    const limit = Math.min(this.options.commandTimeoutSec ?? 120, remaining);
+    const r = await sandbox.run(action.command, { timeoutMs: limit * 1000, signal: options.signal });
+    this.agentSeconds += r.durationMs / 1000;
+    const observation = describe(r, limit);
+    if (this.agentSeconds >= budget) {
+      const end = await this.verify(options.signal, `the agent's ${budget} s ran out`);
+      return { ...end, observation: `${observation}\n${end.observation}` };
+    }
+    return { observation, done: false, reward: 0 };
+  }
+
+  async close(): Promise<void> {
+    this.finished = true;
+    await this.sandbox?.close();
+  }
+
+  /** Puts tests/ in place, runs tests/test.sh in a fresh shell with the verifier's timeout, reads the reward. */
+  private async verify(signal: AbortSignal | undefined, why: string): Promise<EnvStep> {
+    const sandbox = this.sandbox!;
+    this.finished = true;
+    const { task } = this.options;
+    const tests = sandbox.hostPath('/tests');
+    const verifierDir = join(sandbox.hostPath('/logs'), 'verifier');
+    cpSync(task.testsDir, tests, { recursive: true, verbatimSymlinks: true });
+    rmSync(verifierDir, { recursive: true, force: true }); // whatever the agent left there (links too)
+    mkdirSync(verifierDir);
+    const ids = sandboxHostIds();
+    if (ids) {
+      chownTree(tests, ids);
+      chownTree(verifierDir, ids);
+    }
+    const seconds = task.config.verifier.timeout_sec;
+    const r = await sandbox.runFresh(`${exports(task.config.verifier.env)}bash /tests/test.sh`, {
+      timeoutMs: seconds * 1000,
+      signal,
+    });
+    const reading = readReward(verifierDir);
+    const notes = [
+      r.timedOut ? `the verifier timed out after ${seconds} s` : null,
+      reading.detail ?? null,
+      reading.source === 'missing' || reading.source === 'invalid' ? `test.sh exit ${r.exitCode ?? 'none'}` : null,
+    ].filter((x): x is string => x !== null);
+    return {
+      observation: `[${why}; verifier reward ${reading.reward}${notes.length ? `: ${notes.join('; ')}` : ''}]`,
+      done: true,
+      reward: reading.reward,
+    };
+  }
+}
+
+/** `export K=V; ...` for task-defined variables, quoted so values are never parsed. */
+function exports(env: Readonly<Record<string, string>>): string {
+  return Object.entries(env)
+    .filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+    .map(([k, v]) => `export ${k}=${bashQuote(v)}; `)
+    .join('');
+}
+
+/** The observation for one command: its output, then its exit code and what happened to it. */
+export function describe(r: CommandResult, limitSec: number): string {
+  const tail: string[] = [];
+  if (r.timedOut) tail.push(`[timed out after ${roundSec(limitSec)} s; the command was stopped]`);
+  if (r.outputKilled) tail.push(`[the command printed more than allowed and was stopped]`);
+  if (r.shellRestarted) tail.push('[the shell was restarted: working directory and variables are reset]');
+  tail.push(`[exit ${r.exitCode ?? 'none'}]`);
+  const out = r.text.length > 0 && !r.text.endsWith('\n') ? `${r.text}\n` : r.text;
+  return out + tail.join('\n');
+}
+
+const roundSec = (s: number): string => (Number.isInteger(s) ? String(s) : s.toFixed(1));

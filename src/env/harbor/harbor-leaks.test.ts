@@ -1,0 +1,73 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TEMP_PREFIX } from '../../adapters/sandbox/host-files.ts';
+import { childrenOf, openFdCount, processesWithArg } from '../../adapters/sandbox/testing/host-processes.ts';
+import { sandboxAvailable } from '../../adapters/sandbox/testing/sandbox-available.ts';
+import { loadTokenizer } from '../../model/load-tokenizer.ts';
+import { resolveRolloutConfig } from '../../rollout/config.ts';
+import { runEpisodes } from '../../rollout/runner.ts';
+import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
+import { Rng } from '../../util/random.ts';
+import { HarborEnv } from './harbor-env.ts';
+import { loadHarborTask } from './load-tasks.ts';
+import { harborOraclePolicy } from './oracle-policy.ts';
+import { countLinesTask, writeTaskFolder, TASK_TOML } from './testing/task-folders.ts';
+
+const available = sandboxAvailable('Harbor leak test');
+const root = mkdtempSync(join(tmpdir(), 'crl-harbor-leaks-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const sandboxDirs = (): string[] => readdirSync(tmpdir()).filter((n) => n.startsWith(TEMP_PREFIX));
+
+describe.skipIf(!available)('many sandboxed episodes', () => {
+  it('200 episodes, 16 sandboxes at a time, leave no process, file descriptor or temporary directory', async () => {
+    const tasks = [
+      loadHarborTask(countLinesTask(join(root, 'count'), 4)),
+      // One that leaves a daemon and a background job behind, and one that fails to start.
+      loadHarborTask(
+        writeTaskFolder(join(root, 'daemon'), {
+          'instruction.md': 'x',
+          'task.toml': TASK_TOML,
+          'tests/test.sh': 'echo 1 > /logs/verifier/reward.txt',
+          'solution/solve.sh':
+            'setsid sleep 98760101 >/dev/null 2>&1 & nohup sleep 98760102 >/dev/null 2>&1 &\necho started',
+        }),
+      ),
+      loadHarborTask(
+        writeTaskFolder(join(root, 'broken'), {
+          'instruction.md': 'x',
+          'task.toml': TASK_TOML,
+          'environment/setup.sh': 'exit 5',
+          'tests/test.sh': 'echo 1 > /logs/verifier/reward.txt',
+          'solution/solve.sh': 'true',
+        }),
+      ),
+    ];
+    const tokenizer = loadTokenizer('qwen3');
+    const { config, layout } = resolveRolloutConfig({
+      tokenizer,
+      input: { contextWindow: 4096, compactThreshold: 1024, maxObservationTokens: 256, maxActionTokens: 64 },
+    });
+    const before = { fds: openFdCount(), children: childrenOf(process.pid).length, dirs: sandboxDirs().length };
+    const episodes = Array.from({ length: 200 }, (_, i) => ({
+      episodeId: `leak-${i}`,
+      env: new HarborEnv({ task: tasks[i % 3]!, exposeSolution: true }),
+      seed: i,
+    }));
+    const actor = textPolicySampler({ tokenizer, policy: harborOraclePolicy, rng: new Rng(0) });
+    const records = await runEpisodes({ episodes, config, layout, actor, concurrency: 16 });
+    expect(records.filter((r) => r.outcome === 'success')).toHaveLength(134);
+    expect(records.filter((r) => r.outcome === 'env-error')).toHaveLength(66);
+    expect(records[2]!.events[0]).toMatchObject({
+      during: 'reset',
+      message: expect.stringContaining('setup.sh exited with 5'),
+    });
+    await new Promise((r) => setTimeout(r, 300)); // the kernel tears pid namespaces down asynchronously
+    expect(processesWithArg('9876010')).toEqual([]);
+    expect({ fds: openFdCount(), children: childrenOf(process.pid).length, dirs: sandboxDirs().length }).toEqual(
+      before,
+    );
+  }, 120_000);
+});

@@ -1,0 +1,132 @@
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { TaskTomlSchema, type TaskToml } from './task-toml.ts';
+
+/**
+ * Harbor task folders (the Terminal-Bench 2.0 format, docs/harbor.md):
+ *
+ *   instruction.md      what the agent is told
+ *   task.toml           timeouts and resources
+ *   environment/        the starting state: here, a directory tree copied into the workspace
+ *                       and/or setup.sh run inside the sandbox (a Dockerfile alone cannot run)
+ *   tests/test.sh       the verifier; writes /logs/verifier/reward.txt or reward.json
+ *   solution/solve.sh   the reference solution (optional; the harbor-oracle policy runs it)
+ */
+
+/** A task folder that cannot run here; the message says what is wrong and what is supported. */
+export class HarborTaskError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HarborTaskError';
+  }
+}
+
+export interface HarborTask {
+  /** The folder's name (Harbor's convention) unless task.toml names it. */
+  name: string;
+  dir: string;
+  instruction: string;
+  config: TaskToml;
+  /** environment/ without the files that describe how to build it (copied into the workspace), or null. */
+  environmentDir: string | null;
+  /** Entries of environmentDir that are not copied (Dockerfile, compose files, setup.sh). */
+  environmentSkip: readonly string[];
+  /** environment/setup.sh's text, run with bash in the sandbox before the agent starts, or null. */
+  setupScript: string | null;
+  testsDir: string;
+  /** solution/ (holding solve.sh), or null when the task has none. */
+  solutionDir: string | null;
+}
+
+/** Files in environment/ that describe a container build rather than the starting files. */
+const BUILD_FILES = ['Dockerfile', 'docker-compose.yaml', 'docker-compose.yml', 'compose.yaml', 'compose.yml'];
+export const SETUP_SCRIPT = 'setup.sh';
+
+const SUPPORTED =
+  'Supported here: environment/ as a directory tree that is copied into the workspace (/app), and/or ' +
+  'environment/setup.sh, run with bash inside the sandbox before the agent starts (no network, system ' +
+  'directories read-only). Add environment/setup.sh that does what the Dockerfile does with the tools ' +
+  'already installed (an empty one if the Dockerfile only copies files), and the Dockerfile is then ignored.';
+
+/** Loads one task folder, checking everything a run needs before any sandbox starts. */
+export function loadHarborTask(dir: string): HarborTask {
+  const abs = resolve(dir);
+  const need = (rel: string, what: string): string => {
+    const p = join(abs, rel);
+    if (!existsSync(p)) throw new HarborTaskError(`${abs}: ${rel} is missing (${what})`);
+    return p;
+  };
+  const instruction = readFileSync(need('instruction.md', 'the task instruction'), 'utf8');
+  const tomlPath = need('task.toml', 'timeouts and resources');
+  let config: TaskToml;
+  try {
+    const parsed = TaskTomlSchema.safeParse(parseToml(readFileSync(tomlPath, 'utf8')));
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      throw new HarborTaskError(`${tomlPath}: ${issues}`);
+    }
+    config = parsed.data;
+  } catch (e) {
+    if (e instanceof HarborTaskError) throw e;
+    throw new HarborTaskError(`${tomlPath} is not valid TOML: ${(e as Error).message}`);
+  }
+  const testsDir = join(abs, 'tests');
+  need(join('tests', 'test.sh'), 'the verifier, which writes /logs/verifier/reward.txt or reward.json');
+
+  const envDir = join(abs, 'environment');
+  let environmentDir: string | null = null;
+  let setupScript: string | null = null;
+  const skip: string[] = [];
+  if (existsSync(envDir)) {
+    if (!statSync(envDir).isDirectory()) throw new HarborTaskError(`${envDir} is not a directory`);
+    const entries = readdirSync(envDir);
+    const build = entries.filter((e) => BUILD_FILES.includes(e));
+    if (entries.includes(SETUP_SCRIPT)) {
+      const p = join(envDir, SETUP_SCRIPT);
+      if (lstatSync(p).isSymbolicLink() || !statSync(p).isFile()) throw new HarborTaskError(`${p} must be a file`);
+      setupScript = readFileSync(p, 'utf8');
+    } else if (build.length > 0) {
+      throw new HarborTaskError(
+        `${abs}: environment/${build[0]} needs a container engine, which this runtime does not use. ${SUPPORTED}`,
+      );
+    }
+    skip.push(...build, ...(setupScript !== null ? [SETUP_SCRIPT] : []));
+    if (entries.some((e) => !skip.includes(e))) environmentDir = envDir;
+  }
+  const solutionDir = existsSync(join(abs, 'solution', 'solve.sh')) ? join(abs, 'solution') : null;
+  return {
+    name: config.task?.name ?? basename(abs),
+    dir: abs,
+    instruction,
+    config,
+    environmentDir,
+    environmentSkip: skip,
+    setupScript,
+    testsDir,
+    solutionDir,
+  };
+}
+
+/** `harbor:PATH`: one task folder, or a folder whose subfolders are task folders (sorted by name). */
+export function loadHarborTasks(path: string): HarborTask[] {
+  const abs = resolve(path);
+  if (!existsSync(abs) || !statSync(abs).isDirectory()) {
+    throw new HarborTaskError(`${abs} is not a directory (expected a Harbor task folder or a folder of them)`);
+  }
+  if (isTaskFolder(abs)) return [loadHarborTask(abs)];
+  const subdirs = readdirSync(abs)
+    .sort()
+    .map((n) => join(abs, n))
+    .filter((p) => statSync(p).isDirectory() && isTaskFolder(p));
+  if (subdirs.length === 0) {
+    throw new HarborTaskError(
+      `${abs} holds no Harbor task folder (a folder with task.toml or instruction.md, and tests/test.sh)`,
+    );
+  }
+  return subdirs.map(loadHarborTask);
+}
+
+function isTaskFolder(dir: string): boolean {
+  return existsSync(join(dir, 'task.toml')) || existsSync(join(dir, 'instruction.md'));
+}

@@ -1,0 +1,21 @@
+import type { TextPolicy } from '../family.ts';
+import { SUBMIT } from './action.ts';
+
+/**
+ * The harbor-oracle policy: Harbor's oracle agent as a text policy. It runs the task's
+ * solution/solve.sh (bound at /solution only for this policy, HarborEnv exposeSolution) as its
+ * one command, then submits. Its summary, should a long solution output ever force a compaction,
+ * records that the solution ran, so it submits after the summary too.
+ */
+export const ORACLE_COMMAND = 'bash /solution/solve.sh';
+const RAN = 'the reference solution has run; submit next';
+
+export const harborOraclePolicy: TextPolicy = (messages) => {
+  const last = messages[messages.length - 1];
+  if (last?.role === 'user' && /\bsummar/i.test(last.content) && messages.length > 2) return RAN;
+  const ran = messages.some(
+    (m) =>
+      (m.role === 'assistant' && m.content.includes(ORACLE_COMMAND)) || (m.role === 'user' && m.content.includes(RAN)),
+  );
+  return ran ? SUBMIT : ORACLE_COMMAND;
+};
