@@ -26,7 +26,7 @@ import { writeFileAtomic } from '../src/util/atomic-write.ts';
 import {
   buildSegments,
   computeAdvantages,
-  criticValues,
+  oldLogprobsAndValues,
   ppoSegments,
   rolloutMetrics,
   sampleEpisodes,
@@ -186,7 +186,7 @@ export async function profileIterations(options: {
       tokens.sequenceTokens += carrierLengths({ groups, tokens: segTokens }).reduce((a, b) => a + b, 0);
       sub.clear();
       const old = await clock.time('recompute', () =>
-        criticValues({
+        oldLogprobsAndValues({
           segments,
           models,
           batchTokens: config.ppo.minibatchTokens,
@@ -211,7 +211,7 @@ export async function profileIterations(options: {
           policy: models.policy,
           ...(models.critic ? { critic: models.critic } : {}),
           config: ppoConfig,
-          iteration: iteration - 1,
+          iteration,
           rng: rng.fork(),
         }),
       );

@@ -47,7 +47,7 @@ export async function sampleEpisodes(options: {
     config: options.rollout,
     layout: options.layout,
     actor: options.sampler,
-    policyVersion: () => options.iteration - 1,
+    policyVersion: () => options.iteration - 1, // weights after iteration - 1 updates
   });
 }
 
@@ -64,8 +64,8 @@ export function buildSegments(records: readonly EpisodeRecord[]): BatchSegment[]
   );
 }
 
-/** Stage 3: trainer-side old logprobs and critic values (method §6). */
-export function criticValues(options: {
+/** Stage 3: the trainer's own old log-probs (and entropies) of the policy and the critic's old values (method §6). */
+export function oldLogprobsAndValues(options: {
   segments: readonly BatchSegment[];
   models: TrainerModels;
   batchTokens: number;

@@ -72,7 +72,7 @@ function run(mergePrefixes: boolean) {
     // One minibatch, so both runs see the same segments in every step; 2 epochs: the second step
     // starts from weights the first moved, so the old log-probs are no longer the current ones.
     config: { epochs: 2, minibatchTokens: 10_000, criticWarmupIterations: 0, mergePrefixes, valueClip: 0.5 },
-    iteration: 0,
+    iteration: 1,
     rng: new Rng(7),
   });
   return { old, grads, metrics };

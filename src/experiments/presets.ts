@@ -91,10 +91,8 @@ const SFT_BY_ENV = { 'fog-courier': { lossyP: 0.3 }, 'hop-search': { lossyP: 0.4
 const KV_KNOBS = { queries: 1, overwriteRate: 0 };
 
 /**
- * RL optimizer of the presets: policy lr 1e-4 (TrainConfig default 3e-4). In the 3-seed `full`
- * kv-ledger run at 3e-4, CompactionRL (seed 1) and broadcast (seed 2) collapsed after ~24 of 40
- * iterations (tokens per action 2.1 -> 5.9, entropy 0.03 -> 0.3, x4 28% and 23%); the same two
- * runs at 1e-4 stayed stable and ended at 93.8% x4 each (docs/results/README.md).
+ * RL settings the presets pin (equal to the TrainConfig defaults, which say why), so a preset's
+ * results do not move if a default changes.
  */
 const RL_OPTIM = { policyLr: 1e-4 };
 

@@ -44,7 +44,7 @@ export async function reproduce(options: {
     join(outDir, RUN_FILES.pipeline),
     JSON.stringify({ preset: options.presetName, actor: options.actor, ...preset }, null, 2),
   );
-  const k = Number(preset.train.rollout?.maxWindows ?? 4);
+  const trainingWindows = Number(preset.train.rollout?.maxWindows ?? 4); // K of training
   for (const env of preset.envs) {
     for (const seed of preset.seeds) {
       const tag = `${env}--s${seed}`;
@@ -77,7 +77,7 @@ export async function reproduce(options: {
         env,
         variants: Object.keys((await taskFamily(env)).variants),
         seed,
-        k,
+        trainingWindows,
         policies,
         actor: options.actor,
         outDir,
@@ -93,9 +93,12 @@ export async function reproduce(options: {
     runDirs: [outDir],
     outDir: join(outDir, RUN_FILES.report),
     title: `CompactionRL reproduction (${options.presetName})`,
-    trainingWindows: k,
+    trainingWindows,
   });
-  return { runDir: outDir, results: headline(collectReportData([outDir]).evals, ['base', ...preset.systems], k) };
+  return {
+    runDir: outDir,
+    results: headline(collectReportData([outDir]).evals, ['base', ...preset.systems], trainingWindows),
+  };
 }
 
 /** Default-variant evals of every system, writer swaps (Table 1), held-out variants, longer horizon. */
@@ -104,7 +107,7 @@ function evalRequests(o: {
   env: string;
   variants: readonly string[];
   seed: number;
-  k: number;
+  trainingWindows: number;
   policies: Partial<Record<SystemName, string>>;
   actor: ActorKind;
   outDir: string;
@@ -117,7 +120,7 @@ function evalRequests(o: {
     rollout: preset.train.rollout ?? {},
     tasks: plan.tasks,
     samplesPerTask: plan.samplesPerTask,
-    trainingWindows: o.k,
+    trainingWindows: o.trainingWindows,
     seed,
   };
   const file = (...parts: string[]) =>
@@ -143,7 +146,7 @@ function evalRequests(o: {
         policy: policy(system),
         variant: 'default',
         summaryWriter: w,
-        windows: [o.k],
+        windows: [o.trainingWindows],
         out: file(system, `writer-${w}`),
       });
   }
@@ -153,7 +156,7 @@ function evalRequests(o: {
 function heldOut(o: {
   preset: Preset;
   variants: readonly string[];
-  k: number;
+  trainingWindows: number;
   policies: Partial<Record<SystemName, string>>;
   common: Omit<EvalRequest, 'system' | 'policy' | 'variant' | 'summaryWriter' | 'windows' | 'out'>;
   file: (...p: string[]) => string;
@@ -168,7 +171,7 @@ function heldOut(o: {
         policy: o.policy(system),
         variant,
         summaryWriter: 'self',
-        windows: [o.k],
+        windows: [o.trainingWindows],
         out: o.file(system, `variant-${variant}`),
       });
     }
@@ -177,11 +180,15 @@ function heldOut(o: {
 }
 
 /** Pass@1 per system and mode, pooled over envs and seeds (default variant, own summaries). */
-function headline(evals: readonly EvalResult[], systems: readonly string[], k: number): ReproduceSummary['results'] {
+function headline(
+  evals: readonly EvalResult[],
+  systems: readonly string[],
+  trainingWindows: number,
+): ReproduceSummary['results'] {
   const results: ReproduceSummary['results'] = {};
   for (const system of systems) {
     const row: Record<string, { passAt1: number; low: number; high: number }> = {};
-    for (const mode of ['x1', `x${k}`]) {
+    for (const mode of ['x1', `x${trainingWindows}`]) {
       const c = cellFor(evals, { system, variant: 'default', writer: 'self', mode });
       if (c) row[mode] = { passAt1: c.passAt1, low: c.low, high: c.high };
     }

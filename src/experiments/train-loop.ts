@@ -16,7 +16,7 @@ import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
 import {
   buildSegments,
   computeAdvantages,
-  criticValues,
+  oldLogprobsAndValues,
   ppoSegments,
   rolloutMetrics,
   sampleEpisodes,
@@ -80,7 +80,7 @@ export async function train(options: {
     });
     const sampleSeconds = (performance.now() - t0) / 1000;
     const segments = buildSegments(records);
-    const old = criticValues({
+    const old = oldLogprobsAndValues({
       segments,
       models,
       batchTokens: config.ppo.minibatchTokens,
@@ -99,7 +99,7 @@ export async function train(options: {
       policy: models.policy,
       ...(models.critic ? { critic: models.critic } : {}),
       config: ppoConfig,
-      iteration: iteration - 1,
+      iteration,
       rng: rng.fork(),
     });
     const rolloutStats = rolloutMetrics(records);

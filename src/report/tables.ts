@@ -93,9 +93,9 @@ function systemTable(options: {
   return { id: options.id, title: options.title, caption: options.caption, columns, rows };
 }
 
-/** Every table of the report, in reading order. `k` is the training K (the "x4" of the paper). */
-export function buildTables(evals: readonly EvalResult[], k = 4): Table[] {
-  const xk = `x${k}`;
+/** Every table of the report, in reading order. `trainingWindows` is the K training used (the "x4" of the paper). */
+export function buildTables(evals: readonly EvalResult[], trainingWindows = 4): Table[] {
+  const xk = `x${trainingWindows}`;
   const tables: Table[] = [
     systemTable({
       evals,
@@ -166,14 +166,16 @@ export function buildTables(evals: readonly EvalResult[], k = 4): Table[] {
 
   // Longer horizon: more windows than training used.
   const longModes = [...new Set(evals.flatMap((e) => Object.keys(e.modes)))]
-    .filter((m) => Number(m.slice(1)) > k)
+    .filter((m) => Number(m.slice(1)) > trainingWindows)
     .sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
   const longSystems = [...new Set(evals.filter((e) => longModes.some((m) => e.modes[m])).map((e) => e.system))];
-  const longCols = envs.flatMap((env) => (longModes.length ? longModes : [`x${2 * k}`]).map((m) => [env, m] as const));
+  const longCols = envs.flatMap((env) =>
+    (longModes.length ? longModes : [`x${2 * trainingWindows}`]).map((m) => [env, m] as const),
+  );
   tables.push({
     id: 'longer',
     title: 'Longer horizon',
-    caption: `more windows than training used (K > ${k}), same C`,
+    caption: `more windows than training used (K > ${trainingWindows}), same C`,
     columns: longCols.map(([env, m]) => `${env} ${m}`),
     rows: (longSystems.length ? longSystems : ['base', 'compaction-rl']).map((system) => ({
       label: SYSTEM_LABELS[system] ?? system,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parsePpoConfig } from './ppo-config.ts';
 
 describe('PpoConfig (method §5-6 defaults)', () => {
-  it('parse({}) gives the paper defaults: KL and entropy 0, token-mean, summaries on, whitening on, 50 warm-up, 2 critic updates', () => {
+  it('parse({}) gives the paper defaults: KL and entropy 0, token-mean, summaries on, whitening on, 2 critic updates; warm-up 2 (sized for short runs)', () => {
     expect(parsePpoConfig({})).toEqual({
       epochs: 1,
       minibatchTokens: 4096,
@@ -13,7 +13,7 @@ describe('PpoConfig (method §5-6 defaults)', () => {
       entropyCoef: 0,
       lossAggregation: 'token-mean',
       trainSummaries: true,
-      criticWarmupIterations: 50,
+      criticWarmupIterations: 2,
       criticUpdatesPerPolicyUpdate: 2,
       whitenAdvantages: true,
       targetKl: null,

@@ -1,7 +1,8 @@
 /**
- * PPO update settings (method §5–6). The schema is the single source of truth; parse({}) gives the
- * paper's defaults (clip 0.2, KL 0, 50 critic warm-up iterations, 2 critic updates per policy
- * update, token-level loss, summary training on, whitening on).
+ * PPO update settings (method §5–6). The schema is the single source of truth, for the RL API and
+ * for TrainConfig's `ppo` block; parse({}) gives the paper's defaults (clip 0.2, KL 0, 2 critic
+ * updates per policy update, token-level loss, summary training on, whitening on) except the
+ * critic warm-up, which is sized for runs of tens of iterations (see criticWarmupIterations).
  */
 import { z } from 'zod';
 import { RlInputError } from './errors.ts';
@@ -24,8 +25,12 @@ export const ppoConfigSchema = z
     lossAggregation: z.enum(LOSS_AGGREGATIONS as ['token-mean', 'segment-mean']).default('token-mean'),
     /** false: summary tokens leave the policy loss M; the critic still trains on them (method §5). */
     trainSummaries: z.boolean().default(true),
-    /** Iterations 0 .. n-1 train the critic only (method §6). Ignored when no critic is given. */
-    criticWarmupIterations: z.number().int().min(0).default(50),
+    /**
+     * Iterations 1 .. n train the critic only (method §6). Ignored when no critic is given. The
+     * paper warms up for 50 iterations of a long run; the runs here last 20-40 iterations, where
+     * 50 would never train the policy, so the default is 2 (what the presets use).
+     */
+    criticWarmupIterations: z.number().int().min(0).default(2),
     /** Critic optimizer steps per minibatch for each policy step (method §6, paper: 2). */
     criticUpdatesPerPolicyUpdate: z.number().int().min(1).default(2),
     /** Whiten advantages over the batch's optimized tokens before the epochs (method §4). */

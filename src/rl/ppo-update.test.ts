@@ -49,7 +49,7 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
       policy,
       critic,
       config: baseConfig,
-      iteration: 0,
+      iteration: 1,
       rng: new Rng(1),
     });
     expect(policy.logprob(EXEC_CTX, 1)).toBeGreaterThan(before.up + 0.05);
@@ -73,7 +73,7 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
       policy,
       critic,
       config: { ...baseConfig, trainSummaries: false },
-      iteration: 0,
+      iteration: 1,
       rng: new Rng(2),
     });
     expect(Array.from(policy.logits.slice(SUM_CTX * 4, SUM_CTX * 4 + 4))).toEqual(sumRowBefore);
@@ -88,24 +88,24 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
       policy: b.policy,
       critic: b.critic,
       config: baseConfig,
-      iteration: 0,
+      iteration: 1,
       rng: new Rng(2),
     });
     expect(b.policy.logprob(SUM_CTX, 1)).toBeGreaterThan(Math.log(0.25) + 0.05);
   });
 
-  it('during critic warm-up only the critic trains; afterwards both do', () => {
+  it('during critic warm-up (iterations 1..n) only the critic trains; from n + 1 both do', () => {
     const { policy, critic } = models();
     const config = { ...baseConfig, criticWarmupIterations: 2, criticUpdatesPerPolicyUpdate: 2 };
     const logitsBefore = Array.from(policy.logits);
-    const warm = ppoUpdate({ segments: batch(policy, critic), policy, critic, config, iteration: 1, rng: new Rng(3) });
+    const warm = ppoUpdate({ segments: batch(policy, critic), policy, critic, config, iteration: 2, rng: new Rng(3) });
     expect(Array.from(policy.logits)).toEqual(logitsBefore);
     expect(critic.table[EXEC_CTX]).not.toBe(0);
     expect(warm['train/policy_updated']).toBe(0);
     expect(warm['train/policy_steps']).toBe(0);
     expect(warm['tokens/execution']).toBe(0);
     expect(warm['train/critic_steps']).toBeGreaterThan(0);
-    const after = ppoUpdate({ segments: batch(policy, critic), policy, critic, config, iteration: 2, rng: new Rng(3) });
+    const after = ppoUpdate({ segments: batch(policy, critic), policy, critic, config, iteration: 3, rng: new Rng(3) });
     expect(policy.logprob(EXEC_CTX, 1)).toBeGreaterThan(Math.log(0.25) + 0.05);
     // 2 critic updates per policy update (every minibatch here has policy tokens).
     expect(after['train/critic_steps']).toBe(2 * after['train/policy_steps']!);
@@ -118,7 +118,7 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
       segments,
       policy,
       config: { ...baseConfig, criticWarmupIterations: 5 },
-      iteration: 0,
+      iteration: 1,
       rng: new Rng(4),
     });
     expect(m['train/policy_updated']).toBe(1);
@@ -135,7 +135,7 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
       policy,
       critic,
       config: { ...baseConfig, epochs: 30, minibatchTokens: 100, criticUpdatesPerPolicyUpdate: 3, valueClip: null },
-      iteration: 0,
+      iteration: 1,
       rng: new Rng(5),
     });
     // Exec returns 1, 0, 1 -> least-squares value 2/3; old value 0.5 everywhere in exec.
@@ -175,7 +175,7 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
         policy,
         critic,
         config: { ...baseConfig, epochs: 1, minibatchTokens: 100, lossAggregation },
-        iteration: 0,
+        iteration: 1,
         rng: new Rng(8),
       });
     };
@@ -193,7 +193,7 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
       policy,
       critic,
       config: { ...baseConfig, epochs: 3 },
-      iteration: 0,
+      iteration: 1,
       rng: new Rng(9),
     });
     expect(m['train/policy_steps']).toBe(9);
@@ -208,7 +208,7 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
         policy,
         critic,
         config: { ...baseConfig, epochs: 3, targetKl },
-        iteration: 0,
+        iteration: 1,
         rng: new Rng(9),
       });
     };
@@ -234,7 +234,7 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
         policy,
         critic,
         config: { ...baseConfig, whitenAdvantages: true, trainSummaries: false },
-        iteration: 0,
+        iteration: 1,
         rng: new Rng(6),
       });
       return Array.from(policy.logits.slice(EXEC_CTX * 4, EXEC_CTX * 4 + 4));
@@ -246,7 +246,7 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
     const { policy, critic } = models();
     const segments = batch(policy, critic);
     expect(() =>
-      ppoUpdate({ segments, policy, critic, config: { epoch: 1 } as never, iteration: 0, rng: new Rng(1) }),
+      ppoUpdate({ segments, policy, critic, config: { epoch: 1 } as never, iteration: 1, rng: new Rng(1) }),
     ).toThrow(/invalid PPO config/);
     expect(() =>
       ppoUpdate({
@@ -254,13 +254,13 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
         policy,
         critic,
         config: { lossAggregation: 'sum' } as never,
-        iteration: 0,
+        iteration: 1,
         rng: new Rng(1),
       }),
     ).toThrow(/lossAggregation/);
     const bad = [{ ...segments[0]!, advantages: new Float32Array(3) }];
     expect(() =>
-      ppoUpdate({ segments: bad, policy, critic, config: baseConfig, iteration: 0, rng: new Rng(1) }),
+      ppoUpdate({ segments: bad, policy, critic, config: baseConfig, iteration: 1, rng: new Rng(1) }),
     ).toThrow(/advantages vs tokens/);
   });
 });

@@ -5,8 +5,9 @@
  * The policy loss runs over M = generated tokens of execution segments, plus summary segments when
  * trainSummaries is on, aggregated with the configured mode. The critic trains on every generated
  * token (summaries included), token-mean (method §5: "token-level mean over generated positions").
- * While iteration < criticWarmupIterations only the critic trains; without a critic there is
- * nothing to warm up and the policy trains from iteration 0.
+ * Iterations are counted from 1, as in the training loop, metrics and checkpoints: iterations
+ * 1 .. criticWarmupIterations train only the critic; without a critic there is nothing to warm up
+ * and the policy trains from iteration 1.
  *
  * With mergePrefixes (default), an execution segment and the summary segment that repeats its
  * window run as one sequence in every forward and backward (shared-prefix.ts); the pair is one
@@ -162,16 +163,16 @@ export function ppoUpdate(options: {
   policy: TrainablePolicy;
   critic?: TrainableCritic; // optional for critic-free estimators
   config: PpoConfigInput; // parsed again with ppoConfigSchema at run time (unknown keys rejected)
-  iteration: number; // 0-based
+  iteration: number; // 1-based: the training loop's iteration
   rng: Rng; // minibatch shuffling
 }): PpoMetrics {
   const { segments, policy, critic, iteration, rng } = options;
   const config = parsePpoConfig(options.config);
-  if (!Number.isInteger(iteration) || iteration < 0)
-    throw new RlInputError(`iteration must be a non-negative integer, got ${iteration}`);
+  if (!Number.isInteger(iteration) || iteration < 1)
+    throw new RlInputError(`iteration counts from 1 (the training loop's iteration), got ${iteration}`);
   validateSegments(segments);
 
-  const trainPolicy = !critic || iteration >= config.criticWarmupIterations;
+  const trainPolicy = !critic || iteration > config.criticWarmupIterations;
   const pMasks = segments.map((seg) => policyMask(seg, config.trainSummaries));
   const cMasks = segments.map((seg) => seg.lossMask);
   const rawAdv = segments.map((seg) => seg.advantages);

@@ -78,7 +78,7 @@ describe('ppoUpdate on merged sequences', () => {
       step: () => policy.step(),
     };
     const config = { epochs: 2, minibatchTokens: 20, criticWarmupIterations: 0, criticUpdatesPerPolicyUpdate: 1 };
-    const m = ppoUpdate({ segments, policy: spy, critic, config, iteration: 0, rng: new Rng(2) });
+    const m = ppoUpdate({ segments, policy: spy, critic, config, iteration: 1, rng: new Rng(2) });
     const summaries = new Set(raw.filter((s) => s.kind === 'summary').map((s) => s.tokens));
     expect(seen.length).toBe(m['train/policy_steps']);
     expect(seen.flat().every((t) => summaries.has(t))).toBe(true); // every sequence run is a summary carrier
@@ -103,7 +103,7 @@ describe('ppoUpdate on merged sequences', () => {
         returns: Float32Array.from(s.tokens, (_, t) => Math.cos(i - t)),
       }));
       const config = { epochs: 3, minibatchTokens: 1000, criticWarmupIterations: 0, mergePrefixes };
-      const m = ppoUpdate({ segments, policy, critic, config, iteration: 0, rng: new Rng(4) });
+      const m = ppoUpdate({ segments, policy, critic, config, iteration: 1, rng: new Rng(4) });
       return { m, logits: Array.from(policy.logits), table: Array.from(critic.table) };
     };
     const a = run(true);

@@ -81,14 +81,14 @@ export const WORD_TOKEN_UNITS: Readonly<TokenUnits> = Object.freeze({
  * 20.0 tokens per step, so twice the window holds about as many steps).
  */
 export function tokenUnitDefaults(tokenizer: { wordLevel?: boolean }): TokenUnits {
-  const k = tokenizer.wordLevel ? 1 : 2;
+  const scale = tokenizer.wordLevel ? 1 : 2;
   const w = WORD_TOKEN_UNITS;
   return {
-    contextWindow: w.contextWindow * k,
-    compactThreshold: w.compactThreshold * k,
-    summaryMaxTokens: w.summaryMaxTokens * k,
-    maxActionTokens: w.maxActionTokens * k,
-    maxObservationTokens: w.maxObservationTokens * k,
+    contextWindow: w.contextWindow * scale,
+    compactThreshold: w.compactThreshold * scale,
+    summaryMaxTokens: w.summaryMaxTokens * scale,
+    maxActionTokens: w.maxActionTokens * scale,
+    maxObservationTokens: w.maxObservationTokens * scale,
   };
 }
 
