@@ -1,10 +1,18 @@
 import type { Command } from 'commander';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { formatConfigIssues } from '../config/config-error.ts';
 import { evaluatePolicy } from '../experiments/evaluate-policy.ts';
+import { resolveCheckpointDir } from '../experiments/policy-source.ts';
+import { readRunConfig } from '../experiments/run-dir.ts';
+import { RUN_FILES } from '../report/run-files.ts';
 import { CliError } from './errors.ts';
-import { parseJsonFlag } from './json-flag.ts';
+import { FORCE_HELP, prepareOutputFile } from './outputs.ts';
+import { parseKnobsFlag } from './json-flag.ts';
+import { checkTask } from './load-envs.ts';
+import { parseSummaryWriter } from './run-flags.ts';
+import { asUserError } from './train-command.ts';
 
 const int = (min: number) => z.coerce.number().int().min(min);
 const EvalFlagsSchema = z
@@ -45,7 +53,10 @@ export function registerEvalCommand(program: Command): void {
       '--summary-writer <w>',
       'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH (acting policy unchanged)',
     )
-    .option('--system <label>', 'system name recorded in the result (default: the run\'s system or "policy")')
+    .option(
+      '--system <label>',
+      'system name recorded in the result (default: the system in the run\'s config.json, e.g. "base" after crl sft; "policy" for a bare checkpoint or engine)',
+    )
     .option('--tasks <n>', 'evaluation tasks (eval seeds)')
     .option('--samples <n>', 'samples per task (at least 4 for a meaningful interval)')
     .option('--windows <list>', 'modes as K values, e.g. 1,4,8')
@@ -55,7 +66,8 @@ export function registerEvalCommand(program: Command): void {
     .option('--tail <k>', 'tail steps k')
     .option('--seed <s>', 'sampling seed')
     .option('--out <file.json>', 'result file (default <policy run>/eval/<env>-<variant>-<writer>.json)')
-    .action(async (raw: Record<string, unknown>) => {
+    .option('--force', FORCE_HELP)
+    .action(async ({ force, ...raw }: Record<string, unknown>) => {
       const r = EvalFlagsSchema.safeParse(raw);
       if (!r.success)
         throw new CliError(
@@ -68,35 +80,38 @@ export function registerEvalCommand(program: Command): void {
       if (f.context !== undefined) rollout.contextWindow = f.context;
       if (f.threshold !== undefined) rollout.compactThreshold = f.threshold;
       if (f.tail !== undefined) rollout.tailSteps = f.tail;
+      // Every input is checked before the evaluation starts and before --out is touched.
+      const knobs = parseKnobsFlag(f.knobs);
+      const family = checkTask({ env: f.env, knobs });
+      if (f.variant !== 'default' && !(f.variant in family.variants))
+        throw new CliError(
+          `--variant: ${family.name} has no variant ${JSON.stringify(f.variant)}; valid: default, ${Object.keys(family.variants).join(', ')}`,
+        );
+      const writer = parseSummaryWriter(f.summaryWriter);
+      const remote = /^(vllm|sglang):/.test(f.policy);
+      for (const p of [f.policy, ...(writer.kind === 'checkpoint' ? [writer.path] : [])])
+        if (p !== 'expert' && !(remote && p === f.policy)) asUserError(() => resolveCheckpointDir(p));
+      if (!f.out && (f.policy === 'expert' || remote))
+        throw new CliError(`--out is required when --policy is ${remote ? 'a remote engine' : '"expert"'}`);
       const out =
         f.out ??
-        (f.policy === 'expert'
-          ? undefined
-          : join(f.policy, 'eval', `${f.env}-${f.variant}-${f.summaryWriter}.json`.replace(/[^a-zA-Z0-9_.-]/g, '_')));
-      if (!out) throw new CliError('--out is required when --policy is "expert"');
-      const knobs = f.knobs ? (parseJsonFlag(f.knobs, '--knobs') as Record<string, unknown>) : {};
-      let result;
-      try {
-        result = await evaluatePolicy({
-          system: f.system ?? (f.policy === 'expert' ? 'expert' : 'policy'),
-          policy: f.policy,
-          env: f.env,
-          variant: f.variant,
-          summaryWriter: f.summaryWriter,
-          rollout,
-          knobs,
-          tasks: f.tasks,
-          samplesPerTask: f.samples,
-          windows: f.windows.split(',').map(Number),
-          trainingWindows: f.trainingWindows ?? null,
-          seed: f.seed,
-          out,
-        });
-      } catch (e) {
-        if (e instanceof Error && e.name === 'Error' && /unknown|no such|valid|lossy/.test(e.message))
-          throw new CliError(e.message);
-        throw e;
-      }
+        join(f.policy, 'eval', `${f.env}-${f.variant}-${f.summaryWriter}.json`.replace(/[^a-zA-Z0-9_.-]/g, '_'));
+      prepareOutputFile({ path: out, force: force === true });
+      const result = await evaluatePolicy({
+        system: f.system ?? defaultSystem(f.policy),
+        policy: f.policy,
+        env: f.env,
+        variant: f.variant,
+        summaryWriter: f.summaryWriter,
+        rollout,
+        knobs,
+        tasks: f.tasks,
+        samplesPerTask: f.samples,
+        windows: f.windows.split(',').map(Number),
+        trainingWindows: f.trainingWindows ?? null,
+        seed: f.seed,
+        out,
+      });
       const modes = Object.fromEntries(
         Object.entries(result.modes).map(([m, v]) => [m, { passAt1: v.passAt1, low: v.low, high: v.high }]),
       );
@@ -104,4 +119,25 @@ export function registerEvalCommand(program: Command): void {
         `${JSON.stringify({ out, system: result.system, env: result.env, variant: result.variant, summaryWriter: result.summaryWriter, modes })}\n`,
       );
     });
+}
+
+/**
+ * The system a result is recorded under when --system is absent: the run's own (config.json's
+ * "system", e.g. "base" for `crl sft`), found from a run directory or one of its checkpoints, so
+ * `crl sft` -> `crl eval` -> `crl report` fills the report's rows; "expert" for the expert;
+ * "policy" for anything else (a bare checkpoint, a remote engine).
+ */
+export function defaultSystem(policy: string): string {
+  if (policy === 'expert') return 'expert';
+  const dir = resolve(policy);
+  // <run>, <run>/checkpoints/iter-N
+  for (const candidate of [dir, dirname(dirname(dir))]) {
+    if (!existsSync(join(candidate, RUN_FILES.config))) continue;
+    try {
+      return readRunConfig(candidate).system;
+    } catch {
+      return 'policy';
+    }
+  }
+  return 'policy';
 }

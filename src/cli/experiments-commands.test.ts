@@ -13,7 +13,7 @@ function crl(args: string[], timeout = 120_000) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, last: r.stdout.trim().split('\n').pop() ?? '' };
 }
 
-const TINY = ['--env', 'chunk-sum', '--model', 'tiny', '--batch', '2', '--checkpoint-every', '2'];
+const TINY = ['--env', 'chunk-sum', '--model', 'tiny', '--batch', '2', '--checkpoint-every', '2', '--from-scratch'];
 
 /** Metrics that must replay exactly: everything but wall-clock numbers (perf/). */
 function replayable(run: string) {
@@ -124,10 +124,9 @@ describe('crl experiments commands (spawned)', () => {
       '4',
       '--windows',
       '1,4',
-      '--system',
-      'base',
     ]);
     expect(ev.code).toBe(0);
+    expect(JSON.parse(ev.last).system).toBe('base'); // the run's own system: its report row fills
     const out = JSON.parse(ev.last).out as string;
     const res = readEvalResult(out);
     expect(Object.keys(res.modes)).toEqual(['x1', 'x4']);
@@ -169,10 +168,12 @@ describe('crl experiments commands (spawned)', () => {
     const rep = crl(['report', join(root, 'base')]);
     expect(rep.code).toBe(0);
     const html = readFileSync(JSON.parse(rep.last).html, 'utf8');
+    const markdown = readFileSync(JSON.parse(rep.last).markdown, 'utf8');
+    // The documented flow gives real cells: the base row of the main table holds numbers.
+    expect(markdown).toMatch(/\| base \(SFT\) \| \d+\.\d \[\d+\.\d, \d+\.\d\] \| \d+\.\d \[/);
     expect(html).toContain('id="table2"');
     expect(html).toContain('id="fig-success"');
     // The report names its runs relative to itself: no absolute path of this machine in it.
-    const markdown = readFileSync(JSON.parse(rep.last).markdown, 'utf8');
     expect(markdown).toContain('Runs: `..`');
     for (const text of [html, markdown]) for (const abs of [root, tmpdir()]) expect(text).not.toContain(abs);
   });

@@ -18,3 +18,15 @@ export function familyFor(name: string): TaskFamily {
     throw new CliError(`--env: ${(e as Error).message}`);
   }
 }
+
+/** Checks --env and --knobs before any work starts (a bad name or knob is a user error naming its flag). */
+export function checkTask(options: { env: string; knobs: Record<string, unknown> }): TaskFamily {
+  loadFamilies();
+  const family = familyFor(options.env);
+  try {
+    family.create(options.knobs); // the family validates its knobs
+  } catch (e) {
+    throw new CliError(`--knobs: ${(e as Error).message}`);
+  }
+  return family;
+}

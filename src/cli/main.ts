@@ -15,7 +15,10 @@ import { registerViewCommand } from './view-command.ts';
 export function buildProgram(): Command {
   const program = new Command('crl')
     .description('CompactionRL: train and run long-horizon agents that compact their own context')
-    .showHelpAfterError()
+    // Parse errors throw instead of exiting, so reportError maps them to exit 2 (docs/cli.md);
+    // set before the subcommands are registered, which inherit it.
+    .exitOverride()
+    .showHelpAfterError("(add --help for this command's options)")
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerRunCommand(program);
   registerTrainCommand(program);
@@ -28,7 +31,8 @@ export function buildProgram(): Command {
   return program;
 }
 
-async function main(argv: readonly string[]): Promise<number> {
+/** Runs `crl` with process-style argv ([node, script, ...args]) and returns the exit code. */
+export async function runCli(argv: readonly string[]): Promise<number> {
   try {
     await buildProgram().parseAsync([...argv]);
     return 0;
@@ -37,7 +41,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-// Only run when executed directly (tests import buildProgram).
+// Run when executed directly (`node --import tsx src/cli/main.ts`); bin/crl and tests import it.
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli/main.ts')) {
-  process.exitCode = await main(process.argv);
+  process.exitCode = await runCli(process.argv);
 }

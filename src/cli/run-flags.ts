@@ -6,7 +6,10 @@ import { CliError } from './errors.ts';
 export type SummaryWriterChoice = SummaryWriterSpec;
 
 const int = (min: number) =>
-  z.coerce.number({ error: 'expected a whole number' }).int({ error: 'expected a whole number' }).min(min);
+  z.coerce
+    .number({ error: 'expected a whole number' })
+    .int({ error: 'expected a whole number' })
+    .min(min, { error: `must be ${min} or more` });
 
 export const RunFlagsSchema = z
   .object({

@@ -7,7 +7,8 @@ import { resolveRolloutConfig, RolloutConfigError, type RolloutConfig } from '..
 import type { EpisodeSpec } from '../rollout/episode.ts';
 import type { TokenSampler } from '../rollout/types.ts';
 import { isSuccess, type EpisodeRecord } from '../rollout/record.ts';
-import { RecordWriter } from '../rollout/record-file.ts';
+import { AtomicLineWriter } from '../util/atomic-write.ts';
+import { recordLine } from '../rollout/record-file.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import { CliError } from './errors.ts';
 import {
@@ -19,7 +20,8 @@ import {
   loadHarborSuite,
 } from './harbor-run.ts';
 import { parseKnobsFlag } from './json-flag.ts';
-import { familyFor, loadFamilies } from './load-envs.ts';
+import { checkTask } from './load-envs.ts';
+import { FORCE_HELP, prepareOutputFile } from './outputs.ts';
 import { actorSampler, summarySampler } from './policy-samplers.ts';
 import { parseRunFlags, type RunFlags } from './run-flags.ts';
 
@@ -76,17 +78,20 @@ export function registerRunCommand(program: Command): void {
     .option('--concurrency <n>', 'episodes in flight at once (default: all)')
     .option('--temperature <t>', 'sampling temperature (default 1)')
     .option('--top-p <p>', 'nucleus sampling mass (default 1)')
-    .requiredOption('--out <file.jsonl>', 'where to write the episode records')
-    .action(async (opts: Record<string, unknown>) => {
-      const summary = await runCommand(parseRunFlags(opts));
+    .requiredOption('--out <file.jsonl>', 'where to write the episode records (written whole when the run succeeds)')
+    .option('--force', FORCE_HELP)
+    .action(async ({ force, ...opts }: Record<string, unknown>) => {
+      const flags = parseRunFlags(opts);
+      flags.out = prepareOutputFile({ path: flags.out, force: force === true });
+      const summary = await runCommand(flags);
       process.stdout.write(JSON.stringify(summary) + '\n');
     });
 }
 
 async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunSummary> {
   if (isHarborEnv(flags.env)) return runHarborCommand(flags);
-  loadFamilies();
-  const family = familyFor(flags.env);
+  const knobs = parseKnobsFlag(flags.knobs);
+  const family = checkTask({ env: flags.env, knobs }); // validates the knobs once, before any episode
   const tokenizer = loadTokenizer('word');
   const { config, layout } = resolveWithFlagNames(() =>
     resolveRolloutConfig({ tokenizer, input: rolloutInput(flags) }),
@@ -111,12 +116,6 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
     process.stderr.write(
       `crl: warning: ${flags.episodes} episodes exceed the ${size} eval seeds of ${family.name}; seeds repeat\n`,
     );
-  const knobs = parseKnobsFlag(flags.knobs);
-  try {
-    family.create(knobs); // validates the knobs once, before any episode
-  } catch (e) {
-    throw new CliError(`--knobs: ${(e as Error).message}`);
-  }
   const episodes = evalTaskSeeds(family, flags).map((seed, i) => ({
     episodeId: `${family.name}-${seed}-${i}`,
     env: family.create(knobs),
@@ -178,23 +177,36 @@ async function runAndWrite(options: {
   out: string;
 }): Promise<RunSummary> {
   const { episodes, out } = options;
-  const writer = new RecordWriter(out);
+  // Records go to a partial file as episodes end and replace --out only when all have run.
+  const writer = new AtomicLineWriter(out);
   const bar = new SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | pass {pass}' });
   bar.start(episodes.length, 0, { pass: 0 });
   let passed = 0;
-  const records = await runEpisodes({
-    episodes,
-    config: options.config,
-    layout: options.layout,
-    actor: options.actor,
-    summarizer: options.summarizer,
-    concurrency: options.concurrency,
-    onEpisodeEnd: (rec) => {
-      writer.write(rec);
-      if (isSuccess(rec.reward)) passed++;
-      bar.increment(1, { pass: passed });
-    },
-  });
+  let records: EpisodeRecord[];
+  try {
+    records = await runEpisodes({
+      episodes,
+      config: options.config,
+      layout: options.layout,
+      actor: options.actor,
+      summarizer: options.summarizer,
+      concurrency: options.concurrency,
+      onEpisodeEnd: (rec) => {
+        writer.append(recordLine(rec));
+        if (isSuccess(rec.reward)) passed++;
+        bar.increment(1, { pass: passed });
+      },
+    });
+    writer.commit();
+  } catch (e) {
+    bar.stop();
+    writer.abort({ keepIfNonEmpty: true });
+    if (writer.lines > 0)
+      process.stderr.write(
+        `crl: the run failed after ${writer.lines} episodes; their records are in ${writer.partialPath} (${out} is unchanged)\n`,
+      );
+    throw e;
+  }
   bar.stop();
   process.stderr.write(`crl: wrote ${records.length} episode records to ${out}\n`);
   return summarizeRecords(records);

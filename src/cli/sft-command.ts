@@ -3,9 +3,12 @@ import { join } from 'node:path';
 import { formatConfigIssues } from '../config/config-error.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
 import { createProgress, SFT_FIELDS } from '../experiments/progress.ts';
-import { newRunName } from '../experiments/run-dir.ts';
-import { runSft, SftConfigSchema } from '../experiments/sft.ts';
+import { newRunName, readRunConfig, runDirState } from '../experiments/run-dir.ts';
+import { runSft, SftConfigSchema, type SftConfig } from '../experiments/sft.ts';
+import { configDifferences } from '../config/config-diff.ts';
 import { CliError } from './errors.ts';
+import { checkTask } from './load-envs.ts';
+import { asUserError } from './train-command.ts';
 import { parseJsonFlag } from './json-flag.ts';
 
 export function registerSftCommand(program: Command): void {
@@ -14,7 +17,7 @@ export function registerSftCommand(program: Command): void {
     .description(
       'train the SFT base policy on expert episodes with lossy(p) summaries (cross-entropy on generated tokens)',
     )
-    .option('--env <name>', 'task family', 'kv-ledger')
+    .option('--env <name>', 'task family (default kv-ledger)')
     .option('--knobs <json>', 'task knobs as JSON, e.g. \'{"queries":1}\'')
     .option('--episodes <n>', 'expert episodes per epoch')
     .option('--epochs <n>', 'epochs (fresh episodes each epoch unless --data fixed)')
@@ -71,9 +74,16 @@ export function registerSftCommand(program: Command): void {
           `invalid sft settings:\n  - ${formatConfigIssues(r.error.issues, SftConfigSchema).join('\n  - ')}`,
         );
       const runDir = o.out ?? join('runs', newRunName('base'));
-      const { checkpoint } = await runSft({
+      const config = resumableConfig({
         runDir,
         config: r.data,
+        flagsGiven: Object.entries(o).some(([k, v]) => k !== 'out' && v !== undefined),
+      });
+      checkTask({ env: config.env.name, knobs: config.env.knobs });
+      // runSft creates the run directory only once the config and every input have loaded.
+      const { checkpoint } = await runSft({
+        runDir,
+        config,
         progress: createProgress({ label: 'sft', fields: SFT_FIELDS }),
         log: (l) => process.stderr.write(`${l}\n`),
       });
@@ -88,4 +98,33 @@ export function registerSftCommand(program: Command): void {
         })}\n`,
       );
     });
+}
+
+/**
+ * An existing --out is resumed: with its stored config when no setting is given, or when the
+ * settings given resolve to the same config; different settings are refused with the difference.
+ */
+function resumableConfig(options: { runDir: string; config: SftConfig; flagsGiven: boolean }): SftConfig {
+  const { runDir } = options;
+  const state = runDirState(runDir);
+  if (state === 'other')
+    throw new CliError(`--out ${runDir} exists and is not an empty directory or an SFT run; choose another --out`);
+  if (state !== 'run') return options.config;
+  const stored = asUserError(() => readRunConfig(runDir));
+  if (stored.system !== 'base')
+    throw new CliError(`--out ${runDir} holds a ${stored.system} run, not an SFT run; choose another --out`);
+  const parsed = SftConfigSchema.safeParse(stored.config);
+  if (!parsed.success)
+    throw new CliError(`${stored.paths.config} is not a valid SFT config; choose another --out (or repair the file)`);
+  if (!options.flagsGiven) {
+    process.stderr.write(`crl: resuming ${runDir} with its stored config\n`);
+    return parsed.data;
+  }
+  const diff = configDifferences(parsed.data, options.config);
+  if (diff.length > 0)
+    throw new CliError(
+      `--out ${runDir} holds an SFT run with other settings:\n  - ${diff.join('\n  - ')}\n` +
+        'Give the same settings (or none) to resume it, or choose another --out for a new run.',
+    );
+  return parsed.data;
 }

@@ -1,15 +1,18 @@
 import { Option, type Command } from 'commander';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { camelFlag, CONFIG_FLAGS, flagsToConfig } from '../config/config-flags.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { loadTrainConfig, parseTrainConfig } from '../config/load-config.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
 import { createProgress } from '../experiments/progress.ts';
-import { createRunDir, newRunName, readRunConfig } from '../experiments/run-dir.ts';
+import { latestCheckpoint } from '../experiments/checkpoint-store.ts';
+import { resolveCheckpointDir } from '../experiments/policy-source.ts';
+import { newRunName, readRunConfig, runDirState } from '../experiments/run-dir.ts';
 import { train } from '../experiments/train-loop.ts';
 import type { ActorKind } from '../experiments/trainer-models.ts';
 import { CliError } from './errors.ts';
+import { checkTask } from './load-envs.ts';
 
 /** Turns a plain Error from a user-caused problem into a CliError (message shown, no stack). */
 export function asUserError<T>(f: () => T): T {
@@ -50,6 +53,7 @@ interface TrainOptions extends Record<string, unknown> {
   config?: string;
   out?: string;
   resume?: string;
+  fromScratch?: boolean;
 }
 
 export function registerTrainCommand(program: Command): void {
@@ -60,6 +64,10 @@ export function registerTrainCommand(program: Command): void {
     .option('--out <dir>', 'run directory (default runs/<name>-<time>)')
     .option('--resume <run>', 'continue an interrupted run with its stored config');
   for (const f of CONFIG_FLAGS) cmd.option(`--${f.flag} <${f.kind === 'json' ? 'json' : 'value'}>`, f.help);
+  cmd.option(
+    '--from-scratch',
+    'allow RL from randomly initialized weights when no --init is given (smoke tests; it almost never learns these tasks)',
+  );
   cmd.addOption(actorOption());
   cmd.action(async (opts: TrainOptions) => {
     const actor = opts.actor;
@@ -67,14 +75,22 @@ export function registerTrainCommand(program: Command): void {
     let config: TrainConfig;
     if (opts.resume) {
       const given = CONFIG_FLAGS.filter((f) => opts[camelFlag(f.flag)] !== undefined).map((f) => `--${f.flag}`);
-      if (opts.config || given.length) {
-        const drop = [...(opts.config ? ['--config'] : []), ...given].join(', ');
+      if (opts.config || opts.out || given.length) {
+        const drop = [...(opts.config ? ['--config'] : []), ...(opts.out ? ['--out'] : []), ...given].join(', ');
         throw new CliError(`--resume continues a run with its stored config; drop ${drop}`);
       }
       const resume = opts.resume;
       const stored = asUserError(() => readRunConfig(resume));
       runDir = stored.paths.root;
       config = parseTrainConfig(stored.config, stored.paths.config);
+      const done = asUserError(() => latestCheckpoint(stored.paths.root))?.iteration ?? 0;
+      if (done >= config.iterations) {
+        process.stderr.write(
+          `crl: ${runDir} already finished all ${config.iterations} iterations; nothing to resume (to train longer, start a new run with --init ${runDir})\n`,
+        );
+        printSummary(runDir);
+        return;
+      }
     } else {
       config = withFlagNames(() =>
         loadTrainConfig({
@@ -83,12 +99,40 @@ export function registerTrainCommand(program: Command): void {
         }),
       );
       runDir = opts.out ?? join('runs', newRunName(config.name));
-      asUserError(() => createRunDir({ dir: runDir, system: config.name, config }));
+      checkNewRunDir(runDir);
+      checkTask({ env: config.env.name, knobs: config.env.knobs });
+      const init = config.model.init;
+      if (init) {
+        // A run directory stands for its latest checkpoint; the run stores the checkpoint itself.
+        config = {
+          ...config,
+          model: { ...config.model, init: resolve(asUserError(() => resolveCheckpointDir(init))) },
+        };
+      } else if (!opts.fromScratch && actor === 'policy') {
+        throw new CliError(
+          'crl train needs a starting policy: pass --init <run or checkpoint directory> (train one with `crl sft`), ' +
+            'or --from-scratch to start RL from random weights (a smoke test: it almost never learns these tasks)',
+        );
+      }
     }
+    // train() creates the run directory only once the config and every input have loaded.
     await train({ runDir, config, actor, progress: createProgress({ label: config.name }) });
-    const last = readMetrics(join(runDir, 'metrics.jsonl')).pop();
-    process.stdout.write(
-      `${JSON.stringify({ runDir, iteration: last?.iteration ?? 0, successRate: last?.metrics['rollout/success_rate'] ?? null })}\n`,
-    );
+    printSummary(runDir);
   });
+}
+
+/** A new run's --out: absent or empty; an earlier run is continued with --resume instead. */
+function checkNewRunDir(dir: string): void {
+  const state = runDirState(dir);
+  if (state === 'run')
+    throw new CliError(`--out ${dir} already holds a run; continue it with --resume ${dir}, or choose another --out`);
+  if (state === 'other')
+    throw new CliError(`--out ${dir} exists and is not an empty directory; choose a new or empty directory`);
+}
+
+function printSummary(runDir: string): void {
+  const last = readMetrics(join(runDir, 'metrics.jsonl')).pop();
+  process.stdout.write(
+    `${JSON.stringify({ runDir, iteration: last?.iteration ?? 0, successRate: last?.metrics['rollout/success_rate'] ?? null })}\n`,
+  );
 }

@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { evaluate } from '../eval/evaluate.ts';
 import type { EvalResult } from '../eval/eval-result.ts';
 import { formatSummaryWriter, parseSummaryWriter } from '../eval/summary-writer.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
+import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
 import { episodeBatchRunner, evalTaskSeeds, summaryWriterFactory } from './eval-runner.ts';
 import { policySamplerFactory } from './policy-source.ts';
 import { taskFamily } from './task-families.ts';
@@ -71,7 +71,7 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
     windowsList: req.windows,
     trainingWindows: req.trainingWindows,
   });
-  mkdirSync(dirname(req.out), { recursive: true });
+  ensureDir(dirname(req.out));
   writeFileAtomic(req.out, `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }

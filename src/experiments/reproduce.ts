@@ -11,7 +11,6 @@ import { evaluatePolicy, type EvalRequest } from './evaluate-policy.ts';
 import { collectReportData } from '../report/collect-runs.ts';
 import type { Preset } from './presets.ts';
 import { createProgress, SFT_FIELDS } from './progress.ts';
-import { createRunDir, runPaths } from './run-dir.ts';
 import { runSft, SftConfigSchema } from './sft.ts';
 import { systemOverrides, type SystemName } from './systems.ts';
 import { taskFamily } from './task-families.ts';
@@ -67,9 +66,14 @@ export async function reproduce(options: {
           systemOverrides(system),
         );
         const config = parseTrainConfig(raw, `${system} config`);
-        if (!existsSync(runPaths(runDir).config)) createRunDir({ dir: runDir, system, config });
         log(`train ${system} ${tag}`);
-        await train({ runDir, config, actor: options.actor, progress: createProgress({ label: `${system} ${tag}` }) });
+        await train({
+          runDir,
+          config,
+          system,
+          actor: options.actor,
+          progress: createProgress({ label: `${system} ${tag}` }),
+        });
         policies[system] = runDir;
       }
       for (const req of evalRequests({

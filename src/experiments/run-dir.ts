@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RUN_FILES } from '../report/run-files.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
+import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
 
 /** Paths of one run directory (layout: src/report/run-files.ts). */
 export interface RunPaths {
@@ -40,7 +40,7 @@ export function createRunDir(options: { dir: string; system: string; config: unk
     throw new Error(
       `${paths.root} already holds a run; continue it with --resume ${paths.root} or choose another --out`,
     );
-  for (const d of [paths.root, paths.samples, paths.eval]) mkdirSync(d, { recursive: true });
+  for (const d of [paths.root, paths.samples, paths.eval]) ensureDir(d);
   writeFileAtomic(paths.config, `${JSON.stringify({ system: options.system, config: options.config }, null, 2)}\n`);
   return paths;
 }
@@ -52,4 +52,18 @@ export function readRunConfig(dir: string): { paths: RunPaths; system: string; c
   const raw = JSON.parse(readFileSync(paths.config, 'utf8')) as { system?: unknown; config?: unknown };
   if (typeof raw.system !== 'string') throw new Error(`${paths.config}: missing "system"`);
   return { paths, system: raw.system, config: raw.config };
+}
+
+/** What a directory named as a new run's --out holds: nothing, an earlier run, or something else. */
+export function runDirState(dir: string): 'absent' | 'empty' | 'run' | 'other' {
+  let entries: string[];
+  try {
+    if (!statSync(dir).isDirectory()) return 'other';
+    entries = readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+    throw e;
+  }
+  if (existsSync(join(dir, RUN_FILES.config))) return 'run';
+  return entries.length === 0 ? 'empty' : 'other';
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
-import { modelConfig } from '../model/config.ts';
+import { modelConfig, modelPresetSchema } from '../model/config.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
@@ -32,7 +32,7 @@ export const SftConfigSchema = z
       .prefault({}),
     rollout: RolloutConfigSchema.prefault({}),
     model: z
-      .object({ preset: z.string().min(1).default('reference') })
+      .object({ preset: modelPresetSchema.default('reference') })
       .strict()
       .prefault({}),
     /** Expert episodes per epoch (training seeds). */
@@ -87,7 +87,6 @@ export async function runSft(options: {
 }): Promise<{ checkpoint: string }> {
   const { config } = options;
   const paths = runPaths(options.runDir);
-  if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config });
   const done = latestCheckpoint(paths.root);
   if (done && done.iteration >= config.epochs) return { checkpoint: done.dir }; // finished earlier: nothing to redo
   const tokenizer = loadTokenizer('word');
@@ -162,6 +161,9 @@ export async function runSft(options: {
     minLrRatio: config.minLrRatio,
   };
   const policy = new PolicyModel({ config: cfg, optim, rng: rng.fork() });
+  // The run directory appears only now, once the config resolved and the inputs loaded (task
+  // family, knobs, expert episodes, model preset): a failed start leaves nothing behind.
+  if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config });
   let ckpt = latestCheckpoint(paths.root);
   const denseSteps = denseWarmupSteps(family, config.dense);
   if (!ckpt && denseSteps > 0) {

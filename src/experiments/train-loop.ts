@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { ppoUpdate } from '../rl/ppo-update.ts';
@@ -23,7 +24,7 @@ import {
 } from './iteration-stages.ts';
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
-import { runPaths } from './run-dir.ts';
+import { createRunDir, runPaths } from './run-dir.ts';
 import { taskFamily } from './task-families.ts';
 import { buildTrainerModels, type ActorKind, type TrainerModels } from './trainer-models.ts';
 
@@ -37,6 +38,8 @@ export async function train(options: {
   runDir: string;
   config: TrainConfig;
   actor: ActorKind;
+  /** System label stored in a new run's config.json (default config.name). */
+  system?: string;
   progress?: ProgressReporter;
 }): Promise<{ lastIteration: number; models: TrainerModels }> {
   const { config } = options;
@@ -55,6 +58,9 @@ export async function train(options: {
     rng: new Rng(mixSeed(config.seed, 0)),
     engineWeightsDir: join(paths.root, 'engine-weights'),
   });
+  // The run directory appears only now, once the config resolved and every input loaded (task
+  // family, rollout config, model or init checkpoint): a failed start leaves nothing behind.
+  if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: options.system ?? config.name, config });
   const ppoConfig = {
     ...config.ppo,
     trainSummaries: config.ablation.trainSummaries,

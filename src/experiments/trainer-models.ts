@@ -11,6 +11,7 @@ import type { TokenSampler } from '../rollout/types.ts';
 import { createHttpSampler } from '../adapters/http-sampler.ts';
 import { updateWeightsFromDisk } from '../adapters/engine-weights.ts';
 import type { Rng } from '../util/random.ts';
+import { ConfigError } from '../config/config-error.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 
 /**
@@ -77,14 +78,16 @@ export async function buildTrainerModels(options: {
     policy = new PolicyModel({ config: mcfg, optim: optim(config.optim.policyLr), rng: rng.fork() });
   }
   if (policy.config.maxSeqLen < options.contextWindow) {
-    throw new Error(
-      `the model's maxSeqLen (${policy.config.maxSeqLen}) is below rollout.contextWindow (${options.contextWindow})`,
-    );
+    throw new ConfigError([
+      `rollout.contextWindow: ${options.contextWindow} is above the model's maxSeqLen (${policy.config.maxSeqLen}); lower it (--context) or use a model with a longer maxSeqLen`,
+    ]);
   }
   const critic = options.needsCritic ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr) }) : null;
   const engine = config.engine;
   if (engine && options.actor === 'expert')
-    throw new Error('engine: a remote engine samples the policy; it cannot be combined with the scripted-expert actor');
+    throw new ConfigError([
+      'engine: a remote engine samples the policy; it cannot be combined with the scripted-expert actor (--actor expert)',
+    ]);
   if (engine && !options.engineWeightsDir) throw new Error('engine: needs a directory to write the weights to');
   const remote = engine ? createHttpSampler({ url: engine.url, protocol: engine.protocol }) : null;
   return {

@@ -121,6 +121,17 @@ function loadWeights(net: LlamaNetwork, buf: Uint8Array, what: string): void {
   }
   for (const s of net.specs)
     readTensorInto({ file, name: s.name, shape: s.shape, dst: net.params.subarray(s.offset, s.offset + s.size), what });
+  // A diverged run can save NaN or infinite weights; nothing sampled or trained from them means
+  // anything, so they are refused here, once, for every consumer (run, eval, serve, resume).
+  for (const s of net.specs) {
+    const t = net.params.subarray(s.offset, s.offset + s.size);
+    let bad = 0;
+    for (let i = 0; i < t.length; i++) if (!Number.isFinite(t[i]!)) bad++;
+    if (bad > 0)
+      throw new CheckpointFormatError(
+        `${what}: tensor ${s.name} holds ${bad} non-finite values (NaN or infinity); the run that wrote it diverged, use an earlier checkpoint`,
+      );
+  }
 }
 
 function loadOptimizer(net: LlamaNetwork, buf: Uint8Array, what: string): void {

@@ -79,6 +79,15 @@ export function modelPresetNames(): ModelPresetName[] {
   return Object.keys(PRESETS) as ModelPresetName[];
 }
 
+/** A preset name in a config (train, sft): an unknown name lists the valid ones. */
+export const modelPresetSchema = z
+  .string()
+  .min(1)
+  .refine((name) => name in PRESETS, {
+    error: (issue) =>
+      `unknown model preset ${JSON.stringify(issue.input)}; valid presets: ${modelPresetNames().join(', ')}`,
+  });
+
 /** A preset with optional overrides, validated. Unknown preset names list the valid ones. */
 export function modelConfig(name: string, overrides: Partial<ModelConfig> = {}): ModelConfig {
   if (!(name in PRESETS))

@@ -13,8 +13,13 @@ export class RecordWriter {
   }
 
   write(record: EpisodeRecord): void {
-    appendFileSync(this.path, JSON.stringify(EpisodeRecordSchema.parse(record)) + '\n');
+    appendFileSync(this.path, recordLine(record) + '\n');
   }
+}
+
+/** One record as its JSONL line (validated first, so a bad record never reaches a file). */
+export function recordLine(record: EpisodeRecord): string {
+  return JSON.stringify(EpisodeRecordSchema.parse(record));
 }
 
 /** Reads and validates a records file; an invalid line throws RecordParseError naming it. */

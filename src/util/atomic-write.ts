@@ -1,5 +1,5 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 /**
  * Crash-safe file writes: the one implementation every writer in src/ uses. A kill -9 or a power
@@ -61,5 +61,77 @@ export function appendLineSync(path: string, line: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * `mkdir -p` that cannot hang: walks up to the nearest existing ancestor, then creates each missing
+ * level once. (Node's recursive mkdirSync loops forever when a level can never be created, as
+ * under /proc.) Errors carry code, syscall and path like Node's own.
+ */
+export function ensureDir(dir: string): void {
+  const missing: string[] = [];
+  let d = resolve(dir);
+  for (;;) {
+    try {
+      if (statSync(d).isDirectory()) break;
+      throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${d}'`), {
+        code: 'ENOTDIR',
+        syscall: 'mkdir',
+        path: d,
+      });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      const up = dirname(d);
+      if (up === d) throw e;
+      missing.push(d);
+      d = up;
+    }
+  }
+  for (const m of missing.reverse()) {
+    try {
+      mkdirSync(m);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+}
+
+/**
+ * A line-oriented output that appears whole or not at all: lines go to `<path>.partial-<pid>`
+ * beside the target as they come (a crash keeps them there), commit() fsyncs and renames it over
+ * the target, abort() removes it. An existing target is untouched until commit().
+ */
+export class AtomicLineWriter {
+  readonly partialPath: string;
+  private fd: number | null;
+  lines = 0;
+
+  constructor(readonly path: string) {
+    this.partialPath = `${path}.partial-${process.pid}`;
+    this.fd = openSync(this.partialPath, 'w');
+  }
+
+  append(line: string): void {
+    if (this.fd === null) throw new Error(`${this.path}: append after commit or abort`);
+    writeAll(this.fd, Buffer.from(`${line}\n`));
+    this.lines++;
+  }
+
+  commit(): void {
+    if (this.fd === null) throw new Error(`${this.path}: commit after commit or abort`);
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    this.fd = null;
+    renameSync(this.partialPath, this.path);
+    fsyncDir(dirname(this.path));
+  }
+
+  /** Drops the partial file; with keepIfNonEmpty, lines already written stay at partialPath. */
+  abort(options: { keepIfNonEmpty?: boolean } = {}): void {
+    if (this.fd === null) return;
+    closeSync(this.fd);
+    this.fd = null;
+    if (!(options.keepIfNonEmpty && this.lines > 0)) rmSync(this.partialPath, { force: true });
   }
 }

@@ -1,0 +1,243 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { modelConfig } from '../model/config.ts';
+import { PolicyModel } from '../model/policy.ts';
+import { WordTokenizer } from '../model/tokenizer.ts';
+import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
+import { Rng } from '../util/random.ts';
+import { reportError } from './errors.ts';
+
+const CRL = join(new URL('../..', import.meta.url).pathname, 'bin', 'crl');
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The real `crl` process, asynchronous so the table's cases run side by side. */
+function crl(args: string[], options: { cwd?: string; timeoutMs?: number } = {}): Promise<Result> {
+  return new Promise((resolve) => {
+    const child = spawn(CRL, args, { cwd: options.cwd ?? tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A user error: exit 2, one short paragraph that names what to change, no stack trace. */
+function expectUserError(r: Result, message: RegExp): void {
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
+  expect(r.stderr.trim().split('\n').length).toBeLessThanOrEqual(8);
+}
+
+const tmp = (name: string) => mkdtempSync(join(tmpdir(), `crl-${name}-`));
+const TINY_RUN = ['--env', 'chunk-sum', '--model', 'tiny', '--batch', '1', '--iterations', '1'];
+
+describe.concurrent('the CLI error table (real crl processes)', () => {
+  let ckpt: string;
+  let nanCkpt: string;
+  let finished: string;
+
+  beforeAll(async () => {
+    const root = tmp('fixtures');
+    const tokenizer = new WordTokenizer();
+    ckpt = join(root, 'ckpt');
+    await saveCheckpoint(ckpt, {
+      policy: new PolicyModel({
+        config: modelConfig('tiny', { vocabSize: tokenizer.vocabSize, maxSeqLen: 256 }),
+        optim: DEFAULT_OPTIMIZER,
+        rng: new Rng(3),
+      }),
+    });
+    const { policy } = await loadCheckpoint(ckpt);
+    policy.net.params.fill(Number.NaN); // what a diverged run saves
+    nanCkpt = join(root, 'nan');
+    await saveCheckpoint(nanCkpt, { policy });
+    finished = join(root, 'finished');
+    const r = await crl(['train', ...TINY_RUN, '--from-scratch', '--out', finished]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it('--help exits 0; a bad option or a missing one exits 2', async () => {
+    const [help, unknown, missing] = await Promise.all([
+      crl(['sft', '--help']),
+      crl(['report', '--bogus', 'x']),
+      crl(['run', '--out', 'x.jsonl']),
+    ]);
+    expect(help.code).toBe(0);
+    expectUserError(unknown, /unknown option '--bogus'/);
+    expectUserError(missing, /required option '--env <name>'/);
+  });
+
+  it('sft --env nope / --knobs {"zzz":1} / --model nope: user errors, and no run directory', async () => {
+    const dir = tmp('sft-bad');
+    const [env, knobs, model, trainModel] = await Promise.all([
+      crl(['sft', '--env', 'nope', '--out', join(dir, 'a')]),
+      crl(['sft', '--knobs', '{"zzz":1}', '--out', join(dir, 'b')]),
+      crl(['sft', '--model', 'nope', '--out', join(dir, 'c')]),
+      crl(['train', ...TINY_RUN, '--model', 'nope', '--from-scratch', '--out', join(dir, 'd')]),
+    ]);
+    expectUserError(env, /--env: unknown environment "nope"; valid names: .*kv-ledger/);
+    expectUserError(knobs, /--knobs: [\s\S]*"zzz"/);
+    expectUserError(model, /model\.preset: unknown model preset "nope"; valid presets: .*tiny/);
+    expectUserError(trainModel, /model\.preset: unknown model preset "nope".*\(--model\)/);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('crl train with a bad budget or --init leaves no directory, so the same --out works once fixed', async () => {
+    const dir = tmp('train-bad');
+    const [budget, init] = await Promise.all([
+      crl(['train', ...TINY_RUN, '--from-scratch', '--batch', '0', '--out', join(dir, 'a')]),
+      crl(['train', ...TINY_RUN, '--init', join(dir, 'no-such-base'), '--out', join(dir, 'b')]),
+    ]);
+    expectUserError(budget, /batchEpisodes: .*\(--batch\)/);
+    expectUserError(init, /no-such-base/);
+    expect(readdirSync(dir)).toEqual([]);
+    const fixed = await crl(['train', ...TINY_RUN, '--init', ckpt, '--out', join(dir, 'b')]);
+    expect(fixed.code, fixed.stderr).toBe(0);
+  });
+
+  it('crl train with no flags refuses to start RL from random weights, and writes nothing', async () => {
+    const cwd = tmp('train-none');
+    expectUserError(await crl(['train'], { cwd }), /--init .*crl sft.*--from-scratch/);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('--episodes -3 says what the number must be', async () => {
+    const dir = tmp('episodes');
+    expectUserError(
+      await crl(['run', '--env', 'chunk-sum', '--episodes', '-3', '--out', join(dir, 'x.jsonl')]),
+      /--episodes: must be 1 or more \(got "-3"\)/,
+    );
+  });
+
+  it('--out under /proc fails at once instead of hanging in mkdir', async () => {
+    const r = await crl(['run', '--env', 'chunk-sum', '--episodes', '1', '--out', '/proc/nope/x.jsonl'], {
+      timeoutMs: 100_000, // generous for a loaded machine; a hang never ends
+    });
+    expectUserError(r, /--out \/proc\/nope\/x\.jsonl: the directory \/proc\/nope cannot be created/);
+  });
+
+  it('a directory, a read-only file, a read-only directory or a run file as --out: user errors, nothing written', async () => {
+    const dir = tmp('out-bad');
+    writeFileSync(join(dir, 'ro.jsonl'), 'keep\n');
+    chmodSync(join(dir, 'ro.jsonl'), 0o444);
+    mkdirSync(join(dir, 'ro-dir'));
+    chmodSync(join(dir, 'ro-dir'), 0o555);
+    const run = (out: string, ...extra: string[]) =>
+      crl(['run', '--env', 'chunk-sum', '--episodes', '1', '--out', out, ...extra]);
+    const [isDir, roFile, roDir, runFile] = await Promise.all([
+      run(dir),
+      run(join(dir, 'ro.jsonl'), '--force'),
+      run(join(dir, 'ro-dir', 'x.jsonl')),
+      run(join(finished, 'config.json'), '--force'),
+    ]);
+    expectUserError(isDir, /is a directory; name a file/);
+    expectUserError(roFile, /ro\.jsonl is read-only/);
+    expectUserError(roDir, /the directory .*ro-dir is not writable/);
+    expectUserError(runFile, /is a file of the run directory/);
+    expect(readFileSync(join(dir, 'ro.jsonl'), 'utf8')).toBe('keep\n');
+    expect(readdirSync(join(dir, 'ro-dir'))).toEqual([]);
+  });
+
+  it('an existing --out is refused without --force, and a failing run leaves it byte-identical (exit 2)', async () => {
+    const dir = tmp('out-keep');
+    const out = join(dir, 'eps.jsonl');
+    const before = '{"an":"earlier record"}\n';
+    writeFileSync(out, before);
+    const args = ['run', '--env', 'kv-ledger', '--episodes', '2', '--out', out];
+    const [exists, engine, nan] = await Promise.all([
+      crl(args),
+      crl([...args, '--policy', 'vllm:http://127.0.0.1:9', '--force']),
+      crl([...args, '--policy', nanCkpt, '--force']),
+    ]);
+    expectUserError(exists, /already exists; pass --force/);
+    expectUserError(engine, /cannot reach the engine/);
+    expectUserError(nan, /non-finite values .* use an earlier checkpoint/);
+    expect(readFileSync(out, 'utf8')).toBe(before);
+    expect(readdirSync(dir)).toEqual(['eps.jsonl']); // no partial file left behind
+  });
+
+  it('crl report on an empty or missing directory, or with --training-windows abc: user errors, nothing created', async () => {
+    const dir = tmp('report');
+    mkdirSync(join(dir, 'empty'));
+    const [empty, missing, k] = await Promise.all([
+      crl(['report', join(dir, 'empty')]),
+      crl(['report', join(dir, 'missing')]),
+      crl(['report', finished, '--training-windows', 'abc']),
+    ]);
+    expectUserError(empty, /found no runs in .*empty/);
+    expectUserError(missing, /missing is not a directory/);
+    expectUserError(k, /--training-windows: expected a whole number .* got "abc"/);
+    expect(readdirSync(dir)).toEqual(['empty']);
+    expect(readdirSync(join(dir, 'empty'))).toEqual([]);
+    expect(existsSync(join(finished, 'report'))).toBe(false);
+  });
+
+  it('resuming a finished run says so and exits 0 with the summary line', async () => {
+    const r = await crl(['train', '--resume', finished]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/already finished all 1 iterations; nothing to resume/);
+    expect(r.stderr).not.toMatch(/starting at iteration/);
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toMatchObject({ iteration: 1 });
+  });
+
+  it('crl sft on an existing run with other settings is refused with the difference; with none it resumes', async () => {
+    const dir = tmp('sft-resume');
+    const base = [
+      'sft',
+      '--env',
+      'chunk-sum',
+      '--model',
+      'tiny',
+      '--episodes',
+      '1',
+      '--epochs',
+      '1',
+      '--held-out',
+      '0',
+    ];
+    const first = await crl([...base, '--out', join(dir, 'b')]);
+    expect(first.code, first.stderr).toBe(0);
+    const config = readFileSync(join(dir, 'b', 'config.json'), 'utf8');
+    const [other, none, train] = await Promise.all([
+      crl(['sft', '--env', 'kv-ledger', '--model', 'tiny', '--out', join(dir, 'b')]),
+      crl(['sft', '--out', join(dir, 'b')]),
+      crl(['sft', '--out', finished]),
+    ]);
+    expectUserError(other, /other settings:\n\s+- env\.name: stored "chunk-sum", now "kv-ledger"/);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).toMatch(/resuming .* with its stored config/);
+    expectUserError(train, /holds a compaction-rl run, not an SFT run/);
+    expect(readFileSync(join(dir, 'b', 'config.json'), 'utf8')).toBe(config);
+  });
+});
+
+describe('internal errors', () => {
+  it('exit 1, say "internal error" and where to report, without a stack unless CRL_DEBUG', () => {
+    let text = '';
+    const sink = { write: (s: string) => ((text += s), true) } as unknown as NodeJS.WritableStream;
+    const debug = process.env.CRL_DEBUG;
+    delete process.env.CRL_DEBUG;
+    try {
+      expect(reportError(new TypeError('x is undefined'), sink)).toBe(1);
+    } finally {
+      if (debug !== undefined) process.env.CRL_DEBUG = debug;
+    }
+    expect(text).toMatch(/^crl: internal error: x is undefined\nThis is a bug in crl.*report it/);
+    expect(text).not.toMatch(/\n\s+at /);
+  });
+});
