@@ -26,6 +26,7 @@ const USER_ERRORS = new Set([
   'CheckpointFormatError',
   'SequenceTooLongError',
   'EngineError',
+  'MixedRunError',
 ]);
 
 /**

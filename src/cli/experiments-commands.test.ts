@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -187,17 +187,46 @@ describe('crl experiments commands (spawned)', () => {
     expect(existsSync(join(out, 'systems', 'base--chunk-sum--s3'))).toBe(true);
     const summary = JSON.parse(r.last);
     expect(summary.runDir).toBe(out);
-    for (const s of ['base', 'compaction-rl', 'ppo-single-window']) {
+    for (const s of ['base', 'compaction-rl', 'ppo-single-window', 'ppo-single-window-2x']) {
       for (const m of ['x1', 'x4']) {
         const v = summary.results[s][m];
         expect(v.low).toBeLessThanOrEqual(v.passAt1);
         expect(v.high).toBeGreaterThanOrEqual(v.passAt1);
       }
     }
+    // The 2x-context system trains and is evaluated in one window of 2C; the base too, for comparison.
+    const twoX = readEvalResult(join(out, 'eval', 'ppo-single-window-2x--chunk-sum--s3.json'));
+    expect([twoX.contextWindow, Object.keys(twoX.modes)]).toEqual([512, ['x1']]);
+    expect(readEvalResult(join(out, 'eval', 'ppo-single-window-2x--at-C256--chunk-sum--s3.json')).contextWindow).toBe(
+      256,
+    );
+    expect(readEvalResult(join(out, 'eval', 'base--at-C512--chunk-sum--s3.json')).contextWindow).toBe(512);
+    // Provenance: runs and evaluations name the commit, the command and a config hash.
+    const cfgFile = join(out, 'systems', 'compaction-rl--chunk-sum--s3', 'config.json');
+    const stored = JSON.parse(readFileSync(cfgFile, 'utf8'));
+    expect(stored.provenance.command.slice(0, 2)).toEqual(['crl', 'reproduce']);
+    expect(stored.provenance.configHash).toMatch(/^sha256:/);
+    const ev = readEvalResult(join(out, 'eval', 'compaction-rl--chunk-sum--s3.json'));
+    expect([ev.seed, ev.policy.startsWith('systems/compaction-rl--chunk-sum--s3/')]).toEqual([3, true]);
+    expect(ev.provenance?.configHash).toMatch(/^sha256:/);
     expect(existsSync(join(out, 'report', 'report.html'))).toBe(true);
     const again = crl(['reproduce', '--resume', out]); // everything on disk: skips to the report
     expect(again.code).toBe(0);
     expect(JSON.parse(again.last)).toEqual(summary);
+    expect(JSON.parse(readFileSync(join(out, 'pipeline.json'), 'utf8')).invocations).toHaveLength(2);
+    // A run directory made with another config is refused (exit 2), or reused and marked mixed.
+    stored.config.optim.policyLr = 0.123;
+    writeFileSync(cfgFile, JSON.stringify(stored));
+    const mixed = crl(['reproduce', '--resume', out]);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toContain('systems/compaction-rl--chunk-sum--s3 was made with another config');
+    expect(mixed.stderr).toContain('optim.policyLr: 0.123 -> 0.0003');
+    expect(mixed.stderr).toContain('--allow-mixed');
+    const allowed = crl(['reproduce', '--resume', out, '--allow-mixed']);
+    expect(allowed.code).toBe(0);
+    expect(readFileSync(join(out, 'report', 'report.md'), 'utf8')).toMatch(
+      /MIXED: reused although made with another config/,
+    );
     expect(existsSync(join(out, 'systems', 'base--chunk-sum--s0'))).toBe(false);
     const bad = crl(['reproduce', '--preset', 'smoke', '--envs', 'kv-ledger', '--out', join(out, 'x')]);
     expect(bad.code).toBe(2);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { setCommandLine } from '../util/provenance.ts';
 import { reportError } from './errors.ts';
 // One line per subcommand: import its register function here and call it below.
 import { registerRunCommand } from './run.ts';
@@ -33,6 +34,8 @@ export function buildProgram(): Command {
 
 /** Runs `crl` with process-style argv ([node, script, ...args]) and returns the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
+  // Provenance records the command as typed, without the interpreter and script paths.
+  setCommandLine(['crl', ...argv.slice(2)]);
   try {
     await buildProgram().parseAsync([...argv]);
     return 0;

@@ -6,6 +6,14 @@ import { writeReport } from '../report/write-report.ts';
 import { CliError } from './errors.ts';
 import { FORCE_HELP, prepareOutputFiles } from './outputs.ts';
 
+/** A whole number >= 1 from a flag, or a CliError saying what was expected. */
+function wholeNumber(value: string, flag: string, what: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(n) || n < 1)
+    throw new CliError(`${flag}: expected a whole number >= 1 (${what}), got ${JSON.stringify(value)}`);
+  return n;
+}
+
 export function registerReportCommand(program: Command): void {
   program
     .command('report')
@@ -14,14 +22,26 @@ export function registerReportCommand(program: Command): void {
     .option('--out <dir>', 'output directory (default <first run>/report)')
     .option('--title <text>', 'report title')
     .option('--training-windows <K>', 'K used in training (the "x4" column)', '4')
+    .option('--context <C>', 'C of the standard evaluations (default: the smallest C evaluated)')
+    .option(
+      '--with-data',
+      'copy the raw data (evaluation JSON, run configs, figure metrics, pipeline.json) to <out>/data and make the report from the copy, so that `crl report <out>/data --out <out>` regenerates it',
+    )
     .option('--force', FORCE_HELP)
     .action(
-      async (runs: string[], opts: { out?: string; title?: string; trainingWindows: string; force?: boolean }) => {
-        const k = Number(opts.trainingWindows);
-        if (!/^\d+$/.test(opts.trainingWindows.trim()) || !Number.isInteger(k) || k < 1)
-          throw new CliError(
-            `--training-windows: expected a whole number of windows >= 1 (the K used in training), got ${JSON.stringify(opts.trainingWindows)}`,
-          );
+      async (
+        runs: string[],
+        opts: {
+          out?: string;
+          title?: string;
+          trainingWindows: string;
+          context?: string;
+          withData?: boolean;
+          force?: boolean;
+        },
+      ) => {
+        const K = wholeNumber(opts.trainingWindows, '--training-windows', 'the K used in training');
+        const C = opts.context === undefined ? undefined : wholeNumber(opts.context, '--context', 'tokens');
         for (const r of runs) {
           let isDir = false;
           try {
@@ -46,7 +66,9 @@ export function registerReportCommand(program: Command): void {
           runDirs: runs,
           outDir,
           ...(opts.title ? { title: opts.title } : {}),
-          trainingWindows: k,
+          trainingWindows: K,
+          contextWindow: C,
+          withData: opts.withData ?? false,
         });
         for (const w of r.warnings) process.stderr.write(`crl: warning: ${w}\n`);
         process.stdout.write(

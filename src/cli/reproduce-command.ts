@@ -44,6 +44,10 @@ export function registerReproduceCommand(program: Command): void {
     .option('--envs <list>', "run only these of the preset's task families, comma-separated (e.g. kv-ledger)")
     .option('--seeds <list>', "run only these seeds instead of the preset's, comma-separated (e.g. 0,1)")
     .option('--resume <dir>', 'continue an interrupted pipeline (its stored preset, --envs and --seeds)')
+    .option(
+      '--allow-mixed',
+      'reuse run directories and evaluations made with another config than the preset asks for (refused by default); the report marks every table they reach as mixed',
+    )
     .addOption(actorOption())
     .action(
       async (opts: {
@@ -53,6 +57,7 @@ export function registerReproduceCommand(program: Command): void {
         envs?: string;
         seeds?: string;
         actor: ActorKind;
+        allowMixed?: boolean;
       }) => {
         let presetName = opts.preset;
         let outDir = opts.out ?? join('runs', newRunName(`reproduce-${presetName}`));
@@ -67,8 +72,15 @@ export function registerReproduceCommand(program: Command): void {
           const {
             preset: name,
             actor: _actor,
+            invocations: _invocations,
+            mixed: _mixed,
             ...stored
-          } = JSON.parse(readFileSync(file, 'utf8')) as Preset & { preset: string; actor: string };
+          } = JSON.parse(readFileSync(file, 'utf8')) as Preset & {
+            preset: string;
+            actor: string;
+            invocations?: unknown;
+            mixed?: unknown;
+          };
           presetName = name;
           preset = stored;
           outDir = opts.resume;
@@ -87,6 +99,7 @@ export function registerReproduceCommand(program: Command): void {
           presetName,
           outDir,
           actor: opts.actor,
+          allowMixed: opts.allowMixed ?? false,
           log: (l) => process.stderr.write(`crl reproduce: ${l}\n`),
         });
         process.stdout.write(`${JSON.stringify(summary)}\n`);

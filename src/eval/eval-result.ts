@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { ProvenanceSchema } from '../util/provenance.ts';
 
 /**
  * The evaluation result file (one per system x env x variant x summary writer), the boundary
@@ -45,6 +46,15 @@ export const EvalResultSchema = z
     trainingWindows: z.number().int().positive().nullable(),
     /** Keyed 'x1', 'x4', ... */
     modes: z.record(z.string().regex(/^x\d+$/), ModeResultSchema),
+    /**
+     * The sampling seed. `crl reproduce` uses the training seed, so evaluations of different systems
+     * with the same (env, seed) are paired (src/report/statistics.ts). Absent in older files.
+     */
+    seed: z.number().int().optional(),
+    /** The settings this evaluation was made with, paths relative to the pipeline directory. */
+    request: z.record(z.string(), z.unknown()).optional(),
+    /** Commit, command line and hash of `request` (src/util/provenance.ts). Absent in older files. */
+    provenance: ProvenanceSchema.optional(),
   })
   .strict();
 export type EvalResult = z.infer<typeof EvalResultSchema>;

@@ -192,6 +192,8 @@ export function runDenseWarmup(options: {
   layout: ChatLayout;
   config: DenseWarmupConfig;
   seed: number;
+  /** Longest dense sequence (C of the rollout; default: the model's maxSeqLen). */
+  maxTokens?: number;
   onEval?: (p: WarmupPoint) => void;
 }): WarmupPoint[] {
   const { policy, family, layout, config } = options;
@@ -202,7 +204,7 @@ export function runDenseWarmup(options: {
     encodeDense(
       recall || !dense ? recallForm({ rng, probes: config.probes }) : dense(rng),
       layout,
-      policy.config.maxSeqLen,
+      options.maxTokens ?? policy.config.maxSeqLen,
     );
   const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(20, steps) };
   const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params });

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { evaluate } from '../eval/evaluate.ts';
 import type { EvalResult } from '../eval/eval-result.ts';
 import { formatSummaryWriter, parseSummaryWriter } from '../eval/summary-writer.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
 import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
+import { canonicalJson, provenance } from '../util/provenance.ts';
 import { episodeBatchRunner, evalTaskSeeds, summaryWriterFactory } from './eval-runner.ts';
 import { policySamplerFactory } from './policy-source.ts';
 import { taskFamily } from './task-families.ts';
@@ -28,6 +29,22 @@ export interface EvalRequest {
   trainingWindows: number | null;
   seed: number;
   out: string;
+  /**
+   * The pipeline directory: recorded paths (the policy, the request) are written relative to it, so
+   * results stay valid when the directory moves and name no machine path.
+   */
+  root?: string;
+  /** The config hash of the run the policy comes from (its provenance); recorded in the request. */
+  policyConfigHash?: string | null;
+}
+
+/** What an evaluation was made with (EvalResult.request): the request without its output path. */
+export function evalRequestRecord(req: EvalRequest): Record<string, unknown> {
+  const { out: _out, root, ...settings } = req;
+  return JSON.parse(canonicalJson({ ...settings, policyConfigHash: req.policyConfigHash ?? null }, root)) as Record<
+    string,
+    unknown
+  >;
 }
 
 /** Runs one evaluation and writes its validated JSON file atomically; returns the result. */
@@ -58,10 +75,11 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
     seed: req.seed,
   });
   const { contextWindow } = resolveRolloutConfig({ input: { ...req.rollout, maxWindows: 1 }, tokenizer }).config;
-  const result = await evaluate({
+  const request = evalRequestRecord(req);
+  const evaluated = await evaluate({
     run,
     system: req.system,
-    policy: actor.source,
+    policy: req.root ? relativePath(req.root, actor.source) : actor.source,
     env: req.env,
     variant: req.variant,
     summaryWriter: formatSummaryWriter(spec),
@@ -71,9 +89,16 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
     windowsList: req.windows,
     trainingWindows: req.trainingWindows,
   });
+  const result: EvalResult = { ...evaluated, seed: req.seed, request, provenance: provenance(request) };
   ensureDir(dirname(req.out));
   writeFileAtomic(req.out, `${JSON.stringify(result, null, 2)}\n`);
   return result;
+}
+
+/** `path` relative to `root` with `/` separators when inside it; else unchanged. */
+function relativePath(root: string, path: string): string {
+  const r = relative(resolve(root), resolve(path));
+  return r === '' || r.startsWith('..') || isAbsolute(r) ? path : r.split(sep).join('/');
 }
 
 export function evalDone(out: string): boolean {

@@ -18,11 +18,20 @@ describe('reproduce presets', () => {
         const sft = SftConfigSchema.parse({ ...p.sft, env: { name: env, knobs }, seed: p.seeds[0] });
         for (const system of p.systems) {
           const train = parseTrainConfig(
-            deepMerge(deepMerge(p.train, { env: { name: env, knobs }, seed: p.seeds[0] }), systemOverrides(system)),
+            deepMerge(
+              deepMerge(p.train, { env: { name: env, knobs }, seed: p.seeds[0] }),
+              systemOverrides(system, p.train),
+            ),
             name,
           );
           expect(train.model.preset).toBe(sft.model.preset);
-          expect(train.rollout.contextWindow ?? 256).toBe(sft.rollout.contextWindow ?? 256);
+          // The base's positions cover every system's C: C itself, and 2C for the 2x-context system.
+          const positions = Math.max(sft.rollout.contextWindow, sft.model.maxSeqLen ?? 0);
+          expect(train.rollout.contextWindow).toBeLessThanOrEqual(positions);
+          if (system === 'ppo-single-window-2x') {
+            expect(train.rollout.contextWindow).toBe(2 * sft.rollout.contextWindow);
+            expect(train.rollout.maxWindows).toBe(1);
+          } else expect(train.rollout.contextWindow).toBe(sft.rollout.contextWindow);
         }
       }
       expect(p.systems.length).toBeGreaterThan(0);

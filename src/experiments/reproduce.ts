@@ -1,18 +1,20 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { deepMerge } from '../config/config-flags.ts';
 import { parseTrainConfig } from '../config/load-config.ts';
-import type { EvalResult } from '../eval/eval-result.ts';
-import { RUN_FILES } from '../report/run-files.ts';
-import { cellFor } from '../report/tables.ts';
-import { writeReport } from '../report/write-report.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
-import { evaluatePolicy, type EvalRequest } from './evaluate-policy.ts';
 import { collectReportData } from '../report/collect-runs.ts';
+import { headlineCell } from '../report/cells.ts';
+import { PipelineFileSchema, RUN_FILES, type Invocation, type MixedNote } from '../report/run-files.ts';
+import { writeReport } from '../report/write-report.ts';
+import { codeVersion, commandLine, configHash } from '../util/provenance.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+import { evaluatePolicy, evalRequestRecord } from './evaluate-policy.ts';
+import { evalRequests, type PolicyRef } from './reproduce-evals.ts';
 import type { Preset } from './presets.ts';
 import { createProgress, SFT_FIELDS } from './progress.ts';
+import { createReuseGuard } from './reuse-guard.ts';
 import { runSft, SftConfigSchema } from './sft.ts';
-import { systemOverrides, type SystemName } from './systems.ts';
+import { contextWindowOf, DOUBLE_CONTEXT_SYSTEM, systemOverrides, type SystemName } from './systems.ts';
 import { taskFamily } from './task-families.ts';
 import { train } from './train-loop.ts';
 import type { ActorKind } from './trainer-models.ts';
@@ -25,69 +27,91 @@ export interface ReproduceSummary {
 
 type Log = (line: string) => void;
 
+/** K of the preset's training config: the "x4" of the paper. */
+export function trainingWindowsOf(preset: Preset): number {
+  return Number(preset.train.rollout?.maxWindows ?? 4);
+}
+
 /**
- * The whole pipeline (method §7, §8): SFT base -> RL w/o compaction -> CompactionRL -> ablations ->
- * broadcast -> evaluation of all -> report. Every stage skips work already on disk, so rerunning
- * on the same directory resumes after any interruption (training itself resumes mid-run).
+ * The whole pipeline (method §7, §8): SFT base -> RL w/o compaction (at C and at 2C) ->
+ * CompactionRL -> ablations -> broadcast -> evaluation of all -> report. Every stage skips work
+ * already on disk, so rerunning on the same directory resumes after any interruption (training
+ * itself resumes mid-run); work made with another config is refused unless `allowMixed`
+ * (reuse-guard.ts), and every invocation is recorded in pipeline.json.
  */
 export async function reproduce(options: {
   preset: Preset;
   presetName: string;
   outDir: string;
   actor: ActorKind;
+  allowMixed?: boolean;
   log: Log;
 }): Promise<ReproduceSummary> {
   const { preset, outDir, log } = options;
+  const root = resolve(outDir);
   mkdirSync(join(outDir, RUN_FILES.eval), { recursive: true });
-  writeFileAtomic(
-    join(outDir, RUN_FILES.pipeline),
-    JSON.stringify({ preset: options.presetName, actor: options.actor, ...preset }, null, 2),
-  );
-  const trainingWindows = Number(preset.train.rollout?.maxWindows ?? 4); // K of training
+  const pipeline = openPipelineFile({ outDir, presetName: options.presetName, actor: options.actor, preset });
+  const guard = createReuseGuard({ root, allowMixed: options.allowMixed ?? false, onMixed: pipeline.addMixed });
+  const K = trainingWindowsOf(preset);
+  const C = contextWindowOf(preset.train);
   for (const env of preset.envs) {
     for (const seed of preset.seeds) {
       const tag = `${env}--s${seed}`;
       const sftDir = join(outDir, RUN_FILES.systems, `base--${tag}`);
-      log(`sft base ${tag}`);
       const knobs = preset.knobs?.[env] ?? {};
+      const sftConfig = SftConfigSchema.parse(
+        deepMerge(deepMerge(preset.sft, preset.sftByEnv?.[env] ?? {}), { env: { name: env, knobs }, seed }),
+      );
+      guard.run({ dir: sftDir, config: sftConfig, what: 'SFT base', env, seed, system: 'base' });
+      log(`sft base ${tag}`);
       const base = await runSft({
         runDir: sftDir,
-        config: SftConfigSchema.parse(
-          deepMerge(deepMerge(preset.sft, preset.sftByEnv?.[env] ?? {}), { env: { name: env, knobs }, seed }),
-        ),
+        config: sftConfig,
+        root,
         progress: createProgress({ label: `sft ${tag}`, fields: SFT_FIELDS }),
         log: (l) => options.log(`sft ${tag}: ${l}`),
       });
-      const policies: Partial<Record<SystemName, string>> = { base: sftDir };
+      const policies: Partial<Record<SystemName, PolicyRef>> = {
+        base: { dir: sftDir, configHash: configHash(sftConfig, root) },
+      };
       for (const system of preset.systems) {
         const runDir = join(outDir, RUN_FILES.systems, `${system}--${tag}`);
         const raw = deepMerge(
           deepMerge(preset.train, { env: { name: env, knobs }, seed, model: { init: base.checkpoint } }),
-          systemOverrides(system),
+          systemOverrides(system, preset.train),
         );
         const config = parseTrainConfig(raw, `${system} config`);
+        guard.run({ dir: runDir, config, what: `${system} training`, env, seed, system });
         log(`train ${system} ${tag}`);
         await train({
           runDir,
           config,
           system,
+          root,
           actor: options.actor,
           progress: createProgress({ label: `${system} ${tag}` }),
         });
-        policies[system] = runDir;
+        policies[system] = { dir: runDir, configHash: configHash(config, root) };
       }
       for (const req of evalRequests({
         preset,
         env,
         variants: Object.keys((await taskFamily(env)).variants),
         seed,
-        trainingWindows,
+        trainingWindows: K,
+        contextWindow: C,
         policies,
         actor: options.actor,
         outDir,
       })) {
-        if (existsSync(req.out)) continue;
-        log(`eval ${req.system} ${tag} ${req.variant} writer=${req.summaryWriter}`);
+        const request = evalRequestRecord(req);
+        if (existsSync(req.out)) {
+          guard.evalFile({ path: req.out, request, env, seed, system: req.system });
+          continue;
+        }
+        log(
+          `eval ${req.system} ${tag} ${req.variant} writer=${req.summaryWriter} C=${String(req.rollout.contextWindow)}`,
+        );
         await evaluatePolicy(req);
       }
     }
@@ -97,106 +121,64 @@ export async function reproduce(options: {
     runDirs: [outDir],
     outDir: join(outDir, RUN_FILES.report),
     title: `CompactionRL reproduction (${options.presetName})`,
-    trainingWindows,
+    trainingWindows: K,
+    contextWindow: C,
   });
-  return {
-    runDir: outDir,
-    results: headline(collectReportData([outDir]).evals, ['base', ...preset.systems], trainingWindows),
-  };
+  const evals = collectReportData([outDir]).evals;
+  return { runDir: outDir, results: headline({ evals, systems: ['base', ...preset.systems], K, C }) };
 }
 
-/** Default-variant evals of every system, writer swaps (Table 1), held-out variants, longer horizon. */
-function evalRequests(o: {
-  preset: Preset;
-  env: string;
-  variants: readonly string[];
-  seed: number;
-  trainingWindows: number;
-  policies: Partial<Record<SystemName, string>>;
-  actor: ActorKind;
-  outDir: string;
-}): EvalRequest[] {
-  const { preset, env, seed } = o;
-  const plan = preset.eval;
-  const common = {
-    env,
-    knobs: preset.knobs?.[env] ?? {},
-    rollout: preset.train.rollout ?? {},
-    tasks: plan.tasks,
-    samplesPerTask: plan.samplesPerTask,
-    trainingWindows: o.trainingWindows,
-    seed,
-  };
-  const file = (...parts: string[]) =>
-    join(o.outDir, RUN_FILES.eval, `${[...parts, env, `s${seed}`].join('--').replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);
-  const policy = (s: SystemName) => (o.actor === 'expert' ? 'expert' : o.policies[s]!);
-  const reqs: EvalRequest[] = [];
-  for (const system of Object.keys(o.policies) as SystemName[]) {
-    reqs.push({
-      ...common,
-      system,
-      policy: policy(system),
-      variant: 'default',
-      summaryWriter: 'self',
-      windows: [...plan.windows, ...plan.longerWindows],
-      out: file(system),
-    });
-  }
-  for (const system of plan.writerSystems.filter((s) => o.policies[s])) {
-    for (const w of plan.writers)
-      reqs.push({
-        ...common,
-        system,
-        policy: policy(system),
-        variant: 'default',
-        summaryWriter: w,
-        windows: [o.trainingWindows],
-        out: file(system, `writer-${w}`),
-      });
-  }
-  return reqs.concat(heldOut({ ...o, common, file, policy }));
-}
-
-function heldOut(o: {
-  preset: Preset;
-  variants: readonly string[];
-  trainingWindows: number;
-  policies: Partial<Record<SystemName, string>>;
-  common: Omit<EvalRequest, 'system' | 'policy' | 'variant' | 'summaryWriter' | 'windows' | 'out'>;
-  file: (...p: string[]) => string;
-  policy: (s: SystemName) => string;
-}): EvalRequest[] {
-  const out: EvalRequest[] = [];
-  for (const variant of o.variants.slice(0, o.preset.eval.heldOutVariants)) {
-    for (const system of o.preset.eval.heldOutSystems.filter((s) => o.policies[s])) {
-      out.push({
-        ...o.common,
-        system,
-        policy: o.policy(system),
-        variant,
-        summaryWriter: 'self',
-        windows: [o.trainingWindows],
-        out: o.file(system, `variant-${variant}`),
-      });
-    }
-  }
-  return out;
-}
-
-/** Pass@1 per system and mode, pooled over envs and seeds (default variant, own summaries). */
-function headline(
-  evals: readonly EvalResult[],
-  systems: readonly string[],
-  trainingWindows: number,
-): ReproduceSummary['results'] {
+/**
+ * Pass@1 per system and mode, pooled over envs and seeds (default variant, own summaries), with the
+ * report's interval (src/report/statistics.ts). x1 and xK at C, except the 2x-context system, whose
+ * x1 is its own single window at 2C (method §7); its xK is its policy acting with compaction at C.
+ */
+function headline(o: {
+  evals: Parameters<typeof headlineCell>[0]['evals'];
+  systems: readonly string[];
+  K: number;
+  C: number;
+}): ReproduceSummary['results'] {
   const results: ReproduceSummary['results'] = {};
-  for (const system of systems) {
+  for (const system of o.systems) {
     const row: Record<string, { passAt1: number; low: number; high: number }> = {};
-    for (const mode of ['x1', `x${trainingWindows}`]) {
-      const c = cellFor(evals, { system, variant: 'default', writer: 'self', mode });
+    for (const mode of ['x1', `x${o.K}`]) {
+      const contextWindow = system === DOUBLE_CONTEXT_SYSTEM && mode === 'x1' ? 2 * o.C : o.C;
+      const c = headlineCell({ evals: o.evals, system, mode, contextWindow });
       if (c) row[mode] = { passAt1: c.passAt1, low: c.low, high: c.high };
     }
     results[system] = row;
   }
   return results;
+}
+
+/**
+ * pipeline.json: the preset as run, this invocation appended to the earlier ones (a directory
+ * computed in parts names every commit that wrote to it), and the mixed reuses the guard allowed.
+ */
+function openPipelineFile(o: { outDir: string; presetName: string; actor: ActorKind; preset: Preset }): {
+  addMixed: (note: MixedNote) => void;
+} {
+  const path = join(o.outDir, RUN_FILES.pipeline);
+  const old = existsSync(path) ? PipelineFileSchema.safeParse(JSON.parse(readFileSync(path, 'utf8'))) : null;
+  const invocation: Invocation = {
+    ...codeVersion(),
+    command: commandLine(),
+    createdAt: new Date().toISOString(),
+    presetHash: configHash(o.preset),
+  };
+  const invocations = [...(old?.success ? old.data.invocations : []), invocation];
+  const mixed = old?.success ? [...old.data.mixed] : [];
+  const write = () =>
+    writeFileAtomic(
+      path,
+      `${JSON.stringify({ preset: o.presetName, actor: o.actor, ...o.preset, invocations, mixed }, null, 2)}\n`,
+    );
+  write();
+  return {
+    addMixed: (note) => {
+      if (!mixed.some((m) => m.path === note.path)) mixed.push(note);
+      write();
+    },
+  };
 }

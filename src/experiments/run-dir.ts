@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RUN_FILES } from '../report/run-files.ts';
 import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
+import { provenance, ProvenanceSchema, type Provenance } from '../util/provenance.ts';
 
 /** Paths of one run directory (layout: src/report/run-files.ts). */
 export interface RunPaths {
@@ -31,27 +32,47 @@ export function newRunName(system: string, now = new Date()): string {
 }
 
 /**
- * Creates the run directory and writes the resolved config ({ system, config }). Refuses to reuse a
- * directory that already has a config: that is what --resume is for.
+ * Creates the run directory and writes the resolved config with its provenance ({ system, config,
+ * provenance }: commit, command line, config hash; src/util/provenance.ts). `root` is the pipeline
+ * directory whose paths the config hash names relatively. Refuses to reuse a directory that already
+ * has a config: that is what --resume is for.
  */
-export function createRunDir(options: { dir: string; system: string; config: unknown }): RunPaths {
+export function createRunDir(options: { dir: string; system: string; config: unknown; root?: string }): RunPaths {
   const paths = runPaths(options.dir);
   if (existsSync(paths.config))
     throw new Error(
       `${paths.root} already holds a run; continue it with --resume ${paths.root} or choose another --out`,
     );
   for (const d of [paths.root, paths.samples, paths.eval]) ensureDir(d);
-  writeFileAtomic(paths.config, `${JSON.stringify({ system: options.system, config: options.config }, null, 2)}\n`);
+  const record = {
+    system: options.system,
+    config: options.config,
+    provenance: provenance(options.config, options.root),
+  };
+  writeFileAtomic(paths.config, `${JSON.stringify(record, null, 2)}\n`);
   return paths;
 }
 
-/** Reads a run's stored { system, config } (validated by the caller's schema). */
-export function readRunConfig(dir: string): { paths: RunPaths; system: string; config: unknown } {
+/**
+ * Reads a run's stored { system, config, provenance } (the config is validated by the caller's
+ * schema; provenance is null for runs made before it was recorded).
+ */
+export function readRunConfig(dir: string): {
+  paths: RunPaths;
+  system: string;
+  config: unknown;
+  provenance: Provenance | null;
+} {
   const paths = runPaths(dir);
   if (!existsSync(paths.config)) throw new Error(`${paths.root} is not a run directory (no ${RUN_FILES.config})`);
-  const raw = JSON.parse(readFileSync(paths.config, 'utf8')) as { system?: unknown; config?: unknown };
+  const raw = JSON.parse(readFileSync(paths.config, 'utf8')) as {
+    system?: unknown;
+    config?: unknown;
+    provenance?: unknown;
+  };
   if (typeof raw.system !== 'string') throw new Error(`${paths.config}: missing "system"`);
-  return { paths, system: raw.system, config: raw.config };
+  const prov = ProvenanceSchema.safeParse(raw.provenance);
+  return { paths, system: raw.system, config: raw.config, provenance: prov.success ? prov.data : null };
 }
 
 /** What a directory named as a new run's --out holds: nothing, an earlier run, or something else. */

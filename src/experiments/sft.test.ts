@@ -85,7 +85,7 @@ describe('SFT base policy', () => {
     });
     const common = {
       family,
-      knobs: {},
+      knobs: { minChunks: 11, chunks: 11 }, // every episode compacts unless mixed
       rollout,
       layout,
       tokenizer: source,
@@ -94,9 +94,17 @@ describe('SFT base policy', () => {
       seeds: family.trainSeeds,
       idPrefix: 'm',
     };
-    const all = await expertEpisodes({ ...common, mix: [{ share: 1, knobs: { chunks: 1 } }], rng: new Rng(4) });
+    const all = await expertEpisodes({
+      ...common,
+      mix: [{ share: 1, knobs: { minChunks: 1, chunks: 1 } }],
+      rng: new Rng(4),
+    });
     expect(all.every((r) => r.compactions === 0 && r.reward === 1)).toBe(true); // 1 chunk fits one window
-    const half = await expertEpisodes({ ...common, mix: [{ share: 0.5, knobs: { chunks: 1 } }], rng: new Rng(4) });
+    const half = await expertEpisodes({
+      ...common,
+      mix: [{ share: 0.5, knobs: { minChunks: 1, chunks: 1 } }],
+      rng: new Rng(4),
+    });
     const short = half.filter((r) => r.compactions === 0).length;
     expect(short).toBeGreaterThanOrEqual(10); // Binomial(40, 0.5): outside [10, 30] has p < 0.002
     expect(short).toBeLessThanOrEqual(30);
@@ -122,7 +130,7 @@ describe('SFT base policy', () => {
     });
     const common = {
       family,
-      knobs: {},
+      knobs: { minHops: 5, hops: 5 }, // every episode compacts (3 windows)
       rollout,
       layout,
       tokenizer: source,

@@ -32,7 +32,15 @@ export const SftConfigSchema = z
       .prefault({}),
     rollout: RolloutConfigSchema.prefault({}),
     model: z
-      .object({ preset: modelPresetSchema.default('reference') })
+      .object({
+        preset: modelPresetSchema.default('reference'),
+        /**
+         * Positions the model supports (RoPE table; no parameter depends on it). Default: C. The
+         * presets set 2C so that the base can also act in one window of twice the context (the
+         * 2x-context system, method §7); training data is the same either way.
+         */
+        maxSeqLen: z.number().int().positive().optional(),
+      })
       .strict()
       .prefault({}),
     /** Expert episodes per epoch (training seeds). */
@@ -82,6 +90,8 @@ export type SftConfigInput = z.input<typeof SftConfigSchema>;
 export async function runSft(options: {
   runDir: string;
   config: SftConfig;
+  /** A pipeline directory the run belongs to (its provenance names paths relative to it). */
+  root?: string;
   progress?: ProgressReporter;
   log?: (line: string) => void;
 }): Promise<{ checkpoint: string }> {
@@ -151,7 +161,7 @@ export async function runSft(options: {
   const steps = config.epochs * Math.max(1, stepsPerEpoch);
   const cfg = modelConfig(config.model.preset, {
     vocabSize: tokenizer.tokenizer.vocabSize,
-    maxSeqLen: rollout.contextWindow,
+    maxSeqLen: Math.max(rollout.contextWindow, config.model.maxSeqLen ?? 0),
   });
   const optim = {
     ...DEFAULT_OPTIMIZER,
@@ -163,7 +173,7 @@ export async function runSft(options: {
   const policy = new PolicyModel({ config: cfg, optim, rng: rng.fork() });
   // The run directory appears only now, once the config resolved and the inputs loaded (task
   // family, knobs, expert episodes, model preset): a failed start leaves nothing behind.
-  if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config });
+  if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config, root: options.root });
   let ckpt = latestCheckpoint(paths.root);
   const denseSteps = denseWarmupSteps(family, config.dense);
   if (!ckpt && denseSteps > 0) {
@@ -177,6 +187,7 @@ export async function runSft(options: {
       layout,
       config: config.dense,
       seed: config.seed,
+      maxTokens: rollout.contextWindow,
       onEval: (p) =>
         options.log?.(
           `dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined || p.step > config.dense.recallSteps ? '' : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`,

@@ -1,4 +1,5 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
+import { RolloutConfigSchema } from '../rollout/config.ts';
 
 /**
  * The systems of method §7 as config overrides on top of a preset's training config. 'base' is the
@@ -7,6 +8,7 @@ import type { TrainConfigInput } from '../config/train-config.ts';
 export const SYSTEM_NAMES = [
   'base',
   'ppo-single-window',
+  'ppo-single-window-2x',
   'compaction-rl',
   'no-summary-training',
   'segment-mean-loss',
@@ -15,24 +17,37 @@ export const SYSTEM_NAMES = [
 ] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
-/** RL systems: what each changes relative to CompactionRL. */
-const SYSTEM_OVERRIDES: Readonly<Record<Exclude<SystemName, 'base'>, TrainConfigInput>> = {
-  'ppo-single-window': { algorithm: 'ppo-single-window', rollout: { maxWindows: 1 } },
-  'compaction-rl': {},
-  'no-summary-training': { ablation: { trainSummaries: false } },
-  'segment-mean-loss': { ablation: { lossAggregation: 'segment-mean' } },
-  'no-cross-trajectory-gae': { ablation: { crossTrajectory: false } },
+/** The system trained with one window of twice the context (method §7, the paper's fixed-peak-budget comparison). */
+export const DOUBLE_CONTEXT_SYSTEM = 'ppo-single-window-2x' satisfies SystemName;
+
+/** C of a training config (the rollout default when the preset does not set it). */
+export function contextWindowOf(train: TrainConfigInput): number {
+  return RolloutConfigSchema.parse({ ...train.rollout, maxWindows: 1 }).contextWindow;
+}
+
+/** RL systems: what each changes relative to CompactionRL, given the preset's training config. */
+const SYSTEM_OVERRIDES: Readonly<Record<Exclude<SystemName, 'base'>, (train: TrainConfigInput) => TrainConfigInput>> = {
+  'ppo-single-window': () => ({ algorithm: 'ppo-single-window', rollout: { maxWindows: 1 } }),
+  // K = 1 at 2C: the same T_comp, so the episode ends (truncated) when less than T_comp is left of 2C.
+  'ppo-single-window-2x': (train) => ({
+    algorithm: 'ppo-single-window',
+    rollout: { maxWindows: 1, contextWindow: 2 * contextWindowOf(train) },
+  }),
+  'compaction-rl': () => ({}),
+  'no-summary-training': () => ({ ablation: { trainSummaries: false } }),
+  'segment-mean-loss': () => ({ ablation: { lossAggregation: 'segment-mean' } }),
+  'no-cross-trajectory-gae': () => ({ ablation: { crossTrajectory: false } }),
   // Group baseline: 4 samples per task, same number of episodes per batch.
-  broadcast: { algorithm: 'broadcast', groupSize: 4 },
+  broadcast: () => ({ algorithm: 'broadcast', groupSize: 4 }),
 };
 
 export function isSystemName(name: string): name is SystemName {
   return (SYSTEM_NAMES as readonly string[]).includes(name);
 }
 
-export function systemOverrides(name: string): TrainConfigInput {
-  const o = (SYSTEM_OVERRIDES as Record<string, TrainConfigInput>)[name];
+export function systemOverrides(name: string, train: TrainConfigInput = {}): TrainConfigInput {
+  const o = (SYSTEM_OVERRIDES as Record<string, (t: TrainConfigInput) => TrainConfigInput>)[name];
   if (!o)
     throw new Error(`unknown RL system ${JSON.stringify(name)}; valid: ${Object.keys(SYSTEM_OVERRIDES).join(', ')}`);
-  return { ...o, name };
+  return { ...o(train), name };
 }

@@ -40,6 +40,8 @@ export async function train(options: {
   actor: ActorKind;
   /** System label stored in a new run's config.json (default config.name). */
   system?: string;
+  /** A pipeline directory the run belongs to (its provenance names paths relative to it). */
+  root?: string;
   progress?: ProgressReporter;
 }): Promise<{ lastIteration: number; models: TrainerModels }> {
   const { config } = options;
@@ -60,7 +62,8 @@ export async function train(options: {
   });
   // The run directory appears only now, once the config resolved and every input loaded (task
   // family, rollout config, model or init checkpoint): a failed start leaves nothing behind.
-  if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: options.system ?? config.name, config });
+  if (!existsSync(paths.config))
+    createRunDir({ dir: paths.root, system: options.system ?? config.name, config, root: options.root });
   const ppoConfig = {
     ...config.ppo,
     trainSummaries: config.ablation.trainSummaries,

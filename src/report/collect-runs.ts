@@ -1,12 +1,23 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EvalResultSchema, type EvalResult } from '../eval/eval-result.ts';
-import { MetricsLineSchema, RUN_FILES, RunConfigHeadSchema } from './run-files.ts';
+import type { RunInfo } from './provenance-notes.ts';
+import {
+  MetricsLineSchema,
+  PipelineFileSchema,
+  RUN_FILES,
+  RunConfigHeadSchema,
+  type Invocation,
+  type MixedNote,
+} from './run-files.ts';
 
 /** One point of a training curve. */
 export interface CurvePoint {
   system: string;
   run: string;
+  /** Task family and training seed of the run (from its config.json; absent when unreadable). */
+  env?: string;
+  seed?: number;
   iteration: number;
   metric: string;
   value: number;
@@ -15,6 +26,11 @@ export interface CurvePoint {
 export interface ReportData {
   curves: CurvePoint[];
   evals: EvalResult[];
+  /** Every run directory found, with its provenance (null for runs made before it was recorded). */
+  runs: RunInfo[];
+  /** From pipeline.json files: each `crl reproduce` call, and runs reused with another config. */
+  invocations: Invocation[];
+  mixed: MixedNote[];
   /** Files that could not be read; shown in the report, never fatal ("missing data is not run"). */
   warnings: string[];
 }
@@ -46,15 +62,27 @@ export function relativeLabel(from: string): PathLabel {
   };
 }
 
-/** Reads one run's curves; a torn last line (killed writer) is skipped with a warning. */
-function readCurves(dir: string, warnings: string[], label: PathLabel): CurvePoint[] {
+/** Reads one run's config head: system, env, seed, provenance. */
+function readRunInfo(dir: string, warnings: string[], label: PathLabel): RunInfo {
   const cfgPath = join(dir, RUN_FILES.config);
-  let system = label(dir);
   try {
-    system = RunConfigHeadSchema.parse(JSON.parse(readFileSync(cfgPath, 'utf8'))).system;
+    const head = RunConfigHeadSchema.parse(JSON.parse(readFileSync(cfgPath, 'utf8')));
+    return {
+      label: label(dir),
+      system: head.system,
+      env: head.config?.env?.name,
+      seed: head.config?.seed,
+      provenance: head.provenance ?? null,
+    };
   } catch {
     warnings.push(`${label(cfgPath)}: unreadable, using the directory name as the system`);
+    return { label: label(dir), system: label(dir), provenance: null };
   }
+}
+
+/** Reads one run's curves; a torn last line (killed writer) is skipped with a warning. */
+function readCurves(dir: string, info: RunInfo, warnings: string[], label: PathLabel): CurvePoint[] {
+  const { system, env, seed } = info;
   const out: CurvePoint[] = [];
   const lines = readFileSync(join(dir, RUN_FILES.metrics), 'utf8').split('\n');
   lines.forEach((line, i) => {
@@ -71,7 +99,7 @@ function readCurves(dir: string, warnings: string[], label: PathLabel): CurvePoi
     }
     for (const [metric, value] of Object.entries(parsed.data.metrics)) {
       if (value !== null && Number.isFinite(value))
-        out.push({ system, run: label(dir), iteration: parsed.data.iteration, metric, value });
+        out.push({ system, run: label(dir), env, seed, iteration: parsed.data.iteration, metric, value });
     }
   });
   return out;
@@ -103,9 +131,16 @@ function readEvals(dir: string, warnings: string[], label: PathLabel): EvalResul
  * warnings are named by `label` (see relativeLabel).
  */
 export function collectReportData(dirs: readonly string[], label: PathLabel = (p) => p): ReportData {
-  const data: ReportData = { curves: [], evals: [], warnings: [] };
+  const data: ReportData = { curves: [], evals: [], runs: [], invocations: [], mixed: [], warnings: [] };
   const visit = (dir: string, depth: number) => {
-    if (existsSync(join(dir, RUN_FILES.metrics))) data.curves.push(...readCurves(dir, data.warnings, label));
+    if (existsSync(join(dir, RUN_FILES.config))) {
+      const info = readRunInfo(dir, data.warnings, label);
+      data.runs.push(info);
+      if (existsSync(join(dir, RUN_FILES.metrics))) data.curves.push(...readCurves(dir, info, data.warnings, label));
+    } else if (existsSync(join(dir, RUN_FILES.metrics))) {
+      data.curves.push(...readCurves(dir, readRunInfo(dir, data.warnings, label), data.warnings, label));
+    }
+    readPipeline(dir, data, label);
     data.evals.push(...readEvals(dir, data.warnings, label));
     const systems = join(dir, RUN_FILES.systems);
     if (depth < 2 && isDir(systems))
@@ -116,4 +151,16 @@ export function collectReportData(dirs: readonly string[], label: PathLabel = (p
     else visit(d, 0);
   }
   return data;
+}
+
+function readPipeline(dir: string, data: ReportData, label: PathLabel): void {
+  const path = join(dir, RUN_FILES.pipeline);
+  if (!existsSync(path)) return;
+  try {
+    const p = PipelineFileSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
+    data.invocations.push(...p.invocations);
+    data.mixed.push(...p.mixed);
+  } catch {
+    data.warnings.push(`${label(path)}: unreadable pipeline file (no invocations or mixed runs read from it)`);
+  }
 }

@@ -19,7 +19,14 @@ const SYSTEMS = [
   'broadcast',
 ];
 
-function evalFile(o: { system: string; writer?: string; variant?: string; p: number; windows?: number[] }): EvalResult {
+function evalFile(o: {
+  system: string;
+  writer?: string;
+  variant?: string;
+  p: number;
+  windows?: number[];
+  seed?: number;
+}): EvalResult {
   const taskSeeds = [1, 2, 3, 4, 5, 6, 7, 8];
   const perTask = taskSeeds.map((_, i) => (i < Math.round(o.p * 8) ? 1 : 0));
   const mode = (windows: number) => ({
@@ -47,6 +54,7 @@ function evalFile(o: { system: string; writer?: string; variant?: string; p: num
     samplesPerTask: 4,
     taskSeeds,
     trainingWindows: 4,
+    seed: o.seed ?? 0,
     modes: Object.fromEntries((o.windows ?? [1, 4]).map((w) => [`x${w}`, mode(w)])),
   };
 }
@@ -58,7 +66,10 @@ function syntheticPipeline(): string {
   SYSTEMS.forEach((system, s) => {
     const run = join(root, RUN_FILES.systems, system);
     mkdirSync(run, { recursive: true });
-    writeFileSync(join(run, RUN_FILES.config), JSON.stringify({ system, config: {} }));
+    writeFileSync(
+      join(run, RUN_FILES.config),
+      JSON.stringify({ system, config: { env: { name: 'kv-ledger' }, seed: 0 } }),
+    );
     const lines = Array.from({ length: 6 }, (_, i) =>
       JSON.stringify({
         iteration: i + 1,
@@ -137,8 +148,31 @@ describe('report', () => {
     expect(md).toContain(`Runs: \`${rel}\`, \`${rel}/missing\``);
     expect(md).toContain(`${rel}/eval/broken.json`);
     expect(md).toContain(`${rel}/missing: not a directory`);
-    expect(readFileSync(join(out, 'figures', 'success.svg'), 'utf8')).toContain(`run: ${rel}/systems/base`);
+    expect(readFileSync(join(out, 'figures', 'success.svg'), 'utf8')).toContain('kv-ledger'); // a panel per family
     expect(warnings.every((w) => !w.includes(root))).toBe(true);
+  });
+
+  it('--with-data copies the raw data next to the report, and the copy regenerates the same tables', async () => {
+    const root = syntheticPipeline();
+    const cfg = join(root, RUN_FILES.systems, 'compaction-rl', RUN_FILES.config);
+    writeFileSync(
+      cfg,
+      JSON.stringify({ system: 'compaction-rl', config: { model: { init: join(root, 'systems', 'base') } } }),
+    );
+    const out = join(mkdtempSync(join(tmpdir(), 'crl-archive-')), 'report');
+    const first = await writeReport({ runDirs: [root], outDir: out, withData: true });
+    const copied = JSON.parse(
+      readFileSync(join(out, 'data', RUN_FILES.systems, 'compaction-rl', RUN_FILES.config), 'utf8'),
+    );
+    expect(copied.config.model.init).toBe('systems/base'); // no machine path in the copy
+    expect(readdirSync(join(out, 'data', RUN_FILES.eval)).length).toBe(readdirSync(join(root, RUN_FILES.eval)).length);
+    const again = join(mkdtempSync(join(tmpdir(), 'crl-regen-')), 'report');
+    await writeReport({ runDirs: [join(out, 'data')], outDir: again });
+    const tables = (f: string) =>
+      readFileSync(f, 'utf8')
+        .split('## Provenance')[0]!
+        .replace(/^Runs: .*$/m, '');
+    expect(tables(join(again, 'report.md'))).toBe(tables(first.markdown));
   });
 
   it('relativeLabel: "." for the report directory itself, "/" separators, ".." upwards', () => {
@@ -149,7 +183,10 @@ describe('report', () => {
   });
 
   it('pools several seeds of one system into one cell', () => {
-    const evals = [evalFile({ system: 'compaction-rl', p: 0.5 }), evalFile({ system: 'compaction-rl', p: 1 })];
+    const evals = [
+      evalFile({ system: 'compaction-rl', p: 0.5, seed: 0 }),
+      evalFile({ system: 'compaction-rl', p: 1, seed: 1 }),
+    ];
     const c = cellFor(evals, {
       system: 'compaction-rl',
       env: 'kv-ledger',
@@ -159,7 +196,9 @@ describe('report', () => {
     })!;
     expect(c.passAt1).toBeCloseTo(0.75, 9);
     expect(c.runs).toBe(2);
+    expect(c.seeds).toBe(2);
     const t2 = buildTables(evals).find((t) => t.id === 'table2')!;
-    expect(t2.rows.map((r) => r.cells[1] === null)).toEqual([true, true, false]);
+    expect(t2.rows.slice(0, 3).map((r) => r.cells[1] === null)).toEqual([true, true, false]);
+    expect(t2.notes[0]).toBe('Seeds: each cell pools 2 seeds (0, 1); 8 tasks × 4 samples per seed and family.');
   });
 });

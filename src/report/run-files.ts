@@ -1,17 +1,19 @@
 import { z } from 'zod';
+import { ProvenanceSchema } from '../util/provenance.ts';
 
 /**
  * The run directory layout (house style habit 11), shared by the writer (experiments/) and the
  * reader (report/). Kept here because imports flow experiments -> report.
  *
- *   <run>/config.json            resolved config: { system, config } (RunConfigFile)
+ *   <run>/config.json            resolved config: { system, config, provenance } (src/util/provenance.ts)
  *   <run>/metrics.jsonl          one MetricsLine per iteration, names `group/name`
  *   <run>/checkpoints/iter-NNNNNN/   atomic checkpoints; checkpoints/latest.json points at one
  *   <run>/samples/iter-NNNNNN.txt    sample trajectories rendered for humans
  *   <run>/samples/iter-NNNNNN.episodes.jsonl.gz   the same episodes with per-token credit (sample-files.ts)
  *   <run>/eval/*.json            EvalResult files (src/eval/eval-result.ts)
  *   <run>/report/report.{html,md}
- * A pipeline directory (crl reproduce) holds runs under systems/<name>/ plus its own eval/.
+ * A pipeline directory (crl reproduce) holds runs under systems/<name>/ plus its own eval/ and
+ * pipeline.json (PipelineFile: the preset, every invocation, runs reused with another config).
  */
 export const RUN_FILES = {
   config: 'config.json',
@@ -34,7 +36,50 @@ export const MetricsLineSchema = z
 export type MetricsLine = z.infer<typeof MetricsLineSchema>;
 
 /** The head of config.json that the report reads; the rest is the run's resolved config. */
-export const RunConfigHeadSchema = z.object({ system: z.string().min(1) }).loose();
+export const RunConfigHeadSchema = z
+  .object({
+    system: z.string().min(1),
+    config: z
+      .object({ env: z.object({ name: z.string() }).loose().optional(), seed: z.number().optional() })
+      .loose()
+      .optional(),
+    provenance: ProvenanceSchema.optional(),
+  })
+  .loose();
+
+/** A run or eval file `crl reproduce --allow-mixed` reused although its config differs from the preset's. */
+export const MixedNoteSchema = z
+  .object({
+    /** Relative to the pipeline directory. */
+    path: z.string(),
+    kind: z.enum(['run', 'eval']),
+    env: z.string(),
+    seed: z.number().int(),
+    system: z.string(),
+    /** `field: stored -> wanted`, a few at most. */
+    differs: z.array(z.string()),
+  })
+  .strict();
+export type MixedNote = z.infer<typeof MixedNoteSchema>;
+
+/** One `crl reproduce` call on a pipeline directory (a directory computed in parts has several). */
+export const InvocationSchema = ProvenanceSchema.omit({ configHash: true }).extend({ presetHash: z.string() });
+export type Invocation = z.infer<typeof InvocationSchema>;
+
+/**
+ * pipeline.json: the preset as run (`preset` is its name, the rest its fields), the actor, every
+ * invocation, and the mixed reuses. Fields of the preset are kept loose: the preset's own schema is
+ * the code's Preset type, and --resume reads them back as they were written.
+ */
+export const PipelineFileSchema = z
+  .object({
+    preset: z.string(),
+    actor: z.string(),
+    invocations: z.array(InvocationSchema).default([]),
+    mixed: z.array(MixedNoteSchema).default([]),
+  })
+  .loose();
+export type PipelineFile = z.infer<typeof PipelineFileSchema>;
 
 export function iterationDirName(iteration: number): string {
   return `iter-${String(iteration).padStart(6, '0')}`;

@@ -1,193 +1,235 @@
 import type { EvalResult } from '../eval/eval-result.ts';
-import { passAt1 } from '../eval/pass-at-1.ts';
+import { cellFor, diffCell, type CellQuery, type TableCell } from './cells.ts';
+import { tableNotes, type ProvenanceContext } from './provenance-notes.ts';
+
+export { cellFor, formatCell, isEstimate, type Cell, type DiffCell, type TableCell } from './cells.ts';
 
 /**
  * The paper's tables as plain data (method §8), built from eval results. A cell with no data is
  * null and renders as "not run"; tables always keep their standard rows so a partial run still
- * shows what is missing.
+ * shows what is missing. Every table says how many seeds its cells pool and whether its inputs
+ * come from more than one commit or config (`notes`).
  */
-export interface Cell {
-  passAt1: number;
-  low: number;
-  high: number;
-  /** Eval files pooled into this cell (e.g. 3 training seeds). */
-  runs: number;
-}
-
 export interface Table {
   id: string;
   title: string;
   caption: string;
   columns: string[];
-  rows: { label: string; cells: (Cell | null)[] }[];
+  rows: { label: string; cells: TableCell[] }[];
+  notes: string[];
 }
 
 /** Display names for the systems of method §7, in the paper's row order. */
 export const SYSTEM_LABELS: Readonly<Record<string, string>> = {
   base: 'base (SFT)',
   'ppo-single-window': 'RL w/o compaction',
+  'ppo-single-window-2x': 'RL w/o compaction, 2x context',
   'compaction-rl': 'CompactionRL',
   'no-summary-training': '− summary training',
   'segment-mean-loss': '− token-level loss',
   'no-cross-trajectory-gae': '− cross-trajectory GAE',
   broadcast: 'broadcast (critic-free)',
 };
+const label = (s: string) => SYSTEM_LABELS[s] ?? s;
+const DOUBLE = 'ppo-single-window-2x';
 
-interface CellQuery {
-  system?: string;
-  /** Absent: pool every env (the reproduce JSON's headline numbers). */
-  env?: string;
-  variant: string;
-  writer: string;
-  mode: string;
+export interface TableOptions {
+  /** K of training: the "x4" column. */
+  trainingWindows: number;
+  /** C of the standard evaluations (default: the smallest C among the evals). */
+  contextWindow?: number;
+  provenance?: ProvenanceContext;
 }
 
-/**
- * Pools every matching eval into one cell. Binary per-task means are turned back into outcome
- * lists so that several runs' tasks become clusters of one Pass@1 estimate (src/eval/pass-at-1.ts).
- */
-export function cellFor(evals: readonly EvalResult[], q: CellQuery): Cell | null {
-  const hits = evals.filter(
-    (e) =>
-      (q.system === undefined || e.system === q.system) &&
-      (q.env === undefined || e.env === q.env) &&
-      e.variant === q.variant &&
-      e.summaryWriter === q.writer &&
-      e.modes[q.mode],
-  );
-  if (hits.length === 0) return null;
-  const outcomes: number[][] = [];
-  for (const e of hits) {
-    const n = e.samplesPerTask;
-    for (const m of e.modes[q.mode]!.perTask) {
-      const k = Math.round(m * n);
-      outcomes.push(Array.from({ length: n }, (_, i) => (i < k ? 1 : 0)));
-    }
-  }
-  if (outcomes.length === 0) return null;
-  const s = passAt1(outcomes);
-  return { passAt1: s.passAt1, low: s.low, high: s.high, runs: hits.length };
-}
-
-function envsOf(evals: readonly EvalResult[]): string[] {
-  const envs = [...new Set(evals.map((e) => e.env))].sort();
-  return envs.length ? envs : ['(no env evaluated)'];
-}
-
-function systemTable(options: {
+interface Ctx {
   evals: readonly EvalResult[];
-  id: string;
-  title: string;
-  caption: string;
-  systems: readonly string[];
-  modes: readonly string[];
-}): Table {
-  const envs = envsOf(options.evals);
-  const columns = envs.flatMap((env) => options.modes.map((m) => `${env} ${m}`));
-  const rows = options.systems.map((system) => ({
-    label: SYSTEM_LABELS[system] ?? system,
-    cells: envs.flatMap((env) =>
-      options.modes.map((mode) => cellFor(options.evals, { system, env, variant: 'default', writer: 'self', mode })),
-    ),
-  }));
-  return { id: options.id, title: options.title, caption: options.caption, columns, rows };
+  envs: string[];
+  xk: string;
+  C: number;
 }
 
-/** Every table of the report, in reading order. `trainingWindows` is the K training used (the "x4" of the paper). */
-export function buildTables(evals: readonly EvalResult[], trainingWindows = 4): Table[] {
-  const xk = `x${trainingWindows}`;
-  const tables: Table[] = [
-    systemTable({
-      evals,
+/** Columns: each env, then all envs pooled when there are several. */
+function envColumns(ctx: Ctx): (string | undefined)[] {
+  return ctx.envs.length > 1 ? [...ctx.envs, undefined] : ctx.envs;
+}
+
+const q = (ctx: Ctx, system: string, mode: string, env: string | undefined, writer = 'self'): CellQuery => ({
+  system,
+  env,
+  variant: 'default',
+  writer,
+  mode,
+  // The 2x-context system's single window is at 2C (method §7); every other cell at C.
+  contextWindow: system === DOUBLE && mode === 'x1' ? 2 * ctx.C : ctx.C,
+});
+
+function systemTable(
+  ctx: Ctx,
+  o: { id: string; title: string; caption: string; systems: string[]; diffs?: [string, string, string][] },
+): Omit<Table, 'notes'> {
+  const modes = ['x1', ctx.xk];
+  const cols = envColumns(ctx).flatMap((env) => modes.map((m) => [env, m] as const));
+  const rows: Table['rows'] = o.systems.map((system) => ({
+    label: label(system),
+    cells: cols.map(([env, mode]) => cellFor(ctx.evals, q(ctx, system, mode, env))),
+  }));
+  for (const [a, b, only] of o.diffs ?? [])
+    rows.push({
+      label: `Δ ${label(a)} − ${label(b)}`,
+      cells: cols.map(([env, mode]) =>
+        only === mode || only === '*' ? diffCell(ctx.evals, q(ctx, a, mode, env), q(ctx, b, mode, env)) : 'n/a',
+      ),
+    });
+  return {
+    id: o.id,
+    title: o.title,
+    caption: o.caption,
+    columns: cols.map(([env, m]) => `${env ?? 'all'} ${m}`),
+    rows,
+  };
+}
+
+/** Every table of the report, in reading order. */
+export function buildTables(evals: readonly EvalResult[], options: TableOptions | number = 4): Table[] {
+  const o: TableOptions = typeof options === 'number' ? { trainingWindows: options } : options;
+  const envs = [...new Set(evals.map((e) => e.env))].sort();
+  const C = o.contextWindow ?? (evals.length ? Math.min(...evals.map((e) => e.contextWindow)) : 256);
+  const ctx: Ctx = { evals, envs: envs.length ? envs : ['(no env evaluated)'], xk: `x${o.trainingWindows}`, C };
+  const { xk } = ctx;
+  const has2x = evals.some((e) => e.system === DOUBLE);
+  const tables: Omit<Table, 'notes'>[] = [
+    systemTable(ctx, {
       id: 'table2',
-      title: 'Table 2 analogue: Pass@1 at the same C',
-      caption: `single x1 vs compacted ${xk}; 95% intervals`,
-      systems: ['base', 'ppo-single-window', 'compaction-rl'],
-      modes: ['x1', xk],
-    }),
-    systemTable({
-      evals,
-      id: 'table3',
-      title: 'Table 3 analogue: summary training',
-      caption: 'with vs without summary tokens in the policy loss',
-      systems: ['compaction-rl', 'no-summary-training'],
-      modes: ['x1', xk],
-    }),
-    systemTable({
-      evals,
-      id: 'table4',
-      title: 'Table 4 analogue: optimization ablations (+ broadcast)',
-      caption: 'token-level loss, cross-trajectory GAE, critic-free broadcast',
-      systems: ['compaction-rl', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
-      modes: ['x1', xk],
+      title: 'Table 2 analogue: Pass@1',
+      caption: `single window x1 vs compacted ${xk}, both at C = ${C}${has2x ? `; the 2x-context system's x1 is its own single window at 2C = ${2 * C}, its ${xk} its policy with compaction at C` : ''}. Δ rows: paired differences in points (same family, seed and tasks), 95% bootstrap interval, then each seed`,
+      systems: ['base', 'ppo-single-window', ...(has2x ? [DOUBLE] : []), 'compaction-rl'],
+      diffs: [
+        ['compaction-rl', 'base', xk],
+        ['compaction-rl', 'ppo-single-window', xk],
+        ['ppo-single-window', 'base', 'x1'],
+      ],
     }),
   ];
+  if (has2x) tables.push(fixedBudgetTable(ctx));
+  tables.push(
+    systemTable(ctx, {
+      id: 'table3',
+      title: 'Table 3 analogue: summary training',
+      caption: 'with vs without summary tokens in the policy loss; Δ: paired difference',
+      systems: ['compaction-rl', 'no-summary-training'],
+      diffs: [['no-summary-training', 'compaction-rl', xk]],
+    }),
+    systemTable(ctx, {
+      id: 'table4',
+      title: 'Table 4 analogue: optimization ablations (+ broadcast)',
+      caption: `token-level loss, cross-trajectory GAE, critic-free broadcast; Δ: each minus CompactionRL at ${xk}, paired by family, seed and task`,
+      systems: ['compaction-rl', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
+      diffs: ['segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'].map((s) => [s, 'compaction-rl', xk]),
+    }),
+    writersTable(ctx),
+    heldOutTable(ctx),
+    longerTable(ctx, o.trainingWindows),
+  );
+  return tables.map((t) => ({ ...t, notes: tableNotes(t, o.provenance) }));
+}
 
-  // Table 1: one acting policy, summaries by different writers (only the writer changes).
-  const envs = envsOf(evals);
+/** The paper's fixed-peak-budget comparison: CompactionRL with K windows of C against one window of 2C. */
+function fixedBudgetTable(ctx: Ctx): Omit<Table, 'notes'> {
+  const cols = envColumns(ctx);
+  const C2 = 2 * ctx.C;
+  const at = (system: string, mode: string, contextWindow: number) => (env: string | undefined) =>
+    cellFor(ctx.evals, { system, env, variant: 'default', writer: 'self', mode, contextWindow });
+  const rows: [string, (env: string | undefined) => TableCell][] = [
+    [`CompactionRL, ${ctx.xk} at C = ${ctx.C}`, at('compaction-rl', ctx.xk, ctx.C)],
+    [`RL w/o compaction, 2x context: x1 at 2C = ${C2}`, at(DOUBLE, 'x1', C2)],
+    [`base (SFT), x1 at 2C = ${C2}`, at('base', 'x1', C2)],
+    [`RL w/o compaction, x1 at C = ${ctx.C}`, at('ppo-single-window', 'x1', ctx.C)],
+    [
+      `Δ CompactionRL ${ctx.xk} − 2x context x1`,
+      (env) =>
+        diffCell(
+          ctx.evals,
+          { system: 'compaction-rl', env, variant: 'default', writer: 'self', mode: ctx.xk, contextWindow: ctx.C },
+          { system: DOUBLE, env, variant: 'default', writer: 'self', mode: 'x1', contextWindow: C2 },
+        ),
+    ],
+  ];
+  return {
+    id: 'fixed-budget',
+    title: 'Fixed peak budget: compaction at C vs one window of 2C',
+    caption: `the paper's comparison (method §7): CompactionRL never holds more than C = ${ctx.C} tokens, the 2x-context system up to ${C2}`,
+    columns: cols.map((env) => env ?? 'all'),
+    rows: rows.map(([l, f]) => ({ label: l, cells: cols.map(f) })),
+  };
+}
+
+function writersTable(ctx: Ctx): Omit<Table, 'notes'> {
+  const { evals, envs, xk } = ctx;
   const writerOrder = (w: string) => ['self', 'oracle', 'null'].indexOf(w) + 1 || 4;
   const pairs = [
-    ...new Set(evals.filter((e) => e.variant === 'default').map((e) => `${e.system}\u0000${e.summaryWriter}`)),
+    ...new Set(
+      evals
+        .filter((e) => e.variant === 'default' && e.contextWindow === ctx.C)
+        .map((e) => `${e.system}\u0000${e.summaryWriter}`),
+    ),
   ]
     .map((p) => p.split('\u0000') as [string, string])
     .filter(([sys]) => evals.some((e) => e.system === sys && e.summaryWriter !== 'self'))
     .sort((a, b) => a[0].localeCompare(b[0]) || writerOrder(a[1]) - writerOrder(b[1]) || a[1].localeCompare(b[1]));
-  tables.push({
+  return {
     id: 'table1',
     title: 'Table 1 analogue: summary writers',
     caption: `acting policy fixed, summary writer swapped; ${xk}`,
     columns: envs.map((e) => `${e} ${xk}`),
     rows: pairs.length
       ? pairs.map(([system, writer]) => ({
-          label: `${SYSTEM_LABELS[system] ?? system} + ${writer} summaries`,
-          cells: envs.map((env) => cellFor(evals, { system, env, variant: 'default', writer, mode: xk })),
+          label: `${label(system)} + ${writer} summaries`,
+          cells: envs.map((env) => cellFor(evals, { ...q(ctx, system, xk, env, writer), contextWindow: ctx.C })),
         }))
       : [{ label: 'base + oracle / null / lossy summaries', cells: envs.map(() => null) }],
-  });
+  };
+}
 
-  // Held-out variants (knob combinations never trained on).
+/** Held-out variants (knob combinations never trained on). */
+function heldOutTable(ctx: Ctx): Omit<Table, 'notes'> {
+  const { evals, xk } = ctx;
   const variants = [
     ...new Set(evals.filter((e) => e.variant !== 'default').map((e) => `${e.env}:${e.variant}`)),
   ].sort();
-  const heldSystems = [...new Set(evals.filter((e) => e.variant !== 'default').map((e) => e.system))];
-  tables.push({
+  const systems = [...new Set(evals.filter((e) => e.variant !== 'default').map((e) => e.system))];
+  return {
     id: 'heldout',
     title: 'Held-out variants',
     caption: `Pass@1 ${xk} on knob combinations never used in training`,
     columns: variants.length ? variants : ['(held-out variant)'],
-    rows: (heldSystems.length ? heldSystems : ['base', 'compaction-rl']).map((system) => ({
-      label: SYSTEM_LABELS[system] ?? system,
+    rows: (systems.length ? systems : ['base', 'compaction-rl']).map((system) => ({
+      label: label(system),
       cells: (variants.length ? variants : ['?:?']).map((v) => {
         const [env, variant] = v.split(':') as [string, string];
-        return cellFor(evals, { system, env, variant, writer: 'self', mode: xk });
+        return cellFor(evals, { system, env, variant, writer: 'self', mode: xk, contextWindow: ctx.C });
       }),
     })),
-  });
-
-  // Longer horizon: more windows than training used.
-  const longModes = [...new Set(evals.flatMap((e) => Object.keys(e.modes)))]
-    .filter((m) => Number(m.slice(1)) > trainingWindows)
-    .sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
-  const longSystems = [...new Set(evals.filter((e) => longModes.some((m) => e.modes[m])).map((e) => e.system))];
-  const longCols = envs.flatMap((env) =>
-    (longModes.length ? longModes : [`x${2 * trainingWindows}`]).map((m) => [env, m] as const),
-  );
-  tables.push({
-    id: 'longer',
-    title: 'Longer horizon',
-    caption: `more windows than training used (K > ${trainingWindows}), same C`,
-    columns: longCols.map(([env, m]) => `${env} ${m}`),
-    rows: (longSystems.length ? longSystems : ['base', 'compaction-rl']).map((system) => ({
-      label: SYSTEM_LABELS[system] ?? system,
-      cells: longCols.map(([env, mode]) => cellFor(evals, { system, env, variant: 'default', writer: 'self', mode })),
-    })),
-  });
-  return tables;
+  };
 }
 
-/** "62.5 [55.0, 70.0]" in percent, or "not run". */
-export function formatCell(c: Cell | null): string {
-  if (!c) return 'not run';
-  const pct = (x: number) => (100 * x).toFixed(1);
-  return `${pct(c.passAt1)} [${pct(c.low)}, ${pct(c.high)}]${c.runs > 1 ? ` (${c.runs} runs)` : ''}`;
+/** Longer horizon: more windows than training used, same C. */
+function longerTable(ctx: Ctx, K: number): Omit<Table, 'notes'> {
+  const { evals, envs } = ctx;
+  const longModes = [...new Set(evals.flatMap((e) => Object.keys(e.modes)))]
+    .filter((m) => Number(m.slice(1)) > K)
+    .sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+  const systems = [...new Set(evals.filter((e) => longModes.some((m) => e.modes[m])).map((e) => e.system))];
+  const cols = envs.flatMap((env) => (longModes.length ? longModes : [`x${2 * K}`]).map((m) => [env, m] as const));
+  return {
+    id: 'longer',
+    title: 'Longer horizon',
+    caption: `more windows than training used (K > ${K}), same C`,
+    columns: cols.map(([env, m]) => `${env} ${m}`),
+    rows: (systems.length ? systems : ['base', 'compaction-rl']).map((system) => ({
+      label: label(system),
+      cells: cols.map(([env, mode]) =>
+        cellFor(evals, { system, env, variant: 'default', writer: 'self', mode, contextWindow: ctx.C }),
+      ),
+    })),
+  };
 }

@@ -35,7 +35,7 @@ describe('fog-courier', () => {
         });
         expect(new Set(task.rooms.map((r) => r.id)).size).toBe(task.rooms.length);
         const moves = task.route.length - 1;
-        expect(moves).toBeGreaterThanOrEqual(k.route - 1);
+        expect(moves).toBeGreaterThanOrEqual(k.minRoute - 1);
         expect(moves).toBeLessThanOrEqual(k.route + 1);
         expect(task.way).toHaveLength(moves + 1);
         expect(task.way[moves]).toEqual({ id: task.rooms[task.target]!.id, dir: 'drop' });

@@ -1,5 +1,6 @@
 import { LETTERS, NUMBERS } from '../../model/vocab.ts';
 import { Rng, mixSeed } from '../../util/random.ts';
+import { drawHorizon } from '../horizon.ts';
 import type { FogCourierKnobs } from './knobs.ts';
 
 export const DIRECTIONS = ['north', 'east', 'south', 'west'] as const;
@@ -57,7 +58,8 @@ export function generateFogCourier(seed: number, k: FogCourierKnobs): FogCourier
   };
   const free = (i: number): Direction[] => DIRECTIONS.filter((d) => rooms[i]!.exits[d] === undefined);
   // The length varies by one either way, so no step count tells where the target is.
-  const moves = k.route - 1 + rng.int(3);
+  const route0 = drawHorizon({ salt: FAMILY_SALT, seed, min: k.minRoute, max: k.route });
+  const moves = route0 - 1 + rng.int(3);
   const route = [addRoom()];
   const way: Signpost[] = [];
   for (let m = 0; m < moves; m++) {

@@ -34,7 +34,7 @@ export function hopSearchDense(options: { rng: Rng; knobs: HopSearchKnobs; summa
 function episode(rng: Rng, knobs: HopSearchKnobs, summaryShare: number, parts: DensePart[]): void {
   // 1..hops: chains of 2..6 hops (more lookups per token) gave a worse base (docs/tasks.md, hop-search).
   const hops = 1 + rng.int(knobs.hops);
-  const env = new HopSearchEnv({ ...knobs, hops });
+  const env = new HopSearchEnv({ ...knobs, hops, minHops: hops });
   const { instruction } = env.reset(rng.int(1_000_000));
   const chat = new DenseChat(hopSearchExpert, rng, instruction, parts);
   const steps: [string, string][] = [];

@@ -1,5 +1,6 @@
 import { LETTERS, NUMBERS } from '../../model/vocab.ts';
 import { Rng, mixSeed } from '../../util/random.ts';
+import { drawHorizon } from '../horizon.ts';
 import type { HopSearchKnobs } from './knobs.ts';
 import { RELATIONS } from './relations.ts';
 
@@ -55,19 +56,20 @@ export function generateHopSearch(seed: number, k: HopSearchKnobs): HopSearchTas
   const placed: Fact[] = [];
   const chainEntities: string[] = [];
   const questions: HopQuestion[] = [];
+  const hops = drawHorizon({ salt: FAMILY_SALT, seed, min: k.minHops, max: k.hops });
   for (let q = 0; q < k.questions; q++) {
-    const qRels = rels.slice(q * k.hops, (q + 1) * k.hops);
-    const chain = letters.splice(0, k.hops + 1); // distinct entities, also across questions
+    const qRels = rels.slice(q * hops, (q + 1) * hops);
+    const chain = letters.splice(0, hops + 1); // distinct entities, also across questions
     chainEntities.push(...chain);
     qRels.forEach((rel, h) => {
       placed.push({ subject: chain[h]!, rel, value: chain[h + 1]! });
       used.add(factKey(chain[h]!, rel));
     });
-    questions.push({ entity: chain[0]!, rels: qRels, answer: chain[k.hops]! });
+    questions.push({ entity: chain[0]!, rels: qRels, answer: chain[hops]! });
   }
   // Distractors: other relations of the chain's entities (a subject match alone is not enough
   // across documents); then random facts fill every slot, so documents have a fixed length.
-  for (let tries = 0; placed.length < k.questions * k.hops + k.distractors && tries < 1000; tries++) {
+  for (let tries = 0; placed.length < k.questions * hops + k.distractors && tries < 1000; tries++) {
     const f = randomFact(rng, rng.pick(chainEntities));
     if (!used.has(factKey(f.subject, f.rel))) {
       used.add(factKey(f.subject, f.rel));
@@ -81,7 +83,7 @@ export function generateHopSearch(seed: number, k: HopSearchKnobs): HopSearchTas
   const fits = (d: HopSearchDoc, f: Fact): boolean =>
     d.facts.length < k.factsPerDoc && d.facts.every((g) => g.rel !== f.rel && g.subject !== f.subject);
   const chainDocs = new Set<HopSearchDoc>();
-  const chainFacts = new Set<Fact>(placed.slice(0, k.questions * k.hops));
+  const chainFacts = new Set<Fact>(placed.slice(0, k.questions * hops));
   for (const f of placed) {
     // One chain fact per document, so every hop is one search and one open (no hop is answered
     // early by a document opened for another: the next decision never depends on that check).

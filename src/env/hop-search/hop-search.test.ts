@@ -84,7 +84,10 @@ describe('hop-search', () => {
         const env = new HopSearchEnv(variant);
         const ep = playDirect({ env, seed, policy: hopSearch.expert });
         expect(ep.reward).toBe(1);
-        expect(ep.actions.length).toBe(2 * env.knobs.questions * env.knobs.hops + 1); // a search and an open per hop
+        const hops = env.current.questions[0]!.rels.length; // drawn per task from minHops..hops
+        expect(hops).toBeGreaterThanOrEqual(env.knobs.minHops);
+        expect(hops).toBeLessThanOrEqual(env.knobs.hops);
+        expect(ep.actions.length).toBe(2 * env.knobs.questions * hops + 1); // a search and an open per hop
         const answer = ep.actions[ep.actions.length - 1]!.split(' ').slice(1);
         expect(verifyHopSearch(env.current, answer)).toBe(true);
         const wrong = [...answer];

@@ -29,9 +29,9 @@ export class KvLedgerEnv implements Environment {
     return this.task;
   }
 
-  /** Safety cap; the expert needs chunks + 2 steps. */
+  /** Safety cap; the expert needs this task's chunks + 2 steps. */
   get maxSteps(): number {
-    return 2 * this.knobs.chunks + 8;
+    return 2 * this.current.chunks.length + 8;
   }
 
   reset(seed: number): EnvReset {

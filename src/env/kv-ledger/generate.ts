@@ -1,5 +1,6 @@
 import { Rng, mixSeed } from '../../util/random.ts';
 import { LETTERS } from '../../model/vocab.ts';
+import { drawHorizon } from '../horizon.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
 
 /** One operation in the stream, as words: `set a 5`, `del a`, `filler 17`. */
@@ -41,7 +42,8 @@ export function generateKvLedger(seed: number, k: KvLedgerKnobs): KvLedgerTask {
   const everSet = new Set<string>();
   const lastTouch = new Map<string, number>(); // key -> index of the last chunk that set or deleted it
   const chunks: KvOp[][] = [];
-  for (let c = 0; c < k.chunks; c++) {
+  const length = drawHorizon({ salt: FAMILY_SALT, seed, min: k.minChunks, max: k.chunks });
+  for (let c = 0; c < length; c++) {
     const ops: KvOp[] = [];
     for (let i = 0; i < k.chunkOps; i++) ops.push(nextOp({ rng, k, pool, live }));
     for (const op of ops) {

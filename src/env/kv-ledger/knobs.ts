@@ -1,13 +1,17 @@
 import { z } from 'zod';
 
 /**
- * kv-ledger difficulty knobs (docs/tasks.md). Defaults are sized so the median expert episode
- * needs 2–3.5 windows at C = 256, T_comp = 96 (docs/decisions/0006-task-design.md).
+ * kv-ledger difficulty knobs (docs/tasks.md). Task lengths are drawn per task from minChunks..chunks:
+ * at C = 256, T_comp = 112 about a third of the expert's episodes fit one window and the rest need
+ * two to four (docs/tasks.md, "Task lengths").
  * Caps keep every observation <= 32 tokens, the answer <= 12, and the oracle summary <= 48.
  */
 export const kvLedgerKnobs = z
   .object({
-    chunks: z.number().int().min(1).max(60).default(11),
+    /** The longest stream, in chunks; each task draws its length from minChunks..chunks (src/env/horizon.ts). */
+    chunks: z.number().int().min(1).max(60).default(14),
+    /** The shortest stream. 1..14 at C = 256: about a third of tasks fit one window (docs/tasks.md). */
+    minChunks: z.number().int().min(1).max(60).default(1),
     /** Operations per chunk (set / del / filler). */
     chunkOps: z.number().int().min(1).max(7).default(4),
     /** Distinct keys in play; at most this many are live at once. */
@@ -21,6 +25,7 @@ export const kvLedgerKnobs = z
     queryPosition: z.enum(['start', 'end']).default('start'),
   })
   .strict()
+  .refine((k) => k.minChunks <= k.chunks, { message: 'minChunks must be <= chunks' })
   .refine((k) => k.queries <= k.keys, { message: 'queries must be <= keys' })
   .refine((k) => k.overwriteRate + k.deleteRate + k.fillerRate <= 1, {
     message: 'overwriteRate + deleteRate + fillerRate must be <= 1',
@@ -31,6 +36,8 @@ export type KvLedgerKnobs = z.infer<typeof kvLedgerKnobs>;
 /** Held-out knob combinations, never used in training (method §8). */
 export const kvLedgerVariants: Record<string, Partial<KvLedgerKnobs>> = {
   'queries-end': { queryPosition: 'end' },
-  'long-horizon': { chunks: 15 },
+  'long-horizon': { minChunks: 15, chunks: 15 },
   'dense-writes': { overwriteRate: 0.5, deleteRate: 0.05, fillerRate: 0.05 },
+  /** The default before per-task lengths: 11 chunks, every task ~3 windows (no task fits one). */
+  'fixed-horizon': { minChunks: 11, chunks: 11 },
 };

@@ -4,36 +4,39 @@ import { variantKnobs } from '../knobs.ts';
 import { runExpertEpisodes, windowsUsed, type WriterChoice } from './runtime-episodes.ts';
 
 /**
- * The task-suite sizing table of docs/tasks.md: for every family and variant, the scripted
- * expert's median windows (K = 8) and its pass rate at x1 / x4 with oracle, lossy(0.3) and null
- * summaries, through the real runtime at its default config. Markdown to stdout.
+ * The task-suite sizing table of docs/tasks.md: for every family and variant, how many windows the
+ * scripted expert needs (K = 8, oracle summaries: the share of tasks that fit 1, 2, 3 and 4 or more
+ * windows) and its pass rate at x1 / x4 with oracle, lossy(0.3) and null summaries, through the real
+ * runtime at its default config (C = 256), plus x1 at twice the context (C = 512, the window of the
+ * 2x-context system, method §7). Markdown to stdout.
  *
  *   node --import tsx src/env/testing/measure-suite.ts [episodes=200]
  */
 export async function measureSuite(episodes: number): Promise<string[]> {
   const rows = [
-    '| family | variant | median windows | oracle x1 | oracle x4 | lossy(0.3) x4 | null x4 |',
-    '|---|---|---|---|---|---|---|',
+    '| family | variant | windows needed 1 / 2 / 3 / 4+ | oracle x1 | oracle x4 | lossy(0.3) x4 | null x4 | oracle x1 at 2C |',
+    '|---|---|---|---|---|---|---|---|',
   ];
+  const pct = (k: number) => ((100 * k) / episodes).toFixed(1);
   for (const family of BUILTIN_FAMILIES) {
     for (const variant of ['default', ...Object.keys(family.variants)]) {
       const knobs = variantKnobs(family, variant);
       const seeds = Array.from({ length: episodes }, (_, i) => family.evalSeeds.start + i);
-      const pass = async (writer: WriterChoice, windows: number): Promise<string> => {
-        const recs = await runExpertEpisodes({ family, knobs, seeds, writer, windows });
-        return ((100 * recs.filter((r) => r.reward >= 1).length) / recs.length).toFixed(1);
+      const pass = async (writer: WriterChoice, windows: number, contextWindow = 256): Promise<string> => {
+        const recs = await runExpertEpisodes({ family, knobs, seeds, writer, windows, rollout: { contextWindow } });
+        return pct(recs.filter((r) => r.reward >= 1).length);
       };
-      const ws = (await runExpertEpisodes({ family, knobs, seeds, writer: 'oracle', windows: 8 }))
-        .map(windowsUsed)
-        .sort((a, b) => a - b);
-      const median = (ws[Math.floor((episodes - 1) / 2)]! + ws[Math.floor(episodes / 2)]!) / 2;
+      const ws = (await runExpertEpisodes({ family, knobs, seeds, writer: 'oracle', windows: 8 })).map(windowsUsed);
+      const needed = [1, 2, 3].map((w) => ws.filter((x) => x === w).length).concat(ws.filter((x) => x >= 4).length);
       const cells = [
+        needed.map(pct).join(' / '),
         await pass('oracle', 1),
         await pass('oracle', 4),
         await pass({ lossy: 0.3 }, 4),
         await pass('null', 4),
+        await pass('oracle', 1, 512),
       ];
-      rows.push(`| ${family.name} | ${variant} | ${median} | ${cells.join(' | ')} |`);
+      rows.push(`| ${family.name} | ${variant} | ${cells.join(' | ')} |`);
     }
   }
   return rows;

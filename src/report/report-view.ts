@@ -1,0 +1,73 @@
+import { shortVersion } from '../util/provenance.ts';
+import type { ReportData } from './collect-runs.ts';
+import type { RenderedFigure } from './plots.ts';
+import type { MixedNote } from './run-files.ts';
+import type { Table } from './tables.ts';
+
+/** What the renderers (markdown, HTML) draw: one view, two formats. */
+export interface ReportView {
+  title: string;
+  tables: readonly Table[];
+  figures: readonly RenderedFigure[];
+  warnings: readonly string[];
+  sources: readonly string[];
+  provenance: ProvenanceSection;
+}
+
+/** Where the report's numbers come from (src/util/provenance.ts). */
+export interface ProvenanceSection {
+  /** The `crl report` call that wrote this report. */
+  report: { version: string; command: string; createdAt: string };
+  /** Each `crl reproduce` call on the pipeline directories read. */
+  invocations: { version: string; command: string; createdAt: string }[];
+  /** Run directories and evaluation files counted by the code version that made them. */
+  runsByVersion: [string, number][];
+  evalsByVersion: [string, number][];
+  mixed: readonly MixedNote[];
+  runs: { label: string; system: string; version: string; configHash: string }[];
+}
+
+const byVersion = (versions: readonly string[]): [string, number][] => {
+  const m = new Map<string, number>();
+  for (const v of versions) m.set(v, (m.get(v) ?? 0) + 1);
+  return [...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+};
+
+export function provenanceSection(o: {
+  data: ReportData;
+  report: { commit: string | null; dirty: boolean | null; command: readonly string[]; createdAt: string };
+}): ProvenanceSection {
+  const { data } = o;
+  return {
+    report: { version: shortVersion(o.report), command: o.report.command.join(' '), createdAt: o.report.createdAt },
+    invocations: data.invocations.map((i) => ({
+      version: shortVersion(i),
+      command: i.command.join(' '),
+      createdAt: i.createdAt,
+    })),
+    runsByVersion: byVersion(data.runs.map((r) => shortVersion(r.provenance))),
+    evalsByVersion: byVersion(data.evals.map((e) => shortVersion(e.provenance))),
+    mixed: data.mixed,
+    runs: data.runs.map((r) => ({
+      label: r.label,
+      system: r.system,
+      version: shortVersion(r.provenance),
+      configHash: r.provenance?.configHash ?? 'unknown',
+    })),
+  };
+}
+
+/** The provenance section as lines of markdown (the HTML renderer has its own markup). */
+export function provenanceLines(p: ProvenanceSection): string[] {
+  const counts = (xs: [string, number][]) => xs.map(([v, n]) => `${v} (${n})`).join(', ') || 'none';
+  const out = [
+    `- This report: code ${p.report.version}, \`${p.report.command}\`, ${p.report.createdAt}.`,
+    ...p.invocations.map((i) => `- Pipeline run: code ${i.version}, \`${i.command}\`, ${i.createdAt}.`),
+    `- Run directories by code version: ${counts(p.runsByVersion)}.`,
+    `- Evaluation files by code version: ${counts(p.evalsByVersion)}.`,
+    p.mixed.length
+      ? `- **Mixed**: reused with another config: ${p.mixed.map((m) => `\`${m.path}\` (${m.differs.join('; ')})`).join(', ')}.`
+      : '- Mixed reuses: none.',
+  ];
+  return out;
+}
