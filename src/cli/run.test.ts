@@ -101,6 +101,7 @@ describe('crl run (spawned)', () => {
   });
 
   it('lossy:P:G sets the goal-drop probability: hop-search fails without its question (run and eval)', () => {
+    const LONG = '{"minHops":5,"hops":5}'; // every task needs a summary (shorter ones fit one window)
     const dir = mkdtempSync(join(tmpdir(), 'crl-run-'));
     const last = (r: { stdout: string }) => JSON.parse(r.stdout.trim().split('\n').pop()!);
     const kept = last(
@@ -108,6 +109,8 @@ describe('crl run (spawned)', () => {
         'run',
         '--env',
         'hop-search',
+        '--knobs',
+        LONG,
         '--episodes',
         '4',
         '--summary-writer',
@@ -121,6 +124,8 @@ describe('crl run (spawned)', () => {
         'run',
         '--env',
         'hop-search',
+        '--knobs',
+        LONG,
         '--episodes',
         '4',
         '--summary-writer',
@@ -137,6 +142,8 @@ describe('crl run (spawned)', () => {
       'expert',
       '--env',
       'hop-search',
+      '--knobs',
+      LONG,
       '--tasks',
       '2',
       '--samples',

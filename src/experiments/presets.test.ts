@@ -13,9 +13,10 @@ describe('reproduce presets', () => {
       const p = getPreset(name);
       for (const env of p.envs) {
         const family = await taskFamily(env);
-        const knobs = p.knobs?.[env] ?? {};
+        const sftKnobs = p.knobs?.[env] ?? {};
+        const knobs = { ...sftKnobs, ...(p.rlKnobs?.[env] ?? {}) };
         expect(() => family.create(knobs)).not.toThrow();
-        const sft = SftConfigSchema.parse({ ...p.sft, env: { name: env, knobs }, seed: p.seeds[0] });
+        const sft = SftConfigSchema.parse({ ...p.sft, env: { name: env, knobs: sftKnobs }, seed: p.seeds[0] });
         for (const system of p.systems) {
           const train = parseTrainConfig(
             deepMerge(
@@ -39,6 +40,6 @@ describe('reproduce presets', () => {
   );
 
   it('an unknown preset names the valid ones', () => {
-    expect(() => getPreset('nope')).toThrow(/quick, full, smoke/);
+    expect(() => getPreset('nope')).toThrow(/quick, full, table4, smoke/);
   });
 });

@@ -34,7 +34,7 @@ export function evalRequests(o: {
   const rolloutAt = (c: number) => ({ ...(preset.train.rollout ?? {}), contextWindow: c });
   const common = {
     env,
-    knobs: preset.knobs?.[env] ?? {},
+    knobs: { ...(preset.knobs?.[env] ?? {}), ...(preset.rlKnobs?.[env] ?? {}) },
     rollout: rolloutAt(C),
     tasks: plan.tasks,
     samplesPerTask: plan.samplesPerTask,

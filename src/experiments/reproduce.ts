@@ -57,13 +57,18 @@ export async function reproduce(options: {
   for (const env of preset.envs) {
     for (const seed of preset.seeds) {
       const tag = `${env}--s${seed}`;
-      const sftDir = join(outDir, RUN_FILES.systems, `base--${tag}`);
-      const knobs = preset.knobs?.[env] ?? {};
+      const baseSeed = preset.baseSeed ?? seed;
+      const sftDir = join(outDir, RUN_FILES.systems, `base--${env}--s${baseSeed}`);
+      const sftKnobs = preset.knobs?.[env] ?? {};
+      const knobs = { ...sftKnobs, ...(preset.rlKnobs?.[env] ?? {}) };
       const sftConfig = SftConfigSchema.parse(
-        deepMerge(deepMerge(preset.sft, preset.sftByEnv?.[env] ?? {}), { env: { name: env, knobs }, seed }),
+        deepMerge(deepMerge(preset.sft, preset.sftByEnv?.[env] ?? {}), {
+          env: { name: env, knobs: sftKnobs },
+          seed: baseSeed,
+        }),
       );
-      guard.run({ dir: sftDir, config: sftConfig, what: 'SFT base', env, seed, system: 'base' });
-      log(`sft base ${tag}`);
+      guard.run({ dir: sftDir, config: sftConfig, what: 'SFT base', env, seed: baseSeed, system: 'base' });
+      log(`sft base ${env}--s${baseSeed}`);
       const base = await runSft({
         runDir: sftDir,
         config: sftConfig,

@@ -1,5 +1,6 @@
 import { shortVersion } from '../util/provenance.ts';
-import type { ReportData } from './collect-runs.ts';
+import { isAbsolute } from 'node:path';
+import type { PathLabel, ReportData } from './collect-runs.ts';
 import type { RenderedFigure } from './plots.ts';
 import type { MixedNote } from './run-files.ts';
 import type { Table } from './tables.ts';
@@ -33,16 +34,35 @@ const byVersion = (versions: readonly string[]): [string, number][] => {
   return [...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 };
 
+/**
+ * A command line as the report shows it: absolute paths (`/x/y`, `--out=/x/y`) named by `label`,
+ * relative to the report, so the report carries no machine path.
+ */
+export function showCommand(command: readonly string[], label: PathLabel): string {
+  return command
+    .map((arg) => {
+      const eq = /^(--[^=]+=)(.*)$/.exec(arg);
+      const [prefix, value] = eq ? [eq[1]!, eq[2]!] : ['', arg];
+      return isAbsolute(value) ? `${prefix}${label(value)}` : arg;
+    })
+    .join(' ');
+}
+
 export function provenanceSection(o: {
   data: ReportData;
   report: { commit: string | null; dirty: boolean | null; command: readonly string[]; createdAt: string };
+  label: PathLabel;
 }): ProvenanceSection {
   const { data } = o;
   return {
-    report: { version: shortVersion(o.report), command: o.report.command.join(' '), createdAt: o.report.createdAt },
+    report: {
+      version: shortVersion(o.report),
+      command: showCommand(o.report.command, o.label),
+      createdAt: o.report.createdAt,
+    },
     invocations: data.invocations.map((i) => ({
       version: shortVersion(i),
-      command: i.command.join(' '),
+      command: showCommand(i.command, o.label),
       createdAt: i.createdAt,
     })),
     runsByVersion: byVersion(data.runs.map((r) => shortVersion(r.provenance))),

@@ -67,8 +67,9 @@ function systemTable(
   ctx: Ctx,
   o: { id: string; title: string; caption: string; systems: string[]; diffs?: [string, string, string][] },
 ): Omit<Table, 'notes'> {
-  const modes = ['x1', ctx.xk];
-  const cols = envColumns(ctx).flatMap((env) => modes.map((m) => [env, m] as const));
+  // A mode nobody evaluated (e.g. x1 of a long-horizon preset) gets no column.
+  const modes = ['x1', ctx.xk].filter((m) => ctx.evals.some((e) => e.modes[m] !== undefined));
+  const cols = envColumns(ctx).flatMap((env) => (modes.length ? modes : ['x1', ctx.xk]).map((m) => [env, m] as const));
   const rows: Table['rows'] = o.systems.map((system) => ({
     label: label(system),
     cells: cols.map(([env, mode]) => cellFor(ctx.evals, q(ctx, system, mode, env))),

@@ -46,6 +46,7 @@ export async function writeReport(options: {
     provenance: provenanceSection({
       data,
       report: { ...codeVersion(), command: commandLine(), createdAt: new Date().toISOString() },
+      label,
     }),
   };
   mkdirSync(join(options.outDir, 'figures'), { recursive: true });
