@@ -27,12 +27,13 @@ describe('reproduce presets', () => {
           );
           expect(train.model.preset).toBe(sft.model.preset);
           // The base's positions cover every system's C: C itself, and 2C for the 2x-context system.
-          const positions = Math.max(sft.rollout.contextWindow, sft.model.maxSeqLen ?? 0);
-          expect(train.rollout.contextWindow).toBeLessThanOrEqual(positions);
+          const C = sft.rollout.contextWindow ?? 256;
+          const positions = Math.max(C, sft.model.maxSeqLen ?? 0);
+          expect(train.rollout.contextWindow ?? 256).toBeLessThanOrEqual(positions);
           if (system === 'ppo-single-window-2x') {
-            expect(train.rollout.contextWindow).toBe(2 * sft.rollout.contextWindow);
+            expect(train.rollout.contextWindow).toBe(2 * C);
             expect(train.rollout.maxWindows).toBe(1);
-          } else expect(train.rollout.contextWindow).toBe(sft.rollout.contextWindow);
+          } else expect(train.rollout.contextWindow ?? 256).toBe(C);
         }
       }
       expect(p.systems.length).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
-import { RolloutConfigSchema } from '../rollout/config.ts';
+import { RolloutConfigSchema, WORD_TOKEN_UNITS } from '../rollout/config.ts';
 
 /**
  * The systems of method §7 as config overrides on top of a preset's training config. 'base' is the
@@ -20,9 +20,9 @@ export type SystemName = (typeof SYSTEM_NAMES)[number];
 /** The system trained with one window of twice the context (method §7, the paper's fixed-peak-budget comparison). */
 export const DOUBLE_CONTEXT_SYSTEM = 'ppo-single-window-2x' satisfies SystemName;
 
-/** C of a training config (the rollout default when the preset does not set it). */
+/** C of a training config (the word vocabulary's default when the config does not set it). */
 export function contextWindowOf(train: TrainConfigInput): number {
-  return RolloutConfigSchema.parse({ ...train.rollout, maxWindows: 1 }).contextWindow;
+  return RolloutConfigSchema.parse({ ...train.rollout, maxWindows: 1 }).contextWindow ?? WORD_TOKEN_UNITS.contextWindow;
 }
 
 /** RL systems: what each changes relative to CompactionRL, given the preset's training config. */
