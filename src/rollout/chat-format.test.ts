@@ -53,7 +53,7 @@ async function loggedEpisode(source: LoadedTokenizer, seed: number): Promise<Log
   const input = { ...sizes, maxWindows: 4, tailSteps: seed % 3 };
   const { config, layout } = resolveRolloutConfig({ tokenizer: source, input });
   const log: Omit<Logged, 'record'> = { calls: [], instruction: '', steps: [], summaries: [] };
-  const inner = family.create({});
+  const inner = family.create({ minChunks: 11, chunks: 11 }); // every episode compacts (the fixed-horizon variant)
   const env: Environment = {
     name: inner.name,
     reset: async (s) => {
