@@ -9,6 +9,7 @@ describe('episode view on a subword tokenizer', () => {
   it('decodes Qwen3 records with their own tokenizer and chat format', async () => {
     const [record] = await runExpertEpisodes({
       family: kvLedger,
+      knobs: { minChunks: 11, chunks: 11 }, // the fixed-horizon lengths: the episode compacts
       seeds: [1_000_001],
       writer: { lossy: 0.5 },
       windows: 4,
