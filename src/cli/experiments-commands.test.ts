@@ -220,7 +220,7 @@ describe('crl experiments commands (spawned)', () => {
     const mixed = crl(['reproduce', '--resume', out]);
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toContain('systems/compaction-rl--chunk-sum--s3 was made with another config');
-    expect(mixed.stderr).toContain('optim.policyLr: 0.123 -> 0.0003');
+    expect(mixed.stderr).toContain('optim.policyLr: 0.123 -> 0.0001');
     expect(mixed.stderr).toContain('--allow-mixed');
     const allowed = crl(['reproduce', '--resume', out, '--allow-mixed']);
     expect(allowed.code).toBe(0);
