@@ -53,13 +53,3 @@ export function latestCheckpoint(runDir: string): { iteration: number; dir: stri
     throw new Error(`${latestPath} points at ${latest.dir}, which is missing; the run directory was edited by hand`);
   return { iteration: latest.iteration, dir };
 }
-
-/** Keeps the newest `keep` checkpoint dirs (latest always among them). */
-export function pruneCheckpoints(options: { runDir: string; keep: number }): void {
-  const root = checkpointsDir(options.runDir);
-  const dirs = readdirSync(root)
-    .filter((f) => /^iter-\d+$/.test(f))
-    .sort();
-  for (const d of dirs.slice(0, Math.max(0, dirs.length - options.keep)))
-    rmSync(join(root, d), { recursive: true, force: true });
-}

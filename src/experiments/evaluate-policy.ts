@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { evaluate } from '../eval/evaluate.ts';
 import type { EvalResult } from '../eval/eval-result.ts';
@@ -99,8 +98,4 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
 function relativePath(root: string, path: string): string {
   const r = relative(resolve(root), resolve(path));
   return r === '' || r.startsWith('..') || isAbsolute(r) ? path : r.split(sep).join('/');
-}
-
-export function evalDone(out: string): boolean {
-  return existsSync(out);
 }

@@ -41,10 +41,6 @@ const SYSTEM_OVERRIDES: Readonly<Record<Exclude<SystemName, 'base'>, (train: Tra
   broadcast: () => ({ algorithm: 'broadcast', groupSize: 4 }),
 };
 
-export function isSystemName(name: string): name is SystemName {
-  return (SYSTEM_NAMES as readonly string[]).includes(name);
-}
-
 export function systemOverrides(name: string, train: TrainConfigInput = {}): TrainConfigInput {
   const o = (SYSTEM_OVERRIDES as Record<string, (t: TrainConfigInput) => TrainConfigInput>)[name];
   if (!o)
