@@ -27,6 +27,7 @@ const USER_ERRORS = new Set([
   'SequenceTooLongError',
   'EngineError',
   'MixedRunError',
+  'LlamaCppError',
 ]);
 
 /**

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { llamaCppPolicyPath } from '../adapters/llamacpp-sampler.ts';
 import { z } from 'zod';
 import { formatConfigIssues } from '../config/config-error.ts';
 import { evaluatePolicy } from '../experiments/evaluate-policy.ts';
@@ -38,20 +39,32 @@ const EvalFlagsSchema = z
   })
   .strict();
 
+/**
+ * Where a result goes without --out: <policy dir>/eval/… for a checkpoint or run directory, and
+ * <dir of FILE>/eval/<FILE stem>-… for llamacpp:FILE.gguf.
+ */
+function defaultOut(f: { policy: string; env: string; variant: string; summaryWriter: string }): string {
+  const name = (prefix: string) =>
+    `${prefix}${f.env}-${f.variant}-${f.summaryWriter}.json`.replace(/[^a-zA-Z0-9_.-]/g, '_');
+  const gguf = llamaCppPolicyPath(f.policy);
+  if (gguf) return join(dirname(gguf), 'eval', name(`${basename(gguf, '.gguf')}-`));
+  return join(f.policy, 'eval', name(''));
+}
+
 export function registerEvalCommand(program: Command): void {
   program
     .command('eval')
     .description('Pass@1 with 95% intervals in x1 and xK modes at the same C, optionally with another summary writer')
     .requiredOption(
-      '--policy <expert|dir|engine:url>',
-      'acting policy: "expert", a checkpoint directory, a run directory (latest checkpoint), or a remote engine: vllm:URL or sglang:URL',
+      '--policy <expert|dir|engine:url|llamacpp:file>',
+      'acting policy: "expert", a checkpoint directory, a run directory (latest checkpoint), a remote engine: vllm:URL or sglang:URL, or a GGUF file run by llama.cpp: llamacpp:FILE.gguf',
     )
     .requiredOption('--env <name>', 'task family')
     .option('--variant <name>', 'held-out variant of the family, or "default"')
     .option('--knobs <json>', 'task knob overrides as JSON (the variant applies on top)')
     .option(
       '--summary-writer <w>',
-      'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH (acting policy unchanged)',
+      'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH | llamacpp:FILE.gguf (acting policy unchanged)',
     )
     .option(
       '--system <label>',
@@ -89,13 +102,17 @@ export function registerEvalCommand(program: Command): void {
         );
       const writer = parseSummaryWriter(f.summaryWriter);
       const remote = /^(vllm|sglang):/.test(f.policy);
-      for (const p of [f.policy, ...(writer.kind === 'checkpoint' ? [writer.path] : [])])
-        if (p !== 'expert' && !(remote && p === f.policy)) asUserError(() => resolveCheckpointDir(p));
+      for (const p of [f.policy, ...(writer.kind === 'checkpoint' ? [writer.path] : [])]) {
+        const gguf = llamaCppPolicyPath(p);
+        if (gguf && !existsSync(gguf))
+          throw new CliError(
+            `${p === f.policy ? '--policy' : '--summary-writer'}: no such GGUF file ${gguf} (write one with crl export --format gguf)`,
+          );
+        if (!gguf && p !== 'expert' && !(remote && p === f.policy)) asUserError(() => resolveCheckpointDir(p));
+      }
       if (!f.out && (f.policy === 'expert' || remote))
         throw new CliError(`--out is required when --policy is ${remote ? 'a remote engine' : '"expert"'}`);
-      const out =
-        f.out ??
-        join(f.policy, 'eval', `${f.env}-${f.variant}-${f.summaryWriter}.json`.replace(/[^a-zA-Z0-9_.-]/g, '_'));
+      const out = f.out ?? defaultOut(f);
       prepareOutputFile({ path: out, force: force === true });
       const result = await evaluatePolicy({
         system: f.system ?? defaultSystem(f.policy),

@@ -11,6 +11,7 @@ import { registerReproduceCommand } from './reproduce-command.ts';
 import { registerSftCommand } from './sft-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerViewCommand } from './view-command.ts';
+import { registerExportCommand } from './export-command.ts';
 
 /** Builds the `crl` program with every registered subcommand. */
 export function buildProgram(): Command {
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerSftCommand(program);
   registerServeCommand(program);
   registerViewCommand(program);
+  registerExportCommand(program);
   return program;
 }
 

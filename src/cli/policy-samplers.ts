@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { engineSamplerFor } from '../adapters/http-sampler.ts';
-import { loadCheckpoint } from '../model/checkpoint.ts';
+import { LlamaCppPolicy, LlamaCppSampler, llamaCppPolicyPath } from '../adapters/llamacpp-sampler.ts';
+import { loadPolicyDir } from '../model/load-policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import type { TaskFamily, TextPolicy } from '../env/family.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
@@ -11,7 +12,7 @@ import { resolveCheckpointDir } from '../experiments/policy-source.ts';
 import { CliError } from './errors.ts';
 import type { SummaryWriterChoice } from './run-flags.ts';
 
-/** The acting policy for `crl run --policy`: the family's expert, or a checkpoint directory. */
+/** The acting policy for `crl run --policy`: the family's expert, a checkpoint directory, an engine or a GGUF file. */
 export async function actorSampler(options: {
   policy: string;
   /** null for task folders (crl run --env harbor:PATH), which have no scripted expert. */
@@ -31,9 +32,11 @@ export async function actorSampler(options: {
   }
   const remote = engineSamplerFor(policy); // a bad URL is an EngineError: a user error with its reason
   if (remote) return remote;
+  const gguf = llamaCppPolicyPath(policy);
+  if (gguf) return ggufSampler({ path: gguf, seed, tokenizer, contextWindow: options.contextWindow, flag: '--policy' });
   if (!existsSync(policy) || !statSync(policy).isDirectory()) {
     throw new CliError(
-      `--policy: expected "expert", vllm:URL, sglang:URL, a checkpoint directory or a run directory, but ${JSON.stringify(policy)} is not a directory`,
+      `--policy: expected "expert", vllm:URL, sglang:URL, llamacpp:FILE.gguf, a checkpoint directory or a run directory, but ${JSON.stringify(policy)} is not a directory`,
     );
   }
   let dir: string;
@@ -71,6 +74,15 @@ export async function summarySampler(options: {
   // The same object as the actor: the runner then batches actions and summaries in one call.
   if (choice.kind === 'self') return actor;
   if (choice.kind === 'checkpoint') {
+    const gguf = llamaCppPolicyPath(choice.path);
+    if (gguf)
+      return ggufSampler({
+        path: gguf,
+        seed: mixSeed(seed, 2),
+        tokenizer,
+        contextWindow: options.contextWindow,
+        flag: '--summary-writer',
+      });
     return checkpointSampler({
       dir: choice.path,
       seed: mixSeed(seed, 2),
@@ -93,7 +105,7 @@ async function checkpointSampler(options: {
   tokenizer: LoadedTokenizer;
   contextWindow: number;
 }): Promise<TokenSampler> {
-  const { policy } = await loadCheckpoint(options.dir);
+  const { policy } = await loadPolicyDir(options.dir);
   const cfg = policy.config;
   if (cfg.vocabSize < options.tokenizer.tokenizer.vocabSize) {
     throw new CliError(
@@ -106,4 +118,30 @@ async function checkpointSampler(options: {
     );
   }
   return new ModelSampler({ policy, rng: new Rng(mixSeed(options.seed, 3)) });
+}
+
+/**
+ * A GGUF file run by llama.cpp (adapters/llamacpp-sampler.ts); like a checkpoint, it must cover the
+ * vocabulary and the context window C.
+ */
+async function ggufSampler(options: {
+  path: string;
+  seed: number;
+  tokenizer: LoadedTokenizer;
+  contextWindow: number;
+  flag: string;
+}): Promise<TokenSampler> {
+  const { path, flag } = options;
+  if (!existsSync(path) || !statSync(path).isFile())
+    throw new CliError(`${flag} llamacpp:${path}: no such GGUF file (write one with crl export --format gguf)`);
+  const policy = await LlamaCppPolicy.load(path);
+  if (policy.vocabSize < options.tokenizer.tokenizer.vocabSize)
+    throw new CliError(
+      `${flag} llamacpp:${path}: the model's vocabulary has ${policy.vocabSize} tokens, the tokenizer ${options.tokenizer.tokenizer.vocabSize}`,
+    );
+  if (policy.contextSize < options.contextWindow)
+    throw new CliError(
+      `${flag} llamacpp:${path}: the model's context length ${policy.contextSize} is below the context window ${options.contextWindow}; pass --context ${policy.contextSize} or less (with a matching --threshold)`,
+    );
+  return new LlamaCppSampler({ policy, rng: new Rng(mixSeed(options.seed, 3)) });
 }

@@ -59,8 +59,8 @@ export function registerRunCommand(program: Command): void {
     .description('run a policy with compaction on N tasks and write one JSONL record per episode')
     .requiredOption('--env <name>', 'registered task family, or harbor:PATH (a Harbor task folder or a folder of them)')
     .option(
-      '--policy <expert|dir|engine:url>',
-      'the family expert, a checkpoint directory, a run directory (its latest checkpoint), a remote engine: vllm:URL or sglang:URL (e.g. one `crl serve` started), or for task folders harbor-oracle (runs solution/solve.sh) or harbor-nop (submits at once)',
+      '--policy <expert|dir|engine:url|llamacpp:file>',
+      'the family expert, a checkpoint directory, a run directory (its latest checkpoint), a remote engine: vllm:URL or sglang:URL (e.g. one `crl serve` started), a GGUF file run by llama.cpp: llamacpp:FILE.gguf (crl export), or for task folders harbor-oracle (runs solution/solve.sh) or harbor-nop (submits at once)',
       'expert',
     )
     .option('--knobs <json>', 'task knobs as JSON, e.g. \'{"queries":1,"keys":4}\' (default: the family defaults)')
@@ -72,7 +72,7 @@ export function registerRunCommand(program: Command): void {
     .option('--seed <s>', 'offset into the eval seed range; also seeds the samplers', '0')
     .option(
       '--summary-writer <w>',
-      'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH',
+      'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH | llamacpp:FILE.gguf',
       'self',
     )
     .option('--concurrency <n>', 'episodes in flight at once (default: all)')

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { ENGINE_PROTOCOLS } from '../adapters/engine-protocols.ts';
 import { startSamplerServer } from '../adapters/sampler-server.ts';
-import { loadCheckpoint } from '../model/checkpoint.ts';
+import { loadPolicyDir } from '../model/load-policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { resolveCheckpointDir } from '../experiments/policy-source.ts';
@@ -43,7 +43,7 @@ export function registerServeCommand(program: Command): void {
       const tokenizer = loadTokenizer('word');
       let policy;
       try {
-        policy = (await loadCheckpoint(resolveCheckpointDir(f.policy))).policy;
+        policy = (await loadPolicyDir(resolveCheckpointDir(f.policy))).policy;
       } catch (e) {
         throw new CliError(`--policy: ${(e as Error).message}`);
       }
@@ -54,7 +54,7 @@ export function registerServeCommand(program: Command): void {
       const sampler = new ModelSampler({ policy, rng: new Rng(mixSeed(f.seed, 3)) });
       // SGLang's update_weights_from_disk: the trainer publishes each update (crl train --engine-url).
       const loadWeights = async (path: string) => {
-        const next = (await loadCheckpoint(resolveCheckpointDir(path))).policy;
+        const next = (await loadPolicyDir(resolveCheckpointDir(path))).policy;
         if (next.net.params.length !== policy.net.params.length)
           throw new Error(
             `${path} holds ${next.net.params.length} parameters, the served model ${policy.net.params.length}`,

@@ -38,6 +38,10 @@ export function registerSftCommand(program: Command): void {
     )
     .option('--held-out <n>', 'expert episodes on evaluation seeds for held-out token accuracy (0: skip)')
     .option('--model <preset>', 'model preset')
+    .option(
+      '--init <dir>',
+      'start from these weights: a checkpoint or a Hugging Face model directory (instead of --model)',
+    )
     .option('--context <C>', 'context window C')
     .option('--seed <s>', 'seed')
     .option('--out <dir>', 'run directory (default runs/base-<time>); an existing one is resumed')
@@ -63,7 +67,10 @@ export function registerSftCommand(program: Command): void {
               : undefined,
           batchTokens: num(o.batchTokens),
           heldOutEpisodes: num(o.heldOut),
-          model: o.model ? { preset: o.model } : undefined,
+          model:
+            o.model || o.init
+              ? { ...(o.model ? { preset: o.model } : {}), ...(o.init ? { init: o.init } : {}) }
+              : undefined,
           rollout: o.context ? { contextWindow: num(o.context) } : undefined,
           seed: num(o.seed),
         }).filter(([, v]) => v !== undefined),

@@ -51,7 +51,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'policy-lr', path: ['optim', 'policyLr'], kind: 'number', help: 'policy learning rate' },
   { flag: 'critic-lr', path: ['optim', 'criticLr'], kind: 'number', help: 'critic learning rate' },
   { flag: 'model', path: ['model', 'preset'], kind: 'string', help: 'model preset' },
-  { flag: 'init', path: ['model', 'init'], kind: 'string', help: 'checkpoint to start from (SFT base)' },
+  {
+    flag: 'init',
+    path: ['model', 'init'],
+    kind: 'string',
+    help: 'weights to start from: a checkpoint (the SFT base) or a Hugging Face model directory',
+  },
   { flag: 'seed', path: ['seed'], kind: 'int', help: 'run seed' },
   { flag: 'iterations', path: ['iterations'], kind: 'int', help: 'training iterations' },
   { flag: 'checkpoint-every', path: ['checkpointEvery'], kind: 'int', help: 'checkpoint every N iterations' },

@@ -3,7 +3,9 @@ import { z } from 'zod';
 /**
  * Summary-writer swaps (method §8, paper Table 1): the acting policy stays fixed and only the
  * summaries come from another writer. A writer is named on the command line as
- *   self | oracle | null | lossy:P | lossy:P:G | checkpoint:PATH
+ *   self | oracle | null | lossy:P | lossy:P:G | checkpoint:PATH | llamacpp:FILE.gguf
+ * (a llamacpp:FILE.gguf writer is a model writer like a checkpoint, run by llama.cpp: its spec is
+ * { kind: 'checkpoint', path: 'llamacpp:FILE.gguf' } and the path resolves as `--policy` does.)
  * (lossy:P:G drops the goal with probability G instead of P / 2: the writer `crl sft --lossy-goal-p`
  * trains on, so a base can be evaluated under the summaries it was taught.)
  */
@@ -14,7 +16,15 @@ export type SummaryWriterSpec =
   | { kind: 'lossy'; p: number; goalP?: number }
   | { kind: 'checkpoint'; path: string };
 
-export const SUMMARY_WRITER_KINDS = ['self', 'oracle', 'null', 'lossy:P', 'lossy:P:G', 'checkpoint:PATH'] as const;
+export const SUMMARY_WRITER_KINDS = [
+  'self',
+  'oracle',
+  'null',
+  'lossy:P',
+  'lossy:P:G',
+  'checkpoint:PATH',
+  'llamacpp:FILE.gguf',
+] as const;
 
 const LossyP = z.coerce.number().min(0).max(1);
 
@@ -37,6 +47,7 @@ export function parseSummaryWriter(text: string): SummaryWriterSpec {
     return goalP === undefined ? { kind: 'lossy', p: p! } : { kind: 'lossy', p: p!, goalP };
   }
   if (head === 'checkpoint' && arg !== '') return { kind: 'checkpoint', path: arg };
+  if (head === 'llamacpp' && arg !== '') return { kind: 'checkpoint', path: text };
   throw new Error(`unknown summary writer ${JSON.stringify(text)}; ${valid}`);
 }
 
@@ -45,7 +56,7 @@ export function formatSummaryWriter(spec: SummaryWriterSpec): string {
     case 'lossy':
       return spec.goalP === undefined ? `lossy:${spec.p}` : `lossy:${spec.p}:${spec.goalP}`;
     case 'checkpoint':
-      return `checkpoint:${spec.path}`;
+      return spec.path.startsWith('llamacpp:') ? spec.path : `checkpoint:${spec.path}`;
     default:
       return spec.kind;
   }

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineSamplerFor } from '../adapters/http-sampler.ts';
+import { LlamaCppPolicy, LlamaCppSampler, llamaCppPolicyPath } from '../adapters/llamacpp-sampler.ts';
 import type { TaskFamily } from '../env/family.ts';
-import { loadCheckpoint } from '../model/checkpoint.ts';
+import { loadPolicyDir } from '../model/load-policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { RUN_FILES } from '../report/run-files.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
@@ -13,7 +14,8 @@ import type { SamplerFactory } from './eval-runner.ts';
 /**
  * Resolves what `--policy` (and `checkpoint:PATH` writers) name: 'expert', a model checkpoint
  * directory, or a run directory (its latest checkpoint). `policySamplerFactory` also takes a
- * remote engine, `vllm:URL` or `sglang:URL` (docs/decisions/0010).
+ * remote engine, `vllm:URL` or `sglang:URL` (docs/decisions/0010), and a GGUF file run by
+ * llama.cpp, `llamacpp:FILE.gguf` (docs/decisions/0015).
  */
 export function resolveCheckpointDir(path: string): string {
   if (existsSync(join(path, RUN_FILES.checkpoints))) {
@@ -40,7 +42,14 @@ export async function policySamplerFactory(options: {
   // The engine samples with its own randomness; one client serves every sample.
   const remote = engineSamplerFor(options.policy);
   if (remote) return { factory: () => remote, source: options.policy };
+  // A GGUF file run by llama.cpp: loaded once, a context per sampler.
+  const gguf = llamaCppPolicyPath(options.policy);
+  if (gguf) {
+    if (!existsSync(gguf)) throw new Error(`policy ${JSON.stringify(options.policy)}: no such GGUF file`);
+    const policy = await LlamaCppPolicy.load(gguf);
+    return { factory: (rng) => new LlamaCppSampler({ policy, rng }), source: options.policy };
+  }
   const dir = resolveCheckpointDir(options.policy);
-  const { policy } = await loadCheckpoint(dir);
+  const { policy } = await loadPolicyDir(dir);
   return { factory: (rng) => new ModelSampler({ policy, rng }), source: dir };
 }

@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { modelConfig, modelPresetSchema } from '../model/config.ts';
+import { loadPolicyDir } from '../model/load-policy.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
-import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
+import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import { buildMinibatches, packByTokens } from '../rl/minibatches.ts';
 import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts';
 import { mixSeed, Rng } from '../util/random.ts';
@@ -40,6 +41,8 @@ export const SftConfigSchema = z
          * 2x-context system, method §7); training data is the same either way.
          */
         maxSeqLen: z.number().int().positive().optional(),
+        /** Start from these weights (a checkpoint or a Hugging Face model directory) instead of the preset's init. */
+        init: z.string().min(1).optional(),
       })
       .strict()
       .prefault({}),
@@ -170,7 +173,14 @@ export async function runSft(options: {
     warmupSteps: Math.min(config.warmupSteps, steps),
     minLrRatio: config.minLrRatio,
   };
-  const policy = new PolicyModel({ config: cfg, optim, rng: rng.fork() });
+  const policy = config.model.init
+    ? await initPolicy({
+        dir: config.model.init,
+        optim,
+        vocabSize: tokenizer.tokenizer.vocabSize,
+        contextWindow: rollout.contextWindow,
+      })
+    : new PolicyModel({ config: cfg, optim, rng: rng.fork() });
   // The run directory appears only now, once the config resolved and the inputs loaded (task
   // family, knobs, expert episodes, model preset): a failed start leaves nothing behind.
   if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config, root: options.root });
@@ -279,4 +289,24 @@ export function sftEpoch(options: {
     'sft/token_acc_p50': count ? confident / count : Number.NaN,
     'sft/lr': lr,
   };
+}
+
+/** The policy `model.init` names, with this run's optimizer; it must cover the vocabulary and C. */
+async function initPolicy(options: {
+  dir: string;
+  optim: OptimizerConfig;
+  vocabSize: number;
+  contextWindow: number;
+}): Promise<PolicyModel> {
+  const { policy } = await loadPolicyDir(options.dir);
+  const c = policy.config;
+  if (c.vocabSize < options.vocabSize)
+    throw new Error(
+      `model.init ${options.dir}: its vocabulary has ${c.vocabSize} tokens, the tokenizer ${options.vocabSize}`,
+    );
+  if (c.maxSeqLen < options.contextWindow)
+    throw new Error(
+      `model.init ${options.dir}: its maxSeqLen ${c.maxSeqLen} is below the context window ${options.contextWindow}`,
+    );
+  return new PolicyModel({ config: c, optim: options.optim, params: policy.net.params });
 }

@@ -1,7 +1,8 @@
 import type { TaskFamily } from '../env/family.ts';
-import { loadCheckpoint, restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { CriticModel } from '../model/critic.ts';
 import { modelConfig } from '../model/config.ts';
+import { loadPolicyDir } from '../model/load-policy.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
@@ -64,7 +65,7 @@ export async function buildTrainerModels(options: {
   });
   let policy: PolicyModel;
   if (config.model.init) {
-    const init = await loadCheckpoint(config.model.init);
+    const init = await loadPolicyDir(config.model.init);
     policy = new PolicyModel({
       config: init.policy.config,
       optim: optim(config.optim.policyLr),

@@ -26,7 +26,29 @@ describe('ModelConfig', () => {
       const cfg = modelConfig(name, { tiedEmbeddings: name === 'tiny' });
       expect(fromHfConfig(JSON.parse(JSON.stringify(toHfConfig(cfg))))).toEqual(cfg);
     }
-    expect(() => fromHfConfig({ ...toHfConfig(modelConfig('tiny')), num_key_value_heads: 1 })).toThrow(/grouped-query/);
+    for (const ropeScaling of [
+      { type: 'linear', factor: 2 },
+      { type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 8192 },
+      { type: 'yarn', factor: 4, originalMaxPositions: 32768, betaFast: 32, betaSlow: 1 },
+    ] as const) {
+      const cfg = modelConfig('tiny', { ropeScaling });
+      expect(fromHfConfig(JSON.parse(JSON.stringify(toHfConfig(cfg))))).toEqual(cfg);
+    }
+    const hf = toHfConfig(modelConfig('tiny'));
+    expect(() => fromHfConfig({ ...hf, num_key_value_heads: 1 })).toThrow(/grouped-query/);
+    expect(fromHfConfig({ ...hf, rope_scaling: { rope_type: 'llama3', factor: 8 } }).ropeScaling).toEqual({
+      type: 'llama3',
+      factor: 8,
+      lowFreqFactor: 1,
+      highFreqFactor: 4,
+      originalMaxPositions: 8192,
+    });
+    expect(() => fromHfConfig({ ...hf, rope_scaling: { type: 'dynamic', factor: 2 } })).toThrow(
+      /rope_scaling\.rope_type "dynamic" is not supported; supported: default, linear, llama3, yarn/,
+    );
+    expect(() =>
+      fromHfConfig({ ...hf, rope_scaling: { rope_type: 'yarn', factor: 4, attention_factor: 0.8 } }),
+    ).toThrow(/rope_scaling\.attention_factor is not supported/);
   });
 
   it('counts parameters: Llama names and shapes', () => {

@@ -1,4 +1,29 @@
 import { z } from 'zod';
+import type { RopeScaling } from '../tensor/rope.ts';
+
+/** RoPE frequency scaling (tensor/rope.ts); absent = none. */
+export const RopeScalingSchema: z.ZodType<RopeScaling> = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('linear'), factor: z.number().positive() }).strict(),
+  z
+    .object({
+      type: z.literal('llama3'),
+      factor: z.number().positive(),
+      lowFreqFactor: z.number().positive(),
+      highFreqFactor: z.number().positive(),
+      originalMaxPositions: z.number().int().positive(),
+    })
+    .strict()
+    .refine((s) => s.highFreqFactor > s.lowFreqFactor, { message: 'highFreqFactor must exceed lowFreqFactor' }),
+  z
+    .object({
+      type: z.literal('yarn'),
+      factor: z.number().positive(),
+      originalMaxPositions: z.number().int().positive(),
+      betaFast: z.number().positive(),
+      betaSlow: z.number().positive(),
+    })
+    .strict(),
+]);
 
 /**
  * The transformer's shape (Llama architecture). Field names are ours; checkpoint.ts maps them to
@@ -15,6 +40,7 @@ export const ModelConfigSchema = z
     tiedEmbeddings: z.boolean(),
     ropeTheta: z.number().positive(),
     normEps: z.number().positive(),
+    ropeScaling: RopeScalingSchema.optional(),
   })
   .strict()
   .refine((c) => c.dModel % c.nHeads === 0 && (c.dModel / c.nHeads) % 2 === 0, {

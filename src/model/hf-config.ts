@@ -1,28 +1,46 @@
 import { z } from 'zod';
+import type { RopeScaling } from '../tensor/rope.ts';
 import { parseModelConfig, type ModelConfig } from './config.ts';
+import { CheckpointFormatError } from './safetensors.ts';
 
 /**
- * Hugging Face LlamaForCausalLM config.json <-> ModelConfig. Extra keys are allowed on read
- * (unlike our own configs) because files written by transformers carry many we do not use;
- * the ones that change the architecture are checked.
+ * Hugging Face config.json <-> ModelConfig, for LlamaForCausalLM (what checkpoints write) and, on
+ * read, Qwen3ForCausalLM. Extra keys are allowed on read (unlike our own configs) because files
+ * written by transformers carry many we do not use; every key that changes the computation is
+ * checked, and one the engine cannot run is an error that names it.
  */
-const HfLlamaConfigSchema = z.object({
-  architectures: z.array(z.string()),
+const RopeScalingSchema = z.looseObject({
+  rope_type: z.string().optional(),
+  type: z.string().optional(),
+});
+
+const HfConfigSchema = z.looseObject({
+  architectures: z.array(z.string()).min(1),
+  model_type: z.string().optional(),
   hidden_size: z.number().int().positive(),
   num_hidden_layers: z.number().int().positive(),
   num_attention_heads: z.number().int().positive(),
-  num_key_value_heads: z.number().int().positive().optional(),
+  num_key_value_heads: z.number().int().positive().nullish(),
+  head_dim: z.number().int().positive().nullish(),
   intermediate_size: z.number().int().positive(),
   vocab_size: z.number().int().positive(),
   rms_norm_eps: z.number().positive(),
-  rope_theta: z.number().positive(),
+  rope_theta: z.number().positive().optional(),
+  /** transformers >= 5 moves rope_theta and the scaling here. */
+  rope_parameters: RopeScalingSchema.extend({ rope_theta: z.number().positive().optional() }).nullish(),
+  rope_scaling: RopeScalingSchema.nullish(),
   max_position_embeddings: z.number().int().positive(),
-  tie_word_embeddings: z.boolean(),
+  tie_word_embeddings: z.boolean().optional(),
   hidden_act: z.string().optional(),
-  rope_scaling: z.unknown().optional(),
   attention_bias: z.boolean().optional(),
   mlp_bias: z.boolean().optional(),
+  use_sliding_window: z.boolean().optional(),
+  layer_types: z.array(z.string()).optional(),
 });
+
+/** The architectures read, with the class names transformers writes. */
+export const HF_ARCHITECTURES = { LlamaForCausalLM: 'llama', Qwen3ForCausalLM: 'qwen3' } as const;
+export type HfArchitecture = (typeof HF_ARCHITECTURES)[keyof typeof HF_ARCHITECTURES];
 
 export function toHfConfig(cfg: ModelConfig): Record<string, unknown> {
   return {
@@ -38,6 +56,7 @@ export function toHfConfig(cfg: ModelConfig): Record<string, unknown> {
     rope_theta: cfg.ropeTheta,
     max_position_embeddings: cfg.maxSeqLen,
     tie_word_embeddings: cfg.tiedEmbeddings,
+    rope_scaling: cfg.ropeScaling ? hfRopeScaling(cfg.ropeScaling) : null,
     hidden_act: 'silu',
     attention_bias: false,
     mlp_bias: false,
@@ -45,33 +64,146 @@ export function toHfConfig(cfg: ModelConfig): Record<string, unknown> {
   };
 }
 
-export function fromHfConfig(raw: unknown, what = 'config.json'): ModelConfig {
-  const r = HfLlamaConfigSchema.safeParse(raw);
+/** The architecture config.json names, or an error naming `architectures`. */
+export function hfArchitecture(raw: { architectures: string[] }, what: string): HfArchitecture {
+  for (const a of raw.architectures)
+    if (a in HF_ARCHITECTURES) return HF_ARCHITECTURES[a as keyof typeof HF_ARCHITECTURES];
+  throw new CheckpointFormatError(
+    `${what}: architectures ${JSON.stringify(raw.architectures)} is not supported; supported: ${Object.keys(HF_ARCHITECTURES).join(', ')}`,
+  );
+}
+
+function unsupported(what: string, field: string, detail: string): never {
+  throw new CheckpointFormatError(`${what}: ${field} ${detail}`);
+}
+
+export function parseHfConfig(raw: unknown, what = 'config.json'): { cfg: ModelConfig; architecture: HfArchitecture } {
+  const r = HfConfigSchema.safeParse(raw);
   if (!r.success)
-    throw new Error(
+    throw new CheckpointFormatError(
       `${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
     );
   const h = r.data;
-  if (!h.architectures.includes('LlamaForCausalLM'))
-    throw new Error(`${what}: architectures ${JSON.stringify(h.architectures)} do not include LlamaForCausalLM`);
-  if (h.num_key_value_heads !== undefined && h.num_key_value_heads !== h.num_attention_heads)
-    throw new Error(
-      `${what}: grouped-query attention (num_key_value_heads ${h.num_key_value_heads} != num_attention_heads ${h.num_attention_heads}) is not supported`,
-    );
+  const architecture = hfArchitecture(h, what);
+  const heads = h.num_attention_heads;
   if (h.hidden_act !== undefined && h.hidden_act !== 'silu')
-    throw new Error(`${what}: hidden_act ${h.hidden_act} is not supported (silu only)`);
-  if (h.rope_scaling !== undefined && h.rope_scaling !== null)
-    throw new Error(`${what}: rope_scaling is not supported`);
-  if (h.attention_bias || h.mlp_bias) throw new Error(`${what}: attention/MLP biases are not supported`);
-  return parseModelConfig({
-    vocabSize: h.vocab_size,
-    dModel: h.hidden_size,
-    nLayers: h.num_hidden_layers,
-    nHeads: h.num_attention_heads,
-    mlpHidden: h.intermediate_size,
-    maxSeqLen: h.max_position_embeddings,
-    tiedEmbeddings: h.tie_word_embeddings,
-    ropeTheta: h.rope_theta,
-    normEps: h.rms_norm_eps,
-  });
+    unsupported(what, 'hidden_act', `${h.hidden_act} is not supported (silu only)`);
+  if (h.attention_bias) unsupported(what, 'attention_bias', 'true is not supported (no attention biases)');
+  if (h.mlp_bias) unsupported(what, 'mlp_bias', 'true is not supported (no MLP biases)');
+  if (h.use_sliding_window) unsupported(what, 'use_sliding_window', 'true is not supported (full attention only)');
+  const sliding = h.layer_types?.find((t) => t !== 'full_attention');
+  if (sliding)
+    unsupported(what, 'layer_types', `contains ${JSON.stringify(sliding)}; only full_attention is supported`);
+  const kvHeads = h.num_key_value_heads ?? heads;
+  if (kvHeads !== heads)
+    unsupported(
+      what,
+      'num_key_value_heads',
+      `${kvHeads} != num_attention_heads ${heads}: grouped-query attention is not supported by the embedded engine yet`,
+    );
+  if (h.head_dim != null && h.head_dim * heads !== h.hidden_size)
+    unsupported(
+      what,
+      'head_dim',
+      `${h.head_dim} x ${heads} heads != hidden_size ${h.hidden_size}: a head size apart from hidden_size / num_attention_heads is not supported by the embedded engine yet`,
+    );
+  if (architecture === 'qwen3')
+    unsupported(what, 'architectures', "Qwen3ForCausalLM's q/k RMSNorm is not supported by the embedded engine yet");
+  const ropeScaling = parseRopeScaling(h.rope_scaling ?? h.rope_parameters, h.max_position_embeddings, what);
+  const ropeTheta = h.rope_theta ?? h.rope_parameters?.rope_theta ?? 10000;
+  try {
+    return {
+      architecture,
+      cfg: parseModelConfig({
+        vocabSize: h.vocab_size,
+        dModel: h.hidden_size,
+        nLayers: h.num_hidden_layers,
+        nHeads: heads,
+        mlpHidden: h.intermediate_size,
+        maxSeqLen: h.max_position_embeddings,
+        // LlamaConfig's and Qwen3Config's default.
+        tiedEmbeddings: h.tie_word_embeddings ?? false,
+        ropeTheta,
+        normEps: h.rms_norm_eps,
+        ...(ropeScaling ? { ropeScaling } : {}),
+      }),
+    };
+  } catch (e) {
+    throw new CheckpointFormatError(`${what}: ${(e as Error).message}`);
+  }
+}
+
+export function fromHfConfig(raw: unknown, what = 'config.json'): ModelConfig {
+  return parseHfConfig(raw, what).cfg;
+}
+
+function hfRopeScaling(s: RopeScaling): Record<string, unknown> {
+  switch (s.type) {
+    case 'linear':
+      return { rope_type: 'linear', factor: s.factor };
+    case 'llama3':
+      return {
+        rope_type: 'llama3',
+        factor: s.factor,
+        low_freq_factor: s.lowFreqFactor,
+        high_freq_factor: s.highFreqFactor,
+        original_max_position_embeddings: s.originalMaxPositions,
+      };
+    case 'yarn':
+      return {
+        rope_type: 'yarn',
+        factor: s.factor,
+        original_max_position_embeddings: s.originalMaxPositions,
+        beta_fast: s.betaFast,
+        beta_slow: s.betaSlow,
+      };
+  }
+}
+
+const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+
+/**
+ * `rope_scaling` (or transformers 5's `rope_parameters`) as the engine's RopeScaling, with
+ * transformers' defaults; what llama.cpp cannot reproduce is an error naming the key: dynamic NTK
+ * and longrope scaling, and yarn's attention_factor / mscale / truncate (llama.cpp derives the
+ * attention factor from `factor` alone).
+ */
+function parseRopeScaling(
+  raw: Record<string, unknown> | null | undefined,
+  maxPositions: number,
+  what: string,
+): RopeScaling | undefined {
+  const type = raw?.rope_type ?? raw?.type;
+  if (!raw || type === undefined || type === 'default') return undefined;
+  const field = (k: string) => `rope_scaling.${k}`;
+  const factor = num(raw.factor);
+  if (factor === undefined || factor <= 0) unsupported(what, field('factor'), 'must be a positive number');
+  const original = num(raw.original_max_position_embeddings);
+  if (type === 'linear') return { type: 'linear', factor };
+  if (type === 'llama3')
+    return {
+      type: 'llama3',
+      factor,
+      lowFreqFactor: num(raw.low_freq_factor) ?? 1,
+      highFreqFactor: num(raw.high_freq_factor) ?? 4,
+      originalMaxPositions: original ?? 8192,
+    };
+  if (type === 'yarn') {
+    for (const k of ['attention_factor', 'mscale', 'mscale_all_dim'])
+      if (raw[k] !== undefined && raw[k] !== null)
+        unsupported(what, field(k), 'is not supported (llama.cpp derives the yarn attention factor from factor alone)');
+    if (raw.truncate === false) unsupported(what, field('truncate'), 'false is not supported');
+    return {
+      type: 'yarn',
+      factor,
+      originalMaxPositions: original ?? maxPositions,
+      betaFast: num(raw.beta_fast) ?? 32,
+      betaSlow: num(raw.beta_slow) ?? 1,
+    };
+  }
+  return unsupported(
+    what,
+    field('rope_type'),
+    `${JSON.stringify(type)} is not supported; supported: default, linear, llama3, yarn (what llama.cpp runs)`,
+  );
 }

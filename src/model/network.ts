@@ -69,7 +69,12 @@ export class LlamaNetwork {
     this.grads = new Float32Array(total);
     this.w = weightViews({ buf: this.params, specs: this.specs, cfg: this.cfg, head });
     this.g = weightViews({ buf: this.grads, specs: this.specs, cfg: this.cfg, head });
-    this.rope = ropeTable({ maxPositions: this.cfg.maxSeqLen, headDim: headDim(this.cfg), theta: this.cfg.ropeTheta });
+    this.rope = ropeTable({
+      maxPositions: this.cfg.maxSeqLen,
+      headDim: headDim(this.cfg),
+      theta: this.cfg.ropeTheta,
+      scaling: this.cfg.ropeScaling,
+    });
     this.optimizer = new AdamW({ cfg: parseOptimizerConfig(optim), size: total, ranges: this.specs });
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
 import { dot64, finiteDiffCheck, randomBuffer } from './finite-diff.ts';
-import { ropeBackward, ropeForward, ropeTable } from './rope.ts';
+import { ropeBackward, ropeForward, ropeFrequencies, ropeTable } from './rope.ts';
 
 describe('rope', () => {
   const table = ropeTable({ maxPositions: 16, headDim: 8, theta: 10000 });
@@ -43,5 +43,37 @@ describe('rope', () => {
     ropeBackward({ x: g, ...args });
     const r = finiteDiffCheck({ x, analytic: g, loss, rng });
     expect(r.relError).toBeLessThan(5e-3);
+  });
+
+  it('scales frequencies as transformers does: linear, llama3 by wavelength, yarn by a ramp with a magnitude', () => {
+    const base = ropeFrequencies({ headDim: 8, theta: 10000 }).freqs; // 1, 0.1, 0.01, 0.001
+    [1, 0.1, 0.01, 0.001].forEach((f, i) => expect(base[i]).toBeCloseTo(f, 12));
+    const lin = ropeFrequencies({ headDim: 8, theta: 10000, scaling: { type: 'linear', factor: 4 } });
+    lin.freqs.forEach((f, i) => expect(f).toBeCloseTo(base[i]! / 4, 12));
+    // Wavelengths 2π/f = 6.3, 63, 628, 6283 against old = 100: high-freq bound 25, low-freq bound 100.
+    const l3 = ropeFrequencies({
+      headDim: 8,
+      theta: 10000,
+      scaling: { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 100 },
+    }).freqs;
+    expect(l3[0]).toBeCloseTo(base[0]!, 12); // short wavelength: kept
+    const smooth = (100 / ((2 * Math.PI) / base[1]!) - 1) / 3;
+    expect(l3[1]).toBeCloseTo((1 - smooth) * (base[1]! / 8) + smooth * base[1]!, 12); // in between: blended
+    expect(l3[2]).toBeCloseTo(base[2]! / 8, 12); // long wavelength: divided
+    const y = ropeFrequencies({
+      headDim: 8,
+      theta: 10000,
+      scaling: { type: 'yarn', factor: 4, originalMaxPositions: 64, betaFast: 32, betaSlow: 1 },
+    });
+    expect(y.magnitude).toBeCloseTo(1 + 0.1 * Math.log(4), 12);
+    expect(y.freqs[0]).toBeCloseTo(base[0]!, 12); // fast dims keep their frequency
+    expect(y.freqs[3]).toBeCloseTo(base[3]! / 4, 12); // slow dims are interpolated
+    const t = ropeTable({
+      maxPositions: 4,
+      headDim: 8,
+      theta: 10000,
+      scaling: { type: 'yarn', factor: 4, originalMaxPositions: 64, betaFast: 32, betaSlow: 1 },
+    });
+    expect(Math.hypot(t.cos[4]!, t.sin[4]!)).toBeCloseTo(y.magnitude, 6);
   });
 });

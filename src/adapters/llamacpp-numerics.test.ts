@@ -1,0 +1,174 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { modelConfig, type ModelConfig } from '../model/config.ts';
+import { writeHfDir } from '../model/hf-test-helpers.ts';
+import { loadPolicyDir } from '../model/load-policy.ts';
+import { exportGguf, type GgufPrecision, type NamedWeights } from '../model/gguf-export.ts';
+import { wordVocabMetadata } from '../model/gguf-vocab.ts';
+import { PolicyModel } from '../model/policy.ts';
+import { scrambleWeights, TEST_OPTIM } from '../model/test-helpers.ts';
+import { VOCAB } from '../model/vocab.ts';
+import { Rng } from '../util/random.ts';
+import { createContext, loadGgufModel, nextTokenLogprobs } from './llamacpp.ts';
+
+/**
+ * The independent numerics check: a policy exported to GGUF and run by llama.cpp gives the same
+ * log-probs as the embedded engine on the same token sequences. f32: max |Δ log-prob| < 1e-3
+ * (llama.cpp sums in a different order, so they differ at float32 rounding); f16 rounds every
+ * weight matrix and the KV cache to half precision, so its figure is reported and bounded loosely.
+ */
+const root = mkdtempSync(join(tmpdir(), 'crl-llamacpp-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const BOUND: Record<GgufPrecision, number> = { f32: 1e-3, f16: 5e-2 };
+
+function namedWeights(policy: PolicyModel): NamedWeights {
+  const net = policy.net;
+  return new Map(
+    net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
+  );
+}
+
+/** A few SFT steps on a repeating pattern: sharp, non-initial weights (log-probs near 0 and far below). */
+function train(policy: PolicyModel, steps: number): void {
+  const v = policy.config.vocabSize;
+  const seq = Int32Array.from({ length: 48 }, (_, i) => 9 + ((i * 7) % 23) + (i % 3 === 0 ? 40 : 0));
+  for (let s = 0; s < steps; s++) {
+    const { logprobs } = policy.forward([seq], { train: true });
+    policy.backward({ logprobs: logprobs.map((l) => new Float32Array(l.length).fill(-1 / l.length)) });
+    policy.step();
+  }
+  expect(v).toBeGreaterThan(70);
+}
+
+async function maxLogprobDiff({
+  policy,
+  precision,
+  sequences,
+  name,
+}: {
+  policy: PolicyModel;
+  precision: GgufPrecision;
+  sequences: number[][];
+  name: string;
+}): Promise<number> {
+  const cfg = policy.config;
+  const path = join(root, `${name}-${precision}.gguf`);
+  writeFileSync(
+    path,
+    exportGguf({
+      cfg,
+      weights: namedWeights(policy),
+      vocab: wordVocabMetadata({ words: VOCAB, vocabSize: cfg.vocabSize }),
+      precision,
+      name,
+    }),
+  );
+  const model = await loadGgufModel(path);
+  const context = await createContext({ model, contextSize: cfg.maxSeqLen, sequences: 1 });
+  try {
+    const ours = policy.forward(sequences.map((s) => Int32Array.from(s))).logprobs;
+    const sequence = context.getSequence();
+    let max = 0;
+    for (const [k, tokens] of sequences.entries()) {
+      const theirs = await nextTokenLogprobs({
+        sequence,
+        tokens,
+        positions: tokens.slice(0, -1).map((_, i) => i),
+        vocabSize: cfg.vocabSize,
+      });
+      for (let t = 1; t < tokens.length; t++) {
+        const d = Math.abs(theirs[t - 1]![tokens[t]!]! - ours[k]![t]!);
+        max = Math.max(max, Number.isNaN(d) ? Infinity : d);
+      }
+    }
+    return max;
+  } finally {
+    await context.dispose();
+    await model.dispose();
+  }
+}
+
+function sequences(cfg: ModelConfig, seed: number): number[][] {
+  const rng = new Rng(seed);
+  return [cfg.maxSeqLen, 17, 2].map((l) => Array.from({ length: l }, () => rng.int(cfg.vocabSize)));
+}
+
+const SMALL: Partial<ModelConfig> = { vocabSize: VOCAB.length, dModel: 64, nHeads: 4, mlpHidden: 128, maxSeqLen: 64 };
+
+const CASES: { name: string; make: () => PolicyModel | Promise<PolicyModel> }[] = [
+  {
+    name: 'random init, untied',
+    make: () => new PolicyModel({ config: modelConfig('tiny', SMALL), optim: TEST_OPTIM, rng: new Rng(1) }),
+  },
+  {
+    name: 'O(1) weights, tied embeddings, theta 5e5',
+    make: () => {
+      const p = new PolicyModel({
+        config: modelConfig('tiny', { ...SMALL, tiedEmbeddings: true, ropeTheta: 500000, normEps: 1e-6 }),
+        optim: TEST_OPTIM,
+        rng: new Rng(2),
+      });
+      scrambleWeights(p.net, 3);
+      return p;
+    },
+  },
+  {
+    name: 'trained (60 AdamW steps)',
+    make: () => {
+      const p = new PolicyModel({
+        config: modelConfig('tiny', { ...SMALL, nLayers: 3 }),
+        optim: { ...TEST_OPTIM, lr: 1e-2 },
+        rng: new Rng(4),
+      });
+      train(p, 60);
+      return p;
+    },
+  },
+  ...(
+    [
+      { type: 'linear', factor: 4 },
+      { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 16 },
+      { type: 'yarn', factor: 4, originalMaxPositions: 32, betaFast: 32, betaSlow: 1 },
+    ] as const
+  ).map((ropeScaling) => ({
+    name: `RoPE scaling ${ropeScaling.type}`,
+    make: () => {
+      const p = new PolicyModel({
+        config: modelConfig('tiny', { ...SMALL, ropeScaling }),
+        optim: TEST_OPTIM,
+        rng: new Rng(8),
+      });
+      scrambleWeights(p.net, 9);
+      return p;
+    },
+  })),
+  {
+    name: 'a Hugging Face directory written by hand (BF16, 2 shards, tied)',
+    make: async () => {
+      const p = new PolicyModel({
+        config: modelConfig('tiny', { ...SMALL, tiedEmbeddings: true }),
+        optim: TEST_OPTIM,
+        rng: new Rng(6),
+      });
+      scrambleWeights(p.net, 7);
+      const dir = writeHfDir({ root, policy: p, dtype: 'BF16', shards: 2, name: 'hf-by-hand' });
+      return (await loadPolicyDir(dir)).policy;
+    },
+  },
+];
+
+describe('llama.cpp vs the embedded engine on the same weights and tokens', () => {
+  for (const c of CASES) {
+    for (const precision of ['f32', 'f16'] as const) {
+      it(`${c.name}, ${precision}`, async () => {
+        const policy = await c.make();
+        const max = await maxLogprobDiff({ policy, precision, sequences: sequences(policy.config, 9), name: c.name });
+        console.log(`llama.cpp numerics: ${c.name}, ${precision}: max |Δ log-prob| = ${max.toExponential(2)}`);
+        expect(max).toBeLessThan(BOUND[precision]);
+      });
+    }
+  }
+});

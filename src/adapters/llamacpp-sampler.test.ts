@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modelConfig } from '../model/config.ts';
+import { exportGguf } from '../model/gguf-export.ts';
+import { wordVocabMetadata } from '../model/gguf-vocab.ts';
+import { PolicyModel } from '../model/policy.ts';
+import { ModelSampler } from '../model/sampler.ts';
+import { scrambleWeights, TEST_OPTIM } from '../model/test-helpers.ts';
+import { VOCAB } from '../model/vocab.ts';
+import type { SampleRequest } from '../rollout/types.ts';
+import { Rng } from '../util/random.ts';
+import { LlamaCppSampler, llamaCppPolicyPath } from './llamacpp-sampler.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'crl-llamacpp-sampler-'));
+const path = join(root, 'policy.gguf');
+const cfg = modelConfig('tiny', { vocabSize: VOCAB.length, dModel: 32, nHeads: 2, mlpHidden: 64, maxSeqLen: 96 });
+const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
+scrambleWeights(policy.net, 2);
+const samplers: LlamaCppSampler[] = [];
+
+beforeAll(() => {
+  const net = policy.net;
+  const weights = new Map(
+    net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
+  );
+  const vocab = wordVocabMetadata({ words: VOCAB, vocabSize: cfg.vocabSize });
+  writeFileSync(path, exportGguf({ cfg, weights, vocab, precision: 'f32', name: 'sampler-test' }));
+});
+afterAll(async () => {
+  for (const s of samplers) await s.dispose();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function open(seed: number): Promise<LlamaCppSampler> {
+  const s = await LlamaCppSampler.open({ path, rng: new Rng(seed) });
+  samplers.push(s);
+  return s;
+}
+
+function requests(n: number, seed: number): SampleRequest[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, (_, i) => ({
+    prompt: Array.from({ length: 3 + (i % 7) }, () => rng.int(cfg.vocabSize)),
+    maxTokens: 12 + (i % 5),
+    stopTokens: [6],
+  }));
+}
+
+/** The embedded model's log-prob of every generated token, by a full forward over prompt + output. */
+function embedded(req: SampleRequest, tokens: number[]): { logprobs: number[]; entropies: number[] } {
+  const seq = Int32Array.from([...req.prompt, ...tokens]);
+  const f = policy.forward([seq]);
+  const at = (a: Float32Array) => tokens.map((_, j) => a[req.prompt.length + j]!);
+  return { logprobs: at(f.logprobs[0]!), entropies: at(f.entropies[0]!) };
+}
+
+describe('LlamaCppSampler', () => {
+  it('parses the llamacpp:FILE form', () => {
+    expect(llamaCppPolicyPath('llamacpp:/x/y.gguf')).toBe('/x/y.gguf');
+    expect(llamaCppPolicyPath('runs/base')).toBeNull();
+  });
+
+  it('samples a batch as parallel sequences; its log-probs and entropies are the embedded model’s', async () => {
+    const sampler = await open(5);
+    const reqs = requests(10, 3);
+    const out = await sampler.sample(reqs, { temperature: 1, topP: 1 });
+    let max = 0;
+    out.forEach((r, i) => {
+      const req = reqs[i]!;
+      expect(r.tokens.length).toBeGreaterThan(0);
+      expect(r.tokens.length).toBeLessThanOrEqual(req.maxTokens);
+      expect(r.logprobs).toHaveLength(r.tokens.length);
+      if (r.finishReason === 'stop') expect(r.tokens.at(-1)).toBe(6);
+      else expect(r.tokens).toHaveLength(req.maxTokens);
+      expect(r.tokens.slice(0, -1)).not.toContain(6);
+      const ours = embedded(req, r.tokens);
+      r.logprobs.forEach((lp, j) => (max = Math.max(max, Math.abs(lp! - ours.logprobs[j]!))));
+      r.entropies!.forEach((e, j) => expect(e).toBeCloseTo(ours.entropies[j]!, 3));
+    });
+    console.log(`llama.cpp sampler vs embedded forward: max |Δ log-prob| = ${max.toExponential(2)}`);
+    expect(max).toBeLessThan(1e-3);
+  });
+
+  it('reproduces its draws from the seed and matches the embedded sampler at temperature 0', async () => {
+    const reqs = requests(6, 4);
+    const a = await (await open(9)).sample(reqs, { temperature: 0.8, topP: 0.9 });
+    const b = await (await open(9)).sample(reqs, { temperature: 0.8, topP: 0.9 });
+    expect(b.map((r) => r.tokens)).toEqual(a.map((r) => r.tokens));
+    const greedy = await (await open(1)).sample(reqs, { temperature: 0, topP: 1 });
+    const embedded = new ModelSampler({ policy, rng: new Rng(1) }).sampleSync(reqs, { temperature: 0, topP: 1 });
+    expect(greedy.map((r) => r.tokens)).toEqual(embedded.map((r) => r.tokens));
+  });
+
+  it('continues a conversation from its cached prefix with the same results as a fresh context', async () => {
+    const warm = await open(7);
+    const reqs = requests(4, 5);
+    const first = await warm.sample(reqs, { temperature: 1, topP: 1 });
+    // Turn two: each prompt extends its first prompt and output (the multi-turn pattern of an episode).
+    const turn2 = reqs.map((r, i) => ({ ...r, prompt: [...r.prompt, ...first[i]!.tokens, 11, 12] }));
+    const cached = await warm.sample(turn2, { temperature: 0, topP: 1 });
+    const fresh = await (await open(7)).sample(turn2, { temperature: 0, topP: 1 });
+    expect(cached.map((r) => r.tokens)).toEqual(fresh.map((r) => r.tokens));
+    cached.forEach((r, i) => r.logprobs.forEach((lp, j) => expect(lp).toBeCloseTo(fresh[i]!.logprobs[j]!, 4)));
+  });
+
+  it('refuses a request longer than the model context', async () => {
+    const sampler = await open(1);
+    await expect(
+      sampler.sample([{ prompt: [1, 2], maxTokens: cfg.maxSeqLen, stopTokens: [] }], { temperature: 1, topP: 1 }),
+    ).rejects.toThrow(/exceeds the model's maxSeqLen/);
+  });
+});

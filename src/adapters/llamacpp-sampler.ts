@@ -1,0 +1,198 @@
+import { resolve } from 'node:path';
+import type { LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
+import { SequenceTooLongError } from '../model/pack.ts';
+import { drawScratch, drawToken } from '../model/sampling.ts';
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../rollout/types.ts';
+import type { Rng } from '../util/random.ts';
+import { asToken, createContext, LlamaCppError, loadGgufModel, modelVocabSize } from './llamacpp.ts';
+
+/**
+ * A TokenSampler over a GGUF file run by llama.cpp (`--policy llamacpp:FILE.gguf`).
+ *
+ * Batching: the requests of one call are parallel sequences of one llama.cpp context. Each step
+ * issues every active sequence's evaluation at once; node-llama-cpp gathers evaluations queued in
+ * the same tick into one llama_decode batch, so B sequences cost one decode per step, plus one
+ * JavaScript round trip per sequence per token (the library has no multi-token-per-call sampling
+ * API that also returns the full distribution).
+ *
+ * Tokens are drawn here, from llama.cpp's full next-token distribution (temperature 0 in
+ * node-llama-cpp = no sampler transform), with the embedded sampler's drawToken and the given rng:
+ * log-probs and entropies are those of the temperature-1, untruncated distribution (method §6),
+ * temperature and top-p only shape the proposal, and a seed reproduces the draws.
+ *
+ * Multi-turn: a sequence keeps its KV cache between calls; a request goes to the free sequence
+ * whose cached tokens share the longest prefix with its prompt, and only the rest is evaluated.
+ */
+export class LlamaCppSampler implements TokenSampler {
+  private context: LlamaContext | null = null;
+  private sequences: LlamaContextSequence[] = [];
+  private readonly scratch;
+  private readonly model: LlamaModel;
+  private readonly rng: Rng;
+  readonly vocabSize: number;
+  /** Tokens one sequence may hold: the model's trained context length. */
+  readonly contextSize: number;
+
+  constructor({ policy, rng }: { policy: LlamaCppPolicy; rng: Rng }) {
+    this.model = policy.model;
+    this.rng = rng;
+    this.vocabSize = policy.vocabSize;
+    this.contextSize = policy.contextSize;
+    this.scratch = drawScratch(this.vocabSize);
+  }
+
+  /** Loads the file (once per process) and makes a sampler with its own context. */
+  static async open({ path, rng }: { path: string; rng: Rng }): Promise<LlamaCppSampler> {
+    return new LlamaCppSampler({ policy: await LlamaCppPolicy.load(path), rng });
+  }
+
+  /** A context with at least n sequences (a new, larger one drops the KV caches). */
+  private async ensureSequences(n: number): Promise<void> {
+    if (this.context && this.sequences.length >= n) return;
+    const total = Math.max(n, 2 * this.sequences.length, 1);
+    await this.context?.dispose();
+    this.context = await createContext({ model: this.model, contextSize: this.contextSize, sequences: total });
+    this.sequences = Array.from({ length: total }, () => this.context!.getSequence());
+  }
+
+  /** Request i -> a sequence, preferring the longest cached prefix of its prompt. */
+  private assign(requests: readonly SampleRequest[]): LlamaContextSequence[] {
+    const free = new Set(this.sequences);
+    const out: LlamaContextSequence[] = [];
+    for (const r of requests) {
+      let best: LlamaContextSequence | null = null;
+      let bestLen = -1;
+      for (const s of free) {
+        const len = commonPrefix(s.contextTokens, r.prompt);
+        if (len > bestLen) [best, bestLen] = [s, len];
+      }
+      free.delete(best!);
+      out.push(best!);
+    }
+    return out;
+  }
+
+  /** Evaluates `tokens` on the sequence and returns the next-token log-probabilities. */
+  private async step(sequence: LlamaContextSequence, tokens: readonly number[]): Promise<Float32Array> {
+    const input = tokens.map(asToken);
+    const last = input.length - 1;
+    const out = await sequence.controlledEvaluate([
+      ...input.slice(0, last),
+      [input[last]!, { generateNext: { probabilities: true } }],
+    ]);
+    const probs = out[last]?.next.probabilities;
+    if (!probs) throw new LlamaCppError('llama.cpp returned no next-token probabilities');
+    const lp = new Float32Array(this.vocabSize).fill(-Infinity);
+    for (const [tok, p] of probs) lp[tok] = Math.log(p);
+    return lp;
+  }
+
+  /** Brings the sequence to `prompt` minus what it already holds; returns the next-token log-probs. */
+  private async prefill(sequence: LlamaContextSequence, prompt: readonly number[]): Promise<Float32Array> {
+    const keep = Math.min(commonPrefix(sequence.contextTokens, prompt), prompt.length - 1);
+    if (keep < sequence.contextTokens.length)
+      await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.contextTokens.length }]);
+    return this.step(sequence, prompt.slice(keep));
+  }
+
+  async sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]> {
+    if (!(params.temperature >= 0)) throw new Error(`temperature must be >= 0 (0 = greedy), got ${params.temperature}`);
+    if (!(params.topP > 0 && params.topP <= 1)) throw new Error(`topP must be in (0, 1], got ${params.topP}`);
+    requests.forEach((r, i) => {
+      if (r.prompt.length === 0) throw new Error(`request ${i}: the prompt is empty; it needs at least one token`);
+      const total = r.prompt.length + r.maxTokens;
+      if (total > this.contextSize)
+        throw new SequenceTooLongError(
+          total,
+          this.contextSize,
+          `request ${i}: prompt (${r.prompt.length}) + maxTokens (${r.maxTokens})`,
+        );
+    });
+    const results: SampleResult[] = requests.map(() => ({
+      tokens: [],
+      logprobs: [],
+      entropies: [],
+      finishReason: 'length',
+    }));
+    const todo = requests.flatMap((r, i) => (r.maxTokens > 0 ? [i] : []));
+    if (todo.length === 0) return results;
+    await this.ensureSequences(todo.length);
+    const seqs = this.assign(todo.map((i) => requests[i]!));
+    const stops = requests.map((r) => new Set(r.stopTokens));
+    let active = todo.map((req, k) => ({ req, seq: seqs[k]! }));
+    let dists = await Promise.all(active.map((a) => this.prefill(a.seq, requests[a.req]!.prompt)));
+    while (active.length > 0) {
+      const next: typeof active = [];
+      const nextTokens: number[] = [];
+      // Requests in order, one rng draw each: a seed and the same requests give the same tokens.
+      active.forEach((a, k) => {
+        const d = drawToken({
+          logits: dists[k]!,
+          offset: 0,
+          v: this.vocabSize,
+          temperature: params.temperature,
+          topP: params.topP,
+          rng: this.rng,
+          scratch: this.scratch,
+        });
+        const res = results[a.req]!;
+        res.tokens.push(d.token);
+        res.logprobs.push(d.logprob);
+        res.entropies!.push(d.entropy);
+        if (stops[a.req]!.has(d.token)) res.finishReason = 'stop';
+        else if (res.tokens.length < requests[a.req]!.maxTokens) {
+          next.push(a);
+          nextTokens.push(d.token);
+        }
+      });
+      active = next;
+      if (active.length > 0) dists = await Promise.all(active.map((a, k) => this.step(a.seq, [nextTokens[k]!])));
+    }
+    return results;
+  }
+
+  /** Frees the context (the model stays loaded for other samplers of the same file). */
+  async dispose(): Promise<void> {
+    await this.context?.dispose();
+    this.context = null;
+    this.sequences = [];
+  }
+}
+
+/** A GGUF model loaded once per path and process; samplers share it, each with its own context. */
+export class LlamaCppPolicy {
+  private static readonly loaded = new Map<string, Promise<LlamaCppPolicy>>();
+
+  private constructor(
+    readonly path: string,
+    readonly model: LlamaModel,
+    /** Token ids the model's vocabulary holds. */
+    readonly vocabSize: number,
+    /** The model's trained context length (GGUF `<arch>.context_length`). */
+    readonly contextSize: number,
+  ) {}
+
+  static load(path: string): Promise<LlamaCppPolicy> {
+    const key = resolve(path);
+    let p = LlamaCppPolicy.loaded.get(key);
+    if (!p) {
+      p = loadGgufModel(key).then((m) => new LlamaCppPolicy(key, m, modelVocabSize(m), m.trainContextSize));
+      p.catch(() => LlamaCppPolicy.loaded.delete(key));
+      LlamaCppPolicy.loaded.set(key, p);
+    }
+    return p;
+  }
+}
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/** `llamacpp:FILE.gguf` (the `--policy` form of crl run and crl eval) -> the file; null for anything else. */
+export function llamaCppPolicyPath(policy: string): string | null {
+  const m = /^llamacpp:(.+)$/.exec(policy);
+  return m ? m[1]! : null;
+}

@@ -1,0 +1,95 @@
+import { mkdirSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { loadPolicyDir } from '../model/load-policy.ts';
+import type { ModelConfig } from '../model/config.ts';
+import { exportGguf, type GgufPrecision, type NamedWeights } from '../model/gguf-export.ts';
+import { wordVocabMetadata } from '../model/gguf-vocab.ts';
+import { toHfConfig } from '../model/hf-config.ts';
+import { encodeSafetensors } from '../model/safetensors.ts';
+import { wordTokenizerJson, wordTokenizerConfigJson } from '../model/word-tokenizer-files.ts';
+import { VOCAB } from '../model/vocab.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+import { resolveCheckpointDir } from './policy-source.ts';
+
+/**
+ * `crl export`: a policy (checkpoint directory, or a run directory's latest checkpoint) as a file
+ * another engine loads: GGUF for llama.cpp (weights, tokenizer and chat template in one file), or
+ * a Hugging Face model directory (config.json, model.safetensors, tokenizer files; weights only,
+ * no optimizer or critic). docs/decisions/0018-outside-engines.md.
+ */
+export const EXPORT_FORMATS = ['gguf', 'hf'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** What `--format hf` writes into its directory. */
+export const HF_EXPORT_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'] as const;
+
+export interface ExportResult {
+  format: ExportFormat;
+  out: string;
+  precision: GgufPrecision;
+  architecture: string;
+  parameters: number;
+  vocabSize: number;
+  bytes: number;
+}
+
+/** What an exporter needs from a policy: its shape and its weights by Hugging Face name. */
+export interface PolicyWeights {
+  cfg: ModelConfig;
+  weights: NamedWeights;
+  /** Where it came from, for general.name. */
+  source: string;
+}
+
+export async function loadPolicyWeights(path: string): Promise<PolicyWeights> {
+  const dir = resolveCheckpointDir(path);
+  const { policy } = await loadPolicyDir(dir);
+  const net = policy.net;
+  const weights = new Map(
+    net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
+  );
+  return { cfg: policy.config, weights, source: dir };
+}
+
+function generalName(source: string): string {
+  // A checkpoint directory is named iter-NNNNNN inside <run>/checkpoints; name the run as well.
+  const abs = resolve(source);
+  const parent = basename(dirname(abs));
+  return parent === 'checkpoints' ? `${basename(dirname(dirname(abs)))}/${basename(abs)}` : basename(abs);
+}
+
+export async function exportPolicy(options: {
+  policy: string;
+  format: ExportFormat;
+  out: string;
+  precision: GgufPrecision;
+}): Promise<ExportResult> {
+  const { cfg, weights, source } = await loadPolicyWeights(options.policy);
+  const parameters = [...weights.values()].reduce((a, t) => a + t.data.length, 0);
+  const base = { format: options.format, out: options.out, precision: options.precision, parameters };
+  if (options.format === 'gguf') {
+    const buf = exportGguf({
+      cfg,
+      weights,
+      vocab: wordVocabMetadata({ words: VOCAB, vocabSize: cfg.vocabSize }),
+      precision: options.precision,
+      name: generalName(source),
+    });
+    mkdirSync(dirname(resolve(options.out)), { recursive: true });
+    writeFileAtomic(options.out, buf);
+    return { ...base, architecture: 'llama', vocabSize: cfg.vocabSize, bytes: buf.length };
+  }
+  if (options.precision !== 'f32') throw new Error('--format hf writes f32 weights only');
+  mkdirSync(options.out, { recursive: true });
+  const tensors = [...weights].map(([name, t]) => ({ name, shape: [...t.shape], data: t.data }));
+  const model = encodeSafetensors(tensors, { format: 'pt' });
+  writeFileAtomic(join(options.out, 'model.safetensors'), model);
+  writeFileAtomic(join(options.out, 'tokenizer.json'), JSON.stringify(wordTokenizerJson(VOCAB), null, 2) + '\n');
+  writeFileAtomic(
+    join(options.out, 'tokenizer_config.json'),
+    JSON.stringify(wordTokenizerConfigJson(VOCAB), null, 2) + '\n',
+  );
+  // config.json last: its presence marks a complete directory.
+  writeFileAtomic(join(options.out, 'config.json'), JSON.stringify(toHfConfig(cfg), null, 2) + '\n');
+  return { ...base, architecture: 'LlamaForCausalLM', vocabSize: cfg.vocabSize, bytes: model.length };
+}
