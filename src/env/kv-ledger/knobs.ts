@@ -2,15 +2,15 @@ import { z } from 'zod';
 
 /**
  * kv-ledger difficulty knobs (docs/tasks.md). Task lengths are drawn per task from minChunks..chunks:
- * at C = 256, T_comp = 112 about a third of the expert's episodes fit one window and the rest need
- * two to four (docs/tasks.md, "Task lengths").
+ * at C = 256, T_comp = 112, 43% of the expert's episodes fit one window and the rest need two or
+ * three (docs/tasks.md, "Task lengths").
  * Caps keep every observation <= 32 tokens, the answer <= 12, and the oracle summary <= 48.
  */
 export const kvLedgerKnobs = z
   .object({
     /** The longest stream, in chunks; each task draws its length from minChunks..chunks (src/env/horizon.ts). */
-    chunks: z.number().int().min(1).max(60).default(14),
-    /** The shortest stream. 1..14 at C = 256: about a third of tasks fit one window (docs/tasks.md). */
+    chunks: z.number().int().min(1).max(60).default(12),
+    /** The shortest stream. 1..12 at C = 256: 43% of tasks fit one window, the rest two or three (docs/tasks.md). */
     minChunks: z.number().int().min(1).max(60).default(1),
     /** Operations per chunk (set / del / filler). */
     chunkOps: z.number().int().min(1).max(7).default(4),
