@@ -12,6 +12,7 @@ const ExportFlagsSchema = z
     out: z.string().min(1),
     precision: z.enum(['f32', 'f16']).default('f32'),
     force: z.boolean().optional(),
+    tokenizer: z.string().min(1).optional(),
   })
   .strict();
 
@@ -23,6 +24,10 @@ export function registerExportCommand(program: Command): void {
     .requiredOption('--format <gguf|hf>', 'gguf: one file with weights, tokenizer and chat template; hf: a directory')
     .requiredOption('--out <path>', 'the .gguf file, or the directory for --format hf')
     .option('--precision <f32|f16>', 'GGUF weight precision (f16 keeps the norm weights in f32); hf is always f32')
+    .option(
+      '--tokenizer <word|qwen3|dir>',
+      "the policy's tokenizer, written into the export (default: tokenizer.json in the policy directory, else word)",
+    )
     .option('--force', FORCE_HELP)
     .action(async (raw: Record<string, unknown>) => {
       const r = ExportFlagsSchema.safeParse(raw);
@@ -37,13 +42,22 @@ export function registerExportCommand(program: Command): void {
       else prepareOutputFiles({ dir: f.out, files: HF_EXPORT_FILES, force });
       let result;
       try {
-        result = await exportPolicy({ policy: f.policy, format: f.format, out: f.out, precision: f.precision });
+        result = await exportPolicy({
+          policy: f.policy,
+          format: f.format,
+          out: f.out,
+          precision: f.precision,
+          tokenizer: f.tokenizer,
+        });
       } catch (e) {
         if (e instanceof Error && e.name === 'Error' && /no checkpoint yet|no such checkpoint/.test(e.message))
           throw new CliError(`--policy: ${e.message}`);
         throw e;
       }
-      process.stderr.write(`crl: wrote ${result.out} (${result.format}, ${result.precision}, ${result.bytes} bytes)\n`);
+      for (const w of result.warnings) process.stderr.write(`crl: warning: ${w}\n`);
+      process.stderr.write(
+        `crl: wrote ${result.out} (${result.format}, ${result.precision}, tokenizer ${result.tokenizer}, ${result.bytes} bytes)\n`,
+      );
       process.stdout.write(`${JSON.stringify(result)}\n`);
     });
 }

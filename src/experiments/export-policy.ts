@@ -3,11 +3,9 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { loadPolicyDir } from '../model/load-policy.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { exportGguf, type GgufPrecision, type NamedWeights } from '../model/gguf-export.ts';
-import { wordVocabMetadata } from '../model/gguf-vocab.ts';
 import { toHfConfig } from '../model/hf-config.ts';
 import { encodeSafetensors } from '../model/safetensors.ts';
-import { wordTokenizerJson, wordTokenizerConfigJson } from '../model/word-tokenizer-files.ts';
-import { VOCAB } from '../model/vocab.ts';
+import { exportTokenizer } from './export-tokenizer.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { resolveCheckpointDir } from './policy-source.ts';
 
@@ -31,6 +29,10 @@ export interface ExportResult {
   parameters: number;
   vocabSize: number;
   bytes: number;
+  /** The tokenizer written with the weights: word, qwen3 or a directory. */
+  tokenizer: string;
+  /** What the reader should know (e.g. a pre-tokenizer llama.cpp does not know). */
+  warnings: string[];
 }
 
 /** What an exporter needs from a policy: its shape and its weights by Hugging Face name. */
@@ -63,33 +65,33 @@ export async function exportPolicy(options: {
   format: ExportFormat;
   out: string;
   precision: GgufPrecision;
+  /** word | qwen3 | a directory with tokenizer.json; default: the policy directory's, else word. */
+  tokenizer?: string | undefined;
 }): Promise<ExportResult> {
   const { cfg, weights, source } = await loadPolicyWeights(options.policy);
+  const tokenizer = exportTokenizer({ spec: options.tokenizer, policyDir: source });
   const parameters = [...weights.values()].reduce((a, t) => a + t.data.length, 0);
-  const base = { format: options.format, out: options.out, precision: options.precision, parameters };
+  const base = {
+    format: options.format,
+    out: options.out,
+    precision: options.precision,
+    parameters,
+    tokenizer: tokenizer.name,
+  };
   if (options.format === 'gguf') {
-    const buf = exportGguf({
-      cfg,
-      weights,
-      vocab: wordVocabMetadata({ words: VOCAB, vocabSize: cfg.vocabSize }),
-      precision: options.precision,
-      name: generalName(source),
-    });
+    const { metadata, warnings } = tokenizer.ggufMetadata(cfg.vocabSize);
+    const buf = exportGguf({ cfg, weights, vocab: metadata, precision: options.precision, name: generalName(source) });
     mkdirSync(dirname(resolve(options.out)), { recursive: true });
     writeFileAtomic(options.out, buf);
-    return { ...base, architecture: 'llama', vocabSize: cfg.vocabSize, bytes: buf.length };
+    return { ...base, architecture: 'llama', vocabSize: cfg.vocabSize, bytes: buf.length, warnings };
   }
   if (options.precision !== 'f32') throw new Error('--format hf writes f32 weights only');
   mkdirSync(options.out, { recursive: true });
   const tensors = [...weights].map(([name, t]) => ({ name, shape: [...t.shape], data: t.data }));
   const model = encodeSafetensors(tensors, { format: 'pt' });
   writeFileAtomic(join(options.out, 'model.safetensors'), model);
-  writeFileAtomic(join(options.out, 'tokenizer.json'), JSON.stringify(wordTokenizerJson(VOCAB), null, 2) + '\n');
-  writeFileAtomic(
-    join(options.out, 'tokenizer_config.json'),
-    JSON.stringify(wordTokenizerConfigJson(VOCAB), null, 2) + '\n',
-  );
+  tokenizer.writeHfFiles(options.out);
   // config.json last: its presence marks a complete directory.
   writeFileAtomic(join(options.out, 'config.json'), JSON.stringify(toHfConfig(cfg), null, 2) + '\n');
-  return { ...base, architecture: 'LlamaForCausalLM', vocabSize: cfg.vocabSize, bytes: model.length };
+  return { ...base, architecture: 'LlamaForCausalLM', vocabSize: cfg.vocabSize, bytes: model.length, warnings: [] };
 }

