@@ -28,6 +28,9 @@ const USER_ERRORS = new Set([
   'EngineError',
   'MixedRunError',
   'LlamaCppError',
+  'TokenizerError',
+  'TokenizerMismatchError',
+  'ChatTemplateError',
 ]);
 
 /**

@@ -36,6 +36,7 @@ const EvalFlagsSchema = z
     tail: int(0).optional(),
     seed: int(0).default(0),
     out: z.string().min(1).optional(),
+    tokenizer: z.string().min(1).optional(),
   })
   .strict();
 
@@ -78,6 +79,10 @@ export function registerEvalCommand(program: Command): void {
     .option('--threshold <T>', 'compaction threshold T_comp')
     .option('--tail <k>', 'tail steps k')
     .option('--seed <s>', 'sampling seed')
+    .option(
+      '--tokenizer <name|dir>',
+      "word (the built-in vocabulary) | qwen3 | a directory with tokenizer.json (+ tokenizer_config.json / chat_template.jinja); default: the checkpoint's own, else word",
+    )
     .option('--out <file.json>', 'result file (default <policy run>/eval/<env>-<variant>-<writer>.json)')
     .option('--force', FORCE_HELP)
     .action(async ({ force, ...raw }: Record<string, unknown>) => {
@@ -128,6 +133,7 @@ export function registerEvalCommand(program: Command): void {
         trainingWindows: f.trainingWindows ?? null,
         seed: f.seed,
         out,
+        ...(f.tokenizer ? { tokenizer: f.tokenizer } : {}),
       });
       const modes = Object.fromEntries(
         Object.entries(result.modes).map(([m, v]) => [m, { passAt1: v.passAt1, low: v.low, high: v.high }]),

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { engineSamplerFor } from '../adapters/http-sampler.ts';
 import { LlamaCppPolicy, LlamaCppSampler, llamaCppPolicyPath } from '../adapters/llamacpp-sampler.ts';
 import { loadPolicyDir } from '../model/load-policy.ts';
+import { checkTokenizer } from '../model/tokenizer-match.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import type { TaskFamily, TextPolicy } from '../env/family.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
@@ -107,11 +108,7 @@ async function checkpointSampler(options: {
 }): Promise<TokenSampler> {
   const { policy } = await loadPolicyDir(options.dir);
   const cfg = policy.config;
-  if (cfg.vocabSize < options.tokenizer.tokenizer.vocabSize) {
-    throw new CliError(
-      `--policy ${options.dir}: the model's vocabulary has ${cfg.vocabSize} tokens, the tokenizer ${options.tokenizer.tokenizer.vocabSize}`,
-    );
-  }
+  checkTokenizer({ what: `checkpoint ${options.dir}`, ref: policy.vocab.tokenizer, tokenizer: options.tokenizer });
   if (cfg.maxSeqLen < options.contextWindow) {
     throw new CliError(
       `--policy ${options.dir}: the model's maxSeqLen ${cfg.maxSeqLen} is below the context window ${options.contextWindow}; pass --context ${cfg.maxSeqLen} or less (with a matching --threshold)`,

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { getPreset, presetNames, type Preset } from '../experiments/presets.ts';
+import { getPreset, presetNames, withTokenizer, type Preset } from '../experiments/presets.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { reproduce } from '../experiments/reproduce.ts';
 import { newRunName } from '../experiments/run-dir.ts';
 import type { ActorKind } from '../experiments/trainer-models.ts';
@@ -43,7 +44,11 @@ export function registerReproduceCommand(program: Command): void {
     .option('--out <dir>', 'pipeline directory (default runs/reproduce-<preset>-<time>)')
     .option('--envs <list>', "run only these of the preset's task families, comma-separated (e.g. kv-ledger)")
     .option('--seeds <list>', "run only these seeds instead of the preset's, comma-separated (e.g. 0,1)")
-    .option('--resume <dir>', 'continue an interrupted pipeline (its stored preset, --envs and --seeds)')
+    .option('--resume <dir>', 'continue an interrupted pipeline (its stored preset, --envs, --seeds and --tokenizer)')
+    .option(
+      '--tokenizer <name|dir>',
+      "word (default) | qwen3 | a directory with tokenizer.json: the whole pipeline in that tokenizer's ids and chat format (the preset's token counts doubled for a subword tokenizer)",
+    )
     .option(
       '--allow-mixed',
       'reuse run directories and evaluations made with another config than the preset asks for (refused by default); the report marks every table they reach as mixed',
@@ -56,6 +61,7 @@ export function registerReproduceCommand(program: Command): void {
         resume?: string;
         envs?: string;
         seeds?: string;
+        tokenizer?: string;
         actor: ActorKind;
         allowMixed?: boolean;
       }) => {
@@ -66,8 +72,10 @@ export function registerReproduceCommand(program: Command): void {
           const file = join(opts.resume, RUN_FILES.pipeline);
           if (!existsSync(file))
             throw new CliError(`${opts.resume} is not a reproduce directory (no ${RUN_FILES.pipeline})`);
-          if (opts.envs || opts.seeds)
-            throw new CliError('--resume continues the stored pipeline; --envs and --seeds cannot change it');
+          if (opts.envs || opts.seeds || opts.tokenizer)
+            throw new CliError(
+              '--resume continues the stored pipeline; --envs, --seeds and --tokenizer cannot change it',
+            );
           // The stored preset, as it was run (a later code change to the preset does not leak in).
           const {
             preset: name,
@@ -89,6 +97,10 @@ export function registerReproduceCommand(program: Command): void {
             asUserError(() => getPreset(presetName)),
             opts,
           );
+          if (opts.tokenizer) {
+            const t = asUserError(() => loadTokenizer(opts.tokenizer)); // a bad name fails now, not after SFT
+            preset = withTokenizer(preset, t.name);
+          }
         }
         if (opts.actor === 'expert')
           process.stderr.write(

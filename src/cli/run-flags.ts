@@ -27,6 +27,8 @@ export const RunFlagsSchema = z
     topP: z.coerce.number({ error: 'expected a number' }).gt(0).max(1).optional(),
     /** Task knobs as JSON text (validated by the family's knob schema when the env is built). */
     knobs: z.string().optional(),
+    /** --tokenizer: word | qwen3 | DIR (default: the checkpoint's own, else word). */
+    tokenizer: z.string().min(1).optional(),
     out: z.string().min(1),
   })
   .strict();

@@ -1,6 +1,7 @@
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import type { TaskFamily } from '../env/family.ts';
+import { tokenizerForPolicy } from '../experiments/policy-source.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
 import { resolveRolloutConfig, RolloutConfigError, type RolloutConfig } from '../rollout/config.ts';
@@ -75,6 +76,10 @@ export function registerRunCommand(program: Command): void {
       'self | oracle | null | lossy:P | lossy:P:G (G: goal-drop probability, default P/2) | checkpoint:PATH | llamacpp:FILE.gguf',
       'self',
     )
+    .option(
+      '--tokenizer <name|dir>',
+      "word (the built-in vocabulary) | qwen3 | a directory with tokenizer.json (+ tokenizer_config.json / chat_template.jinja); default: the checkpoint's own, else word",
+    )
     .option('--concurrency <n>', 'episodes in flight at once (default: all)')
     .option('--temperature <t>', 'sampling temperature (default 1)')
     .option('--top-p <p>', 'nucleus sampling mass (default 1)')
@@ -92,7 +97,16 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   if (isHarborEnv(flags.env)) return runHarborCommand(flags);
   const knobs = parseKnobsFlag(flags.knobs);
   const family = checkTask({ env: flags.env, knobs }); // validates the knobs once, before any episode
-  const tokenizer = loadTokenizer('word');
+  let tokenizer;
+  try {
+    tokenizer = await tokenizerForPolicy({
+      policy: flags.policy,
+      ...(flags.tokenizer ? { given: flags.tokenizer } : {}),
+    });
+  } catch (e) {
+    if (e instanceof Error && e.name === 'Error') throw new CliError(`--policy: ${e.message}`);
+    throw e;
+  }
   const { config, layout } = resolveWithFlagNames(() =>
     resolveRolloutConfig({ tokenizer, input: rolloutInput(flags) }),
   );
@@ -132,7 +146,7 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
   if (flags.knobs !== undefined) throw new CliError('--knobs: task folders have no knobs');
   checkHarborWriter(flags.writer);
   const tasks = loadHarborSuite(flags.env, flags.policy);
-  const tokenizer = loadTokenizer('qwen3');
+  const tokenizer = loadTokenizer(flags.tokenizer ?? 'qwen3');
   const { config, layout } = resolveWithFlagNames(() =>
     resolveRolloutConfig({ tokenizer, input: { ...HARBOR_ROLLOUT_DEFAULTS, ...rolloutInput(flags) } }),
   );

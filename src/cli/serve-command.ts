@@ -5,7 +5,7 @@ import { ENGINE_PROTOCOLS } from '../adapters/engine-protocols.ts';
 import { startSamplerServer } from '../adapters/sampler-server.ts';
 import { loadPolicyDir } from '../model/load-policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { checkTokenizer, tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
 import { resolveCheckpointDir } from '../experiments/policy-source.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { CliError } from './errors.ts';
@@ -16,6 +16,7 @@ const ServeFlags = z.object({
   port: z.coerce.number().int().min(0).max(65535),
   model: z.string().min(1).optional(),
   seed: z.coerce.number().int(),
+  tokenizer: z.string().min(1).optional(),
 });
 
 /** The first stdout line of `crl serve`, once it listens (scripts and tests wait for it). */
@@ -36,21 +37,23 @@ export function registerServeCommand(program: Command): void {
     .option('--port <n>', 'port (0: any free port; the first stdout line says which)', '8000')
     .option('--model <name>', 'model name reported by /v1/models (default: the directory name)')
     .option('--seed <s>', 'sampling seed', '0')
+    .option('--tokenizer <name|dir>', "the checkpoint's tokenizer (default: its own; another one is refused)")
     .action(async (opts: Record<string, unknown>) => {
       const r = ServeFlags.safeParse(opts);
       if (!r.success) throw new CliError(r.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('\n'));
       const f = r.data;
-      const tokenizer = loadTokenizer('word');
       let policy;
       try {
         policy = (await loadPolicyDir(resolveCheckpointDir(f.policy))).policy;
       } catch (e) {
         throw new CliError(`--policy: ${(e as Error).message}`);
       }
-      if (policy.config.vocabSize < tokenizer.tokenizer.vocabSize)
-        throw new CliError(
-          `--policy: the model's vocabulary has ${policy.config.vocabSize} tokens, the tokenizer ${tokenizer.tokenizer.vocabSize}`,
-        );
+      // Requests and responses speak the tokenizer's real ids (a trimmed model maps them, docs/decisions/0013).
+      const tokenizer = tokenizerForCheckpoint({
+        what: `checkpoint ${f.policy}`,
+        ref: policy.vocab.tokenizer,
+        given: f.tokenizer,
+      });
       const sampler = new ModelSampler({ policy, rng: new Rng(mixSeed(f.seed, 3)) });
       // SGLang's update_weights_from_disk: the trainer publishes each update (crl train --engine-url).
       const loadWeights = async (path: string) => {
@@ -59,6 +62,9 @@ export function registerServeCommand(program: Command): void {
           throw new Error(
             `${path} holds ${next.net.params.length} parameters, the served model ${policy.net.params.length}`,
           );
+        checkTokenizer({ what: path, ref: next.vocab.tokenizer, tokenizer });
+        if (JSON.stringify(next.vocab.ids) !== JSON.stringify(policy.vocab.ids))
+          throw new Error(`${path} has another trimmed vocabulary than the served model`);
         policy.net.params.set(next.net.params);
         policy.net.markWeightsChanged(); // drops the sampler's KV cache
       };

@@ -43,6 +43,10 @@ export function registerSftCommand(program: Command): void {
       'start from these weights: a checkpoint or a Hugging Face model directory (instead of --model)',
     )
     .option('--context <C>', 'context window C')
+    .option(
+      '--tokenizer <name|dir>',
+      'word (default) | qwen3 | a directory with tokenizer.json (+ tokenizer_config.json / chat_template.jinja)',
+    )
     .option('--seed <s>', 'seed')
     .option('--out <dir>', 'run directory (default runs/base-<time>); an existing one is resumed')
     .action(async (o: Record<string, string | undefined>) => {
@@ -73,6 +77,7 @@ export function registerSftCommand(program: Command): void {
               : undefined,
           rollout: o.context ? { contextWindow: num(o.context) } : undefined,
           seed: num(o.seed),
+          tokenizer: o.tokenizer,
         }).filter(([, v]) => v !== undefined),
       );
       const r = SftConfigSchema.safeParse(raw);

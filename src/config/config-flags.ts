@@ -52,6 +52,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'critic-lr', path: ['optim', 'criticLr'], kind: 'number', help: 'critic learning rate' },
   { flag: 'model', path: ['model', 'preset'], kind: 'string', help: 'model preset' },
   {
+    flag: 'tokenizer',
+    path: ['tokenizer'],
+    kind: 'string',
+    help: "word | qwen3 | a directory with tokenizer.json (default: --init's own, else word)",
+  },
+  {
     flag: 'init',
     path: ['model', 'init'],
     kind: 'string',

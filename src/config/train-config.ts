@@ -71,6 +71,11 @@ export const TrainConfigSchema = z
     algorithm: z.enum(ALGORITHMS).default('compaction-rl'),
     ablation: AblationSchema.prefault({}),
     env: EnvConfigSchema.prefault({}),
+    /**
+     * word | qwen3 | a tokenizer directory (docs/decisions/0012). Default: model.init's own, else
+     * word. A model.init trained with another tokenizer is refused.
+     */
+    tokenizer: z.string().min(1).optional(),
     /** C, T_comp, k (tailSteps), K (maxWindows), L_sum, ... (src/rollout/config.ts). */
     rollout: RolloutConfigSchema.prefault({}),
     /** B: episodes per iteration, one per task (method §6). */

@@ -207,7 +207,7 @@ export function runDenseWarmup(options: {
       options.maxTokens ?? policy.config.maxSeqLen,
     );
   const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(20, steps) };
-  const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params });
+  const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params, vocab: policy.vocab });
   const heldRng = new Rng(999_983); // the same held-out sequences in every run
   const held = Array.from({ length: 128 }, () => sample(heldRng));
   // The same sequences, supervised on number tokens only: copy tokens (keys, `set`, `,`) are most of

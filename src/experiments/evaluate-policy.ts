@@ -2,12 +2,11 @@ import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { evaluate } from '../eval/evaluate.ts';
 import type { EvalResult } from '../eval/eval-result.ts';
 import { formatSummaryWriter, parseSummaryWriter } from '../eval/summary-writer.ts';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
 import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
 import { canonicalJson, provenance } from '../util/provenance.ts';
 import { episodeBatchRunner, evalTaskSeeds, summaryWriterFactory } from './eval-runner.ts';
-import { policySamplerFactory } from './policy-source.ts';
+import { policySamplerFactory, tokenizerForPolicy } from './policy-source.ts';
 import { taskFamily } from './task-families.ts';
 
 /** Everything `crl eval` needs; the pipeline calls this once per (system, env, variant, writer). */
@@ -28,6 +27,8 @@ export interface EvalRequest {
   trainingWindows: number | null;
   seed: number;
   out: string;
+  /** --tokenizer: word | qwen3 | DIR; default: the policy checkpoint's own (word for the expert). */
+  tokenizer?: string;
   /**
    * The pipeline directory: recorded paths (the policy, the request) are written relative to it, so
    * results stay valid when the directory moves and name no machine path.
@@ -48,7 +49,10 @@ export function evalRequestRecord(req: EvalRequest): Record<string, unknown> {
 
 /** Runs one evaluation and writes its validated JSON file atomically; returns the result. */
 export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
-  const tokenizer = loadTokenizer('word');
+  const tokenizer = await tokenizerForPolicy({
+    policy: req.policy,
+    ...(req.tokenizer ? { given: req.tokenizer } : {}),
+  });
   const family = await taskFamily(req.env);
   let knobs = req.knobs;
   if (req.variant !== 'default') {

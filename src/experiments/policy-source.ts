@@ -4,6 +4,9 @@ import { engineSamplerFor } from '../adapters/http-sampler.ts';
 import { LlamaCppPolicy, LlamaCppSampler, llamaCppPolicyPath } from '../adapters/llamacpp-sampler.ts';
 import type { TaskFamily } from '../env/family.ts';
 import { loadPolicyDir } from '../model/load-policy.ts';
+import { readCheckpointTokenizer } from '../model/checkpoint.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { checkTokenizer, tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { RUN_FILES } from '../report/run-files.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
@@ -26,6 +29,18 @@ export function resolveCheckpointDir(path: string): string {
   if (!existsSync(path))
     throw new Error(`policy ${JSON.stringify(path)}: no such checkpoint or run directory (or use "expert")`);
   return path;
+}
+
+/**
+ * The tokenizer a command runs with for this --policy: `given` (--tokenizer) if set, checked
+ * against a checkpoint's own; else the checkpoint's own; else (expert, remote engine) word.
+ */
+export async function tokenizerForPolicy(options: { policy: string; given?: string }): Promise<LoadedTokenizer> {
+  if (options.policy === 'expert' || /^(vllm|sglang):/.test(options.policy))
+    return loadTokenizer(options.given ?? 'word');
+  const dir = resolveCheckpointDir(options.policy);
+  const ref = await readCheckpointTokenizer(dir);
+  return tokenizerForCheckpoint({ what: `checkpoint ${dir}`, ref, given: options.given });
 }
 
 export async function policySamplerFactory(options: {
@@ -51,5 +66,6 @@ export async function policySamplerFactory(options: {
   }
   const dir = resolveCheckpointDir(options.policy);
   const { policy } = await loadPolicyDir(dir);
+  checkTokenizer({ what: `checkpoint ${dir}`, ref: policy.vocab.tokenizer, tokenizer: options.tokenizer });
   return { factory: (rng) => new ModelSampler({ policy, rng }), source: dir };
 }

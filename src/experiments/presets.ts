@@ -24,6 +24,8 @@ export interface EvalPlan {
 
 export interface Preset {
   description: string;
+  /** word (default) | qwen3 | a tokenizer directory: set by withTokenizer, recorded in pipeline.json. */
+  tokenizer?: string;
   envs: string[];
   /** Per-env knob overrides used by SFT, training and evaluation (held-out variants apply on top). */
   knobs?: Readonly<Record<string, Record<string, unknown>>>;
@@ -251,6 +253,49 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     },
   },
 };
+
+const TOKEN_UNIT_KEYS = [
+  'contextWindow',
+  'compactThreshold',
+  'summaryMaxTokens',
+  'maxActionTokens',
+  'maxObservationTokens',
+] as const;
+
+/**
+ * A preset run with another tokenizer (`crl reproduce --tokenizer`): SFT and every training run
+ * name it, and the token counts the preset fixes (C = 256 ...) are doubled, as the rollout
+ * defaults are for a subword tokenizer (rollout/config.ts tokenUnitDefaults: a Qwen3 kv-ledger
+ * step is 1.8x the word vocabulary's), so a window holds about as many steps.
+ */
+export function withTokenizer(preset: Preset, tokenizer: string): Preset {
+  if (tokenizer === 'word') return preset;
+  const scale = <T extends { rollout?: Record<string, unknown> }>(c: T): T =>
+    c.rollout
+      ? {
+          ...c,
+          rollout: Object.fromEntries(
+            Object.entries(c.rollout).map(([k, v]) => [
+              k,
+              (TOKEN_UNIT_KEYS as readonly string[]).includes(k) && typeof v === 'number' ? v * 2 : v,
+            ]),
+          ),
+        }
+      : c;
+  return {
+    ...preset,
+    tokenizer,
+    sft: { ...scale(preset.sft as { rollout?: Record<string, unknown> }), tokenizer },
+    ...(preset.sftByEnv
+      ? {
+          sftByEnv: Object.fromEntries(
+            Object.entries(preset.sftByEnv).map(([env, o]) => [env, scale(o as { rollout?: Record<string, unknown> })]),
+          ),
+        }
+      : {}),
+    train: { ...scale(preset.train as { rollout?: Record<string, unknown> }), tokenizer },
+  };
+}
 
 export function presetNames(): string[] {
   return Object.keys(PRESETS);

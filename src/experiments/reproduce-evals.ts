@@ -41,6 +41,7 @@ export function evalRequests(o: {
     trainingWindows: K,
     seed,
     root: o.outDir,
+    ...(preset.tokenizer ? { tokenizer: preset.tokenizer } : {}),
   };
   const file = (...parts: string[]) =>
     join(o.outDir, RUN_FILES.eval, `${[...parts, env, `s${seed}`].join('--').replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);

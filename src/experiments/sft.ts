@@ -19,6 +19,8 @@ import { appendMetrics, truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
 import { taskFamily } from './task-families.ts';
+import { chooseVocabulary } from './trimmed-vocabulary.ts';
+import type { VocabMap } from '../model/vocab-map.ts';
 
 /**
  * The SFT base policy (method §7 "base"): expert episodes with compaction, summaries by a
@@ -32,6 +34,8 @@ export const SftConfigSchema = z
       .strict()
       .prefault({}),
     rollout: RolloutConfigSchema.prefault({}),
+    /** word | qwen3 | a tokenizer directory (docs/decisions/0012); the model gets its trimmed vocabulary (0013). */
+    tokenizer: z.string().min(1).default('word'),
     model: z
       .object({
         preset: modelPresetSchema.default('reference'),
@@ -102,11 +106,19 @@ export async function runSft(options: {
   const paths = runPaths(options.runDir);
   const done = latestCheckpoint(paths.root);
   if (done && done.iteration >= config.epochs) return { checkpoint: done.dir }; // finished earlier: nothing to redo
-  const tokenizer = loadTokenizer('word');
+  const tokenizer = loadTokenizer(config.tokenizer);
   const family = await taskFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
   const mix = config.mix[config.env.name] ?? [];
+  const vocab = await chooseVocabulary({
+    tokenizer,
+    layout,
+    rollout,
+    family,
+    knobs: config.env.knobs,
+    extraKnobs: mix.map((m) => m.knobs),
+  });
   const common = {
     family,
     knobs: config.env.knobs,
@@ -136,7 +148,9 @@ export async function runSft(options: {
       maxTokens: rollout.contextWindow,
       rng: new Rng(mixSeed(config.seed, dataEpoch, 0xd5e)),
     });
-    return { records, sequences: [...toSequences({ records }), ...replay] };
+    const sequences = [...toSequences({ records }), ...replay];
+    checkCovered(sequences, vocab);
+    return { records, sequences };
   };
   const heldOut =
     config.heldOutEpisodes > 0
@@ -163,7 +177,7 @@ export async function runSft(options: {
   }).length;
   const steps = config.epochs * Math.max(1, stepsPerEpoch);
   const cfg = modelConfig(config.model.preset, {
-    vocabSize: tokenizer.tokenizer.vocabSize,
+    vocabSize: vocab.size,
     maxSeqLen: Math.max(rollout.contextWindow, config.model.maxSeqLen ?? 0),
   });
   const optim = {
@@ -180,7 +194,7 @@ export async function runSft(options: {
         vocabSize: tokenizer.tokenizer.vocabSize,
         contextWindow: rollout.contextWindow,
       })
-    : new PolicyModel({ config: cfg, optim, rng: rng.fork() });
+    : new PolicyModel({ config: cfg, optim, rng: rng.fork(), vocab });
   // The run directory appears only now, once the config resolved and the inputs loaded (task
   // family, knobs, expert episodes, model preset): a failed start leaves nothing behind.
   if (!existsSync(paths.config)) createRunDir({ dir: paths.root, system: 'base', config, root: options.root });
@@ -257,6 +271,17 @@ export async function runSft(options: {
   return { checkpoint: latestCheckpoint(paths.root)!.dir };
 }
 
+/** Expert text must stay inside the model's vocabulary: a supervised unknown id is a bug in the set's choice. */
+function checkCovered(sequences: readonly SftSequence[], vocab: VocabMap): void {
+  if (vocab.isIdentity) return;
+  for (const s of sequences)
+    for (let t = 0; t < s.tokens.length; t++)
+      if (s.mask[t] === 1 && !vocab.covers(s.tokens[t]!))
+        throw new Error(
+          `internal: supervised token id ${s.tokens[t]} is outside the trimmed vocabulary (experiments/trimmed-vocabulary.ts missed it)`,
+        );
+}
+
 /** One pass of cross-entropy over generated tokens (sft-loss.ts), one optimizer step per minibatch. */
 export function sftEpoch(options: {
   policy: PolicyModel;
@@ -300,7 +325,7 @@ async function initPolicy(options: {
 }): Promise<PolicyModel> {
   const { policy } = await loadPolicyDir(options.dir);
   const c = policy.config;
-  if (c.vocabSize < options.vocabSize)
+  if (policy.vocab.isIdentity && c.vocabSize < options.vocabSize)
     throw new Error(
       `model.init ${options.dir}: its vocabulary has ${c.vocabSize} tokens, the tokenizer ${options.vocabSize}`,
     );
@@ -308,5 +333,5 @@ async function initPolicy(options: {
     throw new Error(
       `model.init ${options.dir}: its maxSeqLen ${c.maxSeqLen} is below the context window ${options.contextWindow}`,
     );
-  return new PolicyModel({ config: c, optim: options.optim, params: policy.net.params });
+  return new PolicyModel({ config: c, optim: options.optim, params: policy.net.params, vocab: policy.vocab });
 }

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { ppoUpdate } from '../rl/ppo-update.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
@@ -26,7 +25,7 @@ import { appendMetrics, truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
 import { taskFamily } from './task-families.ts';
-import { buildTrainerModels, type ActorKind, type TrainerModels } from './trainer-models.ts';
+import { buildTrainerModels, trainTokenizer, type ActorKind, type TrainerModels } from './trainer-models.ts';
 
 /**
  * The training spine (method §6), CleanRL style: every stage is a named function and the loop fits
@@ -46,7 +45,7 @@ export async function train(options: {
 }): Promise<{ lastIteration: number; models: TrainerModels }> {
   const { config } = options;
   const paths = runPaths(options.runDir);
-  const tokenizer: LoadedTokenizer = loadTokenizer('word');
+  const tokenizer: LoadedTokenizer = await trainTokenizer(config);
   const family = await taskFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const algorithm = algorithmSpec(config.algorithm);
@@ -56,7 +55,8 @@ export async function train(options: {
     family,
     needsCritic: algorithm.needsCritic,
     actor: options.actor,
-    contextWindow: rollout.contextWindow,
+    layout,
+    rollout,
     rng: new Rng(mixSeed(config.seed, 0)),
     engineWeightsDir: join(paths.root, 'engine-weights'),
   });

@@ -1,5 +1,10 @@
 import type { TaskFamily } from '../env/family.ts';
-import { restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { readCheckpointTokenizer, restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { checkTokenizer, tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
+import type { ChatLayout } from '../rollout/chat-layout.ts';
+import type { RolloutConfig } from '../rollout/config.ts';
+import { chooseVocabulary } from './trimmed-vocabulary.ts';
 import { CriticModel } from '../model/critic.ts';
 import { modelConfig } from '../model/config.ts';
 import { loadPolicyDir } from '../model/load-policy.ts';
@@ -31,6 +36,17 @@ export interface TrainerModels {
 }
 
 /**
+ * The tokenizer a training run uses: config.tokenizer (checked against model.init's), else
+ * model.init's own, else word.
+ */
+export async function trainTokenizer(config: TrainConfig): Promise<LoadedTokenizer> {
+  const init = config.model.init;
+  if (!init) return loadTokenizer(config.tokenizer ?? 'word');
+  const ref = await readCheckpointTokenizer(init);
+  return tokenizerForCheckpoint({ what: `model.init ${init}`, ref, given: config.tokenizer });
+}
+
+/**
  * Which sampler acts during training: the policy itself (real training), or the family's scripted
  * expert ('expert': plumbing smoke tests only; the policy then learns nothing useful).
  */
@@ -47,8 +63,9 @@ export async function buildTrainerModels(options: {
   family: TaskFamily;
   needsCritic: boolean;
   actor: ActorKind;
-  /** C of the resolved rollout config (the model's maxSeqLen must cover it). */
-  contextWindow: number;
+  /** The resolved rollout config and layout (C bounds maxSeqLen; a fresh model's vocabulary is chosen with them). */
+  rollout: RolloutConfig;
+  layout: ChatLayout;
   rng: Rng;
   /** Where the policy is written for a remote engine to load (config.engine). */
   engineWeightsDir?: string;
@@ -66,21 +83,30 @@ export async function buildTrainerModels(options: {
   let policy: PolicyModel;
   if (config.model.init) {
     const init = await loadPolicyDir(config.model.init);
+    checkTokenizer({ what: `model.init ${config.model.init}`, ref: init.policy.vocab.tokenizer, tokenizer });
     policy = new PolicyModel({
       config: init.policy.config,
       optim: optim(config.optim.policyLr),
       params: init.policy.net.params,
+      vocab: init.policy.vocab,
     });
   } else {
-    const mcfg = modelConfig(config.model.preset, {
-      vocabSize: tokenizer.tokenizer.vocabSize,
-      maxSeqLen: options.contextWindow,
+    const vocab = await chooseVocabulary({
+      tokenizer,
+      layout: options.layout,
+      rollout: options.rollout,
+      family,
+      knobs: config.env.knobs,
     });
-    policy = new PolicyModel({ config: mcfg, optim: optim(config.optim.policyLr), rng: rng.fork() });
+    const mcfg = modelConfig(config.model.preset, {
+      vocabSize: vocab.size,
+      maxSeqLen: options.rollout.contextWindow,
+    });
+    policy = new PolicyModel({ config: mcfg, optim: optim(config.optim.policyLr), rng: rng.fork(), vocab });
   }
-  if (policy.config.maxSeqLen < options.contextWindow) {
+  if (policy.config.maxSeqLen < options.rollout.contextWindow) {
     throw new ConfigError([
-      `rollout.contextWindow: ${options.contextWindow} is above the model's maxSeqLen (${policy.config.maxSeqLen}); lower it (--context) or use a model with a longer maxSeqLen`,
+      `rollout.contextWindow: ${options.rollout.contextWindow} is above the model's maxSeqLen (${policy.config.maxSeqLen}); lower it (--context) or use a model with a longer maxSeqLen`,
     ]);
   }
   const critic = options.needsCritic ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr) }) : null;

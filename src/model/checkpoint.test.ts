@@ -60,6 +60,7 @@ describe.each([false, true])('checkpoint round trip (tied: %s)', (tied) => {
       'config.json',
       'critic-optimizer.safetensors',
       'critic.safetensors',
+      'crl_tokenizer.json',
       'model.safetensors',
       'optimizer.safetensors',
       'trainer_state.json',

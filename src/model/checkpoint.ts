@@ -5,6 +5,8 @@
  *   optimizer.safetensors         policy AdamW moments: <name>.exp_avg, <name>.exp_avg_sq; step in metadata
  *   critic.safetensors            critic weights (trunk names + score.weight, score.bias), if any
  *   critic-optimizer.safetensors  critic AdamW moments, if any
+ *   crl_tokenizer.json            the tokenizer (name, content hash) and the vocabulary map
+ *                                 (docs/decisions/0013); absent in older checkpoints: word, full
  *   trainer_state.json            optimizer configs, free `meta`; written last, so its presence
  *                                 marks a complete checkpoint
  * Every file is written with writeFileAtomic (temp name, fsync, rename, directory fsync).
@@ -18,6 +20,7 @@ import { CriticModel } from './critic.ts';
 import { fromHfConfig, toHfConfig } from './hf-config.ts';
 import type { LlamaNetwork } from './network.ts';
 import { PolicyModel } from './policy.ts';
+import { VocabMap, type TokenizerRef } from './vocab-map.ts';
 import { paramCount, tensorSpecs, type HeadKind } from './weights.ts';
 import type { ModelConfig } from './config.ts';
 import {
@@ -35,7 +38,19 @@ const FILES = {
   critic: 'critic.safetensors',
   criticOptimizer: 'critic-optimizer.safetensors',
   state: 'trainer_state.json',
+  tokenizer: 'crl_tokenizer.json',
 } as const;
+
+const TokenizerFileSchema = z
+  .object({
+    format: z.literal('compaction-rl-tokenizer'),
+    version: z.literal(1),
+    name: z.string().min(1),
+    sha256: z.string().optional(),
+    /** 'full': the tokenizer's ids are the model's (identity); else the real id of each index. */
+    vocabulary: z.union([z.literal('full'), z.object({ ids: z.array(z.number().int().min(0)) }).strict()]),
+  })
+  .strict();
 
 const TrainerStateSchema = z
   .object({
@@ -71,6 +86,15 @@ export async function saveCheckpoint(
   const p = policy.net;
   writeFileAtomic(join(dir, FILES.config), JSON.stringify(toHfConfig(p.cfg), null, 2) + '\n');
   writeFileAtomic(join(dir, FILES.model), encodeSafetensors(weightTensors(p), { format: 'pt' }));
+  const vocab = policy.vocab;
+  const tokenizerFile: z.infer<typeof TokenizerFileSchema> = {
+    format: 'compaction-rl-tokenizer',
+    version: 1,
+    name: vocab.tokenizer.name,
+    ...(vocab.tokenizer.sha256 ? { sha256: vocab.tokenizer.sha256 } : {}),
+    vocabulary: vocab.ids ? { ids: [...vocab.ids] } : 'full',
+  };
+  writeFileAtomic(join(dir, FILES.tokenizer), JSON.stringify(tokenizerFile) + '\n');
   writeFileAtomic(
     join(dir, FILES.optimizer),
     encodeSafetensors(optimizerTensors(p), { step: String(p.optimizer.state.step) }),
@@ -183,9 +207,10 @@ export async function loadCheckpoint(
 ): Promise<{ policy: PolicyModel; critic?: CriticModel; meta: unknown }> {
   const state = await readTrainerState(dir);
   const cfg = fromHfConfig(await readJson(dir, FILES.config), join(dir, FILES.config));
-  const policy = new PolicyModel({ config: cfg, optim: state.policyOptimizer, params: emptyParams(cfg, 'lm') });
+  const vocab = await readVocabMap(dir, cfg.vocabSize);
+  const policy = new PolicyModel({ config: cfg, optim: state.policyOptimizer, params: emptyParams(cfg, 'lm'), vocab });
   const critic = state.criticOptimizer
-    ? new CriticModel({ config: cfg, optim: state.criticOptimizer, params: emptyParams(cfg, 'value') })
+    ? new CriticModel({ config: cfg, optim: state.criticOptimizer, params: emptyParams(cfg, 'value'), vocab })
     : undefined;
   await loadInto(dir, { policy: policy.net, ...(critic ? { critic: critic.net } : {}) });
   return { policy, ...(critic ? { critic } : {}), meta: state.meta };
@@ -202,9 +227,48 @@ export async function restoreCheckpoint(
 ): Promise<void> {
   const state = await readTrainerState(dir);
   const critic = models.critic ?? undefined;
+  const vocab = await readVocabMap(dir, models.policy.config.vocabSize);
+  const mine = models.policy.vocab;
+  if (vocab.tokenizer.name !== mine.tokenizer.name || JSON.stringify(vocab.ids) !== JSON.stringify(mine.ids))
+    throw new CheckpointFormatError(
+      `${dir} was written for tokenizer ${vocab.tokenizer.name} with ${vocab.size} vocabulary entries; this model uses ${mine.tokenizer.name} with ${mine.size}`,
+    );
   if (critic && !state.criticOptimizer)
     throw new CheckpointFormatError(`${dir} has no critic, but this run trains one`);
   await loadInto(dir, { policy: models.policy.net, ...(critic ? { critic: critic.net } : {}) });
+}
+
+/** The tokenizer a checkpoint's model speaks (word for checkpoints that predate the record). */
+export async function readCheckpointTokenizer(dir: string): Promise<TokenizerRef> {
+  return (await readVocabMap(dir, null)).tokenizer;
+}
+
+async function readVocabMap(dir: string, size: number | null): Promise<VocabMap> {
+  const path = join(dir, FILES.tokenizer);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    return VocabMap.identity(size ?? 0, { name: 'word' });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new CheckpointFormatError(`${path} is not valid JSON`);
+  }
+  const r = TokenizerFileSchema.safeParse(json);
+  if (!r.success)
+    throw new CheckpointFormatError(
+      `${path}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  const ref: TokenizerRef = { name: r.data.name, ...(r.data.sha256 ? { sha256: r.data.sha256 } : {}) };
+  const v = r.data.vocabulary;
+  const map = v === 'full' ? VocabMap.identity(size ?? 0, ref) : VocabMap.trimmed(v.ids, ref);
+  if (size !== null && map.size !== size)
+    throw new CheckpointFormatError(`${path} maps ${map.size} indices, but the model's vocabulary has ${size}`);
+  return map;
 }
 
 /** A zero buffer of the right size: loadWeights fills every tensor, so no random init is needed. */

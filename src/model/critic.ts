@@ -4,6 +4,7 @@ import type { Rng } from '../util/random.ts';
 import type { ModelConfig } from './config.ts';
 import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
 import type { PolicyModel } from './policy.ts';
+import { VocabMap } from './vocab-map.ts';
 import { paramCount, tensorSpecs } from './weights.ts';
 
 /**
@@ -13,18 +14,23 @@ import { paramCount, tensorSpecs } from './weights.ts';
  */
 export class CriticModel implements TrainableCritic {
   readonly net: LlamaNetwork;
+  /** The policy's vocabulary map: forward takes real token ids. */
+  readonly vocab: VocabMap;
 
   constructor({
     config,
     optim,
     rng,
     params,
+    vocab,
   }: {
     config: ModelConfig;
     optim: OptimizerConfig;
     rng?: Rng;
     params?: Float32Array;
+    vocab?: VocabMap;
   }) {
+    this.vocab = vocab ?? VocabMap.identity(config.vocabSize);
     this.net = new LlamaNetwork({
       cfg: config,
       head: 'value',
@@ -35,7 +41,7 @@ export class CriticModel implements TrainableCritic {
   }
 
   static fromPolicy({ policy, optim }: { policy: PolicyModel; optim: OptimizerConfig }): CriticModel {
-    return new CriticModel({ config: policy.config, optim, params: trunkCopy(policy) });
+    return new CriticModel({ config: policy.config, optim, params: trunkCopy(policy), vocab: policy.vocab });
   }
 
   get config(): ModelConfig {
@@ -44,7 +50,8 @@ export class CriticModel implements TrainableCritic {
 
   forward(tokens: readonly Int32Array[], options: { train?: boolean } = {}): { values: Float32Array[] } {
     const { cfg, w, profiler: prof } = this.net;
-    const { batch, ws } = this.net.runTrunk(tokens, options.train ?? false);
+    const internal = this.vocab.isIdentity ? tokens : tokens.map((x) => this.vocab.toInternal(x));
+    const { batch, ws } = this.net.runTrunk(internal, options.train ?? false);
     const t = prof ? prof.now() : 0;
     const c = cfg.dModel;
     const sw = w.score!;

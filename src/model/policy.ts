@@ -5,6 +5,7 @@ import { logprobBackward, logprobForward } from '../tensor/logprob.ts';
 import type { Rng } from '../util/random.ts';
 import type { ModelConfig } from './config.ts';
 import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
+import { VocabMap } from './vocab-map.ts';
 
 /**
  * The policy: Llama trunk + lm_head, implementing TrainablePolicy (rl/trainable.ts).
@@ -13,18 +14,29 @@ import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
  */
 export class PolicyModel implements TrainablePolicy {
   readonly net: LlamaNetwork;
+  /**
+   * Real token ids <-> the network's indices (vocab-map.ts): forward takes real ids; with a
+   * trimmed vocabulary the unknown slot's logit is pinned so it is never predicted.
+   */
+  readonly vocab: VocabMap;
 
   constructor({
     config,
     optim,
     rng,
     params,
+    vocab,
   }: {
     config: ModelConfig;
     optim: OptimizerConfig;
     rng?: Rng;
     params?: Float32Array;
+    /** Default: the identity over config.vocabSize (the word vocabulary). */
+    vocab?: VocabMap;
   }) {
+    this.vocab = vocab ?? VocabMap.identity(config.vocabSize);
+    if (this.vocab.size !== config.vocabSize)
+      throw new Error(`the vocabulary map has ${this.vocab.size} entries, the model ${config.vocabSize}`);
     this.net = new LlamaNetwork({
       cfg: config,
       head: 'lm',
@@ -40,9 +52,11 @@ export class PolicyModel implements TrainablePolicy {
 
   forward(tokens: readonly Int32Array[], options: { train?: boolean } = {}): PolicyForward {
     const { cfg, w, profiler: prof } = this.net;
-    const { batch, ws } = this.net.runTrunk(tokens, options.train ?? false);
+    const internal = this.vocab.isIdentity ? tokens : tokens.map((x) => this.vocab.toInternal(x));
+    const { batch, ws } = this.net.runTrunk(internal, options.train ?? false);
     let t = prof ? prof.now() : 0;
     linearForward({ out: ws.logits, inp: ws.lnf, weight: w.lmHead!, n: batch.n, inF: cfg.dModel, outF: cfg.vocabSize });
+    this.vocab.maskLogits(ws.logits, batch.n);
     if (prof) t = prof.lap('linear', t);
     logprobForward({
       probs: ws.logits,
@@ -74,6 +88,9 @@ export class PolicyModel implements TrainablePolicy {
       n,
       v: cfg.vocabSize,
     });
+    // The pinned unknown logit is a constant: no gradient reaches its row of lm_head.
+    const unk = this.vocab.unknown;
+    if (unk !== null) for (let r = 0; r < n; r++) ws.dlogits[r * cfg.vocabSize + unk] = 0;
     if (prof) t = prof.lap('logprob', t);
     ws.dlnf.fill(0, 0, n * cfg.dModel);
     linearBackward({

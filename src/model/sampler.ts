@@ -4,6 +4,7 @@ import { KvDecoder } from './kv-decoder.ts';
 import { SequenceTooLongError } from './pack.ts';
 import type { PolicyModel } from './policy.ts';
 import { drawScratch, drawToken } from './sampling.ts';
+import type { VocabMap } from './vocab-map.ts';
 
 /**
  * The embedded engine's TokenSampler: batched generation with a KV cache over ragged prompts.
@@ -19,10 +20,12 @@ import { drawScratch, drawToken } from './sampling.ts';
 export class ModelSampler implements TokenSampler {
   private readonly decoder: KvDecoder;
   private readonly rng: Rng;
+  private readonly vocab: VocabMap;
 
   constructor({ policy, rng }: { policy: PolicyModel; rng: Rng }) {
     this.decoder = new KvDecoder(policy.net);
     this.rng = rng;
+    this.vocab = policy.vocab;
   }
 
   async sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]> {
@@ -57,12 +60,18 @@ export class ModelSampler implements TokenSampler {
     if (b === 0) return results;
     const v = cfg.vocabSize;
     const scratch = drawScratch(v);
-    const stops = requests.map((r) => new Set(r.stopTokens));
+    // Requests speak real ids; the network its own indices (vocab-map.ts). A stop id outside a
+    // trimmed vocabulary can never be drawn, so it is left out.
+    const map = this.vocab;
+    const stops = requests.map(
+      (r) => new Set(r.stopTokens.filter((s) => map.covers(s)).map((s) => map.toInternalId(s))),
+    );
     const reqIds = new Int32Array(b); // [A] request of each advancing row
     const slotIds = new Int32Array(b); // [A] its KV slot
     const next = new Int32Array(b);
-    const started = this.decoder.start({ prompts: requests.map((r) => r.prompt), maxTotal });
+    const started = this.decoder.start({ prompts: requests.map((r) => map.toInternal(r.prompt)), maxTotal });
     let logits = started.logits;
+    map.maskLogits(logits, b);
     for (let i = 0; i < b; i++) reqIds[i] = i;
     let active = b;
     while (active > 0) {
@@ -81,7 +90,7 @@ export class ModelSampler implements TokenSampler {
           rng: this.rng,
           scratch,
         });
-        res.tokens.push(d.token);
+        res.tokens.push(map.toReal(d.token));
         res.logprobs.push(d.logprob);
         res.entropies!.push(d.entropy);
         if (stops[ri]!.has(d.token)) res.finishReason = 'stop';
@@ -93,7 +102,10 @@ export class ModelSampler implements TokenSampler {
         }
       }
       active = count;
-      if (active > 0) logits = this.decoder.step({ slotIds, tokens: next, count: active });
+      if (active > 0) {
+        logits = this.decoder.step({ slotIds, tokens: next, count: active });
+        map.maskLogits(logits, active);
+      }
     }
     return results;
   }

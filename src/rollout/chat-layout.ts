@@ -40,6 +40,8 @@ export const CUT_MARKER = ' <cut>';
  * token ids are fixed once and never re-tokenized (method §3: token-in/token-out).
  */
 export interface ChatLayout {
+  /** The tokenizer's name ('word', 'qwen3', a directory): what records say their ids are. */
+  readonly tokenizerName: string;
   readonly tokenizer: Tokenizer;
   readonly format: ChatFormat;
   /** prefix + system turn (`<bos> <sys> system <eot>`). */
@@ -84,6 +86,7 @@ export function createChatLayout(options: { tokenizer: ChatTemplateSource; templ
   // first generated token, so that prefix + S encodes turn by turn (a newline is one in every BPE we know).
   const separator = tokenizer.wordLevel ? '' : '\n';
   return {
+    tokenizerName: options.tokenizer.name,
     tokenizer,
     format,
     systemTurn: [...format.prefix, ...t.system.open, ...content(templates.system), ...t.system.close],

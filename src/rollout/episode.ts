@@ -270,6 +270,7 @@ export class EpisodeRun {
     return {
       episodeId: this.spec.episodeId,
       env: this.spec.env.name,
+      tokenizer: this.layout.tokenizerName,
       seed: this.spec.seed,
       reward: this.reward,
       outcome: this.outcome,

@@ -81,6 +81,8 @@ export const EpisodeRecordSchema = z
   .object({
     episodeId: z.string(),
     env: z.string(),
+    /** Whose token ids the segments hold: 'word', 'qwen3' or a tokenizer directory (absent in older records: word). */
+    tokenizer: z.string().optional(),
     seed: z.number().int(),
     /** The task's verified outcome; 0 when truncated or step-limited (method §2). Shared by all segments. */
     reward: z.number(),

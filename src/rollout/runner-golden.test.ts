@@ -21,8 +21,13 @@ import { textPolicySampler } from './text-policy-sampler.ts';
  */
 const source = loadTokenizer('word');
 const tokenizer = source.tokenizer as WordTokenizer;
+// Records now name their tokenizer; the digests are of everything else, unchanged since the
+// lock-step runner (so they also pin the word vocabulary's token ids).
 const digest = (records: readonly EpisodeRecord[]): string =>
-  createHash('sha256').update(recordsToJsonl(records)).digest('hex').slice(0, 16);
+  createHash('sha256')
+    .update(recordsToJsonl(records.map(({ tokenizer: _, ...r }) => r)))
+    .digest('hex')
+    .slice(0, 16);
 const compactions = (records: readonly EpisodeRecord[]): number => records.reduce((a, r) => a + r.compactions, 0);
 
 const randomEpisodes = (n: number): EpisodeSpec[] =>
