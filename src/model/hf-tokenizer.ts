@@ -22,8 +22,22 @@ export class HfTokenizer implements Tokenizer {
     this.vocabSize = max + 1;
   }
 
+  /**
+   * Encodings of short texts seen before. encode is a pure function of the text, so this is safe
+   * in any context (the runtime encodes each turn's text on its own, never a text in context); it
+   * matters for the dense warm-up, which re-encodes the same short parts thousands of times.
+   */
+  private readonly memo = new Map<string, readonly number[]>();
+
   encode(text: string): number[] {
-    return this.core.encode(text, { add_special_tokens: false }).ids;
+    if (text.length > 256) return this.core.encode(text, { add_special_tokens: false }).ids;
+    let ids = this.memo.get(text);
+    if (!ids) {
+      if (this.memo.size >= 100_000) this.memo.clear();
+      ids = this.core.encode(text, { add_special_tokens: false }).ids;
+      this.memo.set(text, ids);
+    }
+    return ids.slice();
   }
 
   decode(tokens: ArrayLike<number>): string {
