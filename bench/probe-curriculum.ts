@@ -26,7 +26,9 @@ import { saveCheckpoint } from '../src/model/checkpoint.ts';
 import { modelConfig } from '../src/model/config.ts';
 import { PolicyModel } from '../src/model/policy.ts';
 import { loadTokenizer } from '../src/model/load-tokenizer.ts';
-import { WordTokenizer } from '../src/model/tokenizer.ts';
+import type { DensePart } from '../src/env/family.ts';
+import { encodeDense } from '../src/experiments/dense-warmup.ts';
+import type { ChatLayout } from '../src/rollout/chat-layout.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { saveCheckpointDir } from '../src/experiments/checkpoint-store.ts';
@@ -67,16 +69,20 @@ const MIX = {
   ],
 };
 
-/** One dense sequence: a real kv-ledger stream (generator, train seeds), then every key queried. */
-function denseExample({ rng, tok, a }: { rng: Rng; tok: WordTokenizer; a: Args }): Example {
+/**
+ * One dense sequence: a real kv-ledger stream (generator, train seeds), then every key queried.
+ * Written as text parts and encoded by the dense warm-up's encoder with the run's layout, like the
+ * SFT data (with the word tokenizer: one id per word, as before).
+ */
+function denseExample({ rng, layout, a }: { rng: Rng; layout: ChatLayout; a: Args }): Example {
   // queries = keys: the generator then lists every pool key (never-written ones answer 'none').
   const knobs = kvLedgerKnobs.parse({ ...KNOBS, queries: KNOBS.keys, chunks: a['warm-chunks'] });
   const task = generateKvLedger(rng.int(1_000_000), knobs);
   const live = new Map<string, number>();
   const pool = new Set<string>();
-  const words: string[] = ['<bos>'];
+  const stream: string[] = [];
   task.chunks.forEach((ops, c) => {
-    words.push('chunk', String(c + 1), ':', ...ops.map(opText).join(' , ').split(' '));
+    stream.push(`chunk ${c + 1} : ${ops.map(opText).join(' , ')}`);
     for (const op of ops) {
       if (op.kind === 'filler') continue;
       pool.add(op.key);
@@ -85,17 +91,17 @@ function denseExample({ rng, tok, a }: { rng: Rng; tok: WordTokenizer; a: Args }
     }
   });
   for (const q of task.queries) pool.add(q);
-  words.push('end');
-  const answerWordAt: number[] = [];
+  stream.push('end');
+  const parts: DensePart[] = [{ kind: 'context', text: stream.join(' ') }];
   for (let r = 0; r < a['warm-rounds']; r++) {
     for (const k of rng.shuffle([...pool])) {
-      words.push(',', 'query', k, 'answer', live.has(k) ? String(live.get(k)) : 'none');
-      answerWordAt.push(words.length - 1);
+      parts.push(
+        { kind: 'context', text: `, query ${k} answer` },
+        { kind: 'target', text: live.has(k) ? String(live.get(k)) : 'none' },
+      );
     }
   }
-  // Word-level vocabulary: one word = one token, so word indices are token positions.
-  const tokens = Int32Array.from(words.map((w) => tok.encode(w)[0]!));
-  return { tokens, answerAt: answerWordAt };
+  return encodeDense(parts, layout, 1 << 20);
 }
 
 async function main(): Promise<void> {
@@ -134,8 +140,9 @@ async function main(): Promise<void> {
     batchTokens: a['batch-tokens'],
     seed: a.seed,
   });
-  const tok = new WordTokenizer();
-  const { config: rollout } = resolveRolloutConfig({ input: sftConfig.rollout, tokenizer: loadTokenizer('word') });
+  const source = loadTokenizer(sftConfig.tokenizer);
+  const tok = source.tokenizer;
+  const { config: rollout, layout } = resolveRolloutConfig({ input: sftConfig.rollout, tokenizer: source });
   // (1) The model exactly as runSft builds it, so its checkpoint loads there.
   const cfg = modelConfig(a.preset, { vocabSize: tok.vocabSize, maxSeqLen: rollout.contextWindow });
   const steps = Math.max(1, a['warm-steps']);
@@ -146,7 +153,7 @@ async function main(): Promise<void> {
   });
   // A fixed held-out set (same sequences at every evaluation, independent of the train stream).
   const heldRng = new Rng(999_983);
-  const held = Array.from({ length: 128 }, () => denseExample({ rng: heldRng, tok, a }));
+  const held = Array.from({ length: 128 }, () => denseExample({ rng: heldRng, layout, a }));
   const meanLen = held.reduce((s, e) => s + e.tokens.length, 0) / held.length;
   console.log(
     `probe-curriculum ${JSON.stringify(a)} | model L${cfg.nLayers} d${cfg.dModel} | dense seq ~${meanLen.toFixed(0)} tokens, ${held[0]!.answerAt.length} answers`,
@@ -162,7 +169,7 @@ async function main(): Promise<void> {
   for (let step = 1; step <= a['warm-steps']; step++) {
     trainLoss += answerLoss({
       policy,
-      batch: Array.from({ length: a['warm-batch'] }, () => denseExample({ rng: train, tok, a })),
+      batch: Array.from({ length: a['warm-batch'] }, () => denseExample({ rng: train, layout, a })),
       grad: true,
     }).loss;
     seen++;

@@ -15,7 +15,12 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { modelConfig } from '../src/model/config.ts';
 import { PolicyModel } from '../src/model/policy.ts';
-import { VOCAB } from '../src/model/vocab.ts';
+import type { DensePart } from '../src/env/family.ts';
+import { encodeDense } from '../src/experiments/dense-warmup.ts';
+import { loadTokenizer, type LoadedTokenizer } from '../src/model/load-tokenizer.ts';
+import { VocabMap } from '../src/model/vocab-map.ts';
+import type { ChatLayout } from '../src/rollout/chat-layout.ts';
+import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { Rng } from '../src/util/random.ts';
 import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
@@ -49,65 +54,79 @@ const ArgsSchema = z
     'eval-every': int.positive().default(100),
     'eval-size': int.positive().default(256),
     seed: int.default(1),
+    /** word | qwen3 | a tokenizer directory (the sequences are text, encoded like the dense warm-up's). */
+    tokenizer: z.string().default('word'),
   })
   .strict();
 type Args = z.infer<typeof ArgsSchema>;
 
-const ID = new Map(VOCAB.map((w, i) => [w, i]));
-const id = (w: string): number => ID.get(w)!;
-const BOS = id('<bos>');
-const SEP = id(':');
-const KEYS = Array.from({ length: 26 }, (_, i) => id(String.fromCharCode(97 + i)));
-const VALUES = Array.from({ length: 64 }, (_, i) => id(String(i)));
-
-const RELS = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'].map(id);
+/**
+ * Sequences are written as text parts (DensePart) and encoded by the dense warm-up's encoder with
+ * the chosen tokenizer's layout (--tokenizer, default word), like every other sequence the model
+ * sees; with the word tokenizer the ids are the word vocabulary's, one per word, as before.
+ */
+const LETTERS = Array.from({ length: 26 }, (_, i) => String.fromCharCode(97 + i));
+const RELS = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'];
 
 /** Two-word keys: P distinct (relation, letter) pairs over 3 relations and ceil(P/2) letters. */
-function twoKeyExample({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): Example {
+function twoKeyParts({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): DensePart[] {
   const rels = rng.shuffle([...RELS]).slice(0, 3);
-  const letters = rng.shuffle([...KEYS]).slice(0, Math.ceil(pairs / 2));
+  const letters = rng.shuffle([...LETTERS]).slice(0, Math.ceil(pairs / 2));
   const keys = rng.shuffle(rels.flatMap((r) => letters.map((l) => [r, l] as const))).slice(0, pairs);
-  const toks = [BOS];
-  const val = keys.map(() => VALUES[rng.int(VALUES.length)]!);
-  keys.forEach(([r, l], i) => toks.push(r, l, val[i]!));
-  toks.push(SEP);
-  const answerAt: number[] = [];
+  const val = keys.map(() => rng.int(64));
+  const parts: DensePart[] = [
+    { kind: 'context', text: `${keys.map(([r, l], i) => `${r} ${l} ${val[i]}`).join(' ')} :` },
+  ];
   for (let q = 0; q < queries; q++) {
     const i = rng.int(pairs);
-    toks.push(keys[i]![0], keys[i]![1], val[i]!);
-    answerAt.push(toks.length - 1);
+    parts.push({ kind: 'context', text: `${keys[i]![0]} ${keys[i]![1]}` }, { kind: 'target', text: String(val[i]) });
   }
-  return { tokens: Int32Array.from(toks), answerAt };
+  return parts;
 }
 
 /** One sequence: P distinct keys with random values, then Q queries drawn from the keys. */
-function recallExample({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): Example {
-  const keys = [...KEYS];
+function recallParts({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): DensePart[] {
+  const keys = [...LETTERS];
   for (let i = keys.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
     [keys[i], keys[j]] = [keys[j]!, keys[i]!];
   }
-  const toks = [BOS];
-  const val = new Map<number, number>();
+  const val = new Map<string, number>();
+  const pairText: string[] = [];
   for (let p = 0; p < pairs; p++) {
-    const v = VALUES[rng.int(VALUES.length)]!;
+    const v = rng.int(64);
     val.set(keys[p]!, v);
-    toks.push(keys[p]!, v);
+    pairText.push(`${keys[p]} ${v}`);
   }
-  toks.push(SEP);
-  const answerAt: number[] = [];
+  const parts: DensePart[] = [{ kind: 'context', text: `${pairText.join(' ')} :` }];
   for (let q = 0; q < queries; q++) {
     const k = keys[rng.int(pairs)]!;
-    toks.push(k, val.get(k)!);
-    answerAt.push(toks.length - 1);
+    parts.push({ kind: 'context', text: k }, { kind: 'target', text: String(val.get(k)) });
   }
-  return { tokens: Int32Array.from(toks), answerAt };
+  return parts;
 }
 
-function batchOf({ rng, n, a, train = false }: { rng: Rng; n: number; a: Args; train?: boolean }): Example[] {
-  const oneKey = a['key-words'] === 1 ? n : train ? Math.round(n * a['one-key-share']) : 0;
+/** The model's vocabulary: the word vocabulary whole, or the ids these sequences can hold. */
+function probeVocab(source: LoadedTokenizer, layout: ChatLayout): VocabMap {
+  const ref = { name: source.name, sha256: source.sha256 };
+  const tok = source.tokenizer;
+  if (tok.wordLevel) return VocabMap.identity(tok.vocabSize, ref);
+  const words = [...LETTERS, ...RELS, ...Array.from({ length: 64 }, (_, i) => String(i)), ':'];
+  return VocabMap.trimmed(
+    [...layout.format.prefix, ...words.flatMap((w) => [...tok.encode(w), ...tok.encode(` ${w}`)])],
+    ref,
+  );
+}
+
+function batchOf(o: { rng: Rng; n: number; a: Args; layout: ChatLayout; train?: boolean }): Example[] {
+  const { rng, n, a } = o;
+  const oneKey = a['key-words'] === 1 ? n : o.train ? Math.round(n * a['one-key-share']) : 0;
   return Array.from({ length: n }, (_, i) =>
-    (i < oneKey ? recallExample : twoKeyExample)({ rng, pairs: a.pairs, queries: a.queries }),
+    encodeDense(
+      (i < oneKey ? recallParts : twoKeyParts)({ rng, pairs: a.pairs, queries: a.queries }),
+      o.layout,
+      1 << 20,
+    ),
   );
 }
 
@@ -132,7 +151,10 @@ function main(): void {
     process.exit(2);
   }
   const a = parsed.data;
-  const config = modelConfig(a.preset, { vocabSize: VOCAB.length, ...(a.layers ? { nLayers: a.layers } : {}) });
+  const source = loadTokenizer(a.tokenizer);
+  const { layout } = resolveRolloutConfig({ tokenizer: source });
+  const vocab = probeVocab(source, layout);
+  const config = modelConfig(a.preset, { vocabSize: vocab.size, ...(a.layers ? { nLayers: a.layers } : {}) });
   const optim = {
     ...DEFAULT_OPTIMIZER,
     lr: a.lr,
@@ -143,7 +165,7 @@ function main(): void {
     betas: [DEFAULT_OPTIMIZER.betas[0], a.beta2] as [number, number],
     minLrRatio: a['min-lr-ratio'],
   };
-  const policy = new PolicyModel({ config, optim, rng: new Rng(a.seed) });
+  const policy = new PolicyModel({ config, optim, rng: new Rng(a.seed), vocab });
   if (a['resid-init'] === 'flat') {
     // Undo weights.ts's 1/sqrt(2L) on the residual-output projections (HF Llama does not scale them).
     for (const s of policy.net.specs) {
@@ -154,7 +176,7 @@ function main(): void {
   }
   const train = new Rng(a.seed * 1000 + 7);
   // A fixed held-out set: the same sequences at every evaluation, independent of the train stream.
-  const held = batchOf({ rng: new Rng(999_983), n: a['eval-size'], a });
+  const held = batchOf({ rng: new Rng(999_983), n: a['eval-size'], a, layout });
   console.log(
     `probe-recall ${JSON.stringify(a)} | model L${config.nLayers} d${config.dModel} H${config.nHeads} | chance loss ln P = ${Math.log(a.pairs).toFixed(2)}`,
   );
@@ -163,7 +185,11 @@ function main(): void {
   let seen = 0;
   const t0 = Date.now();
   for (let step = 1; step <= a.steps; step++) {
-    trainLoss += answerLoss({ policy, batch: batchOf({ rng: train, n: a.batch, a, train: true }), grad: true }).loss;
+    trainLoss += answerLoss({
+      policy,
+      batch: batchOf({ rng: train, n: a.batch, a, layout, train: true }),
+      grad: true,
+    }).loss;
     seen++;
     const gradNorm = policy.step().gradNorm;
     if (step % a['eval-every'] === 0 || step === a.steps) {

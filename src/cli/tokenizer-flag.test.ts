@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { VocabMap } from '../model/vocab-map.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { readRecordsFile } from '../rollout/record-file.ts';
 import { Rng } from '../util/random.ts';
+import { createHttpSampler } from '../adapters/http-sampler.ts';
 
 /** The real CLI process, as a user runs it. */
 function crl(args: string[], timeout = 120_000) {
@@ -117,6 +118,39 @@ describe('--tokenizer qwen3 through the CLI', () => {
     const generated = records.flatMap((x) => x.segments.flatMap((s) => s.tokens.filter((_, i) => s.lossMask[i] === 1)));
     expect(generated.length).toBeGreaterThan(0);
     expect(generated.every((t) => vocab.covers(t))).toBe(true); // real ids of the set, never the unknown slot
+  });
+
+  it('crl serve puts a trimmed Qwen3 checkpoint behind both engine APIs in real ids', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crl-tok-serve-'));
+    const qwen3 = loadTokenizer('qwen3');
+    const ids = [...new Set([...qwen3.tokenizer.encode('read answer 1 2 3'), 151644, 151645, 198])];
+    const vocab = VocabMap.trimmed(ids, { name: qwen3.name, sha256: qwen3.sha256 });
+    const config = modelConfig('tiny', { vocabSize: vocab.size, maxSeqLen: 64 });
+    await saveCheckpoint(dir, {
+      policy: new PolicyModel({ config, optim: DEFAULT_OPTIMIZER, rng: new Rng(1), vocab }),
+    });
+    const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--policy', dir, '--port', '0']);
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        p.stdout.once('data', (d: Buffer) => resolve((JSON.parse(String(d).split('\n')[0]!) as { url: string }).url));
+        p.once('exit', (code) => reject(new Error(`crl serve exited with ${code}`)));
+      });
+      for (const protocol of ['vllm', 'sglang'] as const) {
+        const sampler = createHttpSampler({ url, protocol });
+        // 99999 is outside the trimmed set: the model reads it as unknown; what comes back is real ids of the set.
+        const [res] = await sampler.sample(
+          [{ prompt: [151644, 872, 198, 99999], maxTokens: 12, stopTokens: [151645] }],
+          {
+            temperature: 1,
+            topP: 1,
+          },
+        );
+        expect(res!.tokens.length).toBeGreaterThan(0);
+        expect(res!.tokens.every((t) => vocab.covers(t))).toBe(true);
+      }
+    } finally {
+      p.kill();
+    }
   });
 
   it('crl reproduce --preset smoke --tokenizer qwen3: SFT, RL, eval on the trimmed vocabulary, same last line', () => {
