@@ -1,4 +1,5 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
+import { scaleTokenCount } from '../rollout/config.ts';
 import type { SftConfigInput } from './sft.ts';
 import type { SystemName } from './systems.ts';
 
@@ -264,9 +265,9 @@ const TOKEN_UNIT_KEYS = [
 
 /**
  * A preset run with another tokenizer (`crl reproduce --tokenizer`): SFT and every training run
- * name it, and the token counts the preset fixes (C = 256 ...) are doubled, as the rollout
- * defaults are for a subword tokenizer (rollout/config.ts tokenUnitDefaults: a Qwen3 kv-ledger
- * step is 1.8x the word vocabulary's), so a window holds about as many steps.
+ * name it, and the token counts the preset fixes (C = 256 ...) are scaled as the rollout defaults
+ * are for a subword tokenizer (rollout/config.ts SUBWORD_TOKEN_SCALE: a Qwen3 kv-ledger step is
+ * 1.84x the word vocabulary's), so a window holds about as many steps.
  */
 export function withTokenizer(preset: Preset, tokenizer: string): Preset {
   if (tokenizer === 'word') return preset;
@@ -277,7 +278,7 @@ export function withTokenizer(preset: Preset, tokenizer: string): Preset {
           rollout: Object.fromEntries(
             Object.entries(c.rollout).map(([k, v]) => [
               k,
-              (TOKEN_UNIT_KEYS as readonly string[]).includes(k) && typeof v === 'number' ? v * 2 : v,
+              (TOKEN_UNIT_KEYS as readonly string[]).includes(k) && typeof v === 'number' ? scaleTokenCount(v) : v,
             ]),
           ),
         }

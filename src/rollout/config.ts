@@ -13,7 +13,7 @@ import { ChatTemplateError, type ChatTemplateSource } from './chat-format.ts';
  * Rollout configuration (method §2). The token counts (C, T_comp and the caps) are counted in the
  * tokenizer's tokens, so their defaults depend on it (tokenUnitDefaults): the word vocabulary's are
  * sized for the built-in task suite (docs/decisions/0005-rollout.md for why compactThreshold is 112
- * rather than 96); a subword tokenizer gets twice each (docs/rollout.md, "Chat formats").
+ * rather than 96); a subword tokenizer gets each scaled by SUBWORD_TOKEN_SCALE (docs/rollout.md).
  */
 export const RolloutConfigSchema = z
   .object({
@@ -76,19 +76,29 @@ export const WORD_TOKEN_UNITS: Readonly<TokenUnits> = Object.freeze({
 });
 
 /**
- * Defaults in the tokenizer's own tokens: the word vocabulary's, or twice them for a subword
- * tokenizer (Qwen3 writes a kv-ledger step, markers included, in 1.8x the word count: 36.8 vs
- * 20.0 tokens per step, so twice the window holds about as many steps).
+ * How much longer a subword tokenizer writes the built-in tasks than the word vocabulary: Qwen3
+ * writes a step, its turn markers included, in 1.84x the word count on kv-ledger (36.8 vs 20.0
+ * tokens), 1.90x on fog-courier, 1.61x on hop-search (64 expert episodes each). Scaling C and
+ * T_comp by it keeps about as many steps in a window (7.0 vs 7.2 on kv-ledger), so a task needs
+ * as many compactions as with the word vocabulary.
  */
+export const SUBWORD_TOKEN_SCALE = 1.8;
+
+/** A word-vocabulary token count in a subword tokenizer's tokens. */
+export function scaleTokenCount(n: number): number {
+  return Math.round(n * SUBWORD_TOKEN_SCALE);
+}
+
+/** Defaults in the tokenizer's own tokens: the word vocabulary's, or those scaled for a subword tokenizer. */
 export function tokenUnitDefaults(tokenizer: { wordLevel?: boolean }): TokenUnits {
-  const scale = tokenizer.wordLevel ? 1 : 2;
   const w = WORD_TOKEN_UNITS;
+  const k = (n: number) => (tokenizer.wordLevel ? n : scaleTokenCount(n));
   return {
-    contextWindow: w.contextWindow * scale,
-    compactThreshold: w.compactThreshold * scale,
-    summaryMaxTokens: w.summaryMaxTokens * scale,
-    maxActionTokens: w.maxActionTokens * scale,
-    maxObservationTokens: w.maxObservationTokens * scale,
+    contextWindow: k(w.contextWindow),
+    compactThreshold: k(w.compactThreshold),
+    summaryMaxTokens: k(w.summaryMaxTokens),
+    maxActionTokens: k(w.maxActionTokens),
+    maxObservationTokens: k(w.maxObservationTokens),
   };
 }
 
