@@ -36,9 +36,8 @@ import { appendMetrics } from '../src/experiments/metrics-log.ts';
 import { getPreset } from '../src/experiments/presets.ts';
 import { systemOverrides } from '../src/experiments/systems.ts';
 import { taskFamily } from '../src/experiments/task-families.ts';
-import { buildTrainerModels } from '../src/experiments/trainer-models.ts';
+import { buildTrainerModels, trainTokenizer } from '../src/experiments/trainer-models.ts';
 import { Profiler } from '../src/model/profiler.ts';
-import { loadTokenizer } from '../src/model/load-tokenizer.ts';
 import { ppoUpdate } from '../src/rl/ppo-update.ts';
 import { carrierLengths, prefixGroups } from '../src/rl/shared-prefix.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
@@ -127,7 +126,7 @@ export async function profileIterations(options: {
       deepMerge(systemOverrides(options.system), { ppo: { mergePrefixes: options.merge } }),
     ),
   );
-  const tokenizer = loadTokenizer('word');
+  const tokenizer = await trainTokenizer(config);
   const family = await taskFamily(env);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const algorithm = algorithmSpec(config.algorithm);
@@ -137,7 +136,8 @@ export async function profileIterations(options: {
     family,
     needsCritic: algorithm.needsCritic,
     actor: 'policy',
-    contextWindow: rollout.contextWindow,
+    rollout,
+    layout,
     rng: new Rng(mixSeed(config.seed, 0)),
   });
   const prof = new Profiler();
