@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Tokenizer as HfCore } from '@huggingface/tokenizers';
 import { describe, expect, it } from 'vitest';
 import { kvLedger } from '../env/kv-ledger/index.ts';
+import { getPreset } from '../experiments/presets.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
 import { modelConfig } from '../model/config.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
@@ -160,7 +161,7 @@ describe('--tokenizer qwen3 through the CLI', () => {
     expect(r.code).toBe(0);
     const last = JSON.parse(r.stdout.trim().split('\n').pop()!) as { runDir: string; results: Record<string, unknown> };
     expect(last.runDir).toBe(out);
-    expect(Object.keys(last.results)).toEqual(['base', 'ppo-single-window', 'compaction-rl']);
+    expect(Object.keys(last.results)).toEqual(['base', ...getPreset('smoke').systems]);
     const pipeline = JSON.parse(readFileSync(join(out, 'pipeline.json'), 'utf8')) as Record<string, unknown>;
     expect(pipeline.tokenizer).toBe('qwen3');
     const ckpt = JSON.parse(

@@ -1,5 +1,5 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
-import { scaleTokenCount } from '../rollout/config.ts';
+import { scaleTokenCount, WORD_TOKEN_UNITS } from '../rollout/config.ts';
 import type { SftConfigInput } from './sft.ts';
 import type { SystemName } from './systems.ts';
 
@@ -271,26 +271,35 @@ const TOKEN_UNIT_KEYS = [
  */
 export function withTokenizer(preset: Preset, tokenizer: string): Preset {
   if (tokenizer === 'word') return preset;
-  const scale = <T extends { rollout?: Record<string, unknown> }>(c: T): T =>
-    c.rollout
-      ? {
-          ...c,
-          rollout: Object.fromEntries(
-            Object.entries(c.rollout).map(([k, v]) => [
-              k,
-              (TOKEN_UNIT_KEYS as readonly string[]).includes(k) && typeof v === 'number' ? scaleTokenCount(v) : v,
-            ]),
-          ),
-        }
-      : c;
+  // Every token count is written out (the word defaults where the preset leaves one unset), so
+  // whatever reads C from the preset (the 2x-context system, the evaluations) sees the scaled one.
+  const scale = <T extends { rollout?: Record<string, unknown> }>(c: T, fill = true): T => ({
+    ...c,
+    rollout: Object.fromEntries(
+      Object.entries({ ...(fill ? WORD_TOKEN_UNITS : {}), ...c.rollout }).map(([k, v]) => [
+        k,
+        (TOKEN_UNIT_KEYS as readonly string[]).includes(k) && typeof v === 'number' ? scaleTokenCount(v) : v,
+      ]),
+    ),
+  });
   return {
     ...preset,
     tokenizer,
-    sft: { ...scale(preset.sft as { rollout?: Record<string, unknown> }), tokenizer },
+    sft: {
+      ...scale(preset.sft as { rollout?: Record<string, unknown> }),
+      tokenizer,
+      // The base's positions (2C for the 2x-context system) are token counts too.
+      ...(preset.sft.model?.maxSeqLen
+        ? { model: { ...preset.sft.model, maxSeqLen: scaleTokenCount(preset.sft.model.maxSeqLen) } }
+        : {}),
+    },
     ...(preset.sftByEnv
       ? {
           sftByEnv: Object.fromEntries(
-            Object.entries(preset.sftByEnv).map(([env, o]) => [env, scale(o as { rollout?: Record<string, unknown> })]),
+            Object.entries(preset.sftByEnv).map(([env, o]) => [
+              env,
+              o.rollout ? scale(o as { rollout?: Record<string, unknown> }, false) : o,
+            ]),
           ),
         }
       : {}),
