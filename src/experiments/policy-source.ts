@@ -36,7 +36,7 @@ export function resolveCheckpointDir(path: string): string {
  * against a checkpoint's own; else the checkpoint's own; else (expert, remote engine) word.
  */
 export async function tokenizerForPolicy(options: { policy: string; given?: string }): Promise<LoadedTokenizer> {
-  if (options.policy === 'expert' || /^(vllm|sglang):/.test(options.policy))
+  if (options.policy === 'expert' || /^(vllm|sglang|llamacpp):/.test(options.policy))
     return loadTokenizer(options.given ?? 'word');
   const dir = resolveCheckpointDir(options.policy);
   const ref = await readCheckpointTokenizer(dir);
