@@ -60,42 +60,19 @@ Napi::Value CausalSoftmaxBackward(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// decodeAttention(q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset)
-Napi::Value DecodeAttention(const Napi::CallbackInfo& info) {
-  const char* fn = "decodeAttention";
-  int64_t iv[6];  // qOffset, cacheBase, len, s, h, d
-  const size_t idx[6] = {1, 4, 5, 6, 7, 8};
-  for (int i = 0; i < 6; ++i)
-    if ((iv[i] = int_arg(info, idx[i], fn)) < 0) return info.Env().Undefined();
-  const int64_t q_off = iv[0], base = iv[1], len = iv[2], s = iv[3], h = iv[4], d = iv[5];
-  const int64_t out_off = int_arg(info, 11, fn);
-  if (out_off < 0 || info.Length() < 11 || !info[9].IsNumber()) {
-    if (out_off >= 0) Napi::TypeError::New(info.Env(), "decodeAttention: scale must be a number").ThrowAsJavaScriptException();
-    return info.Env().Undefined();
-  }
-  if (len < 1 || len > s) {
-    Napi::RangeError::New(info.Env(), "decodeAttention: need 1 <= len <= s").ThrowAsJavaScriptException();
-    return info.Env().Undefined();
-  }
-  const float scale = static_cast<float>(info[9].As<Napi::Number>().DoubleValue());
-  const int64_t cache_need = h == 0 ? 0 : base + (h - 1) * s * d + len * d;
-  const float* q = f32_arg(info, 0, q_off + h * d, fn);
-  const float* kc = q ? f32_arg(info, 2, cache_need, fn) : nullptr;
-  const float* vc = kc ? f32_arg(info, 3, cache_need, fn) : nullptr;
-  float* out = vc ? f32_arg(info, 10, out_off + h * d, fn) : nullptr;
-  if (out) crl::decode_attention(q + q_off, kc + base, vc + base, out + out_off, len, s, h, d, scale);
-  return info.Env().Undefined();
-}
-
-// decodeAttentionStep(qkv, slotIds, positions, count, kc, vc, s, h, d, out)
+// decodeAttentionStep(qkv, slotIds, positions, count, kc, vc, s, h, hkv, d, out)
 Napi::Value DecodeAttentionStep(const Napi::CallbackInfo& info) {
   const char* fn = "decodeAttentionStep";
   Napi::Env env = info.Env();
-  int64_t iv[4];  // count, s, h, d
-  const size_t idx[4] = {3, 6, 7, 8};
-  for (int i = 0; i < 4; ++i)
+  int64_t iv[5];  // count, s, h, hkv, d
+  const size_t idx[5] = {3, 6, 7, 8, 9};
+  for (int i = 0; i < 5; ++i)
     if ((iv[i] = int_arg(info, idx[i], fn)) < 0) return env.Undefined();
-  const int64_t count = iv[0], s = iv[1], h = iv[2], d = iv[3], c = h * d;
+  const int64_t count = iv[0], s = iv[1], h = iv[2], hkv = iv[3], d = iv[4], c = h * d, w = (h + 2 * hkv) * d;
+  if (hkv == 0 || h % hkv != 0) {
+    Napi::RangeError::New(env, std::string(fn) + ": h must be a multiple of hkv (>= 1)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
   for (size_t i : {size_t{1}, size_t{2}}) {
     if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
         static_cast<int64_t>(info[i].As<Napi::TypedArray>().ElementLength()) < count) {
@@ -106,21 +83,21 @@ Napi::Value DecodeAttentionStep(const Napi::CallbackInfo& info) {
   }
   const int32_t* slots = info[1].As<Napi::Int32Array>().Data();
   const int32_t* pos = info[2].As<Napi::Int32Array>().Data();
-  const float* qkv = f32_arg(info, 0, count * 3 * c, fn);
+  const float* qkv = f32_arg(info, 0, count * w, fn);
   float* kc = qkv ? f32_arg(info, 4, 0, fn) : nullptr;
   float* vc = kc ? f32_arg(info, 5, 0, fn) : nullptr;
-  float* out = vc ? f32_arg(info, 9, count * c, fn) : nullptr;
+  float* out = vc ? f32_arg(info, 10, count * c, fn) : nullptr;
   if (!out) return env.Undefined();
   const int64_t cache_len = std::min(info[4].As<Napi::Float32Array>().ElementLength(), info[5].As<Napi::Float32Array>().ElementLength());
   for (int64_t i = 0; i < count; ++i) {
-    if (slots[i] < 0 || pos[i] < 0 || pos[i] >= s || (slots[i] + 1) * h * s * d > cache_len) {
+    if (slots[i] < 0 || pos[i] < 0 || pos[i] >= s || (slots[i] + 1) * hkv * s * d > cache_len) {
       Napi::RangeError::New(env, std::string(fn) + ": row " + std::to_string(i) + " has slot " + std::to_string(slots[i]) +
                                      ", position " + std::to_string(pos[i]) + " outside the cache")
           .ThrowAsJavaScriptException();
       return env.Undefined();
     }
   }
-  std::vector<char> seen(static_cast<size_t>(cache_len / std::max<int64_t>(1, h * s * d)) + 1, 0);
+  std::vector<char> seen(static_cast<size_t>(cache_len / std::max<int64_t>(1, hkv * s * d)) + 1, 0);
   for (int64_t i = 0; i < count; ++i) {
     if (seen[slots[i]]++) {
       Napi::RangeError::New(env, std::string(fn) + ": slot " + std::to_string(slots[i]) + " appears twice in one step")
@@ -128,7 +105,7 @@ Napi::Value DecodeAttentionStep(const Napi::CallbackInfo& info) {
       return env.Undefined();
     }
   }
-  crl::decode_step(qkv, slots, pos, count, kc, vc, s, h, d, out);
+  crl::decode_step(qkv, slots, pos, count, kc, vc, s, h, hkv, d, out);
   return env.Undefined();
 }
 
@@ -168,7 +145,6 @@ void register_ops(Napi::Env env, Napi::Object exports) {
   exports.Set("swigluBackward", Napi::Function::New(env, SwigluBackward, "swigluBackward"));
   exports.Set("causalSoftmaxForward", Napi::Function::New(env, CausalSoftmaxForward, "causalSoftmaxForward"));
   exports.Set("causalSoftmaxBackward", Napi::Function::New(env, CausalSoftmaxBackward, "causalSoftmaxBackward"));
-  exports.Set("decodeAttention", Napi::Function::New(env, DecodeAttention, "decodeAttention"));
   exports.Set("decodeAttentionStep", Napi::Function::New(env, DecodeAttentionStep, "decodeAttentionStep"));
   exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));
   exports.Set("rmsnormBackward", Napi::Function::New(env, RmsnormBackward, "rmsnormBackward"));

@@ -17,6 +17,9 @@ namespace {
 using crl_napi::is_f32;
 
 constexpr size_t kParamCount = 17;
+// Bumped whenever an entry point's arguments change; src/tensor/native.ts refuses another value
+// (an addon built from older sources would misread the new arguments).
+constexpr int kAbiVersion = 2;
 
 // Order must match GEMM_PARAM_ORDER in src/tensor/native.ts.
 crl::GemmParams unpack(const double* v) {
@@ -74,6 +77,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
   o.Set("threads", crl::pool().size());
+  o.Set("abi", kAbiVersion);
 #if defined(__AVX512F__)
   o.Set("isa", "avx512");
 #elif defined(__AVX2__)

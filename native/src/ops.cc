@@ -198,18 +198,20 @@ static inline void weighted_sum(const float* p, const float* v, int64_t len, flo
 }
 
 void decode_attention(const float* q, const float* kc, const float* vc, float* out, int64_t len, int64_t s,
-                      int64_t h, int64_t d, float scale) {
+                      int64_t h, int64_t hkv, int64_t d, float scale) {
   thread_local std::vector<float> scratch;
   if (static_cast<int64_t>(scratch.size()) < len) scratch.resize(len);
   float* scores = scratch.data();
-  const int64_t dv = d / VW * VW;
+  const int64_t dv = d / VW * VW, groups = h / hkv;
   for (int64_t hh = 0; hh < h; ++hh) {
-    const float* k = kc + hh * s * d;
-    const float* v = vc + hh * s * d;
+    const int64_t kv = hh / groups;
+    const float* k = kc + kv * s * d;
+    const float* v = vc + kv * s * d;
     float* o = out + hh * d;
     decode_scores(q + hh * d, k, len, d, scale, scores, Prefetch{k, len * d, v});
     softmax_row(scores, len, len);
-    const Prefetch pf{v, len * d, hh + 1 < h ? kc + (hh + 1) * s * d : nullptr};
+    // After this head's V: the next head's K (the same kv head's again inside a group).
+    const Prefetch pf{v, len * d, hh + 1 < h ? kc + ((hh + 1) / groups) * s * d : nullptr};
     switch (d == dv ? d / VW : 0) {  // head dims of 1-4 vectors keep o in registers
       case 1: weighted_sum<1>(scores, v, len, o, pf); break;
       case 2: weighted_sum<2>(scores, v, len, o, pf); break;
@@ -230,21 +232,21 @@ void decode_attention(const float* q, const float* kc, const float* vc, float* o
 }
 
 void decode_step(const float* qkv, const int32_t* slots, const int32_t* positions, int64_t count, float* kc,
-                 float* vc, int64_t s, int64_t h, int64_t d, float* out) {
-  const int64_t c = h * d;
+                 float* vc, int64_t s, int64_t h, int64_t hkv, int64_t d, float* out) {
+  const int64_t c = h * d, w = (h + 2 * hkv) * d;
   for (int64_t i = 0; i < count; ++i) {
-    for (int64_t hh = 0; hh < h; ++hh) {
-      const int64_t dst = ((slots[i] * h + hh) * s + positions[i]) * d;
-      std::memcpy(kc + dst, qkv + i * 3 * c + c + hh * d, sizeof(float) * d);
-      std::memcpy(vc + dst, qkv + i * 3 * c + 2 * c + hh * d, sizeof(float) * d);
+    for (int64_t j = 0; j < hkv; ++j) {
+      const int64_t dst = ((slots[i] * hkv + j) * s + positions[i]) * d;
+      std::memcpy(kc + dst, qkv + i * w + c + j * d, sizeof(float) * d);
+      std::memcpy(vc + dst, qkv + i * w + c + hkv * d + j * d, sizeof(float) * d);
     }
   }
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   // Cost per row ~ its cache length; the step reads every live cache, so both cores help.
   for_rows(count, 2 * h * d * (s / 2 + 1), [=](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
-      const int64_t base = slots[i] * h * s * d;
-      decode_attention(qkv + i * 3 * c, kc + base, vc + base, out + i * c, positions[i] + 1, s, h, d, scale);
+      const int64_t base = slots[i] * hkv * s * d;
+      decode_attention(qkv + i * w, kc + base, vc + base, out + i * c, positions[i] + 1, s, h, hkv, d, scale);
     }
   });
 }

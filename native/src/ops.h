@@ -19,18 +19,19 @@ void softmax_backward_row(float* g, const float* p, int64_t len, int64_t l);
 
 
 // One query row per head against a slot's cached keys/values (the sampler's decode step):
-// out[h, 0:d] = softmax_j(scale * q[h] . k[h, j]) v[h, j] over j < len. q: [H, D];
-// kc, vc: [H, S, D] (head stride s * d); out: [H, D].
+// out[h, 0:d] = softmax_j(scale * q[h] . k[h / G, j]) v[h / G, j] over j < len, G = h / hkv.
+// q: [H, D]; kc, vc: [Hkv, S, D] (head stride s * d); out: [H, D].
 void decode_attention(const float* q, const float* kc, const float* vc, float* out, int64_t len, int64_t s,
-                      int64_t h, int64_t d, float scale);
+                      int64_t h, int64_t hkv, int64_t d, float scale);
 
 
 // The whole decode step of src/model/decode-attention.ts for A rows: writes each row's k, v
-// (qkv rows are [q | k | v], C = H * D each) into kc, vc [B, H, S, D] at (slot[i], pos[i]), then
-// out[i] = attention of q[i] over its slot's first pos[i] + 1 keys. Rows run in parallel; slots
-// must be distinct (each sequence advances one token per step).
+// (qkv rows are [q (H D) | k (Hkv D) | v (Hkv D)]) into kc, vc [B, Hkv, S, D] at (slot[i], pos[i]),
+// then out[i] = attention of q[i] over its slot's first pos[i] + 1 keys, query head hh reading kv
+// head hh / (H / Hkv). Rows run in parallel; slots must be distinct (each sequence advances one
+// token per step).
 void decode_step(const float* qkv, const int32_t* slots, const int32_t* positions, int64_t count, float* kc,
-                 float* vc, int64_t s, int64_t h, int64_t d, float* out);
+                 float* vc, int64_t s, int64_t h, int64_t hkv, int64_t d, float* out);
 
 // RMSNorm (rmsnorm.ts): out = x * rstd * w, rstd[r] = 1 / sqrt(mean(x_r^2) + eps). inp, out: [N, C].
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t n, int64_t c, float eps);

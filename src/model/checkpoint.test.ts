@@ -46,9 +46,13 @@ describe('safetensors', () => {
   });
 });
 
-describe.each([false, true])('checkpoint round trip (tied: %s)', (tied) => {
+describe.each([
+  ['tied: false', false, {}],
+  ['tied: true', true, {}],
+  ['GQA + q/k norm', false, { nHeads: 4, nKvHeads: 2, headDim: 6, qkNorm: true }],
+] as const)('checkpoint round trip (%s)', (_name, tied, extra) => {
   it('restores weights, optimizer state and meta; training continues identically', async () => {
-    const cfg = modelConfig('tiny', { tiedEmbeddings: tied });
+    const cfg = modelConfig('tiny', { tiedEmbeddings: tied, ...extra });
     const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
     const critic = CriticModel.fromPolicy({ policy, optim: { ...TEST_OPTIM, lr: 1e-3 } });
     const seqs = randomSequences({ rng: new Rng(2), lengths: [5, 9], cfg });
@@ -66,7 +70,7 @@ describe.each([false, true])('checkpoint round trip (tied: %s)', (tied) => {
       'trainer_state.json',
     ]);
     const hf = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
-    expect(hf.architectures).toEqual(['LlamaForCausalLM']);
+    expect(hf.architectures).toEqual(['qkNorm' in extra ? 'Qwen3ForCausalLM' : 'LlamaForCausalLM']);
     expect(hf.tie_word_embeddings).toBe(tied);
     const names = [...decodeSafetensors(await readFile(join(dir, 'model.safetensors')), 'm').tensors.keys()];
     expect(names.includes('lm_head.weight')).toBe(!tied);

@@ -19,6 +19,8 @@ describe('ModelConfig', () => {
     );
     expect(() => parseModelConfig({ ...modelConfig('tiny'), dropout: 0.1 })).toThrow(/invalid model config/);
     expect(() => modelConfig('tiny', { nHeads: 3 })).toThrow(/multiple of nHeads/);
+    expect(() => modelConfig('tiny', { nHeads: 4, nKvHeads: 3 })).toThrow(/multiple of nKvHeads/);
+    expect(() => modelConfig('tiny', { headDim: 5 })).toThrow(/even/);
   });
 
   it('round-trips through a Hugging Face config.json', () => {
@@ -35,7 +37,7 @@ describe('ModelConfig', () => {
       expect(fromHfConfig(JSON.parse(JSON.stringify(toHfConfig(cfg))))).toEqual(cfg);
     }
     const hf = toHfConfig(modelConfig('tiny'));
-    expect(() => fromHfConfig({ ...hf, num_key_value_heads: 1 })).toThrow(/grouped-query/);
+    expect(fromHfConfig({ ...hf, num_key_value_heads: 1 }).nKvHeads).toBe(1);
     expect(fromHfConfig({ ...hf, rope_scaling: { rope_type: 'llama3', factor: 8 } }).ropeScaling).toEqual({
       type: 'llama3',
       factor: 8,
@@ -49,6 +51,26 @@ describe('ModelConfig', () => {
     expect(() =>
       fromHfConfig({ ...hf, rope_scaling: { rope_type: 'yarn', factor: 4, attention_factor: 0.8 } }),
     ).toThrow(/rope_scaling\.attention_factor is not supported/);
+    // Grouped-query attention, a decoupled head size and Qwen3's q/k norm (Qwen3-0.6B's shape, scaled down).
+    const qwen = modelConfig('tiny', { nHeads: 4, nKvHeads: 2, headDim: 8, qkNorm: true });
+    const qhf = toHfConfig(qwen);
+    expect(qhf).toMatchObject({ architectures: ['Qwen3ForCausalLM'], num_key_value_heads: 2, head_dim: 8 });
+    expect(fromHfConfig(JSON.parse(JSON.stringify(qhf)))).toEqual(qwen);
+    expect(toHfConfig(modelConfig('tiny'))).not.toHaveProperty('head_dim');
+    expect(() => fromHfConfig({ ...qhf, architectures: ['MistralForCausalLM'] })).toThrow(/is not supported/);
+  });
+
+  it('shapes the attention weights for grouped-query attention, head size and q/k norm', () => {
+    const cfg = modelConfig('tiny', { nHeads: 4, nKvHeads: 2, headDim: 8, qkNorm: true }); // C = 16
+    const specs = tensorSpecs(cfg, 'lm');
+    const shape = (n: string) => specs.find((s) => s.name === `model.layers.0.self_attn.${n}.weight`)!.shape;
+    expect([shape('q_proj'), shape('k_proj'), shape('v_proj'), shape('o_proj')]).toEqual([
+      [32, 16],
+      [16, 16],
+      [16, 16],
+      [16, 32],
+    ]);
+    expect([shape('q_norm'), shape('k_norm')]).toEqual([[8], [8]]);
   });
 
   it('counts parameters: Llama names and shapes', () => {

@@ -41,10 +41,22 @@ export const ModelConfigSchema = z
     ropeTheta: z.number().positive(),
     normEps: z.number().positive(),
     ropeScaling: RopeScalingSchema.optional(),
+    /** Key/value heads (grouped-query attention when below nHeads). Default nHeads. */
+    nKvHeads: z.number().int().positive().optional(),
+    /** Per-head size D. Default dModel / nHeads; q_proj is [nHeads * D, dModel]. */
+    headDim: z.number().int().positive().optional(),
+    /** RMSNorm over each q and k head before RoPE (Qwen3's q_norm / k_norm). Default false. */
+    qkNorm: z.boolean().optional(),
   })
   .strict()
-  .refine((c) => c.dModel % c.nHeads === 0 && (c.dModel / c.nHeads) % 2 === 0, {
-    message: 'dModel must be a multiple of nHeads with an even head size (RoPE rotates pairs)',
+  .refine((c) => c.headDim !== undefined || c.dModel % c.nHeads === 0, {
+    message: 'dModel must be a multiple of nHeads (or give headDim)',
+  })
+  .refine((c) => (c.headDim ?? c.dModel / c.nHeads) % 2 === 0, {
+    message: 'the head size must be even (RoPE rotates pairs)',
+  })
+  .refine((c) => c.nHeads % (c.nKvHeads ?? c.nHeads) === 0, {
+    message: 'nHeads must be a multiple of nKvHeads (each key/value head serves a whole group of query heads)',
   });
 
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
@@ -131,5 +143,30 @@ export function parseModelConfig(raw: unknown): ModelConfig {
 }
 
 export function headDim(cfg: ModelConfig): number {
-  return cfg.dModel / cfg.nHeads;
+  return cfg.headDim ?? cfg.dModel / cfg.nHeads;
+}
+
+/** Key/value heads: nHeads unless the model uses grouped-query attention. */
+export function kvHeads(cfg: ModelConfig): number {
+  return cfg.nKvHeads ?? cfg.nHeads;
+}
+
+/**
+ * The attention's widths. H = query heads, Hkv = key/value heads (H / Hkv query heads share one),
+ * D = head size. A q_proj | k_proj | v_proj row is [H D | Hkv D | Hkv D] = qkvDim wide.
+ */
+export interface AttentionShape {
+  h: number;
+  hkv: number;
+  d: number;
+  qDim: number; // H * D, also o_proj's input
+  kvDim: number; // Hkv * D
+  qkvDim: number; // (H + 2 Hkv) * D
+}
+
+export function attentionShape(cfg: ModelConfig): AttentionShape {
+  const h = cfg.nHeads;
+  const hkv = kvHeads(cfg);
+  const d = headDim(cfg);
+  return { h, hkv, d, qDim: h * d, kvDim: hkv * d, qkvDim: (h + 2 * hkv) * d };
 }

@@ -1,21 +1,23 @@
 /**
  * The decode step's attention: one new query per sequence against its KV cache.
- * A = sequences advancing this step, B = cache slots, S = cache length, H = heads, D = head dim,
- * C = H * D. Caches are head-major [B, H, S, D].
+ * A = sequences advancing this step, B = cache slots, S = cache length, H = query heads,
+ * Hkv = key/value heads (G = H / Hkv query heads share one: grouped-query attention), D = head dim,
+ * W = (H + 2 Hkv) D, the width of a q | k | v row. Caches are head-major [B, Hkv, S, D].
  *
  * Two paths, same results to float rounding:
  *  - native addon loaded: its fused whole-step kernel (src/tensor/native-ops.ts decodeAttentionStep:
  *    cache writes, then rows in parallel with SIMD dot products and exp, no packing);
- *  - otherwise: (slot, head) pairs of consecutive slots sit at a uniform stride S * D, so each run
- *    of consecutive slots is ONE slot-and-head-batched gemm() for the scores and one for the
- *    weighted values, instead of two calls per sequence; rows shorter than the run's longest are
- *    masked in the softmax.
+ *  - otherwise: (slot, kv head) pairs of consecutive slots sit at a uniform stride S * D, so each
+ *    run of consecutive slots is ONE batched gemm() for the scores and one for the weighted values,
+ *    instead of two calls per sequence; the G query heads of a kv head are the G rows of its
+ *    product (grouped: the keys are read once for the group); rows shorter than the run's longest
+ *    are masked in the softmax.
  * Both are memory-bound at batch 64 (every step reads the whole live cache).
  */
 import { gemm } from '../tensor/gemm.ts';
 import { nativeOps, type DecodeStepArgs } from '../tensor/native-ops.ts';
 
-/** Copies one row's post-RoPE k and v (the row is [q (C) | k (C) | v (C)]) into the caches at (slot, pos). */
+/** Copies one row's post-RoPE k and v (the row is [q (H D) | k (Hkv D) | v (Hkv D)]) into the caches at (slot, pos). */
 export function writeKv({
   kc,
   vc,
@@ -25,6 +27,7 @@ export function writeKv({
   pos,
   s,
   h,
+  hkv,
   d,
 }: {
   kc: Float32Array;
@@ -35,25 +38,26 @@ export function writeKv({
   pos: number;
   s: number;
   h: number;
+  hkv: number;
   d: number;
 }): void {
-  const c = h * d;
-  for (let hh = 0; hh < h; hh++) {
-    const dst = ((slot * h + hh) * s + pos) * d;
-    const src = rowOffset + c + hh * d;
+  for (let j = 0; j < hkv; j++) {
+    const dst = ((slot * hkv + j) * s + pos) * d;
+    const src = rowOffset + (h + j) * d;
+    const vsrc = src + hkv * d;
     // Plain loops: subarray() views would allocate on every token of every layer.
     for (let e = 0; e < d; e++) {
       kc[dst + e] = row[src + e]!;
-      vc[dst + e] = row[src + c + e]!;
+      vc[dst + e] = row[vsrc + e]!;
     }
   }
 }
 
 /** The native step's arguments plus the TypeScript path's scratch buffers. */
 export interface DecodeAttentionArgs extends DecodeStepArgs {
-  qbuf: Float32Array; // [B, C] scratch, indexed by slot
+  qbuf: Float32Array; // [B, H D] scratch, indexed by slot
   scores: Float32Array; // [B, H, S] scratch
-  obuf: Float32Array; // [B, C] scratch
+  obuf: Float32Array; // [B, H D] scratch
 }
 
 /** Writes this step's k, v into the caches, then out[i] = attention of query i over its slot. */
@@ -66,18 +70,20 @@ export function decodeAttention(a: DecodeAttentionArgs): void {
 
 /** The TypeScript path: fallback and the native step's oracle. */
 export function decodeAttentionTs(a: DecodeAttentionArgs): void {
-  const { qkv, slotIds, positions, count, kc, vc, s, h, d } = a;
-  const c = h * d;
+  const { qkv, slotIds, positions, count, kc, vc, s, h, hkv, d } = a;
+  const w = (h + 2 * hkv) * d;
   for (let i = 0; i < count; i++)
-    writeKv({ kc, vc, row: qkv, rowOffset: i * 3 * c, slot: slotIds[i]!, pos: positions[i]!, s, h, d });
+    writeKv({ kc, vc, row: qkv, rowOffset: i * w, slot: slotIds[i]!, pos: positions[i]!, s, h, hkv, d });
   decodeAttentionBatched(a, 1 / Math.sqrt(d));
 }
 
 function decodeAttentionBatched(a: DecodeAttentionArgs, scale: number): void {
-  const { qkv, slotIds, positions, count, kc, vc, s, h, d, qbuf, scores, obuf, out } = a;
+  const { qkv, slotIds, positions, count, kc, vc, s, h, hkv, d, qbuf, scores, obuf, out } = a;
   const c = h * d;
+  const w = (h + 2 * hkv) * d;
+  const g = h / hkv;
   for (let i = 0; i < count; i++) {
-    const src = i * 3 * c;
+    const src = i * w;
     const dst = slotIds[i]! * c;
     for (let e = 0; e < c; e++) qbuf[dst + e] = qkv[src + e]!;
   }
@@ -88,13 +94,13 @@ function decodeAttentionBatched(a: DecodeAttentionArgs, scale: number): void {
     const first = slotIds[a0]!;
     let maxLen = 0;
     for (let i = a0; i < a1; i++) maxLen = Math.max(maxLen, positions[i]! + 1);
-    const batch = (a1 - a0) * h;
-    // scores[slot, h, 0:maxLen] = scale * q[slot, h] @ K[slot, h, 0:maxLen]^T
+    const batch = (a1 - a0) * hkv;
+    // scores[slot, j G : j G + G, 0:maxLen] = scale * q[slot, heads of kv head j] @ K[slot, j, 0:maxLen]^T
     gemm({
       a: qbuf,
       b: kc,
       c: scores,
-      m: 1,
+      m: g,
       n: maxLen,
       k: d,
       transB: true,
@@ -103,35 +109,35 @@ function decodeAttentionBatched(a: DecodeAttentionArgs, scale: number): void {
       ldb: d,
       ldc: s,
       offA: first * c,
-      offB: first * h * s * d,
+      offB: first * hkv * s * d,
       offC: first * h * s,
       batch,
-      strideA: d,
+      strideA: g * d,
       strideB: s * d,
-      strideC: s,
+      strideC: g * s,
     });
     for (let i = a0; i < a1; i++) {
       const len = positions[i]! + 1;
       for (let hh = 0; hh < h; hh++) maskedSoftmaxRow(scores, (slotIds[i]! * h + hh) * s, len, maxLen);
     }
-    // obuf[slot, h] = p[slot, h, 0:maxLen] @ V[slot, h, 0:maxLen]
+    // obuf[slot, heads of kv head j] = p[slot, those heads, 0:maxLen] @ V[slot, j, 0:maxLen]
     gemm({
       a: scores,
       b: vc,
       c: obuf,
-      m: 1,
+      m: g,
       n: d,
       k: maxLen,
       lda: s,
       ldb: d,
       ldc: d,
       offA: first * h * s,
-      offB: first * h * s * d,
+      offB: first * hkv * s * d,
       offC: first * c,
       batch,
-      strideA: s,
+      strideA: g * s,
       strideB: s * d,
-      strideC: d,
+      strideC: g * d,
     });
     a0 = a1;
   }
@@ -158,18 +164,19 @@ function maskedSoftmaxRow(x: Float32Array, o: number, len: number, width: number
 }
 
 export interface ExtendAttentionArgs {
-  qkv: Float32Array; // [U, 3C] rows at rowOffset: the slot's new tokens, post-RoPE, k/v already cached
+  qkv: Float32Array; // [U, W] rows at row0: the slot's new tokens, post-RoPE, k/v already cached
   row0: number; // first row of this slot's new tokens in qkv / out
   u: number; // U new tokens
   prefix: number; // P tokens cached before them
   slot: number;
-  kc: Float32Array; // [B, H, S, D]
-  vc: Float32Array; // [B, H, S, D]
+  kc: Float32Array; // [B, Hkv, S, D]
+  vc: Float32Array; // [B, Hkv, S, D]
   s: number;
   h: number;
+  hkv: number;
   d: number;
   scratch: Float32Array; // [H, U, P + U]
-  out: Float32Array; // [.., C] rows row0 .. row0 + U
+  out: Float32Array; // [.., H D] rows row0 .. row0 + U
 }
 
 /**
@@ -177,49 +184,58 @@ export interface ExtendAttentionArgs {
  * absolute position P + t and sees keys 0 .. P + t.
  */
 export function extendAttention(a: ExtendAttentionArgs): void {
-  const { qkv, row0, u, prefix, slot, kc, vc, s, h, d, scratch, out } = a;
+  const { qkv, row0, u, prefix, slot, kc, vc, s, h, hkv, d, scratch, out } = a;
   const c = h * d;
+  const w = (h + 2 * hkv) * d;
+  const groups = h / hkv;
   const width = prefix + u;
-  const base = slot * h * s * d;
-  // scores[h, t, 0:width] = scale * Q_h[t] @ K_h[0:width]^T
-  gemm({
-    a: qkv,
-    b: kc,
-    c: scratch,
-    m: u,
-    n: width,
-    k: d,
-    transB: true,
-    alpha: 1 / Math.sqrt(d),
-    lda: 3 * c,
-    ldb: d,
-    ldc: width,
-    offA: row0 * 3 * c,
-    offB: base,
-    batch: h,
-    strideA: d,
-    strideB: s * d,
-    strideC: u * width,
-  });
+  const base = slot * hkv * s * d;
+  // Query head j G + g reads kv head j: one product per g, batched over j.
+  for (let g = 0; g < groups; g++) {
+    // scores[h, t, 0:width] = scale * Q_h[t] @ K_j[0:width]^T
+    gemm({
+      a: qkv,
+      b: kc,
+      c: scratch,
+      m: u,
+      n: width,
+      k: d,
+      transB: true,
+      alpha: 1 / Math.sqrt(d),
+      lda: w,
+      ldb: d,
+      ldc: width,
+      offA: row0 * w + g * d,
+      offB: base,
+      offC: g * u * width,
+      batch: hkv,
+      strideA: groups * d,
+      strideB: s * d,
+      strideC: groups * u * width,
+    });
+  }
   for (let hh = 0; hh < h; hh++) {
     for (let t = 0; t < u; t++) maskedSoftmaxRow(scratch, (hh * u + t) * width, prefix + t + 1, width);
   }
-  // out_h[t] = p_h[t] @ V_h[0:width]
-  gemm({
-    a: scratch,
-    b: vc,
-    c: out,
-    m: u,
-    n: d,
-    k: width,
-    lda: width,
-    ldb: d,
-    ldc: c,
-    offB: base,
-    offC: row0 * c,
-    batch: h,
-    strideA: u * width,
-    strideB: s * d,
-    strideC: d,
-  });
+  for (let g = 0; g < groups; g++) {
+    // out_h[t] = p_h[t] @ V_j[0:width]
+    gemm({
+      a: scratch,
+      b: vc,
+      c: out,
+      m: u,
+      n: d,
+      k: width,
+      lda: width,
+      ldb: d,
+      ldc: c,
+      offA: g * u * width,
+      offB: base,
+      offC: row0 * c + g * d,
+      batch: hkv,
+      strideA: groups * u * width,
+      strideB: s * d,
+      strideC: groups * d,
+    });
+  }
 }

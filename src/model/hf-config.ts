@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RopeScaling } from '../tensor/rope.ts';
-import { parseModelConfig, type ModelConfig } from './config.ts';
+import { headDim, kvHeads, parseModelConfig, type ModelConfig } from './config.ts';
 import { CheckpointFormatError } from './safetensors.ts';
 
 /**
@@ -42,14 +42,21 @@ const HfConfigSchema = z.looseObject({
 export const HF_ARCHITECTURES = { LlamaForCausalLM: 'llama', Qwen3ForCausalLM: 'qwen3' } as const;
 export type HfArchitecture = (typeof HF_ARCHITECTURES)[keyof typeof HF_ARCHITECTURES];
 
+/**
+ * Qwen3 is Llama with a per-head RMSNorm on q and k (qkNorm); both may use grouped-query attention
+ * and a head_dim apart from hidden_size / num_attention_heads. Keys at their Llama defaults are
+ * not written, so a plain multi-head model's config.json is unchanged.
+ */
 export function toHfConfig(cfg: ModelConfig): Record<string, unknown> {
+  const d = headDim(cfg);
   return {
-    architectures: ['LlamaForCausalLM'],
-    model_type: 'llama',
+    architectures: [cfg.qkNorm ? 'Qwen3ForCausalLM' : 'LlamaForCausalLM'],
+    model_type: cfg.qkNorm ? 'qwen3' : 'llama',
     hidden_size: cfg.dModel,
     num_hidden_layers: cfg.nLayers,
     num_attention_heads: cfg.nHeads,
-    num_key_value_heads: cfg.nHeads,
+    num_key_value_heads: kvHeads(cfg),
+    ...(d * cfg.nHeads !== cfg.dModel || cfg.qkNorm ? { head_dim: d } : {}),
     intermediate_size: cfg.mlpHidden,
     vocab_size: cfg.vocabSize,
     rms_norm_eps: cfg.normEps,
@@ -94,21 +101,8 @@ export function parseHfConfig(raw: unknown, what = 'config.json'): { cfg: ModelC
   const sliding = h.layer_types?.find((t) => t !== 'full_attention');
   if (sliding)
     unsupported(what, 'layer_types', `contains ${JSON.stringify(sliding)}; only full_attention is supported`);
-  const kvHeads = h.num_key_value_heads ?? heads;
-  if (kvHeads !== heads)
-    unsupported(
-      what,
-      'num_key_value_heads',
-      `${kvHeads} != num_attention_heads ${heads}: grouped-query attention is not supported by the embedded engine yet`,
-    );
-  if (h.head_dim != null && h.head_dim * heads !== h.hidden_size)
-    unsupported(
-      what,
-      'head_dim',
-      `${h.head_dim} x ${heads} heads != hidden_size ${h.hidden_size}: a head size apart from hidden_size / num_attention_heads is not supported by the embedded engine yet`,
-    );
-  if (architecture === 'qwen3')
-    unsupported(what, 'architectures', "Qwen3ForCausalLM's q/k RMSNorm is not supported by the embedded engine yet");
+  const kv = h.num_key_value_heads ?? heads;
+  const d = h.head_dim ?? undefined;
   const ropeScaling = parseRopeScaling(h.rope_scaling ?? h.rope_parameters, h.max_position_embeddings, what);
   const ropeTheta = h.rope_theta ?? h.rope_parameters?.rope_theta ?? 10000;
   try {
@@ -126,6 +120,9 @@ export function parseHfConfig(raw: unknown, what = 'config.json'): { cfg: ModelC
         ropeTheta,
         normEps: h.rms_norm_eps,
         ...(ropeScaling ? { ropeScaling } : {}),
+        ...(kv !== heads ? { nKvHeads: kv } : {}),
+        ...(d !== undefined && d * heads !== h.hidden_size ? { headDim: d } : {}),
+        ...(architecture === 'qwen3' ? { qkNorm: true } : {}),
       }),
     };
   } catch (e) {

@@ -2,7 +2,8 @@
  * Incremental decoding with a KV cache over ragged sequences.
  *
  * Legend: B = slots, A = slots advancing in one step, R = requests in one start(), S = cache
- * length per slot, C = dModel, H = heads, D = C / H, F = mlpHidden, V = vocab.
+ * length per slot, C = dModel, H = query heads, Hkv = key/value heads, D = head size,
+ * F = mlpHidden, V = vocab.
  * start() gives each prompt a slot. Slots keep their tokens between calls, so a prompt that
  * extends an earlier prompt + generation (the next turn of an episode) reuses the cached prefix
  * and only its new tokens are run (kv-extend.ts: all prompts' new tokens packed, one GEMM per
@@ -13,7 +14,7 @@
 import { embeddingForward } from '../tensor/embedding.ts';
 import { linearForward } from '../tensor/linear.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
-import type { ModelConfig } from './config.ts';
+import { attentionShape, type ModelConfig } from './config.ts';
 import { decodeAttention } from './decode-attention.ts';
 import { extendForward } from './kv-extend.ts';
 import { blockForward, InferenceBuffers } from './llama-block.ts';
@@ -26,9 +27,9 @@ export class KvDecoder {
   private readonly stepBufs = new InferenceBuffers(); // decode rows, one per slot
   private slots = 0;
   private cacheLen = 0; // S
-  // Head-major, so one (slot, head)'s keys are contiguous (see decode-attention.ts).
-  private kCache: Float32Array[] = []; // L x [B, H, S, D]
-  private vCache: Float32Array[] = []; // L x [B, H, S, D]
+  // Head-major, so one (slot, kv head)'s keys are contiguous (see decode-attention.ts).
+  private kCache: Float32Array[] = []; // L x [B, Hkv, S, D]
+  private vCache: Float32Array[] = []; // L x [B, Hkv, S, D]
   /** Tokens held in each slot's cache. */
   lens = new Int32Array(0); // [B]
   private history = new Int32Array(0); // [B, S] the tokens behind each slot's cache
@@ -36,8 +37,8 @@ export class KvDecoder {
   private extendScratch = new Float32Array(0); // [H, U, S]
   // decode attention scratch of the TypeScript path
   private scores = new Float32Array(0); // [B, H, S]
-  private qbuf = new Float32Array(0); // [B, C]
-  private obuf = new Float32Array(0); // [B, C]
+  private qbuf = new Float32Array(0); // [B, H D]
+  private obuf = new Float32Array(0); // [B, H D]
   private positions = new Int32Array(0); // [B]
   /** Logits of the latest start() or step(), row i for the i-th slot passed. */
   logits = new Float32Array(0); // [B, V]
@@ -50,16 +51,17 @@ export class KvDecoder {
 
   /** Grows buffers to hold `slots` slots of `cacheLen` tokens, keeping every slot's cache. */
   private allocate(slots: number, cacheLen: number): void {
-    const { dModel: c, mlpHidden: f, nLayers, nHeads: h, vocabSize: v } = this.cfg;
+    const { nLayers, vocabSize: v } = this.cfg;
+    const { h, hkv, d, qDim } = attentionShape(this.cfg);
     if (slots <= this.slots && cacheLen <= this.cacheLen) return;
     const b = Math.max(slots, this.slots);
     const s = Math.max(cacheLen, this.cacheLen);
-    const d = c / h;
     const oldS = this.cacheLen;
     const regrow = (old: Float32Array): Float32Array => {
-      const out = new Float32Array(b * s * c);
-      // [B, H, S, D]: copy each (slot, head) run of S * D to its new stride.
-      for (let sh = 0; sh < this.slots * h; sh++) out.set(old.subarray(sh * oldS * d, (sh + 1) * oldS * d), sh * s * d);
+      const out = new Float32Array(b * hkv * s * d);
+      // [B, Hkv, S, D]: copy each (slot, kv head) run of S * D to its new stride.
+      for (let sh = 0; sh < this.slots * hkv; sh++)
+        out.set(old.subarray(sh * oldS * d, (sh + 1) * oldS * d), sh * s * d);
       return out;
     };
     this.kCache = Array.from({ length: nLayers }, (_, l) => regrow(this.kCache[l] ?? new Float32Array(0)));
@@ -71,10 +73,10 @@ export class KvDecoder {
     const lens = new Int32Array(b);
     lens.set(this.lens);
     this.lens = lens;
-    this.stepBufs.ensure({ n: b, c, f });
+    this.stepBufs.ensure({ n: b, cfg: this.cfg });
     this.scores = new Float32Array(b * h * s);
-    this.qbuf = new Float32Array(b * c);
-    this.obuf = new Float32Array(b * c);
+    this.qbuf = new Float32Array(b * qDim);
+    this.obuf = new Float32Array(b * qDim);
     this.positions = new Int32Array(b);
     this.logits = new Float32Array(b * v);
     this.slots = b;
@@ -176,8 +178,8 @@ export class KvDecoder {
    */
   step({ slotIds, tokens, count }: { slotIds: Int32Array; tokens: Int32Array; count: number }): Float32Array {
     const cfg = this.cfg;
-    const { dModel: c, nHeads: h, vocabSize: v, normEps: eps } = cfg;
-    const d = c / h;
+    const { dModel: c, vocabSize: v, normEps: eps } = cfg;
+    const { h, hkv, d } = attentionShape(cfg);
     const s = this.cacheLen;
     const w = this.net.w;
     const prof = this.net.profiler;
@@ -195,7 +197,7 @@ export class KvDecoder {
       const vc = this.vCache[l]!;
       const { positions, qbuf, scores, obuf } = this;
       const attend = (qkv: Float32Array, out: Float32Array): void =>
-        decodeAttention({ qkv, slotIds, positions, count, kc, vc, s, h, d, qbuf, scores, obuf, out });
+        decodeAttention({ qkv, slotIds, positions, count, kc, vc, s, h, hkv, d, qbuf, scores, obuf, out });
       blockForward({
         cfg,
         lw: w.layers[l]!,

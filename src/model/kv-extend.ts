@@ -1,12 +1,14 @@
 /**
  * Prefill with prefix reuse: runs each request's new tokens (its prompt minus the prefix already
  * in its KV slot) through the trunk, attending to the cached prefix, and appends their k and v.
- * N = new tokens over all requests, R = requests, C = dModel, H = heads, D = C / H.
+ * N = new tokens over all requests, R = requests, C = dModel, H = query heads, Hkv = key/value
+ * heads, D = head size, W = (H + 2 Hkv) D.
  * Inference only: one set of row buffers serves every layer (llama-block.ts InferenceBuffers), so
  * a long prefill costs a few [N, F] buffers, not a training workspace's per-layer activations.
  */
 import { embeddingForward } from '../tensor/embedding.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
+import { attentionShape } from './config.ts';
 import { extendAttention, writeKv } from './decode-attention.ts';
 import { blockForward, type InferenceBuffers } from './llama-block.ts';
 import type { LlamaNetwork } from './network.ts';
@@ -14,8 +16,8 @@ import type { LlamaNetwork } from './network.ts';
 export interface ExtendArgs {
   net: LlamaNetwork;
   bufs: InferenceBuffers;
-  kCache: Float32Array[]; // L x [B, H, S, D]
-  vCache: Float32Array[]; // L x [B, H, S, D]
+  kCache: Float32Array[]; // L x [B, Hkv, S, D]
+  vCache: Float32Array[]; // L x [B, Hkv, S, D]
   s: number;
   slots: Int32Array; // [R]
   prefixes: Int32Array; // [R] tokens already cached in each slot (kept)
@@ -26,8 +28,8 @@ export interface ExtendArgs {
 
 export function extendForward(a: ExtendArgs): void {
   const { net, bufs, kCache, vCache, s, slots, prefixes, prompts, scratch, lastHidden } = a;
-  const { dModel: c, nHeads: h, mlpHidden: f, normEps: eps } = net.cfg;
-  const d = c / h;
+  const { dModel: c, normEps: eps } = net.cfg;
+  const { h, hkv, d, qkvDim } = attentionShape(net.cfg);
   const r = prompts.length;
   const starts = new Int32Array(r + 1);
   for (let i = 0; i < r; i++) starts[i + 1] = starts[i]! + prompts[i]!.length - prefixes[i]!;
@@ -42,7 +44,7 @@ export function extendForward(a: ExtendArgs): void {
     }
   }
   const w = net.w;
-  bufs.ensure({ n, c, f });
+  bufs.ensure({ n, cfg: net.cfg });
   const { x } = bufs;
   const t0 = net.profiler ? net.profiler.now() : 0;
   embeddingForward({ out: x, tokens, weight: w.embed, n, c });
@@ -54,8 +56,8 @@ export function extendForward(a: ExtendArgs): void {
       for (let i = 0; i < r; i++) {
         const u = starts[i + 1]! - starts[i]!;
         for (let t = 0; t < u; t++) {
-          const rowOffset = (starts[i]! + t) * 3 * c;
-          writeKv({ kc, vc, row: qkv, rowOffset, slot: slots[i]!, pos: prefixes[i]! + t, s, h, d });
+          const rowOffset = (starts[i]! + t) * qkvDim;
+          writeKv({ kc, vc, row: qkv, rowOffset, slot: slots[i]!, pos: prefixes[i]! + t, s, h, hkv, d });
         }
         extendAttention({
           qkv,
@@ -67,6 +69,7 @@ export function extendForward(a: ExtendArgs): void {
           vc,
           s,
           h,
+          hkv,
           d,
           scratch,
           out: att,

@@ -5,17 +5,21 @@
  * Only attention differs between them (packed causal sequences, new rows against a cached prefix,
  * one row per slot against its cache), so it comes in as a callback.
  *
- * Legend: N = rows, C = dModel, H = heads, D = C / H, F = mlpHidden.
- *   mid = x + o_proj(attn(rope(q_proj(rms1(x))), rope(k_proj(..)), v_proj(..)))
+ * Legend: N = rows, C = dModel, H = query heads, Hkv = key/value heads, D = head size,
+ * Q3 = (H + 2 Hkv) D, F = mlpHidden (config.ts attentionShape).
+ *   mid = x + o_proj(attn(rope(qn(q_proj(rms1(x)))), rope(kn(k_proj(..))), v_proj(..)))
  *   out = mid + down_proj(silu(gate_proj(rms2(mid))) * up_proj(rms2(mid)))
- * q/k/v_proj are one [3C, C] weight and gate/up_proj one [2F, C] (weights.ts), so the block is
- * four products. transformer.ts's trunkBackward is this function's adjoint, step for step.
+ * where qn / kn are Qwen3's per-head q_norm / k_norm (identity unless cfg.qkNorm) and query head h
+ * attends with key/value head floor(h / (H / Hkv)). q/k/v_proj are one [Q3, C] weight and
+ * gate/up_proj one [2F, C] (weights.ts), so the block is four products. transformer.ts's
+ * trunkBackward is this function's adjoint, step for step.
  */
+import { headRmsnormForward } from '../tensor/head-rmsnorm.ts';
 import { linearForward } from '../tensor/linear.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
 import { ropeForward, type RopeTable } from '../tensor/rope.ts';
 import { swigluForward } from '../tensor/swiglu.ts';
-import type { ModelConfig } from './config.ts';
+import { attentionShape, type ModelConfig } from './config.ts';
 import type { Profiler } from './profiler.ts';
 import type { LayerViews } from './weights.ts';
 
@@ -28,8 +32,11 @@ export interface BlockBuffers {
   x: Float32Array; // [N, C] block input (residual stream)
   ln1: Float32Array; // [N, C]
   rstd1: Float32Array; // [N]
-  qkv: Float32Array; // [N, 3C] post-RoPE q | k | v
-  att: Float32Array; // [N, C] attention output, before o_proj
+  /** [N, Q3] q | k | v before q/k norm (qkNorm training only; null: normalized in place). */
+  qkvRaw: Float32Array | null;
+  qkRstd: Float32Array; // [N, H + Hkv] per-head rstd of q/k norm (qkNorm only)
+  qkv: Float32Array; // [N, Q3] post-norm, post-RoPE q | k | v
+  att: Float32Array; // [N, H D] attention output, before o_proj
   mid: Float32Array; // [N, C] x + attention (may be x itself)
   ln2: Float32Array; // [N, C]
   rstd2: Float32Array; // [N]
@@ -39,7 +46,7 @@ export interface BlockBuffers {
   out: Float32Array; // [N, C] block output (may be mid itself)
 }
 
-/** Fills att [N, C] from qkv [N, 3C] (q and k already rotated); may also write a KV cache. */
+/** Fills att [N, H D] from qkv [N, Q3] (q and k already normed and rotated); may also write a KV cache. */
 export type AttendFn = (qkv: Float32Array, att: Float32Array) => void;
 
 export interface BlockForwardArgs {
@@ -57,20 +64,37 @@ export interface BlockForwardArgs {
 
 export function blockForward(a: BlockForwardArgs): void {
   const { cfg, lw, n, positions, rope, buf, attend, prof } = a;
-  const { dModel: c, nHeads: h, mlpHidden: f, normEps: eps } = cfg;
+  const { dModel: c, mlpHidden: f, normEps: eps } = cfg;
+  const { h, hkv, d, qDim, qkvDim } = attentionShape(cfg);
   const label = a.label ?? '';
   let t = prof ? prof.now() : 0;
   rmsnormForward({ out: buf.ln1, rstd: buf.rstd1, inp: buf.x, weight: lw.ln1, n, c, eps });
   if (prof) t = prof.lap(`${label}rmsnorm`, t);
-  linearForward({ out: buf.qkv, inp: buf.ln1, weight: lw.qkv, n, inF: c, outF: 3 * c });
+  const raw = cfg.qkNorm && buf.qkvRaw ? buf.qkvRaw : buf.qkv;
+  linearForward({ out: raw, inp: buf.ln1, weight: lw.qkv, n, inF: c, outF: qkvDim });
   if (prof) t = prof.lap(`${label}linear`, t);
-  // q and k are adjacent in each row, so they rotate together as 2H heads.
-  ropeForward({ x: buf.qkv, n, nHeads: 2 * h, rowStride: 3 * c, offset: 0, positions, table: rope });
+  if (cfg.qkNorm) {
+    headRmsnormForward({
+      out: buf.qkv,
+      rstd: buf.qkRstd,
+      inp: raw,
+      qWeight: lw.qNorm!,
+      kWeight: lw.kNorm!,
+      n,
+      h,
+      hkv,
+      d,
+      eps,
+    });
+    if (prof) t = prof.lap(`${label}rmsnorm`, t);
+  }
+  // q and k heads are adjacent in each row, so they rotate together as H + Hkv heads.
+  ropeForward({ x: buf.qkv, n, nHeads: h + hkv, rowStride: qkvDim, offset: 0, positions, table: rope });
   if (prof) t = prof.lap(`${label}rope`, t);
   attend(buf.qkv, buf.att);
   if (prof) t = prof.lap(`${label}attention`, t);
   if (buf.mid !== buf.x) buf.mid.set(buf.x.subarray(0, n * c));
-  linearForward({ out: buf.mid, inp: buf.att, weight: lw.o, n, inF: c, outF: c, accumulate: true });
+  linearForward({ out: buf.mid, inp: buf.att, weight: lw.o, n, inF: qDim, outF: c, accumulate: true });
   if (prof) t = prof.lap(`${label}linear`, t);
   rmsnormForward({ out: buf.ln2, rstd: buf.rstd2, inp: buf.mid, weight: lw.ln2, n, c, eps });
   if (prof) t = prof.lap(`${label}rmsnorm`, t);
@@ -89,8 +113,10 @@ export class InferenceBuffers implements BlockBuffers {
   x = new Float32Array(0); // [N, C] residual stream (x, mid and out of every layer)
   ln1 = new Float32Array(0); // [N, C] (also the final norm's output)
   rstd1 = new Float32Array(0); // [N]
-  qkv = new Float32Array(0); // [N, 3C]
-  att = new Float32Array(0); // [N, C]
+  readonly qkvRaw = null; // q/k norm runs in place
+  qkRstd = new Float32Array(0); // [N, H + Hkv]
+  qkv = new Float32Array(0); // [N, Q3]
+  att = new Float32Array(0); // [N, H D]
   gateUp = new Float32Array(0); // [N, 2F]
   act = new Float32Array(0); // [N, F]
   sig = new Float32Array(0); // [N, F]
@@ -108,14 +134,17 @@ export class InferenceBuffers implements BlockBuffers {
   }
 
   /** Grows every buffer to hold n rows (contents are not kept). */
-  ensure({ n, c, f }: { n: number; c: number; f: number }): void {
+  ensure({ n, cfg }: { n: number; cfg: ModelConfig }): void {
     if (n <= this.capacity) return;
+    const { dModel: c, mlpHidden: f } = cfg;
+    const { h, hkv, qDim, qkvDim } = attentionShape(cfg);
     this.capacity = n;
     this.x = new Float32Array(n * c);
     this.ln1 = new Float32Array(n * c);
     this.rstd1 = new Float32Array(n);
-    this.qkv = new Float32Array(n * 3 * c);
-    this.att = new Float32Array(n * c);
+    this.qkRstd = new Float32Array(cfg.qkNorm ? n * (h + hkv) : 0);
+    this.qkv = new Float32Array(n * qkvDim);
+    this.att = new Float32Array(n * qDim);
     this.gateUp = new Float32Array(n * 2 * f);
     this.act = new Float32Array(n * f);
     this.sig = new Float32Array(n * f);

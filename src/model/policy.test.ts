@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
-import { modelConfig } from './config.ts';
+import { modelConfig, type ModelConfig } from './config.ts';
 import { PolicyModel } from './policy.ts';
 import { referenceHeads } from './reference-f64.ts';
 import { randomSequences, scrambleWeights, TEST_OPTIM } from './test-helpers.ts';
 
-function setup(tied: boolean) {
-  const cfg = modelConfig('tiny', { tiedEmbeddings: tied });
+/** Grouped-query attention (4 query heads on 2 kv heads), Qwen3's q/k norm, head size 6 != dModel / nHeads. */
+const GQA = { nHeads: 4, nKvHeads: 2, headDim: 6, qkNorm: true };
+
+function setup(tied: boolean, extra: Partial<ModelConfig> = {}) {
+  const cfg = modelConfig('tiny', { tiedEmbeddings: tied, ...extra });
   const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
   scrambleWeights(policy.net, 2);
   const seqs = randomSequences({ rng: new Rng(3), lengths: [6, 1, 9, 4], cfg });
@@ -28,9 +31,13 @@ function refLoss(
   return loss;
 }
 
-describe.each([false, true])('PolicyModel (tied embeddings: %s)', (tied) => {
+describe.each([
+  ['tied embeddings: false', false, {}],
+  ['tied embeddings: true', true, {}],
+  ['GQA 4/2 heads, head size 6, q/k norm', false, GQA],
+] as const)('PolicyModel (%s)', (_name, tied, extra) => {
   it('forward matches the float64 reference', () => {
-    const { policy, seqs } = setup(tied);
+    const { policy, seqs } = setup(tied, extra);
     const out = policy.forward(seqs);
     const p64 = Float64Array.from(policy.net.params);
     let maxDiff = 0;
@@ -50,7 +57,7 @@ describe.each([false, true])('PolicyModel (tied embeddings: %s)', (tied) => {
   });
 
   it('backward matches float64 finite differences of the whole model', () => {
-    const { policy, seqs } = setup(tied);
+    const { policy, seqs } = setup(tied, extra);
     const rng = new Rng(4);
     const gl = seqs.map((s) => Float32Array.from(s, () => rng.normal()));
     const ge = seqs.map((s) => Float32Array.from(s, () => rng.normal()));

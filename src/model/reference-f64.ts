@@ -2,9 +2,10 @@
  * A deliberately naive float64 forward of the same network, one sequence at a time, written
  * independently of the engine's kernels: the oracle for whole-model tests (values and, through
  * finite differences, gradients). Test use only; O(T^2 C) loops, no GEMM.
- * T = sequence length, C = dModel, H = heads, D = head dim, F = mlpHidden, V = vocab.
+ * T = sequence length, C = dModel, H = query heads, Hkv = key/value heads, D = head dim,
+ * F = mlpHidden, V = vocab.
  */
-import type { ModelConfig } from './config.ts';
+import { headDim, kvHeads, type ModelConfig } from './config.ts';
 import type { HeadKind, TensorSpec } from './weights.ts';
 
 type Get = (name: string) => Float64Array;
@@ -23,6 +24,13 @@ function rms(x: Float64Array, w: Float64Array, eps: number): Float64Array {
   for (const v of x) ss += v * v;
   const s = 1 / Math.sqrt(ss / x.length + eps);
   return x.map((v, i) => v * s * w[i]!);
+}
+
+/** Qwen3's q_norm / k_norm: rms over each head of d values, one shared weight. */
+function headRms(x: Float64Array, d: number, w: Float64Array, eps: number): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let o = 0; o < x.length; o += d) out.set(rms(x.subarray(o, o + d), w, eps), o);
+  return out;
 }
 
 /** y = W x with W stored [out, in]. */
@@ -65,37 +73,38 @@ export function referenceTrunk({
 }): Float64Array[] {
   const get = getter(params, specs);
   const { dModel: c, nHeads: h, mlpHidden: f } = cfg;
-  const d = c / h;
+  const d = headDim(cfg);
+  const hkv = kvHeads(cfg);
   const emb = get('model.embed_tokens.weight');
   let xs = Array.from({ length: tokens.length }, (_, t) => emb.slice(tokens[t]! * c, tokens[t]! * c + c));
   for (let l = 0; l < cfg.nLayers; l++) {
     const p = `model.layers.${l}.`;
     const ln = xs.map((x) => rms(x, get(`${p}input_layernorm.weight`), cfg.normEps));
-    const q = ln.map((x, t) => {
-      const v = matvec(get(`${p}self_attn.q_proj.weight`), x, c);
-      rope(v, t, h, cfg.ropeTheta);
-      return v;
-    });
-    const k = ln.map((x, t) => {
-      const v = matvec(get(`${p}self_attn.k_proj.weight`), x, c);
-      rope(v, t, h, cfg.ropeTheta);
-      return v;
-    });
-    const v = ln.map((x) => matvec(get(`${p}self_attn.v_proj.weight`), x, c));
-    const att = xs.map(() => new Float64Array(c));
+    const project = (name: string, heads: number, norm: string | null) =>
+      ln.map((x, t) => {
+        let v = matvec(get(`${p}self_attn.${name}.weight`), x, heads * d);
+        if (norm) v = headRms(v, d, get(`${p}self_attn.${norm}.weight`), cfg.normEps);
+        rope(v, t, heads, cfg.ropeTheta);
+        return v;
+      });
+    const q = project('q_proj', h, cfg.qkNorm ? 'q_norm' : null);
+    const k = project('k_proj', hkv, cfg.qkNorm ? 'k_norm' : null);
+    const v = ln.map((x) => matvec(get(`${p}self_attn.v_proj.weight`), x, hkv * d));
+    const att = xs.map(() => new Float64Array(h * d));
     for (let hh = 0; hh < h; hh++) {
+      const kv = Math.floor(hh / (h / hkv)); // grouped-query attention: H / Hkv query heads per kv head
       for (let i = 0; i < xs.length; i++) {
         const s: number[] = [];
         for (let j = 0; j <= i; j++) {
           let dot = 0;
-          for (let e = 0; e < d; e++) dot += q[i]![hh * d + e]! * k[j]![hh * d + e]!;
+          for (let e = 0; e < d; e++) dot += q[i]![hh * d + e]! * k[j]![kv * d + e]!;
           s.push(dot / Math.sqrt(d));
         }
         const mx = Math.max(...s);
         const ex = s.map((z) => Math.exp(z - mx));
         const zsum = ex.reduce((a, b) => a + b, 0);
         for (let j = 0; j <= i; j++)
-          for (let e = 0; e < d; e++) att[i]![hh * d + e]! += (ex[j]! / zsum) * v[j]![hh * d + e]!;
+          for (let e = 0; e < d; e++) att[i]![hh * d + e]! += (ex[j]! / zsum) * v[j]![kv * d + e]!;
       }
     }
     const mid = xs.map((x, t) => {

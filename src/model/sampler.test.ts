@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { linearForward } from '../tensor/linear.ts';
 import { Rng } from '../util/random.ts';
-import { modelConfig } from './config.ts';
+import { modelConfig, type ModelConfig } from './config.ts';
 import { KvDecoder } from './kv-decoder.ts';
 import { PolicyModel } from './policy.ts';
 import { ModelSampler } from './sampler.ts';
 import { randomSequences, scrambleWeights, TEST_OPTIM } from './test-helpers.ts';
 
-function setup(seed = 1) {
-  const cfg = modelConfig('tiny');
+/** Grouped-query attention (4 query heads on 2 kv heads), Qwen3's q/k norm, head size 6. */
+const GQA: Partial<ModelConfig> = { nHeads: 4, nKvHeads: 2, headDim: 6, qkNorm: true };
+
+function setup(seed = 1, extra: Partial<ModelConfig> = {}) {
+  const cfg = modelConfig('tiny', extra);
   const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(seed) });
   scrambleWeights(policy.net, seed + 1);
   return { cfg, policy };
@@ -23,9 +26,12 @@ function fullLogits(policy: PolicyModel, seq: Int32Array): Float32Array {
   return out;
 }
 
-describe('KvDecoder', () => {
+describe.each([
+  ['multi-head', {}],
+  ['GQA + q/k norm', GQA],
+] as const)('KvDecoder (%s)', (_name, extra) => {
   it('KV-cache logits equal full-sequence forward logits over ragged prompts', () => {
-    const { cfg, policy } = setup();
+    const { cfg, policy } = setup(1, extra);
     const rng = new Rng(3);
     const prompts = randomSequences({ rng, lengths: [3, 7, 1], cfg });
     const conts = randomSequences({ rng, lengths: [6, 2, 9], cfg });
@@ -58,9 +64,12 @@ describe('KvDecoder', () => {
   });
 });
 
-describe('KvDecoder prefix reuse', () => {
+describe.each([
+  ['multi-head', {}],
+  ['GQA + q/k norm', GQA],
+] as const)('KvDecoder prefix reuse (%s)', (_name, extra) => {
   it('a later prompt extending a cached sequence reuses its slot and gets full-forward logits', () => {
-    const { cfg, policy } = setup();
+    const { cfg, policy } = setup(1, extra);
     const rng = new Rng(4);
     const [p0, p1, extra0, extra1, other] = randomSequences({ rng, lengths: [5, 8, 4, 3, 6], cfg });
     const dec = new KvDecoder(policy.net);

@@ -13,7 +13,8 @@ import { linearBackward } from '../tensor/linear.ts';
 import { rmsnormBackward, rmsnormForward } from '../tensor/rmsnorm.ts';
 import { ropeBackward, type RopeTable } from '../tensor/rope.ts';
 import { swigluBackward } from '../tensor/swiglu.ts';
-import type { ModelConfig } from './config.ts';
+import { headRmsnormBackward } from '../tensor/head-rmsnorm.ts';
+import { attentionShape, headDim, kvHeads, type ModelConfig } from './config.ts';
 import { blockForward } from './llama-block.ts';
 import type { PackedBatch } from './pack.ts';
 import type { Profiler } from './profiler.ts';
@@ -31,8 +32,8 @@ export interface TrunkArgs {
 
 export function trunkForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs): void {
   const { n } = batch;
-  const { dModel: c, nHeads: h, normEps: eps } = cfg;
-  const d = c / h;
+  const { dModel: c, normEps: eps } = cfg;
+  const heads = { nHeads: cfg.nHeads, headDim: headDim(cfg), nKvHeads: kvHeads(cfg) };
   let t = prof ? prof.now() : 0;
   embeddingForward({ out: ws.resid[0]!, tokens: batch.tokens, weight: w.embed, n, c });
   if (prof) prof.lap('embedding', t);
@@ -45,7 +46,7 @@ export function trunkForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs): void
       positions: batch.positions,
       rope,
       buf: ws.layer(l),
-      attend: (qkv, att) => attentionForward({ out: att, probs, qkv, layout: batch.layout, nHeads: h, headDim: d }),
+      attend: (qkv, att) => attentionForward({ out: att, probs, qkv, layout: batch.layout, ...heads }),
       prof,
     });
   }
@@ -58,8 +59,8 @@ export function trunkForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs): void
 export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
   const { cfg, w, g, ws, batch, rope, prof } = args;
   const { n } = batch;
-  const { dModel: c, nHeads: h, mlpHidden: f } = cfg;
-  const d = c / h;
+  const { dModel: c, mlpHidden: f } = cfg;
+  const { h, hkv, d, qDim, qkvDim } = attentionShape(cfg);
   const dres = ws.dres;
   let t = prof ? prof.now() : 0;
   dres.fill(0, 0, n * c);
@@ -117,10 +118,10 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
     });
     if (prof) t = prof.lap('rmsnorm', t);
     // Attention: dres now holds d(mid).
-    ws.datt.fill(0, 0, n * c);
-    linearBackward({ dinp: ws.datt, dweight: lg.o, dout: dres, inp: ws.att[l]!, weight: lw.o, n, inF: c, outF: c });
+    ws.datt.fill(0, 0, n * qDim);
+    linearBackward({ dinp: ws.datt, dweight: lg.o, dout: dres, inp: ws.att[l]!, weight: lw.o, n, inF: qDim, outF: c });
     if (prof) t = prof.lap('linear', t);
-    ws.dqkv.fill(0, 0, n * 3 * c);
+    ws.dqkv.fill(0, 0, n * qkvDim);
     attentionBackward({
       dqkv: ws.dqkv,
       dout: ws.datt,
@@ -130,28 +131,49 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
       layout: batch.layout,
       nHeads: h,
       headDim: d,
+      nKvHeads: hkv,
     });
     if (prof) t = prof.lap('attention', t);
     ropeBackward({
       x: ws.dqkv,
       n,
-      nHeads: 2 * h,
-      rowStride: 3 * c,
+      nHeads: h + hkv,
+      rowStride: qkvDim,
       offset: 0,
       positions: batch.positions,
       table: rope,
     });
     if (prof) t = prof.lap('rope', t);
+    let dqkv = ws.dqkv;
+    if (cfg.qkNorm) {
+      ws.dqkvRaw.fill(0, 0, n * qkvDim);
+      headRmsnormBackward({
+        dinp: ws.dqkvRaw,
+        dqWeight: lg.qNorm!,
+        dkWeight: lg.kNorm!,
+        dout: ws.dqkv,
+        inp: ws.qkvRaw[l]!,
+        qWeight: lw.qNorm!,
+        kWeight: lw.kNorm!,
+        rstd: ws.qkRstd[l]!,
+        n,
+        h,
+        hkv,
+        d,
+      });
+      dqkv = ws.dqkvRaw;
+      if (prof) t = prof.lap('rmsnorm', t);
+    }
     ws.dln.fill(0, 0, n * c);
     linearBackward({
       dinp: ws.dln,
       dweight: lg.qkv,
-      dout: ws.dqkv,
+      dout: dqkv,
       inp: ws.ln1[l]!,
       weight: lw.qkv,
       n,
       inF: c,
-      outF: 3 * c,
+      outF: qkvDim,
     });
     if (prof) t = prof.lap('linear', t);
     rmsnormBackward({

@@ -1,12 +1,13 @@
 import type { Rng } from '../util/random.ts';
-import type { ModelConfig } from './config.ts';
+import { attentionShape, type ModelConfig } from './config.ts';
 
 /**
  * Parameter layout: every tensor lives in one flat Float32Array (and its gradient in a twin), so
  * the optimizer, clipping and checkpoints are single loops. Names follow Hugging Face
- * LlamaForCausalLM. q/k/v_proj are stored adjacently, as are gate/up_proj, so each group is one
- * [3C, C] or [2F, C] matrix and costs one GEMM.
- * V = vocab, C = dModel, F = mlpHidden, L = layers.
+ * LlamaForCausalLM (and Qwen3's q_norm / k_norm). q/k/v_proj are stored adjacently, as are
+ * gate/up_proj, so each group is one [Q3, C] or [2F, C] matrix and costs one GEMM.
+ * V = vocab, C = dModel, F = mlpHidden, L = layers, H = query heads, Hkv = key/value heads,
+ * D = head size, Q3 = (H + 2 Hkv) D (config.ts attentionShape).
  */
 export type HeadKind = 'lm' | 'value';
 
@@ -21,8 +22,10 @@ export interface TensorSpec {
 
 export interface LayerViews {
   ln1: Float32Array; // [C] input_layernorm
-  qkv: Float32Array; // [3C, C] q_proj | k_proj | v_proj
-  o: Float32Array; // [C, C] o_proj
+  qkv: Float32Array; // [Q3, C] q_proj [H D, C] | k_proj [Hkv D, C] | v_proj [Hkv D, C]
+  qNorm: Float32Array | null; // [D] self_attn.q_norm (qkNorm models only)
+  kNorm: Float32Array | null; // [D] self_attn.k_norm
+  o: Float32Array; // [C, H D] o_proj
   ln2: Float32Array; // [C] post_attention_layernorm
   gateUp: Float32Array; // [2F, C] gate_proj | up_proj
   down: Float32Array; // [C, F] down_proj
@@ -39,6 +42,7 @@ export interface WeightViews {
 
 export function tensorSpecs(cfg: ModelConfig, head: HeadKind): TensorSpec[] {
   const { vocabSize: v, dModel: c, mlpHidden: f } = cfg;
+  const { d, qDim, kvDim } = attentionShape(cfg);
   const specs: TensorSpec[] = [];
   let offset = 0;
   const add = (name: string, shape: number[], decay: boolean) => {
@@ -50,10 +54,14 @@ export function tensorSpecs(cfg: ModelConfig, head: HeadKind): TensorSpec[] {
   for (let l = 0; l < cfg.nLayers; l++) {
     const p = `model.layers.${l}.`;
     add(`${p}input_layernorm.weight`, [c], false);
-    add(`${p}self_attn.q_proj.weight`, [c, c], true);
-    add(`${p}self_attn.k_proj.weight`, [c, c], true);
-    add(`${p}self_attn.v_proj.weight`, [c, c], true);
-    add(`${p}self_attn.o_proj.weight`, [c, c], true);
+    add(`${p}self_attn.q_proj.weight`, [qDim, c], true);
+    add(`${p}self_attn.k_proj.weight`, [kvDim, c], true);
+    add(`${p}self_attn.v_proj.weight`, [kvDim, c], true);
+    if (cfg.qkNorm) {
+      add(`${p}self_attn.q_norm.weight`, [d], false);
+      add(`${p}self_attn.k_norm.weight`, [d], false);
+    }
+    add(`${p}self_attn.o_proj.weight`, [c, qDim], true);
     add(`${p}post_attention_layernorm.weight`, [c], false);
     add(`${p}mlp.gate_proj.weight`, [f, c], true);
     add(`${p}mlp.up_proj.weight`, [f, c], true);
@@ -100,6 +108,8 @@ export function weightViews({
     layers.push({
       ln1: view(`${p}input_layernorm.weight`),
       qkv: span(`${p}self_attn.q_proj.weight`, `${p}self_attn.v_proj.weight`),
+      qNorm: cfg.qkNorm ? view(`${p}self_attn.q_norm.weight`) : null,
+      kNorm: cfg.qkNorm ? view(`${p}self_attn.k_norm.weight`) : null,
       o: view(`${p}self_attn.o_proj.weight`),
       ln2: view(`${p}post_attention_layernorm.weight`),
       gateUp: span(`${p}mlp.gate_proj.weight`, `${p}mlp.up_proj.weight`),

@@ -1,11 +1,12 @@
-import type { ModelConfig } from './config.ts';
+import { attentionShape, type ModelConfig } from './config.ts';
 import type { BlockBuffers } from './llama-block.ts';
 
 /**
  * Preallocated activation and gradient buffers for up to `capacity` packed tokens, reused across
  * calls so hot loops never allocate. Buffers may be longer than the current batch; every kernel
  * takes explicit row counts. N = capacity rows, C = dModel, F = mlpHidden, V = vocab,
- * P = attention-probability capacity (sum of H * L^2), H = heads, Lm = longest sequence.
+ * P = attention-probability capacity (sum of H * L^2), H = query heads, Hkv = key/value heads,
+ * D = head size, Q3 = (H + 2 Hkv) D, Lm = longest sequence.
  */
 export class Workspace {
   readonly capacity: number;
@@ -14,9 +15,11 @@ export class Workspace {
   readonly resid: Float32Array[]; // L+1 x [N, C]: input of each layer, then the trunk output
   readonly ln1: Float32Array[]; // L x [N, C]
   readonly rstd1: Float32Array[]; // L x [N]
-  readonly qkv: Float32Array[]; // L x [N, 3C] post-RoPE q, k and v
+  readonly qkvRaw: Float32Array[]; // L x [N, Q3] before q/k norm (qkNorm models; else empty)
+  readonly qkRstd: Float32Array[]; // L x [N, H + Hkv] (qkNorm models; else empty)
+  readonly qkv: Float32Array[]; // L x [N, Q3] post-RoPE q, k and v
   readonly probs: Float32Array[]; // L x [P]
-  readonly att: Float32Array[]; // L x [N, C]
+  readonly att: Float32Array[]; // L x [N, H D]
   readonly mid: Float32Array[]; // L x [N, C] residual after attention
   readonly ln2: Float32Array[]; // L x [N, C]
   readonly rstd2: Float32Array[]; // L x [N]
@@ -32,8 +35,9 @@ export class Workspace {
   // gradients (scratch, reused per layer)
   readonly dres: Float32Array; // [N, C]
   readonly dln: Float32Array; // [N, C]
-  readonly datt: Float32Array; // [N, C]
-  readonly dqkv: Float32Array; // [N, 3C]
+  readonly datt: Float32Array; // [N, H D]
+  readonly dqkv: Float32Array; // [N, Q3]
+  readonly dqkvRaw: Float32Array; // [N, Q3] before q/k norm (qkNorm models; else empty)
   readonly dgateUp: Float32Array; // [N, 2F]
   readonly dact: Float32Array; // [N, F]
   readonly dlnf: Float32Array; // [N, C]
@@ -56,6 +60,8 @@ export class Workspace {
     maxLen: number;
   }) {
     const { dModel: c, mlpHidden: f, vocabSize: v, nLayers: nl } = cfg;
+    const { h, hkv, qDim, qkvDim } = attentionShape(cfg);
+    const qkn = cfg.qkNorm === true;
     const n = Math.max(1, capacity);
     this.capacity = n;
     this.probCapacity = probCapacity;
@@ -64,9 +70,11 @@ export class Workspace {
     this.resid = Array.from({ length: nl + 1 }, () => new Float32Array(n * c));
     this.ln1 = per(n * c);
     this.rstd1 = per(n);
-    this.qkv = per(n * 3 * c);
+    this.qkvRaw = per(qkn ? n * qkvDim : 0);
+    this.qkRstd = per(qkn ? n * (h + hkv) : 0);
+    this.qkv = per(n * qkvDim);
     this.probs = per(Math.max(1, probCapacity));
-    this.att = per(n * c);
+    this.att = per(n * qDim);
     this.mid = per(n * c);
     this.ln2 = per(n * c);
     this.rstd2 = per(n);
@@ -81,8 +89,9 @@ export class Workspace {
     this.values = new Float32Array(n);
     this.dres = new Float32Array(n * c);
     this.dln = new Float32Array(n * c);
-    this.datt = new Float32Array(n * c);
-    this.dqkv = new Float32Array(n * 3 * c);
+    this.datt = new Float32Array(n * qDim);
+    this.dqkv = new Float32Array(n * qkvDim);
+    this.dqkvRaw = new Float32Array(qkn ? n * qkvDim : 0);
     this.dgateUp = new Float32Array(n * 2 * f);
     this.dact = new Float32Array(n * f);
     this.dlnf = new Float32Array(n * c);
@@ -95,6 +104,8 @@ export class Workspace {
       x: this.resid[l]!,
       ln1: this.ln1[l]!,
       rstd1: this.rstd1[l]!,
+      qkvRaw: qkn ? this.qkvRaw[l]! : null,
+      qkRstd: this.qkRstd[l]!,
       qkv: this.qkv[l]!,
       att: this.att[l]!,
       mid: this.mid[l]!,

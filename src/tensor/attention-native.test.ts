@@ -1,7 +1,8 @@
 /**
  * The fused native causal attention (native/src/attention.cc) against its TypeScript twin
  * (attentionForwardTs / attentionBackwardTs) on random packed layouts: odd lengths around the
- * 64-row query block, empty sequences, odd head dims (SIMD tails), 1-4 heads. Both run the same
+ * 64-row query block, empty sequences, odd head dims (SIMD tails), 1-3 kv heads with 1-3 query
+ * heads each (grouped-query attention). Both run the same
  * products in the same order, so they should agree to float rounding (the GEMM is batch
  * invariant); the tolerance is still explicit.
  */
@@ -20,7 +21,8 @@ const cases = fc.record({
     minLength: 1,
     maxLength: 5,
   }),
-  nHeads: fc.integer({ min: 1, max: 4 }),
+  nKvHeads: fc.integer({ min: 1, max: 3 }),
+  groups: fc.constantFrom(1, 1, 2, 3), // query heads per kv head (1: plain multi-head attention)
   headDim: fc.constantFrom(1, 5, 16, 17, 32, 33),
   seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
 });
@@ -31,13 +33,15 @@ describe.skipIf(!nativeOps?.attentionForward && !requireNative)('native fused at
   it('forward (out, probs) and backward (accumulated dqkv) match on random layouts', () => {
     let worst = 0;
     fc.assert(
-      fc.property(cases, ({ lengths, nHeads, headDim, seed }) => {
+      fc.property(cases, ({ lengths, nKvHeads, groups, headDim, seed }) => {
         const rng = new Rng(seed);
+        const nHeads = nKvHeads * groups;
         const layout = attentionLayout({ lengths, nHeads });
         const n = lengths.reduce((s, l) => s + l, 0);
         const c = nHeads * headDim;
-        const qkv = buf(rng, n * 3 * c, 3);
-        const args = { qkv, layout, nHeads, headDim };
+        const w = (nHeads + 2 * nKvHeads) * headDim;
+        const qkv = buf(rng, n * w, 3);
+        const args = { qkv, layout, nHeads, headDim, nKvHeads };
         // Garbage in the outputs' unused cells must not leak into results.
         const outN = buf(rng, n * c, 9),
           outT = outN.slice();
@@ -46,7 +50,7 @@ describe.skipIf(!nativeOps?.attentionForward && !requireNative)('native fused at
         nativeOps!.attentionForward!({ ...args, out: outN, probs: probsN });
         attentionForwardTs({ ...args, out: outT, probs: probsT });
         const dout = buf(rng, n * c, 1);
-        const dqkvN = buf(rng, n * 3 * c, 1),
+        const dqkvN = buf(rng, n * w, 1),
           dqkvT = dqkvN.slice();
         const scratch = new Float32Array(nHeads * layout.maxLen * layout.maxLen);
         nativeOps!.attentionBackward!({ ...args, dqkv: dqkvN, dout, probs: probsN, scratch });

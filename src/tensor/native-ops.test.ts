@@ -131,28 +131,29 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
     console.log(`rmsnorm native vs TS max rel diff ${worst.toExponential(2)}`);
   });
 
-  // Oracle: the same loops as kv-decoder.ts's decodeAttention, in float64.
+  // Oracle: one decode row in float64. Query head hh reads kv head hh / (h / hkv) of its slot.
   function decodeRef(a: {
     q: Float32Array;
+    qOffset: number;
     kc: Float32Array;
     vc: Float32Array;
-    cacheBase: number;
+    cacheBase: number; // the slot's [Hkv, S, D] block
     len: number;
     s: number;
     h: number;
+    hkv: number;
     d: number;
-    scale: number;
     out: Float32Array;
     outOffset: number;
-    qOffset: number;
   }): void {
+    const scale = 1 / Math.sqrt(a.d);
     for (let hh = 0; hh < a.h; hh++) {
-      const base = a.cacheBase + hh * a.s * a.d;
+      const base = a.cacheBase + Math.floor(hh / (a.h / a.hkv)) * a.s * a.d;
       const sc: number[] = [];
       for (let j = 0; j < a.len; j++) {
         let dot = 0;
         for (let e = 0; e < a.d; e++) dot += a.q[a.qOffset + hh * a.d + e]! * a.kc[base + j * a.d + e]!;
-        sc.push(dot * a.scale);
+        sc.push(dot * scale);
       }
       const mx = Math.max(...sc);
       const ex = sc.map((x) => Math.exp(x - mx));
@@ -165,116 +166,90 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
     }
   }
 
-  it('decode attention matches the float64 loops of kv-decoder.ts', () => {
+  function decodeCase(o: { h: number; hkv: number; d: number; s: number; slots: number; rows: number; seed: number }) {
+    const { h, hkv, d, s, slots, rows } = o;
+    const rng = new Rng(o.seed);
+    const w = (h + 2 * hkv) * d;
+    const kc = buf(rng, slots * hkv * s * d, 1);
+    const vc = buf(rng, slots * hkv * s * d, 1);
+    const slotIds = Int32Array.from(rng.shuffle(Array.from({ length: slots }, (_, i) => i)).slice(0, rows));
+    const positions = Int32Array.from(slotIds, () => rng.int(s));
+    const qkv = buf(rng, rows * w, 2);
+    return { kc, vc, slotIds, positions, qkv, count: rows, s, h, hkv, d };
+  }
+
+  it('decode step writes the caches and attends every row like the float64 oracle (GQA included)', () => {
     let worst = 0;
     fc.assert(
       fc.property(
         fc.record({
-          h: fc.integer({ min: 1, max: 4 }),
+          hkv: fc.integer({ min: 1, max: 3 }),
+          groups: fc.constantFrom(1, 1, 2, 4),
           d: fc.constantFrom(1, 8, 16, 17, 32, 40),
           s: fc.integer({ min: 1, max: 40 }),
-          frac: fc.double({ min: 0, max: 1, noNaN: true }),
-          slots: fc.integer({ min: 1, max: 3 }),
-          scale: fc.constantFrom(0.1, 0.35, 2),
+          slots: fc.integer({ min: 1, max: 5 }),
           seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         }),
-        ({ h, d, s, frac, slots, scale, seed }) => {
-          const rng = new Rng(seed);
-          const len = Math.max(1, Math.ceil(frac * s));
-          const slot = slots - 1;
-          const kc = buf(rng, slots * h * s * d, 2);
-          const vc = buf(rng, slots * h * s * d, 2);
-          const q = buf(rng, 3 + h * d, 2);
-          const args = { q, qOffset: 3, kc, vc, cacheBase: slot * h * s * d, len, s, h, d, scale, outOffset: 2 };
-          const outRef = new Float32Array(2 + h * d);
-          const outN = new Float32Array(2 + h * d);
-          decodeRef({ ...args, out: outRef });
-          ops.decodeAttention({ ...args, out: outN, scores: new Float32Array(len) });
-          const diff = maxRelDiff(outN, outRef);
+        ({ hkv, groups, d, s, slots, seed }) => {
+          const c0 = decodeCase({ h: hkv * groups, hkv, d, s, slots, rows: Math.max(1, slots - 1), seed });
+          const { h, kc, vc, slotIds, positions, qkv, count } = c0;
+          const w = (h + 2 * hkv) * d;
+          const kc2 = kc.slice(),
+            vc2 = vc.slice();
+          const out = new Float32Array(count * h * d);
+          ops.decodeAttentionStep({ ...c0, out });
+          for (let i = 0; i < count; i++) {
+            for (let j = 0; j < hkv; j++) {
+              const dst = ((slotIds[i]! * hkv + j) * s + positions[i]!) * d;
+              for (let e = 0; e < d; e++) {
+                kc2[dst + e] = qkv[i * w + (h + j) * d + e]!;
+                vc2[dst + e] = qkv[i * w + (h + hkv + j) * d + e]!;
+              }
+            }
+          }
+          expect(Array.from(kc)).toEqual(Array.from(kc2));
+          expect(Array.from(vc)).toEqual(Array.from(vc2));
+          const ref = new Float32Array(count * h * d);
+          for (let i = 0; i < count; i++) {
+            const cacheBase = slotIds[i]! * hkv * s * d;
+            const one = { q: qkv, qOffset: i * w, kc, vc, cacheBase, len: positions[i]! + 1, s, h, hkv, d };
+            decodeRef({ ...one, out: ref, outOffset: i * h * d });
+          }
+          const diff = maxRelDiff(out, ref);
           worst = Math.max(worst, diff);
           expect(diff).toBeLessThan(1e-5);
         },
       ),
-      { numRuns: 200 },
+      { numRuns: 150 },
     );
-    console.log(`decode attention native vs float64 max rel diff ${worst.toExponential(2)}`);
+    console.log(`decode step native vs float64 max rel diff ${worst.toExponential(2)}`);
   });
 
-  it('decode step writes the caches and attends every row like the per-row kernel', () => {
-    const rng = new Rng(9);
-    // 14 rows x ~5K FLOP-ish units crosses the parallel threshold, so rows run on both threads.
-    const h = 4,
-      d = 32,
-      s = 40,
-      slots = 16,
-      c = h * d;
-    const kc = buf(rng, slots * h * s * d, 1),
-      vc = buf(rng, slots * h * s * d, 1);
-    const slotIds = Int32Array.from([4, 0, 2, 5, 15, 7, 9, 1, 3, 14, 6, 8, 12, 11]);
-    const positions = Int32Array.from(slotIds, (_, i) => (i * 17) % s);
-    const count = slotIds.length;
-    const qkv = buf(rng, count * 3 * c, 2);
-    const out = new Float32Array(count * c);
-    const kc2 = kc.slice(),
-      vc2 = vc.slice();
-    ops.decodeAttentionStep({ qkv, slotIds, positions, count, kc, vc, s, h, d, out });
+  it('decode step spreads rows over both threads and rejects repeated slots and positions outside the cache', () => {
+    // 14 rows of 4 heads x 32 at cache length 40 cross the parallel threshold.
+    const c0 = decodeCase({ h: 4, hkv: 4, d: 32, s: 40, slots: 16, rows: 14, seed: 9 });
+    const { kc, vc, slotIds, positions, qkv, count, h, d, s } = c0;
+    const out = new Float32Array(count * h * d);
+    ops.decodeAttentionStep({ ...c0, out });
+    const ref = new Float32Array(count * h * d);
     for (let i = 0; i < count; i++) {
-      for (let hh = 0; hh < h; hh++) {
-        const dst = ((slotIds[i]! * h + hh) * s + positions[i]!) * d;
-        for (let e = 0; e < d; e++) {
-          kc2[dst + e] = qkv[i * 3 * c + c + hh * d + e]!;
-          vc2[dst + e] = qkv[i * 3 * c + 2 * c + hh * d + e]!;
-        }
-      }
-    }
-    expect(Array.from(kc)).toEqual(Array.from(kc2));
-    expect(Array.from(vc)).toEqual(Array.from(vc2));
-    const ref = new Float32Array(count * c);
-    for (let i = 0; i < count; i++) {
-      decodeRef({
+      const one = {
         q: qkv,
-        qOffset: i * 3 * c,
+        qOffset: i * 3 * h * d,
         kc,
         vc,
         cacheBase: slotIds[i]! * h * s * d,
         len: positions[i]! + 1,
-        s,
-        h,
-        d,
-        scale: 1 / Math.sqrt(d),
-        out: ref,
-        outOffset: i * c,
-      });
+      };
+      decodeRef({ ...one, s, h, hkv: h, d, out: ref, outOffset: i * h * d });
     }
     expect(maxRelDiff(out, ref)).toBeLessThan(1e-5);
-    expect(() =>
-      ops.decodeAttentionStep({
-        qkv,
-        slotIds: Int32Array.from([1, 1, 2, 3]),
-        positions,
-        count: 4,
-        kc,
-        vc,
-        s,
-        h,
-        d,
-        out,
-      }),
-    ).toThrow(/appears twice/);
-    expect(() =>
-      ops.decodeAttentionStep({
-        qkv,
-        slotIds,
-        positions: Int32Array.from([0, 0, 40, 0]),
-        count: 4,
-        kc,
-        vc,
-        s,
-        h,
-        d,
-        out,
-      }),
-    ).toThrow(/outside the cache/);
+    expect(() => ops.decodeAttentionStep({ ...c0, slotIds: Int32Array.from([1, 1, 2, 3]), count: 4, out })).toThrow(
+      /appears twice/,
+    );
+    expect(() => ops.decodeAttentionStep({ ...c0, positions: Int32Array.from([0, 0, 40, 0]), count: 4, out })).toThrow(
+      /outside the cache/,
+    );
   });
 
   it('rejects undersized buffers with a clear error', () => {

@@ -1,6 +1,6 @@
 /**
  * Native twins of the non-GEMM ops, with the same signatures as their TypeScript originals
- * (swiglu.ts, softmax.ts, rmsnorm.ts, and decodeAttention in src/model/kv-decoder.ts). `nativeOps` is null when the addon is unavailable, so an op's
+ * (swiglu.ts, softmax.ts, rmsnorm.ts, attention.ts, and decodeAttention in src/model/decode-attention.ts). `nativeOps` is null when the addon is unavailable, so an op's
  * dispatch is one line at the top of its TypeScript function:
  *
  *   if (nativeOps) return nativeOps.swigluForward(args);
@@ -17,35 +17,19 @@ import type { RmsnormBackwardArgs, RmsnormForwardArgs } from './rmsnorm.ts';
 import type { CausalSoftmaxArgs, CausalSoftmaxBackwardArgs } from './softmax.ts';
 import type { SwigluBackwardArgs, SwigluForwardArgs } from './swiglu.ts';
 
-/** Arguments of kv-decoder.ts's decodeAttention (one query row per head against one KV slot). */
-export interface DecodeAttentionArgs {
-  q: Float32Array;
-  qOffset: number; // q heads at qOffset, [H, D]
-  kc: Float32Array;
-  vc: Float32Array;
-  cacheBase: number; // [H, S, D] at cacheBase
-  len: number;
-  s: number;
-  h: number;
-  d: number;
-  scale: number;
-  scores: Float32Array; // [>= len] scratch (unused natively; kept for signature parity)
-  out: Float32Array;
-  outOffset: number; // [H, D]
-}
-
 /** Arguments of src/model/decode-attention.ts's decodeAttention (the whole decode step). */
 export interface DecodeStepArgs {
-  qkv: Float32Array; // [A, 3C] this step's post-RoPE rows
+  qkv: Float32Array; // [A, (H + 2 Hkv) D] this step's post-RoPE rows
   slotIds: Int32Array; // [A] distinct slots
   positions: Int32Array; // [A] position of each new token
   count: number; // A
-  kc: Float32Array; // [B, H, S, D]
-  vc: Float32Array; // [B, H, S, D]
+  kc: Float32Array; // [B, Hkv, S, D]
+  vc: Float32Array; // [B, Hkv, S, D]
   s: number;
-  h: number;
+  h: number; // query heads
+  hkv: number; // key/value heads (h / hkv query heads share one)
   d: number;
-  out: Float32Array; // [A, C]
+  out: Float32Array; // [A, H D]
   // Scratch of the TypeScript path (qbuf, scores, obuf) is accepted and ignored.
 }
 
@@ -56,7 +40,6 @@ export interface NativeOps {
   causalSoftmaxBackward(a: CausalSoftmaxBackwardArgs): void;
   rmsnormForward(a: RmsnormForwardArgs): void;
   rmsnormBackward(a: RmsnormBackwardArgs): void;
-  decodeAttention(a: DecodeAttentionArgs): void;
   /**
    * The whole decode step in one call: writes k, v of every row into the caches, then attention
    * per row, rows in parallel. Same signature as decode-attention.ts's decodeAttention.
@@ -81,12 +64,10 @@ function bind(addon: NativeAddon): NativeOps {
     rmsnormForward: ({ out, rstd, inp, weight, n, c, eps }) => addon.rmsnormForward(out, rstd, inp, weight, n, c, eps),
     rmsnormBackward: ({ dinp, dweight, dout, inp, weight, rstd, n, c }) =>
       addon.rmsnormBackward(dinp, dweight, dout, inp, weight, rstd, n, c),
-    decodeAttention: ({ q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset }) =>
-      addon.decodeAttention(q, qOffset, kc, vc, cacheBase, len, s, h, d, scale, out, outOffset),
-    decodeAttentionStep: ({ qkv, slotIds, positions, count, kc, vc, s, h, d, out }) =>
-      addon.decodeAttentionStep(qkv, slotIds, positions, count, kc, vc, s, h, d, out),
+    decodeAttentionStep: ({ qkv, slotIds, positions, count, kc, vc, s, h, hkv, d, out }) =>
+      addon.decodeAttentionStep(qkv, slotIds, positions, count, kc, vc, s, h, hkv, d, out),
     attentionForward: addon.attentionForward
-      ? ({ out, probs, qkv, layout, nHeads, headDim }) =>
+      ? ({ out, probs, qkv, layout, nHeads, headDim, nKvHeads }) =>
           addon.attentionForward!(
             out,
             probs,
@@ -97,10 +78,11 @@ function bind(addon: NativeAddon): NativeOps {
             layout.starts.length,
             nHeads,
             headDim,
+            nKvHeads ?? nHeads,
           )
       : null,
     attentionBackward: addon.attentionBackward
-      ? ({ dqkv, dout, qkv, probs, layout, nHeads, headDim }) =>
+      ? ({ dqkv, dout, qkv, probs, layout, nHeads, headDim, nKvHeads }) =>
           addon.attentionBackward!(
             dqkv,
             dout,
@@ -112,6 +94,7 @@ function bind(addon: NativeAddon): NativeOps {
             layout.starts.length,
             nHeads,
             headDim,
+            nKvHeads ?? nHeads,
           )
       : null,
   };

@@ -16,7 +16,7 @@ export interface NativeAddon {
   gemm(a: Float32Array, b: Float32Array, c: Float32Array, params: Float64Array): void;
   /** Same marshalling as gemm, no work: per-call overhead measurement. */
   noop(a: Float32Array, b: Float32Array, c: Float32Array, params: Float64Array): void;
-  info(): { threads: number; isa: string; parallelMinFlops: number };
+  info(): { threads: number; isa: string; parallelMinFlops: number; abi?: number };
   // Twins of src/tensor/swiglu.ts and softmax.ts (positional arguments; bounds checked natively).
   swigluForward(out: Float32Array, sig: Float32Array, inp: Float32Array, n: number, f: number): void;
   swigluBackward(
@@ -45,6 +45,7 @@ export interface NativeAddon {
     vc: Float32Array,
     s: number,
     h: number,
+    hkv: number,
     d: number,
     out: Float32Array,
   ): void;
@@ -67,20 +68,6 @@ export interface NativeAddon {
     n: number,
     c: number,
   ): void;
-  decodeAttention(
-    q: Float32Array,
-    qOffset: number,
-    kc: Float32Array,
-    vc: Float32Array,
-    cacheBase: number,
-    len: number,
-    s: number,
-    h: number,
-    d: number,
-    scale: number,
-    out: Float32Array,
-    outOffset: number,
-  ): void;
   /**
    * Fused causal attention over packed sequences (twins of attention.ts; layout from
    * attentionLayout). Optional: an addon built before they existed lacks them.
@@ -95,6 +82,7 @@ export interface NativeAddon {
     nseq: number,
     h: number,
     d: number,
+    hkv: number,
   ): void;
   attentionBackward?(
     dqkv: Float32Array,
@@ -107,6 +95,7 @@ export interface NativeAddon {
     nseq: number,
     h: number,
     d: number,
+    hkv: number,
   ): void;
   /** Products below this many FLOPs stay on one thread. */
   setParallelMinFlops(flops: number): void;
@@ -116,6 +105,9 @@ export interface NativeStatus {
   available: boolean;
   reason?: string;
 }
+
+/** The addon's interface version (kAbiVersion in native/src/addon.cc); another value is refused. */
+export const NATIVE_ABI = 2;
 
 /** Order of the Float64Array passed to NativeAddon.gemm (must match native/src/addon.cc). */
 export const GEMM_PARAM_ORDER = [
@@ -208,6 +200,11 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
   }
   try {
     const addon = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;
+    const abi = addon.info().abi;
+    if (abi !== NATIVE_ABI) {
+      const reason = `addon was built from older sources (interface ${abi ?? 1}, these need ${NATIVE_ABI}); rebuild with \`node scripts/build-native.mjs\``;
+      return { addon: null, status: { available: false, reason } };
+    }
     return { addon, status: { available: true } };
   } catch (err) {
     const msg = err instanceof Error ? err.message.split('\n')[0] : String(err);
