@@ -19,7 +19,7 @@ using crl_napi::is_f32;
 constexpr size_t kParamCount = 17;
 // Bumped whenever an entry point's arguments change; src/tensor/native.ts refuses another value
 // (an addon built from older sources would misread the new arguments).
-constexpr int kAbiVersion = 2;
+constexpr int kAbiVersion = 3;
 
 // Order must match GEMM_PARAM_ORDER in src/tensor/native.ts.
 crl::GemmParams unpack(const double* v) {
@@ -64,6 +64,42 @@ Napi::Value Gemm(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// packedWeightSize(n, k): floats packWeight writes.
+Napi::Value PackedWeightSize(const Napi::CallbackInfo& info) {
+  const int64_t n = crl_napi::int_arg(info, 0, "packedWeightSize");
+  const int64_t k = n < 0 ? -1 : crl_napi::int_arg(info, 1, "packedWeightSize");
+  if (k < 0) return info.Env().Undefined();
+  return Napi::Number::New(info.Env(), static_cast<double>(crl::packed_weight_size(n, k)));
+}
+
+// packWeight(w, wOffset, n, k, dst): W [N, K] at wOffset packed into dst (packedWeightSize floats).
+Napi::Value PackWeight(const Napi::CallbackInfo& info) {
+  const char* fn = "packWeight";
+  const int64_t off = crl_napi::int_arg(info, 1, fn), n = off < 0 ? -1 : crl_napi::int_arg(info, 2, fn);
+  const int64_t k = n < 0 ? -1 : crl_napi::int_arg(info, 3, fn);
+  if (k < 0) return info.Env().Undefined();
+  const float* w = crl_napi::f32_arg(info, 0, off + n * k, fn);
+  float* dst = w ? crl_napi::f32_arg(info, 4, crl::packed_weight_size(n, k), fn) : nullptr;
+  if (dst) crl::pack_weight(w + off, k, n, k, dst);
+  return info.Env().Undefined();
+}
+
+// gemmPacked(a, packed, c, params): C = alpha A W^T (+ C) with W from packWeight; params as gemm
+// (transA 0; transB, ldb, offB and the batch fields are ignored). Bounds are checked by the caller.
+Napi::Value GemmPacked(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 4 || !is_f32(info[0]) || !is_f32(info[1]) || !is_f32(info[2]) ||
+      !info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+      info[3].As<Napi::Float64Array>().ElementLength() < kParamCount) {
+    Napi::TypeError::New(env, "gemmPacked(a, packed, c, params): three Float32Arrays and a Float64Array(17)")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  crl::gemm_packed(info[0].As<Napi::Float32Array>().Data(), info[1].As<Napi::Float32Array>().Data(),
+                   info[2].As<Napi::Float32Array>().Data(), unpack(info[3].As<Napi::Float64Array>().Data()));
+  return env.Undefined();
+}
+
 // A no-op with the same argument marshalling as gemm: the bench subtracts it to get kernel time.
 Napi::Value Noop(const Napi::CallbackInfo& info) {
   if (info.Length() == 4 && is_f32(info[0]) && is_f32(info[1]) && is_f32(info[2])) {
@@ -105,6 +141,9 @@ Napi::Value SetParallelMinFlops(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
   exports.Set("noop", Napi::Function::New(env, Noop, "noop"));
+  exports.Set("packedWeightSize", Napi::Function::New(env, PackedWeightSize, "packedWeightSize"));
+  exports.Set("packWeight", Napi::Function::New(env, PackWeight, "packWeight"));
+  exports.Set("gemmPacked", Napi::Function::New(env, GemmPacked, "gemmPacked"));
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   crl_napi::register_ops(env, exports);
   crl_napi::register_attention(env, exports);

@@ -8,9 +8,11 @@
 #include "gemm.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "gemm-pack.h"
@@ -21,27 +23,33 @@ namespace crl {
 
 int64_t g_parallel_min_flops = 1 << 22;
 
-// acc[MR, NR] = sum_p a[p, 0:MR] (outer) b[p, 0:NR]; then C[0:mr, 0:nr] (+)= acc.
-// a: packed [kc, MR]; b: [kc, NR] with row stride bs (NR when packed, ldb when read in place).
-static inline void micro(int64_t kc, const float* __restrict a, const float* __restrict b, int64_t bs,
-                         float* __restrict c, int64_t ldc, int mr, int nr, bool add) {
-  vf acc0[MR], acc1[MR];
+// acc[R, NR] = sum_p a[p, 0:R] (outer) b[p, 0:NR]; then C[0:R, 0:nr] (+)= acc. R rows only, so a
+// ragged last panel (or a decode step's few rows) costs R rows, not MR. a: row i's value at step p
+// is a[p * MR + i] when packed, alpha * a[i * lda + p] when read in place (Direct; as pack_a would
+// compute it).
+// b: [kc, NR] with row stride bs (NR when packed, ldb when read in place). Every element of C is
+// the same FMA chain over p whatever R and however A is read, so the results are batch invariant.
+template <int R, bool Direct>
+static void micro_rows(int64_t kc, const float* __restrict a, int64_t lda, float alpha, const float* __restrict b,
+                       int64_t bs, float* __restrict c, int64_t ldc, int nr, bool add) {
+  vf acc0[R], acc1[R];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) acc0[i] = acc1[i] = vf{};
+  for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = vf{};
   for (int64_t p = 0; p < kc; ++p) {
     const vf b0 = *reinterpret_cast<const vfu*>(b);
     const vf b1 = *reinterpret_cast<const vfu*>(b + VW);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      acc0[i] += a[i] * b0;
-      acc1[i] += a[i] * b1;
+    for (int i = 0; i < R; ++i) {
+      const float ai = Direct ? alpha * a[i * lda] : a[i];
+      acc0[i] += ai * b0;
+      acc1[i] += ai * b1;
     }
-    a += MR;
+    a += Direct ? 1 : MR;
     b += bs;
   }
-  if (mr == MR && nr == NR) {
+  if (nr == NR) {
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
       vfu* row = reinterpret_cast<vfu*>(c + i * ldc);
       if (add) {
         row[0] += acc0[i];
@@ -53,12 +61,12 @@ static inline void micro(int64_t kc, const float* __restrict a, const float* __r
     }
     return;
   }
-  alignas(64) float tmp[MR * NR];
-  for (int i = 0; i < MR; ++i) {
+  alignas(64) float tmp[R * NR];
+  for (int i = 0; i < R; ++i) {
     *reinterpret_cast<vf*>(tmp + i * NR) = acc0[i];
     *reinterpret_cast<vf*>(tmp + i * NR + VW) = acc1[i];
   }
-  for (int i = 0; i < mr; ++i) {
+  for (int i = 0; i < R; ++i) {
     float* row = c + i * ldc;
     const float* t = tmp + i * NR;
     if (add) {
@@ -69,6 +77,26 @@ static inline void micro(int64_t kc, const float* __restrict a, const float* __r
   }
 }
 
+using MicroFn = void (*)(int64_t, const float*, int64_t, float, const float*, int64_t, float*, int64_t, int, bool);
+
+template <bool Direct, int... Rs>
+static constexpr std::array<MicroFn, sizeof...(Rs)> micro_table(std::integer_sequence<int, Rs...>) {
+  return {&micro_rows<Rs + 1, Direct>...};
+}
+static constexpr auto kMicroPacked = micro_table<false>(std::make_integer_sequence<int, MR>{});
+static constexpr auto kMicroDirect = micro_table<true>(std::make_integer_sequence<int, MR>{});
+
+// mr (1..MR) rows of packed A [kc, MR] against one B panel.
+static inline void micro(int64_t kc, const float* a, const float* b, int64_t bs, float* c, int64_t ldc, int mr, int nr,
+                         bool add) {
+  kMicroPacked[mr - 1](kc, a, 0, 1.f, b, bs, c, ldc, nr, add);
+}
+
+// mr (1..MR) rows of A read in place (row stride lda, scaled by alpha as pack_a would) against one B panel.
+static inline void micro_direct(int64_t kc, const float* a, int64_t lda, float alpha, const float* b, int64_t bs,
+                                float* c, int64_t ldc, int mr, int nr, bool add) {
+  kMicroDirect[mr - 1](kc, a, lda, alpha, b, bs, c, ldc, nr, add);
+}
 
 struct Workspace {
   float* a = nullptr;  // [MC, KC]
@@ -112,8 +140,9 @@ static void gemm_block(const float* a, const float* b, float* c, const GemmParam
       const int64_t kc = std::min(KC, p.k - pc);
       const bool add = p.accumulate || pc > 0;
       const float* bsrc = p.trans_b ? b + jc * p.ldb + pc : b + pc * p.ldb + jc;
-      // In place, only the ragged last panel needs packing (it would read past column n).
-      const float* bpack = packed_b ? packed_b + pc * padded_n(n) : ws.b;
+      // In place, only the ragged last panel needs packing (it would read past column n). A
+      // pre-packed op(B) holds every column's panels per KC block (pack_all_b / pack_weight).
+      const float* bpack = packed_b ? packed_b + pc * padded_n(n) + jc * kc : ws.b;
       if (!packed_b) pack_b(bsrc, p.ldb, p.trans_b, kc, direct ? nc / NR * NR : 0, nc, ws.b);
       for (int64_t ic = 0; ic < m; ic += MC) {
         const int64_t mc = std::min(MC, m - ic);
@@ -204,6 +233,74 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
     job.packed_b = shared_b.data();
   }
   pool().run(job.ntasks, run_task, &job);
+}
+
+int64_t packed_weight_size(int64_t n, int64_t k) { return k * padded_n(n); }
+
+void pack_weight(const float* w, int64_t ldw, int64_t n, int64_t k, float* dst) {
+  GemmParams p{};
+  p.n = n; p.k = k; p.trans_b = true; p.ldb = ldw;
+  pack_all_b(w, p, dst);
+}
+
+// Small m: A is read in place (no packing), each task a range of B's panels for every row.
+struct PackedJob {
+  const float* a;
+  const float* packed;
+  float* c;
+  const GemmParams* p;
+  int64_t panels, ntasks;
+};
+
+static void packed_small_task(void* ctx, int64_t t) {
+  const PackedJob& job = *static_cast<const PackedJob*>(ctx);
+  const GemmParams& p = *job.p;
+  const int64_t q0 = job.panels * t / job.ntasks, q1 = job.panels * (t + 1) / job.ntasks;
+  const float* a = job.a + p.off_a;
+  float* c = job.c + p.off_c;
+  for (int64_t pc = 0; pc < p.k; pc += KC) {
+    const int64_t kc = std::min(KC, p.k - pc);
+    const bool add = p.accumulate || pc > 0;
+    const float* block = job.packed + pc * padded_n(p.n);
+    for (int64_t q = q0; q < q1; ++q) {
+      const int nr = static_cast<int>(std::min<int64_t>(NR, p.n - q * NR));
+      for (int64_t i = 0; i < p.m; i += MR) {
+        const int mr = static_cast<int>(std::min<int64_t>(MR, p.m - i));
+        micro_direct(kc, a + i * p.lda + pc, p.lda, p.alpha, block + q * kc * NR, NR, c + i * p.ldc + q * NR, p.ldc,
+                     mr, nr, add);
+      }
+    }
+  }
+}
+
+int64_t g_packed_parallel_min_bytes = 256 << 10;
+
+void gemm_packed(const float* a, const float* packed, float* c, const GemmParams& params) {
+  GemmParams p = params;
+  p.trans_a = false; p.trans_b = true; p.ldb = p.k; p.off_b = 0; p.batch = 1; p.stride_a = p.stride_b = p.stride_c = 0;
+  if (p.m <= 0 || p.n <= 0) return;
+  if (p.k == 0 || p.alpha == 0.f) {
+    for (int64_t i = 0; i < p.m; ++i)
+      if (!p.accumulate) std::memset(c + p.off_c + i * p.ldc, 0, sizeof(float) * p.n);
+    return;
+  }
+  if (p.m <= kDirectMaxM) {
+    // Memory-bound (each weight is used by m rows only): split the weight's panels when reading it
+    // is long enough to pay for waking the other thread.
+    const int64_t panels = (p.n + NR - 1) / NR;
+    const int64_t bytes = static_cast<int64_t>(sizeof(float)) * p.k * panels * NR;
+    const int64_t nt = bytes < g_packed_parallel_min_bytes ? 1 : pool().size();
+    PackedJob job{a, packed, c, &p, panels, std::min<int64_t>(panels, nt == 1 ? 1 : 4 * nt)};
+    if (job.ntasks <= 1) packed_small_task(&job, 0);
+    else pool().run(job.ntasks, packed_small_task, &job);
+    return;
+  }
+  const double flops = 2.0 * p.m * p.n * p.k;
+  const int64_t nt = flops < static_cast<double>(g_parallel_min_flops) ? 1 : pool().size();
+  Job job{a, packed, c, &p, false, true, packed, (p.m + MR - 1) / MR, 1};
+  if (nt > 1) job.ntasks = std::min(job.units, std::clamp<int64_t>(job.units / kMinTilesPerSharedTask, nt, 16 * nt));
+  if (job.ntasks <= 1) run_task(&job, 0);
+  else pool().run(job.ntasks, run_task, &job);
 }
 
 void gemm_serial(const float* a, const float* b, float* c, const GemmParams& p) {

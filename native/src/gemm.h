@@ -24,4 +24,15 @@ void gemm_serial(const float* a, const float* b, float* c, const GemmParams& p);
 // second core costs more than it saves (measured with bench/gemm.ts, see docs/decisions/0002).
 extern int64_t g_parallel_min_flops;
 
+// A weight W [N, K] (row stride ldw) packed once as op(B) = W^T, the way gemm() packs it for
+// x @ W^T: KC-row blocks of NR-column panels. packed_weight_size floats.
+int64_t packed_weight_size(int64_t n, int64_t k);
+void pack_weight(const float* w, int64_t ldw, int64_t n, int64_t k, float* dst);
+// C = alpha A W^T (+ C) with W given packed (p.trans_b, ldb, off_b, batch are ignored; A not
+// transposed; batch 1). Same FMA chains as gemm(), so bit-identical to it. Few rows (a decode
+// step) read A in place and split W's panels across threads once W is at least
+// g_packed_parallel_min_bytes; more rows split by rows.
+void gemm_packed(const float* a, const float* packed, float* c, const GemmParams& p);
+extern int64_t g_packed_parallel_min_bytes;
+
 }  // namespace crl

@@ -156,6 +156,7 @@ function loadWeights(net: LlamaNetwork, buf: Uint8Array, what: string): void {
         `${what}: tensor ${s.name} holds ${bad} non-finite values (NaN or infinity); the run that wrote it diverged, use an earlier checkpoint`,
       );
   }
+  net.markWeightsChanged(); // caches derived from the weights (KV cache, packed weights) start over
 }
 
 function loadOptimizer(net: LlamaNetwork, buf: Uint8Array, what: string): void {

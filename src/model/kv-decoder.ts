@@ -189,6 +189,7 @@ export class KvDecoder {
       this.positions[a] = pos;
     }
     const buf = this.stepBufs;
+    const packed = this.net.packedWeights();
     let t = prof ? prof.now() : 0;
     embeddingForward({ out: buf.x, tokens, weight: w.embed, n: count, c });
     if (prof) prof.lap('decode-embedding', t);
@@ -213,7 +214,15 @@ export class KvDecoder {
     t = prof ? prof.now() : 0;
     rmsnormForward({ out: buf.ln1, rstd: buf.rstd1, inp: buf.x, weight: w.norm, n: count, c, eps });
     if (prof) t = prof.lap('decode-rmsnorm', t);
-    linearForward({ out: this.logits, inp: buf.ln1, weight: w.lmHead!, n: count, inF: c, outF: v });
+    linearForward({
+      out: this.logits,
+      inp: buf.ln1,
+      weight: w.lmHead!,
+      n: count,
+      inF: c,
+      outF: v,
+      packed: packed?.lmHead,
+    });
     if (prof) prof.lap('decode-linear', t);
     for (let a = 0; a < count; a++) {
       const slot = slotIds[a]!;

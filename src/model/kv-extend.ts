@@ -44,6 +44,7 @@ export function extendForward(a: ExtendArgs): void {
     }
   }
   const w = net.w;
+  const packed = net.packedWeights();
   bufs.ensure({ n, cfg: net.cfg });
   const { x } = bufs;
   const t0 = net.profiler ? net.profiler.now() : 0;
@@ -84,6 +85,7 @@ export function extendForward(a: ExtendArgs): void {
       rope: net.rope,
       buf: bufs,
       attend,
+      packed: packed?.layers[l],
       prof: net.profiler,
       label: 'prefill-',
     });

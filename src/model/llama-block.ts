@@ -16,6 +16,7 @@
  */
 import { headRmsnormForward } from '../tensor/head-rmsnorm.ts';
 import { linearForward } from '../tensor/linear.ts';
+import type { PackedWeight } from '../tensor/packed-weight.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
 import { ropeForward, type RopeTable } from '../tensor/rope.ts';
 import { swigluForward } from '../tensor/swiglu.ts';
@@ -46,6 +47,14 @@ export interface BlockBuffers {
   out: Float32Array; // [N, C] block output (may be mid itself)
 }
 
+/** One layer's four projection weights packed once (LlamaNetwork.packedWeights; inference). */
+export interface PackedLayer {
+  qkv: PackedWeight | null;
+  o: PackedWeight | null;
+  gateUp: PackedWeight | null;
+  down: PackedWeight | null;
+}
+
 /** Fills att [N, H D] from qkv [N, Q3] (q and k already normed and rotated); may also write a KV cache. */
 export type AttendFn = (qkv: Float32Array, att: Float32Array) => void;
 
@@ -57,6 +66,8 @@ export interface BlockForwardArgs {
   rope: RopeTable;
   buf: BlockBuffers;
   attend: AttendFn;
+  /** The layer's weights pre-packed (same results, no per-call packing); null / absent: pack per call. */
+  packed?: PackedLayer | null | undefined;
   prof?: Profiler | undefined;
   /** Profiler label prefix ('' for training, 'decode-' / 'prefill-' for the sampler). */
   label?: string;
@@ -64,6 +75,7 @@ export interface BlockForwardArgs {
 
 export function blockForward(a: BlockForwardArgs): void {
   const { cfg, lw, n, positions, rope, buf, attend, prof } = a;
+  const pw = a.packed;
   const { dModel: c, mlpHidden: f, normEps: eps } = cfg;
   const { h, hkv, d, qDim, qkvDim } = attentionShape(cfg);
   const label = a.label ?? '';
@@ -71,7 +83,7 @@ export function blockForward(a: BlockForwardArgs): void {
   rmsnormForward({ out: buf.ln1, rstd: buf.rstd1, inp: buf.x, weight: lw.ln1, n, c, eps });
   if (prof) t = prof.lap(`${label}rmsnorm`, t);
   const raw = cfg.qkNorm && buf.qkvRaw ? buf.qkvRaw : buf.qkv;
-  linearForward({ out: raw, inp: buf.ln1, weight: lw.qkv, n, inF: c, outF: qkvDim });
+  linearForward({ out: raw, inp: buf.ln1, weight: lw.qkv, n, inF: c, outF: qkvDim, packed: pw?.qkv });
   if (prof) t = prof.lap(`${label}linear`, t);
   if (cfg.qkNorm) {
     headRmsnormForward({
@@ -94,16 +106,25 @@ export function blockForward(a: BlockForwardArgs): void {
   attend(buf.qkv, buf.att);
   if (prof) t = prof.lap(`${label}attention`, t);
   if (buf.mid !== buf.x) buf.mid.set(buf.x.subarray(0, n * c));
-  linearForward({ out: buf.mid, inp: buf.att, weight: lw.o, n, inF: qDim, outF: c, accumulate: true });
+  linearForward({ out: buf.mid, inp: buf.att, weight: lw.o, n, inF: qDim, outF: c, accumulate: true, packed: pw?.o });
   if (prof) t = prof.lap(`${label}linear`, t);
   rmsnormForward({ out: buf.ln2, rstd: buf.rstd2, inp: buf.mid, weight: lw.ln2, n, c, eps });
   if (prof) t = prof.lap(`${label}rmsnorm`, t);
-  linearForward({ out: buf.gateUp, inp: buf.ln2, weight: lw.gateUp, n, inF: c, outF: 2 * f });
+  linearForward({ out: buf.gateUp, inp: buf.ln2, weight: lw.gateUp, n, inF: c, outF: 2 * f, packed: pw?.gateUp });
   if (prof) t = prof.lap(`${label}linear`, t);
   swigluForward({ out: buf.act, sig: buf.sig, inp: buf.gateUp, n, f });
   if (prof) t = prof.lap(`${label}swiglu`, t);
   if (buf.out !== buf.mid) buf.out.set(buf.mid.subarray(0, n * c));
-  linearForward({ out: buf.out, inp: buf.act, weight: lw.down, n, inF: f, outF: c, accumulate: true });
+  linearForward({
+    out: buf.out,
+    inp: buf.act,
+    weight: lw.down,
+    n,
+    inF: f,
+    outF: c,
+    accumulate: true,
+    packed: pw?.down,
+  });
   if (prof) prof.lap(`${label}linear`, t);
 }
 

@@ -10,6 +10,7 @@ import { Rng } from '../util/random.ts';
 import { gemm, gemmBackend, startGemmProfile, stopGemmProfile } from './gemm.ts';
 import { gemmRef, type GemmArgs } from './gemm-ref.ts';
 import { nativeStatus } from './native.ts';
+import { packWeight } from './packed-weight.ts';
 
 const requireNative = process.env.CRL_REQUIRE_NATIVE === '1';
 const native = nativeStatus().available;
@@ -175,6 +176,45 @@ describe.skipIf(!native && !requireNative)('native gemm vs gemmRef', () => {
       gemm({ a: x, b: w, c, m, n, k, transB: true });
       expect(Array.from(c.subarray(row * n, row * n + n))).toEqual(Array.from(alone));
     }
+  });
+
+  it('with a pre-packed weight gives bit-identical results on every path (few rows, many, wide, K > KC)', () => {
+    const rng = new Rng(12);
+    fc.assert(
+      fc.property(
+        fc.record({
+          m: fc.oneof(fc.constantFrom(1, 2, 12, 13, 24, 25, 64), fc.integer({ min: 1, max: 90 })),
+          n: fc.oneof(fc.constantFrom(1, 31, 32, 33, 768), fc.integer({ min: 1, max: 200 })),
+          k: fc.constantFrom(1, 7, 128, 256, 257, 300),
+          accumulate: fc.boolean(),
+          alpha: fc.constantFrom(1, -0.5),
+          lda: fc.constantFrom(0, 3),
+        }),
+        ({ m, n, k, accumulate, alpha, lda }) => {
+          const w = filled(n * k, rng);
+          const x = filled(m * (k + lda) + 5, rng);
+          const c0 = filled(m * n + 4, rng);
+          const args = { a: x, b: w, m, n, k, transB: true, accumulate, alpha, lda: k + lda, offA: 5, offC: 4 };
+          const plain = c0.slice();
+          gemm({ ...args, c: plain });
+          const viaPacked = c0.slice();
+          gemm({ ...args, c: viaPacked, packedB: packWeight({ weight: w, n, k }) });
+          expect(Array.from(viaPacked)).toEqual(Array.from(plain));
+        },
+      ),
+      { numRuns: 80 },
+    );
+    // Wider than one NC column block (4096 on AVX-512), so the packed panels of a later block are addressed.
+    const n = 4200,
+      k = 9,
+      m = 40;
+    const w = filled(n * k, rng);
+    const x = filled(m * k, rng);
+    const plain = new Float32Array(m * n);
+    const viaPacked = new Float32Array(m * n);
+    gemm({ a: x, b: w, c: plain, m, n, k, transB: true });
+    gemm({ a: x, b: w, c: viaPacked, m, n, k, transB: true, packedB: packWeight({ weight: w, n, k }) });
+    expect(Array.from(viaPacked)).toEqual(Array.from(plain));
   });
 
   it('reads subarray views at their byte offset (zero-copy)', () => {

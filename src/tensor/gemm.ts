@@ -1,5 +1,6 @@
 import { gemmRef, resolveGemm, type GemmArgs } from './gemm-ref.ts';
 import { nativeAddon } from './native.ts';
+import type { PackedWeight } from './packed-weight.ts';
 
 export type { GemmArgs } from './gemm-ref.ts';
 
@@ -12,7 +13,7 @@ const params = new Float64Array(17);
  * TypeScript twin otherwise (see gemm-ref.ts for the argument convention). Bounds are checked
  * here for both paths, so a bad call is a clear error rather than a segfault.
  */
-export function gemm(args: GemmArgs): void {
+export function gemm(args: GemmArgs & { packedB?: PackedWeight | null | undefined }): void {
   if (profile !== null) {
     profiledGemm(args);
     return;
@@ -22,6 +23,9 @@ export function gemm(args: GemmArgs): void {
     return;
   }
   const r = resolveGemm(args);
+  // args.b packed once (packed-weight.ts): same products, none of the per-call packing.
+  const packed = args.packedB;
+  const usePacked = packed && r.transB && !r.transA && r.batch === 1 && packed.n === r.n && packed.k === r.k;
   params[0] = r.m;
   params[1] = r.n;
   params[2] = r.k;
@@ -39,7 +43,8 @@ export function gemm(args: GemmArgs): void {
   params[14] = r.strideA;
   params[15] = r.strideB;
   params[16] = r.strideC;
-  nativeAddon.gemm(args.a, args.b, args.c, params);
+  if (usePacked) nativeAddon.gemmPacked(args.a, packed.data, args.c, params);
+  else nativeAddon.gemm(args.a, args.b, args.c, params);
 }
 
 /** Which implementation gemm() runs: 'native' (the addon) or 'typescript' (gemmRef). */
@@ -57,7 +62,7 @@ export interface GemmShapeStats {
 // report time per GEMM shape ("m x n x k NT xbatch" keys).
 let profile: Map<string, GemmShapeStats> | null = null;
 
-function profiledGemm(args: GemmArgs): void {
+function profiledGemm(args: GemmArgs & { packedB?: PackedWeight | null | undefined }): void {
   const p = profile!;
   profile = null;
   const t = performance.now();

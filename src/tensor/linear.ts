@@ -1,4 +1,5 @@
 import { gemm } from './gemm.ts';
+import type { PackedWeight } from './packed-weight.ts';
 
 /**
  * Bias-free linear layer with Hugging Face weight layout [out, in]: out = inp @ W^T.
@@ -14,10 +15,12 @@ export interface LinearForwardArgs {
   outF: number;
   /** Add into out (residual connection) instead of overwriting it. */
   accumulate?: boolean;
+  /** weight packed once (packed-weight.ts): the same result without per-call packing. */
+  packed?: PackedWeight | null | undefined;
 }
 
-export function linearForward({ out, inp, weight, n, inF, outF, accumulate = false }: LinearForwardArgs): void {
-  gemm({ a: inp, b: weight, c: out, m: n, n: outF, k: inF, transB: true, accumulate });
+export function linearForward({ out, inp, weight, n, inF, outF, accumulate = false, packed }: LinearForwardArgs): void {
+  gemm({ a: inp, b: weight, c: out, m: n, n: outF, k: inF, transB: true, accumulate, packedB: packed });
 }
 
 export interface LinearBackwardArgs {

@@ -14,6 +14,12 @@ import { fileURLToPath } from 'node:url';
 export interface NativeAddon {
   /** C = alpha op(A) op(B) (+ C); params in GEMM_PARAM_ORDER. Bounds are NOT checked natively. */
   gemm(a: Float32Array, b: Float32Array, c: Float32Array, params: Float64Array): void;
+  /** Floats packWeight writes for W [n, k]. */
+  packedWeightSize(n: number, k: number): number;
+  /** W [n, k] at wOffset, packed once as gemm() packs op(B) = W^T for x @ W^T. */
+  packWeight(w: Float32Array, wOffset: number, n: number, k: number, dst: Float32Array): void;
+  /** gemm with op(B) = W^T given packed (transA 0, batch 1; params as gemm). Bounds NOT checked natively. */
+  gemmPacked(a: Float32Array, packed: Float32Array, c: Float32Array, params: Float64Array): void;
   /** Same marshalling as gemm, no work: per-call overhead measurement. */
   noop(a: Float32Array, b: Float32Array, c: Float32Array, params: Float64Array): void;
   info(): { threads: number; isa: string; parallelMinFlops: number; abi?: number };
@@ -107,7 +113,7 @@ export interface NativeStatus {
 }
 
 /** The addon's interface version (kAbiVersion in native/src/addon.cc); another value is refused. */
-export const NATIVE_ABI = 2;
+export const NATIVE_ABI = 3;
 
 /** Order of the Float64Array passed to NativeAddon.gemm (must match native/src/addon.cc). */
 export const GEMM_PARAM_ORDER = [
