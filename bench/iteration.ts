@@ -47,6 +47,7 @@ import { mixSeed, Rng } from '../src/util/random.ts';
 export interface StageTotals {
   wallMs: number;
   cpuMs: number;
+  faults: number; // minor page faults (fresh memory touched)
   ops: Map<string, number>; // profiler ms per op inside the stage
 }
 
@@ -68,12 +69,15 @@ class StageClock {
   async time<T>(name: string, fn: () => T | Promise<T>, weight = 1): Promise<T> {
     this.prof.reset();
     const cpu0 = process.cpuUsage();
+    const f0 = process.resourceUsage().minorPageFault;
     const t0 = performance.now();
     const out = await fn();
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
+    const faults = process.resourceUsage().minorPageFault - f0;
     this.onStageEnd?.(name);
-    const s = this.stages.get(name) ?? { wallMs: 0, cpuMs: 0, ops: new Map<string, number>() };
+    const s = this.stages.get(name) ?? { wallMs: 0, cpuMs: 0, faults: 0, ops: new Map<string, number>() };
+    s.faults += weight * faults;
     s.wallMs += weight * wallMs;
     s.cpuMs += (weight * (cpu.user + cpu.system)) / 1000;
     for (const [k, v] of this.prof.totals) s.ops.set(k, (s.ops.get(k) ?? 0) + weight * v);
@@ -252,7 +256,7 @@ export async function profileIterations(options: {
 }
 
 function addTo(e: StageTotals | undefined, v: { wallMs: number; cpuMs: number }): StageTotals {
-  const out = e ?? { wallMs: 0, cpuMs: 0, ops: new Map<string, number>() };
+  const out = e ?? { wallMs: 0, cpuMs: 0, faults: 0, ops: new Map<string, number>() };
   out.wallMs += v.wallMs;
   out.cpuMs += v.cpuMs;
   return out;
@@ -270,13 +274,15 @@ export function printProfile(p: IterationProfile): void {
   console.log(
     `per iteration (mean of ${n}): ${fmt(p.tokens.generated / n)} generated tokens, ${fmt(p.tokens.segments / n)} segments, ${fmt(p.tokens.segmentTokens / n)} segment tokens, ${fmt(p.tokens.sequenceTokens / n)} tokens per forward pass over the batch`,
   );
-  console.log('\n| stage | wall ms | share | CPU ms | share |\n|---|---|---|---|---|');
+  const faults = top.reduce((a, [, s]) => a + s.faults, 0);
+  console.log('\n| stage | wall ms | share | CPU ms | share | page faults |\n|---|---|---|---|---|---|');
   for (const [k, s] of p.stages) {
+    const f = k.startsWith('  ') ? '' : fmt(s.faults / n);
     console.log(
-      `| ${k.startsWith('  ') ? `&nbsp;&nbsp;${k.trim()}` : k} | ${fmt(s.wallMs / n)} | ${fmt((100 * s.wallMs) / wall, 1)}% | ${fmt(s.cpuMs / n)} | ${fmt((100 * s.cpuMs) / cpu, 1)}% |`,
+      `| ${k.startsWith('  ') ? `&nbsp;&nbsp;${k.trim()}` : k} | ${fmt(s.wallMs / n)} | ${fmt((100 * s.wallMs) / wall, 1)}% | ${fmt(s.cpuMs / n)} | ${fmt((100 * s.cpuMs) / cpu, 1)}% | ${f} |`,
     );
   }
-  console.log(`| total | ${fmt(wall / n)} | | ${fmt(cpu / n)} | |`);
+  console.log(`| total | ${fmt(wall / n)} | | ${fmt(cpu / n)} | | ${fmt(faults / n)} |`);
   for (const [k, s] of top) {
     if (s.ops.size === 0) continue;
     const total = [...s.ops.values()].reduce((a, b) => a + b, 0);

@@ -109,6 +109,40 @@ Napi::Value DecodeAttentionStep(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// ropeRotate(x, offset, n, heads, rowStride, positions, cos, sin, half, sign)
+Napi::Value RopeRotate(const Napi::CallbackInfo& info) {
+  const char* fn = "ropeRotate";
+  Napi::Env env = info.Env();
+  int64_t iv[5];  // offset, n, heads, rowStride, half
+  const size_t idx[5] = {1, 2, 3, 4, 8};
+  for (int i = 0; i < 5; ++i)
+    if ((iv[i] = int_arg(info, idx[i], fn)) < 0) return env.Undefined();
+  const int64_t off = iv[0], n = iv[1], heads = iv[2], stride = iv[3], half = iv[4];
+  const double sign = num_arg(info, 9, fn);
+  if (std::isnan(sign)) return env.Undefined();
+  if (!info[5].IsTypedArray() || info[5].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+      static_cast<int64_t>(info[5].As<Napi::TypedArray>().ElementLength()) < n) {
+    Napi::TypeError::New(env, "ropeRotate: argument 5 must be an Int32Array of >= n positions").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const int32_t* pos = info[5].As<Napi::Int32Array>().Data();
+  float* x = f32_arg(info, 0, n == 0 ? 0 : off + (n - 1) * stride + heads * 2 * half, fn);
+  const float* cs = x ? f32_arg(info, 6, 0, fn) : nullptr;
+  const float* sn = cs ? f32_arg(info, 7, 0, fn) : nullptr;
+  if (!sn) return env.Undefined();
+  const int64_t table = std::min(info[6].As<Napi::Float32Array>().ElementLength(), info[7].As<Napi::Float32Array>().ElementLength());
+  for (int64_t r = 0; r < n; ++r) {
+    if (pos[r] < 0 || (static_cast<int64_t>(pos[r]) + 1) * half > table) {
+      Napi::RangeError::New(env, std::string(fn) + ": position " + std::to_string(pos[r]) + " of row " +
+                                     std::to_string(r) + " is outside the table")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  crl::rope_rotate(x + off, n, heads, stride, pos, cs, sn, half, sign);
+  return env.Undefined();
+}
+
 // rmsnormForward(out, rstd, inp, weight, n, c, eps)
 Napi::Value RmsnormForward(const Napi::CallbackInfo& info) {
   const char* fn = "rmsnormForward";
@@ -146,6 +180,7 @@ void register_ops(Napi::Env env, Napi::Object exports) {
   exports.Set("causalSoftmaxForward", Napi::Function::New(env, CausalSoftmaxForward, "causalSoftmaxForward"));
   exports.Set("causalSoftmaxBackward", Napi::Function::New(env, CausalSoftmaxBackward, "causalSoftmaxBackward"));
   exports.Set("decodeAttentionStep", Napi::Function::New(env, DecodeAttentionStep, "decodeAttentionStep"));
+  exports.Set("ropeRotate", Napi::Function::New(env, RopeRotate, "ropeRotate"));
   exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));
   exports.Set("rmsnormBackward", Napi::Function::New(env, RmsnormBackward, "rmsnormBackward"));
 }

@@ -251,6 +251,26 @@ void decode_step(const float* qkv, const int32_t* slots, const int32_t* position
   });
 }
 
+void rope_rotate(float* x, int64_t n, int64_t heads, int64_t row_stride, const int32_t* positions, const float* cos,
+                 const float* sin, int64_t half, double sign) {
+  for_rows(n, heads * half * 4, [=](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* cr = cos + static_cast<int64_t>(positions[r]) * half;
+      const float* sr = sin + static_cast<int64_t>(positions[r]) * half;
+      float* row = x + r * row_stride;
+      for (int64_t h = 0; h < heads; ++h) {
+        float* a = row + h * 2 * half;
+        float* b = a + half;
+        for (int64_t i = 0; i < half; ++i) {
+          const double c = cr[i], s = sign * sr[i], x1 = a[i], x2 = b[i];
+          a[i] = static_cast<float>(x1 * c - x2 * s);
+          b[i] = static_cast<float>(x2 * c + x1 * s);
+        }
+      }
+    }
+  });
+}
+
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t n, int64_t c,
                      float eps) {
   const int64_t cv = c / VW * VW;

@@ -33,6 +33,13 @@ void decode_attention(const float* q, const float* kc, const float* vc, float* o
 void decode_step(const float* qkv, const int32_t* slots, const int32_t* positions, int64_t count, float* kc,
                  float* vc, int64_t s, int64_t h, int64_t hkv, int64_t d, float* out);
 
+// RoPE (rope.ts): in place over n rows (row r at x + r * row_stride) of `heads` heads of 2 * half
+// values, pair (i, i + half) rotated by the table's angle at positions[r] (sign -1: the inverse).
+// Computed in double like the TypeScript twin (float products are exact in double), so the
+// results are bit-identical to it.
+void rope_rotate(float* x, int64_t n, int64_t heads, int64_t row_stride, const int32_t* positions, const float* cos,
+                 const float* sin, int64_t half, double sign);
+
 // RMSNorm (rmsnorm.ts): out = x * rstd * w, rstd[r] = 1 / sqrt(mean(x_r^2) + eps). inp, out: [N, C].
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t n, int64_t c, float eps);
 // Adds into dinp [N, C] and dweight [C]. Rows run in order on one thread, so dweight's sums are

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
 import { nativeOps } from './native-ops.ts';
 import { rmsnormBackwardTs, rmsnormForwardTs } from './rmsnorm.ts';
+import { ropeRotateTs, ropeTable } from './rope.ts';
 import {
   causalSoftmaxBackwardTs as causalSoftmaxBackward,
   causalSoftmaxForwardTs as causalSoftmaxForward,
@@ -129,6 +130,42 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
       { numRuns: 150 },
     );
     console.log(`rmsnorm native vs TS max rel diff ${worst.toExponential(2)}`);
+  });
+
+  it('rope matches its TypeScript twin bit for bit (both compute in double), forward and inverse', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          n: fc.integer({ min: 1, max: 40 }),
+          heads: fc.integer({ min: 1, max: 6 }),
+          half: fc.constantFrom(1, 4, 16, 17),
+          pad: fc.constantFrom(0, 5),
+          offset: fc.constantFrom(0, 3),
+          seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        }),
+        ({ n, heads, half, pad, offset, seed }) => {
+          const rng = new Rng(seed);
+          const table = ropeTable({ maxPositions: 300, headDim: 2 * half, theta: 10000 });
+          const rowStride = heads * 2 * half + pad;
+          const x = buf(rng, offset + n * rowStride, 3);
+          const positions = Int32Array.from({ length: n }, () => rng.int(300));
+          for (const sign of [1, -1]) {
+            const xn = x.slice(),
+              xt = x.slice();
+            const args = { n, nHeads: heads, rowStride, offset, positions, table };
+            ops.ropeRotate({ ...args, x: xn }, sign);
+            ropeRotateTs({ ...args, x: xt }, sign);
+            expect(Array.from(xn)).toEqual(Array.from(xt));
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
+    const table = ropeTable({ maxPositions: 4, headDim: 8, theta: 10000 });
+    const x = new Float32Array(8);
+    expect(() =>
+      ops.ropeRotate({ x, n: 1, nHeads: 1, rowStride: 8, offset: 0, positions: Int32Array.from([4]), table }, 1),
+    ).toThrow(/outside the table/);
   });
 
   // Oracle: one decode row in float64. Query head hh reads kv head hh / (h / hkv) of its slot.

@@ -1,6 +1,6 @@
 /**
  * Native twins of the non-GEMM ops, with the same signatures as their TypeScript originals
- * (swiglu.ts, softmax.ts, rmsnorm.ts, attention.ts, and decodeAttention in src/model/decode-attention.ts). `nativeOps` is null when the addon is unavailable, so an op's
+ * (swiglu.ts, softmax.ts, rmsnorm.ts, rope.ts, attention.ts, and decodeAttention in src/model/decode-attention.ts). `nativeOps` is null when the addon is unavailable, so an op's
  * dispatch is one line at the top of its TypeScript function:
  *
  *   if (nativeOps) return nativeOps.swigluForward(args);
@@ -14,6 +14,7 @@
 import { nativeAddon, type NativeAddon } from './native.ts';
 import type { AttentionBackwardArgs, AttentionForwardArgs } from './attention.ts';
 import type { RmsnormBackwardArgs, RmsnormForwardArgs } from './rmsnorm.ts';
+import type { RopeArgs } from './rope.ts';
 import type { CausalSoftmaxArgs, CausalSoftmaxBackwardArgs } from './softmax.ts';
 import type { SwigluBackwardArgs, SwigluForwardArgs } from './swiglu.ts';
 
@@ -38,6 +39,8 @@ export interface NativeOps {
   swigluBackward(a: SwigluBackwardArgs): void;
   causalSoftmaxForward(a: CausalSoftmaxArgs): void;
   causalSoftmaxBackward(a: CausalSoftmaxBackwardArgs): void;
+  /** RoPE in place; sign 1 forward, -1 the inverse (the backward). Bit-identical to rope.ts. */
+  ropeRotate(a: RopeArgs, sign: number): void;
   rmsnormForward(a: RmsnormForwardArgs): void;
   rmsnormBackward(a: RmsnormBackwardArgs): void;
   /**
@@ -61,6 +64,8 @@ function bind(addon: NativeAddon): NativeOps {
     causalSoftmaxForward: ({ x, offset, blocks, l }) => addon.causalSoftmaxForward(x, offset, blocks, l),
     causalSoftmaxBackward: ({ grad, gradOffset, probs, probsOffset, blocks, l }) =>
       addon.causalSoftmaxBackward(grad, gradOffset, probs, probsOffset, blocks, l),
+    ropeRotate: ({ x, n, nHeads, rowStride, offset, positions, table }, sign) =>
+      addon.ropeRotate(x, offset, n, nHeads, rowStride, positions, table.cos, table.sin, table.half, sign),
     rmsnormForward: ({ out, rstd, inp, weight, n, c, eps }) => addon.rmsnormForward(out, rstd, inp, weight, n, c, eps),
     rmsnormBackward: ({ dinp, dweight, dout, inp, weight, rstd, n, c }) =>
       addon.rmsnormBackward(dinp, dweight, dout, inp, weight, rstd, n, c),

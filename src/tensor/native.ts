@@ -55,6 +55,18 @@ export interface NativeAddon {
     d: number,
     out: Float32Array,
   ): void;
+  ropeRotate(
+    x: Float32Array,
+    offset: number,
+    n: number,
+    heads: number,
+    rowStride: number,
+    positions: Int32Array,
+    cos: Float32Array,
+    sin: Float32Array,
+    half: number,
+    sign: number,
+  ): void;
   rmsnormForward(
     out: Float32Array,
     rstd: Float32Array,

@@ -1,3 +1,5 @@
+import { nativeOps } from './native-ops.ts';
+
 /**
  * Rotary position embeddings, Hugging Face Llama "rotate_half" layout: inside each head of size D,
  * element i pairs with element i + D/2 and both rotate by angle pos * theta^(-2i/D). Using HF's
@@ -105,7 +107,8 @@ export interface RopeArgs {
   table: RopeTable;
 }
 
-function rotate(a: RopeArgs, sign: number): void {
+/** The TypeScript body: fallback and the native twin's oracle (which computes in double too, so bit-identical). */
+export function ropeRotateTs(a: RopeArgs, sign: number): void {
   const { x, n, nHeads, rowStride, offset, positions, table } = a;
   const half = table.half;
   const d = 2 * half;
@@ -128,7 +131,8 @@ function rotate(a: RopeArgs, sign: number): void {
 
 /** Rotates in place. */
 export function ropeForward(a: RopeArgs): void {
-  rotate(a, 1);
+  if (nativeOps) nativeOps.ropeRotate(a, 1);
+  else ropeRotateTs(a, 1);
 }
 
 /**
@@ -136,5 +140,6 @@ export function ropeForward(a: RopeArgs): void {
  * m·R^T·dout is the same table applied with the sine negated, in place.
  */
 export function ropeBackward(a: RopeArgs): void {
-  rotate(a, -1);
+  if (nativeOps) nativeOps.ropeRotate(a, -1);
+  else ropeRotateTs(a, -1);
 }
