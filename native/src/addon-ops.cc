@@ -143,6 +143,50 @@ Napi::Value RopeRotate(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// logprobForward(probs, targets, logprobs, entropies, n, v); only when logprobAvailable().
+Napi::Value LogprobForward(const Napi::CallbackInfo& info) {
+  const char* fn = "logprobForward";
+  Napi::Env env = info.Env();
+  if (!crl::logprob_available()) {
+    Napi::Error::New(env, "logprobForward: this Node exports no v8 ieee754 exp/log").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const int64_t n = int_arg(info, 4, fn), v = n < 0 ? -1 : int_arg(info, 5, fn);
+  if (v < 0) return env.Undefined();
+  if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+      static_cast<int64_t>(info[1].As<Napi::TypedArray>().ElementLength()) < n) {
+    Napi::TypeError::New(env, "logprobForward: argument 1 must be an Int32Array of >= n targets").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const int32_t* targets = info[1].As<Napi::Int32Array>().Data();
+  for (int64_t r = 0; r < n; ++r) {
+    if (targets[r] >= v) {
+      Napi::RangeError::New(env, "logprobForward: a target is outside the vocabulary").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  float* probs = f32_arg(info, 0, n * v, fn);
+  float* lp = probs ? f32_arg(info, 2, n, fn) : nullptr;
+  float* ent = lp ? f32_arg(info, 3, n, fn) : nullptr;
+  if (ent) crl::logprob_forward(probs, targets, lp, ent, n, v);
+  return env.Undefined();
+}
+
+// v8Math(x: Float64Array, log: boolean): x[i] = exp(x[i]) (or log) with the functions logprobForward
+// uses; false when they are missing. For the loader's check against Math.exp / Math.log.
+Napi::Value V8Math(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!crl::logprob_available()) return Napi::Boolean::New(env, false);
+  if (info.Length() < 2 || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+    Napi::TypeError::New(env, "v8Math(x: Float64Array, log: boolean)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  auto x = info[0].As<Napi::Float64Array>();
+  crl::v8_math_apply(x.Data(), static_cast<int64_t>(x.ElementLength()), info[1].ToBoolean().Value());
+  return Napi::Boolean::New(env, true);
+}
+
 // rmsnormForward(out, rstd, inp, weight, n, c, eps)
 Napi::Value RmsnormForward(const Napi::CallbackInfo& info) {
   const char* fn = "rmsnormForward";
@@ -180,6 +224,8 @@ void register_ops(Napi::Env env, Napi::Object exports) {
   exports.Set("causalSoftmaxForward", Napi::Function::New(env, CausalSoftmaxForward, "causalSoftmaxForward"));
   exports.Set("causalSoftmaxBackward", Napi::Function::New(env, CausalSoftmaxBackward, "causalSoftmaxBackward"));
   exports.Set("decodeAttentionStep", Napi::Function::New(env, DecodeAttentionStep, "decodeAttentionStep"));
+  exports.Set("logprobForward", Napi::Function::New(env, LogprobForward, "logprobForward"));
+  exports.Set("v8Math", Napi::Function::New(env, V8Math, "v8Math"));
   exports.Set("ropeRotate", Napi::Function::New(env, RopeRotate, "ropeRotate"));
   exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));
   exports.Set("rmsnormBackward", Napi::Function::New(env, RmsnormBackward, "rmsnormBackward"));

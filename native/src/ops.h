@@ -40,6 +40,13 @@ void decode_step(const float* qkv, const int32_t* slots, const int32_t* position
 void rope_rotate(float* x, int64_t n, int64_t heads, int64_t row_stride, const int32_t* positions, const float* cos,
                  const float* sin, int64_t half, double sign);
 
+// logprob.ts's logprobForward (logits in probs are replaced by probabilities; log-prob of each
+// row's target, -1 = none, and entropy), bit-identical to it (logprob.cc says how). Only when
+// logprob_available(); v8_math_apply applies the exp (or log) it uses, for the loader's check.
+bool logprob_available();
+void logprob_forward(float* probs, const int32_t* targets, float* logprobs, float* entropies, int64_t n, int64_t v);
+void v8_math_apply(double* x, int64_t n, bool log);
+
 // RMSNorm (rmsnorm.ts): out = x * rstd * w, rstd[r] = 1 / sqrt(mean(x_r^2) + eps). inp, out: [N, C].
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t n, int64_t c, float eps);
 // Adds into dinp [N, C] and dweight [C]. Rows run in order on one thread, so dweight's sums are

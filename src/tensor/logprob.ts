@@ -3,6 +3,8 @@
  * and the entropy (PPO needs both, trainable.ts). N = rows, V = vocabulary.
  * Computed in float64 accumulators so training log-probs match the sampler's to ~1e-6.
  */
+import { nativeOps } from './native-ops.ts';
+
 export interface LogprobForwardArgs {
   probs: Float32Array; // [N, V] logits in, probabilities out (in place, kept for backward)
   targets: Int32Array; // [N] target id per row; -1 = no target (logprob 0)
@@ -12,7 +14,13 @@ export interface LogprobForwardArgs {
   v: number;
 }
 
-export function logprobForward({ probs, targets, logprobs, entropies, n, v }: LogprobForwardArgs): void {
+/** The native twin when available (native-ops.ts: bit-identical, both threads); logprobForwardTs otherwise. */
+export function logprobForward(a: LogprobForwardArgs): void {
+  if (nativeOps?.logprobForward) nativeOps.logprobForward(a);
+  else logprobForwardTs(a);
+}
+
+export function logprobForwardTs({ probs, targets, logprobs, entropies, n, v }: LogprobForwardArgs): void {
   for (let r = 0; r < n; r++) {
     const o = r * v;
     let mx = -Infinity;

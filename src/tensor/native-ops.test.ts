@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
 import { nativeOps } from './native-ops.ts';
+import { logprobForwardTs, type LogprobForwardArgs } from './logprob.ts';
 import { rmsnormBackwardTs, rmsnormForwardTs } from './rmsnorm.ts';
 import { ropeRotateTs, ropeTable } from './rope.ts';
 import {
@@ -130,6 +131,42 @@ describe.skipIf(!nativeOps && !requireNative)('native ops vs TypeScript twins', 
       { numRuns: 150 },
     );
     console.log(`rmsnorm native vs TS max rel diff ${worst.toExponential(2)}`);
+  });
+
+  it('log-prob head matches its TypeScript twin bit for bit (the same exp and log as Math.exp / Math.log)', () => {
+    expect(ops.logprobForward).not.toBeNull(); // this Node exports V8's exp / log (checked at load)
+    fc.assert(
+      fc.property(dims, ({ n, f: v, scale, seed }) => {
+        const rng = new Rng(seed);
+        const logits = buf(rng, n * v, scale);
+        const targets = Int32Array.from({ length: n }, (_, r) => (r % 5 === 4 ? -1 : rng.int(v)));
+        const run = (fn: (a: LogprobForwardArgs) => void) => {
+          const a = {
+            probs: logits.slice(),
+            targets,
+            logprobs: new Float32Array(n),
+            entropies: new Float32Array(n),
+            n,
+            v,
+          };
+          fn(a);
+          return [...a.probs, ...a.logprobs, ...a.entropies];
+        };
+        expect(run(ops.logprobForward!)).toEqual(run(logprobForwardTs));
+      }),
+      { numRuns: 120 },
+    );
+    // Enough rows to split across both threads.
+    const rng = new Rng(4);
+    const n = 700,
+      v = 128;
+    const logits = buf(rng, n * v, 8);
+    const targets = Int32Array.from({ length: n }, () => rng.int(v));
+    const a = { probs: logits.slice(), targets, logprobs: new Float32Array(n), entropies: new Float32Array(n), n, v };
+    const b = { ...a, probs: logits.slice(), logprobs: new Float32Array(n), entropies: new Float32Array(n) };
+    ops.logprobForward!(a);
+    logprobForwardTs(b);
+    expect([...a.probs, ...a.logprobs, ...a.entropies]).toEqual([...b.probs, ...b.logprobs, ...b.entropies]);
   });
 
   it('rope matches its TypeScript twin bit for bit (both compute in double), forward and inverse', () => {

@@ -13,6 +13,7 @@
  */
 import { nativeAddon, type NativeAddon } from './native.ts';
 import type { AttentionBackwardArgs, AttentionForwardArgs } from './attention.ts';
+import type { LogprobForwardArgs } from './logprob.ts';
 import type { RmsnormBackwardArgs, RmsnormForwardArgs } from './rmsnorm.ts';
 import type { RopeArgs } from './rope.ts';
 import type { CausalSoftmaxArgs, CausalSoftmaxBackwardArgs } from './softmax.ts';
@@ -39,6 +40,11 @@ export interface NativeOps {
   swigluBackward(a: SwigluBackwardArgs): void;
   causalSoftmaxForward(a: CausalSoftmaxArgs): void;
   causalSoftmaxBackward(a: CausalSoftmaxBackwardArgs): void;
+  /**
+   * logprob.ts's forward, bit-identical to it (the running Node's own exp and log; rows on both
+   * threads). Null when this Node does not export them or they differ from Math.exp / Math.log.
+   */
+  logprobForward: ((a: LogprobForwardArgs) => void) | null;
   /** RoPE in place; sign 1 forward, -1 the inverse (the backward). Bit-identical to rope.ts. */
   ropeRotate(a: RopeArgs, sign: number): void;
   rmsnormForward(a: RmsnormForwardArgs): void;
@@ -57,6 +63,19 @@ export interface NativeOps {
   attentionBackward: ((a: AttentionBackwardArgs) => void) | null;
 }
 
+/**
+ * Whether the addon's exp / log are JavaScript's: equal bit for bit on a spread of arguments (the
+ * reduced range, both tails, subnormal results, special values). Cheap, once per process.
+ */
+function sameMathAsJs(addon: NativeAddon): boolean {
+  const xs: number[] = [0, -0, 1, -1, 0.5, 708, 709.7, -745, -746, 1e-300, 5e-324, Infinity, -Infinity, NaN];
+  for (let i = 0; i < 2000; i++) xs.push(Math.sin(i * 12.9898) * (i % 4 === 0 ? 700 : i % 4 === 1 ? 30 : 1));
+  const e = Float64Array.from(xs);
+  const l = Float64Array.from(xs, (x) => Math.abs(x));
+  if (!addon.v8Math(e, false) || !addon.v8Math(l, true)) return false;
+  return xs.every((x, i) => Object.is(e[i], Math.exp(x)) && Object.is(l[i], Math.log(Math.abs(x))));
+}
+
 function bind(addon: NativeAddon): NativeOps {
   return {
     swigluForward: ({ out, sig, inp, n, f }) => addon.swigluForward(out, sig, inp, n, f),
@@ -64,6 +83,10 @@ function bind(addon: NativeAddon): NativeOps {
     causalSoftmaxForward: ({ x, offset, blocks, l }) => addon.causalSoftmaxForward(x, offset, blocks, l),
     causalSoftmaxBackward: ({ grad, gradOffset, probs, probsOffset, blocks, l }) =>
       addon.causalSoftmaxBackward(grad, gradOffset, probs, probsOffset, blocks, l),
+    logprobForward: sameMathAsJs(addon)
+      ? ({ probs, targets, logprobs, entropies, n, v }) =>
+          addon.logprobForward(probs, targets, logprobs, entropies, n, v)
+      : null,
     ropeRotate: ({ x, n, nHeads, rowStride, offset, positions, table }, sign) =>
       addon.ropeRotate(x, offset, n, nHeads, rowStride, positions, table.cos, table.sin, table.half, sign),
     rmsnormForward: ({ out, rstd, inp, weight, n, c, eps }) => addon.rmsnormForward(out, rstd, inp, weight, n, c, eps),

@@ -55,6 +55,16 @@ export interface NativeAddon {
     d: number,
     out: Float32Array,
   ): void;
+  logprobForward(
+    probs: Float32Array,
+    targets: Int32Array,
+    logprobs: Float32Array,
+    entropies: Float32Array,
+    n: number,
+    v: number,
+  ): void;
+  /** x[i] = exp(x[i]) (or log) with logprobForward's functions; false when it has none. */
+  v8Math(x: Float64Array, log: boolean): boolean;
   ropeRotate(
     x: Float32Array,
     offset: number,
