@@ -172,6 +172,58 @@ Napi::Value LogprobForward(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// extendAttention(qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out); only when logprobAvailable().
+Napi::Value ExtendAttention(const Napi::CallbackInfo& info) {
+  const char* fn = "extendAttention";
+  Napi::Env env = info.Env();
+  if (!crl::logprob_available()) {
+    Napi::Error::New(env, "extendAttention: this Node exports no v8 ieee754 exp").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  int64_t iv[5];  // r, s, h, hkv, d
+  const size_t idx[5] = {4, 7, 8, 9, 10};
+  for (int i = 0; i < 5; ++i)
+    if ((iv[i] = int_arg(info, idx[i], fn)) < 0) return env.Undefined();
+  const int64_t r = iv[0], s = iv[1], h = iv[2], hkv = iv[3], d = iv[4];
+  if (hkv == 0 || h % hkv != 0) {
+    Napi::RangeError::New(env, std::string(fn) + ": h must be a multiple of hkv (>= 1)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const int32_t* ints[3];
+  const int64_t need[3] = {r + 1, r, r};
+  for (size_t a = 1; a <= 3; ++a) {
+    if (!info[a].IsTypedArray() || info[a].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+        static_cast<int64_t>(info[a].As<Napi::TypedArray>().ElementLength()) < need[a - 1]) {
+      Napi::TypeError::New(env, std::string(fn) + ": argument " + std::to_string(a) + " must be an Int32Array of >= " +
+                                    std::to_string(need[a - 1]))
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    ints[a - 1] = info[a].As<Napi::Int32Array>().Data();
+  }
+  const int32_t *starts = ints[0], *prefixes = ints[1], *slots = ints[2];
+  const int64_t rows = r == 0 ? 0 : starts[r];
+  const float* qkv = f32_arg(info, 0, rows * (h + 2 * hkv) * d, fn);
+  float* kc = qkv ? f32_arg(info, 5, 0, fn) : nullptr;
+  float* vc = kc ? f32_arg(info, 6, 0, fn) : nullptr;
+  float* out = vc ? f32_arg(info, 11, rows * h * d, fn) : nullptr;
+  if (!out) return env.Undefined();
+  const int64_t cache_len = std::min(info[5].As<Napi::Float32Array>().ElementLength(), info[6].As<Napi::Float32Array>().ElementLength());
+  std::vector<char> seen(static_cast<size_t>(cache_len / std::max<int64_t>(1, hkv * s * d)) + 1, 0);
+  for (int64_t i = 0; i < r; ++i) {
+    const int64_t u = starts[i + 1] - starts[i];
+    if (starts[i] < 0 || u < 0 || prefixes[i] < 0 || prefixes[i] + u > s || slots[i] < 0 ||
+        (static_cast<int64_t>(slots[i]) + 1) * hkv * s * d > cache_len || seen[slots[i]]++) {
+      Napi::RangeError::New(env, std::string(fn) + ": request " + std::to_string(i) +
+                                     " has rows, prefix or slot outside the cache (or a slot used twice)")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  crl::extend_attention(qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out);
+  return env.Undefined();
+}
+
 // v8Math(x: Float64Array, log: boolean): x[i] = exp(x[i]) (or log) with the functions logprobForward
 // uses; false when they are missing. For the loader's check against Math.exp / Math.log.
 Napi::Value V8Math(const Napi::CallbackInfo& info) {
@@ -225,6 +277,7 @@ void register_ops(Napi::Env env, Napi::Object exports) {
   exports.Set("causalSoftmaxBackward", Napi::Function::New(env, CausalSoftmaxBackward, "causalSoftmaxBackward"));
   exports.Set("decodeAttentionStep", Napi::Function::New(env, DecodeAttentionStep, "decodeAttentionStep"));
   exports.Set("logprobForward", Napi::Function::New(env, LogprobForward, "logprobForward"));
+  exports.Set("extendAttention", Napi::Function::New(env, ExtendAttention, "extendAttention"));
   exports.Set("v8Math", Napi::Function::New(env, V8Math, "v8Math"));
   exports.Set("ropeRotate", Napi::Function::New(env, RopeRotate, "ropeRotate"));
   exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));

@@ -14,6 +14,11 @@
 #include <dlfcn.h>
 #endif
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "gemm.h"
 #include "thread-pool.h"
 
 namespace crl {
@@ -80,9 +85,76 @@ static void logprob_rows(float* probs, const int32_t* targets, float* logprobs, 
   }
 }
 
+// decode-attention.ts maskedSoftmaxRow: softmax over x[0 : len] in double, zeros on [len, width).
+static void masked_softmax_row(float* x, int64_t len, int64_t width) {
+  const MathFn fexp = v8_math().exp;
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j < len; ++j)
+    if (x[j] > mx) mx = x[j];
+  double sum = 0;
+  for (int64_t j = 0; j < len; ++j) {
+    const double e = fexp(static_cast<double>(x[j]) - mx);
+    x[j] = static_cast<float>(e);
+    sum += e;
+  }
+  const double inv = 1 / sum;
+  for (int64_t j = 0; j < len; ++j) x[j] = static_cast<float>(static_cast<double>(x[j]) * inv);
+  for (int64_t j = len; j < width; ++j) x[j] = 0.f;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
+
+namespace {
+struct ExtendJob {
+  const float* qkv;
+  const int32_t *starts, *prefixes, *slots;
+  const float *kc, *vc;
+  int64_t s, h, hkv, d;
+  float* out;
+};
+
+void extend_task(void* ctx, int64_t t) {
+  const ExtendJob& j = *static_cast<const ExtendJob*>(ctx);
+  const int64_t i = t / j.h, hh = t % j.h, kv = hh / (j.h / j.hkv);
+  const int64_t row0 = j.starts[i], u = j.starts[i + 1] - row0, width = j.prefixes[i] + u;
+  if (u == 0) return;
+  const int64_t d = j.d, c = j.h * d, w = (j.h + 2 * j.hkv) * d;
+  const int64_t base = (static_cast<int64_t>(j.slots[i]) * j.hkv + kv) * j.s * d;
+  thread_local std::vector<float> scratch;
+  if (static_cast<int64_t>(scratch.size()) < u * width) scratch.resize(u * width);
+  // scores[t, 0:width] = scale * Q_hh[t] @ K_kv[0:width]^T
+  GemmParams p{};
+  p.m = u; p.n = width; p.k = d; p.trans_b = true; p.batch = 1;
+  p.alpha = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));  // as decode-attention.ts's alpha
+  p.lda = w; p.ldb = d; p.ldc = width;
+  gemm_serial(j.qkv + row0 * w + hh * d, j.kc + base, scratch.data(), p);
+  for (int64_t q = 0; q < u; ++q) masked_softmax_row(scratch.data() + q * width, j.prefixes[i] + q + 1, width);
+  // out_hh[t] = p[t] @ V_kv[0:width]
+  GemmParams o{};
+  o.m = u; o.n = d; o.k = width; o.alpha = 1.f; o.batch = 1;
+  o.lda = width; o.ldb = d; o.ldc = c;
+  gemm_serial(scratch.data(), j.vc + base, j.out + row0 * c + hh * d, o);
+}
+}  // namespace
+
+void extend_attention(const float* qkv, const int32_t* starts, const int32_t* prefixes, const int32_t* slots,
+                      int64_t r, float* kc, float* vc, int64_t s, int64_t h, int64_t hkv, int64_t d, float* out) {
+  const int64_t w = (h + 2 * hkv) * d;
+  for (int64_t i = 0; i < r; ++i) {
+    for (int64_t row = starts[i]; row < starts[i + 1]; ++row) {
+      const int64_t pos = prefixes[i] + row - starts[i];
+      for (int64_t kv = 0; kv < hkv; ++kv) {
+        const int64_t dst = ((static_cast<int64_t>(slots[i]) * hkv + kv) * s + pos) * d;
+        std::memcpy(kc + dst, qkv + row * w + (h + kv) * d, sizeof(float) * d);
+        std::memcpy(vc + dst, qkv + row * w + (h + hkv + kv) * d, sizeof(float) * d);
+      }
+    }
+  }
+  ExtendJob job{qkv, starts, prefixes, slots, kc, vc, s, h, hkv, d, out};
+  pool().run(r * h, extend_task, &job);
+}
 
 void logprob_forward(float* probs, const int32_t* targets, float* logprobs, float* entropies, int64_t n, int64_t v) {
   // Rows are independent: both threads, same results.

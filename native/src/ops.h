@@ -33,6 +33,16 @@ void decode_attention(const float* q, const float* kc, const float* vc, float* o
 void decode_step(const float* qkv, const int32_t* slots, const int32_t* positions, int64_t count, float* kc,
                  float* vc, int64_t s, int64_t h, int64_t hkv, int64_t d, float* out);
 
+// Prefill with prefix reuse (src/model/decode-attention.ts extendAttention for every request of one
+// kv-extend.ts call): request i's new rows starts[i] .. starts[i + 1] of qkv ([q | k | v] rows,
+// (H + 2 Hkv) D wide), prefixes[i] tokens already cached in slot slots[i]. Writes their k, v into
+// kc, vc [B, Hkv, S, D], then out[row] = attention over the slot's first prefix + t + 1 keys. The
+// same products (gemm_serial) and the TypeScript path's double-precision softmax with V8's exp
+// (logprob.cc), so bit-identical to it; (request, head) pairs run in parallel. Needs
+// logprob_available().
+void extend_attention(const float* qkv, const int32_t* starts, const int32_t* prefixes, const int32_t* slots,
+                      int64_t r, float* kc, float* vc, int64_t s, int64_t h, int64_t hkv, int64_t d, float* out);
+
 // RoPE (rope.ts): in place over n rows (row r at x + r * row_stride) of `heads` heads of 2 * half
 // values, pair (i, i + half) rotated by the table's angle at positions[r] (sign -1: the inverse).
 // Computed in double like the TypeScript twin (float products are exact in double), so the

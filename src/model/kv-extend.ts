@@ -7,6 +7,7 @@
  * a long prefill costs a few [N, F] buffers, not a training workspace's per-layer activations.
  */
 import { embeddingForward } from '../tensor/embedding.ts';
+import { nativeOps } from '../tensor/native-ops.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
 import { attentionShape } from './config.ts';
 import { extendAttention, writeKv } from './decode-attention.ts';
@@ -54,6 +55,9 @@ export function extendForward(a: ExtendArgs): void {
     const kc = kCache[l]!;
     const vc = vCache[l]!;
     const attend = (qkv: Float32Array, att: Float32Array): void => {
+      // One native call for every request (bit-identical to the loop below), when available.
+      const step = nativeOps?.extendAttentionStep;
+      if (step) return step({ qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out: att });
       for (let i = 0; i < r; i++) {
         const u = starts[i + 1]! - starts[i]!;
         for (let t = 0; t < u; t++) {

@@ -35,6 +35,22 @@ export interface DecodeStepArgs {
   // Scratch of the TypeScript path (qbuf, scores, obuf) is accepted and ignored.
 }
 
+/** Arguments of every request's extendAttention in one kv-extend.ts call (src/model/decode-attention.ts). */
+export interface ExtendStepArgs {
+  qkv: Float32Array; // [N, (H + 2 Hkv) D] the new rows of all requests, post-RoPE
+  starts: Int32Array; // [R + 1] request i's rows are starts[i] .. starts[i + 1]
+  prefixes: Int32Array; // [R] tokens already cached in each request's slot
+  slots: Int32Array; // [R] distinct
+  r: number; // R
+  kc: Float32Array; // [B, Hkv, S, D]
+  vc: Float32Array; // [B, Hkv, S, D]
+  s: number;
+  h: number;
+  hkv: number;
+  d: number;
+  out: Float32Array; // [N, H D]
+}
+
 export interface NativeOps {
   swigluForward(a: SwigluForwardArgs): void;
   swigluBackward(a: SwigluBackwardArgs): void;
@@ -45,6 +61,13 @@ export interface NativeOps {
    * threads). Null when this Node does not export them or they differ from Math.exp / Math.log.
    */
   logprobForward: ((a: LogprobForwardArgs) => void) | null;
+  /**
+   * Writes every request's new k, v into the caches and attends them against their cached
+   * prefixes: decode-attention.ts's writeKv + extendAttention for all requests in one call,
+   * (request, head) pairs on both threads, bit-identical to it (same products, the same
+   * double-precision softmax with JavaScript's exp). Null when logprobForward is.
+   */
+  extendAttentionStep: ((a: ExtendStepArgs) => void) | null;
   /** RoPE in place; sign 1 forward, -1 the inverse (the backward). Bit-identical to rope.ts. */
   ropeRotate(a: RopeArgs, sign: number): void;
   rmsnormForward(a: RmsnormForwardArgs): void;
@@ -77,15 +100,20 @@ function sameMathAsJs(addon: NativeAddon): boolean {
 }
 
 function bind(addon: NativeAddon): NativeOps {
+  const jsMath = sameMathAsJs(addon);
   return {
     swigluForward: ({ out, sig, inp, n, f }) => addon.swigluForward(out, sig, inp, n, f),
     swigluBackward: ({ dinp, dout, inp, sig, n, f }) => addon.swigluBackward(dinp, dout, inp, sig, n, f),
     causalSoftmaxForward: ({ x, offset, blocks, l }) => addon.causalSoftmaxForward(x, offset, blocks, l),
     causalSoftmaxBackward: ({ grad, gradOffset, probs, probsOffset, blocks, l }) =>
       addon.causalSoftmaxBackward(grad, gradOffset, probs, probsOffset, blocks, l),
-    logprobForward: sameMathAsJs(addon)
+    logprobForward: jsMath
       ? ({ probs, targets, logprobs, entropies, n, v }) =>
           addon.logprobForward(probs, targets, logprobs, entropies, n, v)
+      : null,
+    extendAttentionStep: jsMath
+      ? ({ qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out }) =>
+          addon.extendAttention(qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out)
       : null,
     ropeRotate: ({ x, n, nHeads, rowStride, offset, positions, table }, sign) =>
       addon.ropeRotate(x, offset, n, nHeads, rowStride, positions, table.cos, table.sin, table.half, sign),

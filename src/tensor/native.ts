@@ -63,6 +63,20 @@ export interface NativeAddon {
     n: number,
     v: number,
   ): void;
+  extendAttention(
+    qkv: Float32Array,
+    starts: Int32Array,
+    prefixes: Int32Array,
+    slots: Int32Array,
+    r: number,
+    kc: Float32Array,
+    vc: Float32Array,
+    s: number,
+    h: number,
+    hkv: number,
+    d: number,
+    out: Float32Array,
+  ): void;
   /** x[i] = exp(x[i]) (or log) with logprobForward's functions; false when it has none. */
   v8Math(x: Float64Array, log: boolean): boolean;
   ropeRotate(
