@@ -14,7 +14,9 @@ function run(cmd: string, args: string[], options: { cwd: string; env?: NodeJS.P
     encoding: 'utf8',
     timeout: 60_000,
   });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  // Under CRL_NATIVE=0 every process prints one notice that it uses the TypeScript kernels.
+  const stderr = r.stderr.replace(/^compaction-rl: native kernels unavailable.*\n/m, '');
+  return { code: r.status, stdout: r.stdout, stderr };
 }
 
 /** bin/crl resolves tsx from the package, not the current directory (docs/cli.md, "Installing"). */
