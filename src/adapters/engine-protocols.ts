@@ -10,9 +10,10 @@ import type { SampleRequest, SampleResult, SamplingParams } from '../rollout/typ
  * - `sglang`: native `POST /generate` with `input_ids`, `return_logprob`, and
  *   `meta_info.output_token_logprobs` as `[logprob, token_id, text]` triples; `no_stop_trim` keeps
  *   the stop token in the output.
- * The same schemas serve both sides: the client (http-sampler.ts) builds requests and parses
- * responses; `crl serve` (sampler-server.ts) parses requests and builds responses, so the
- * client's tests run against a real server process.
+ * The client (http-sampler.ts) builds requests and parses responses. `crl serve`
+ * (sampler-server.ts) answers /generate with the SGLang schemas here, and /v1/completions with the
+ * whole OpenAI completions API (openai-completions.ts), so the client's tests run against a real
+ * server process.
  */
 export type EngineProtocolName = 'vllm' | 'sglang';
 
@@ -20,25 +21,16 @@ export type EngineProtocolName = 'vllm' | 'sglang';
 export interface EngineProtocol {
   path: string;
   /** Client: the HTTP body for one request. */
-  requestBody(o: { request: SampleRequest; params: SamplingParams; model: string }): unknown;
+  requestBody(o: { request: SampleRequest; params: SamplingParams; model?: string }): unknown;
   /** Client: the engine's JSON answer -> a SampleResult (throws a message on a malformed one). */
   parseResponse(json: unknown, request: SampleRequest): SampleResult;
-  /** Server: an HTTP body -> the request and its sampling params (zod errors name the field). */
-  parseRequest(json: unknown): { request: SampleRequest; params: SamplingParams };
-  /** Server: a SampleResult -> the engine's JSON answer. */
-  responseBody(o: { result: SampleResult; model: string; promptTokens: number }): unknown;
+  /** Server (SGLang only): an HTTP body -> the request and its sampling params (zod errors name the field). */
+  parseRequest?(json: unknown): { request: SampleRequest; params: SamplingParams };
+  /** Server (SGLang only): a SampleResult -> the engine's JSON answer. */
+  responseBody?(o: { result: SampleResult; model: string; promptTokens: number }): unknown;
 }
 
 const TokenIds = z.array(z.number().int().nonnegative());
-
-const VllmRequest = z.object({
-  model: z.string().optional(),
-  prompt: TokenIds.min(1),
-  max_tokens: z.number().int().nonnegative(),
-  temperature: z.number().min(0).default(1),
-  top_p: z.number().gt(0).max(1).default(1),
-  stop_token_ids: TokenIds.default([]),
-});
 
 const VllmResponse = z.object({
   choices: z
@@ -107,13 +99,13 @@ function parseWith<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
 const vllm: EngineProtocol = {
   path: '/v1/completions',
   requestBody: ({ request, params, model }) => ({
-    model,
+    ...(model === undefined ? {} : { model }), // absent: the server's one model (vLLM rejects unknown names)
     prompt: request.prompt,
     max_tokens: request.maxTokens,
     temperature: params.temperature,
     top_p: params.topP,
     stop_token_ids: request.stopTokens,
-    logprobs: 1,
+    logprobs: 0, // the sampled token's logprob only (no top-k to compute)
     return_tokens_as_token_ids: true,
     skip_special_tokens: false,
   }),
@@ -126,31 +118,6 @@ const vllm: EngineProtocol = {
     };
     return withStopToken(r, c.stop_reason, request);
   },
-  parseRequest(json) {
-    const b = parseWith(VllmRequest, json, 'request');
-    return {
-      request: { prompt: b.prompt, maxTokens: b.max_tokens, stopTokens: b.stop_token_ids },
-      params: { temperature: b.temperature, topP: b.top_p },
-    };
-  },
-  responseBody: ({ result, model, promptTokens }) => ({
-    object: 'text_completion',
-    model,
-    choices: [
-      {
-        index: 0,
-        text: '',
-        finish_reason: result.finishReason,
-        stop_reason: result.finishReason === 'stop' ? result.tokens[result.tokens.length - 1] : null,
-        logprobs: { tokens: result.tokens.map((t) => `token_id:${t}`), token_logprobs: result.logprobs },
-      },
-    ],
-    usage: {
-      prompt_tokens: promptTokens,
-      completion_tokens: result.tokens.length,
-      total_tokens: promptTokens + result.tokens.length,
-    },
-  }),
 };
 
 const sglang: EngineProtocol = {

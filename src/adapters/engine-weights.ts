@@ -12,9 +12,14 @@ export const UPDATE_WEIGHTS_PATH = '/update_weights_from_disk';
 export const UpdateWeightsRequest = z.object({ model_path: z.string().min(1) });
 const UpdateWeightsResponse = z.object({ success: z.boolean(), message: z.string().default('') });
 
+/** The environment variable that holds the engine's admin token, on both sides (crl serve, crl train). */
+export const ADMIN_TOKEN_ENV = 'CRL_ADMIN_TOKEN';
+
 export async function updateWeightsFromDisk(options: {
   url: string;
   modelPath: string;
+  /** Sent as `Authorization: Bearer <token>` (crl serve refuses weight loads without it). */
+  token?: string;
   timeoutMs?: number;
 }): Promise<void> {
   const endpoint = new URL(UPDATE_WEIGHTS_PATH, options.url);
@@ -22,7 +27,10 @@ export async function updateWeightsFromDisk(options: {
   try {
     res = await fetch(endpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: {
+        'content-type': 'application/json',
+        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      },
       body: JSON.stringify({ model_path: options.modelPath }),
       signal: AbortSignal.timeout(options.timeoutMs ?? 300_000),
     });

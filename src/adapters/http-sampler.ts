@@ -36,7 +36,7 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
       `engine URL ${JSON.stringify(options.url)} is not a URL; expected e.g. http://127.0.0.1:8000`,
     );
   }
-  const model = options.model ?? 'default';
+  const model = options.model;
   const timeoutMs = options.timeoutMs ?? 120_000;
   const retries = options.retries ?? 2;
 
@@ -72,7 +72,7 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
   }
 
   async function one(request: SampleRequest, params: SamplingParams): Promise<SampleResult> {
-    const json = await post(protocol.requestBody({ request, params, model }));
+    const json = await post(protocol.requestBody({ request, params, ...(model === undefined ? {} : { model }) }));
     try {
       return protocol.parseResponse(json, request);
     } catch (e) {

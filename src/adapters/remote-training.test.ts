@@ -39,9 +39,12 @@ describe('training against a remote engine (crl train --engine-url, a real crl s
     // logprob would disagree with the trainer's recompute.
     await tinyCheckpoint(join(root, 'engine-init'), 1);
     await tinyCheckpoint(join(root, 'trainer-init'), 2);
-    const child = spawn(CRL, ['serve', '--policy', join(root, 'engine-init'), '--port', '0'], {
+    // The engine loads weights only with its admin token and only from under the run's directory.
+    const token = 'remote-training-test-token';
+    const child = spawn(CRL, ['serve', '--policy', join(root, 'engine-init'), '--port', '0', '--weights-dir', root], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CRL_ADMIN_TOKEN: token },
     });
     children.push(child);
     const url: string = await new Promise((resolve, reject) => {
@@ -70,7 +73,7 @@ describe('training against a remote engine (crl train --engine-url, a real crl s
         '--out',
         run,
       ],
-      { cwd: ROOT, encoding: 'utf8' },
+      { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CRL_ADMIN_TOKEN: token } },
     );
     expect(r.status, r.stderr).toBe(0);
     const metrics = readMetrics(join(run, 'metrics.jsonl'));
@@ -98,10 +101,13 @@ describe('training against a remote engine (crl train --engine-url, a real crl s
     });
     expect(farFromStart).toBeGreaterThan(1e-3); // the engine's own first weights would give other numbers
 
-    // A weight update the engine cannot load is an error with its reason.
-    await expect(updateWeightsFromDisk({ url, modelPath: join(root, 'missing') })).rejects.toThrow(EngineError);
-    await expect(updateWeightsFromDisk({ url, modelPath: join(root, 'missing') })).rejects.toThrow(
-      /weight update failed \(HTTP 400\).*missing/,
+    // A weight update the engine refuses is an EngineError with its reason.
+    await expect(updateWeightsFromDisk({ url, modelPath: join(root, 'missing'), token })).rejects.toThrow(EngineError);
+    await expect(updateWeightsFromDisk({ url, modelPath: join(root, 'missing'), token })).rejects.toThrow(
+      /weight update failed \(HTTP 400\).*inside one of this server's --weights-dir/,
+    );
+    await expect(updateWeightsFromDisk({ url, modelPath: join(root, 'engine-init') })).rejects.toThrow(
+      /weight update failed \(HTTP 401\).*admin token/,
     );
   }, 120_000);
 

@@ -31,6 +31,10 @@ const USER_ERRORS = new Set([
   'TokenizerError',
   'TokenizerMismatchError',
   'ChatTemplateError',
+  'KnobsError',
+  'HarborTaskError',
+  'ViewInputError',
+  'SandboxUnavailableError',
 ]);
 
 /**

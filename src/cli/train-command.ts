@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { ADMIN_TOKEN_ENV } from '../adapters/engine-weights.ts';
 import { join, resolve } from 'node:path';
 import { camelFlag, CONFIG_FLAGS, flagsToConfig } from '../config/config-flags.ts';
 import { ConfigError } from '../config/config-error.ts';
@@ -116,7 +117,14 @@ export function registerTrainCommand(program: Command): void {
       }
     }
     // train() creates the run directory only once the config and every input have loaded.
-    await train({ runDir, config, actor, progress: createProgress({ label: config.name }) });
+    const engineToken = process.env[ADMIN_TOKEN_ENV];
+    await train({
+      runDir,
+      config,
+      actor,
+      progress: createProgress({ label: config.name }),
+      ...(engineToken ? { engineToken } : {}),
+    });
     printSummary(runDir);
   });
 }

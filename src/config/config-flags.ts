@@ -70,7 +70,7 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     flag: 'engine-url',
     path: ['engine', 'url'],
     kind: 'string',
-    help: 'sample on a remote SGLang-API engine at this URL (e.g. one `crl serve` started); weights are pushed each iteration',
+    help: "sample on a remote SGLang-API engine at this URL (e.g. one `crl serve` started); weights are pushed each iteration, with the engine's admin token from CRL_ADMIN_TOKEN",
   },
 ];
 

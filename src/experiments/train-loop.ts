@@ -41,6 +41,8 @@ export async function train(options: {
   system?: string;
   /** A pipeline directory the run belongs to (its provenance names paths relative to it). */
   root?: string;
+  /** A remote engine's admin token (config.engine), from the environment, never from the config. */
+  engineToken?: string;
   progress?: ProgressReporter;
 }): Promise<{ lastIteration: number; models: TrainerModels }> {
   const { config } = options;
@@ -59,6 +61,7 @@ export async function train(options: {
     rollout,
     rng: new Rng(mixSeed(config.seed, 0)),
     engineWeightsDir: join(paths.root, 'engine-weights'),
+    ...(options.engineToken ? { engineToken: options.engineToken } : {}),
   });
   // The run directory appears only now, once the config resolved and every input loaded (task
   // family, rollout config, model or init checkpoint): a failed start leaves nothing behind.

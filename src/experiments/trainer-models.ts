@@ -69,6 +69,8 @@ export async function buildTrainerModels(options: {
   rng: Rng;
   /** Where the policy is written for a remote engine to load (config.engine). */
   engineWeightsDir?: string;
+  /** The engine's admin token for its weight endpoint (never stored in the config). */
+  engineToken?: string;
 }): Promise<TrainerModels> {
   const { config, tokenizer, family, rng } = options;
   const optim = (lr: number): OptimizerConfig => ({
@@ -128,7 +130,11 @@ export async function buildTrainerModels(options: {
     publish: async () => {
       if (!engine) return; // the ModelSampler reads the live parameter buffer
       await saveCheckpoint(options.engineWeightsDir!, { policy });
-      await updateWeightsFromDisk({ url: engine.url, modelPath: options.engineWeightsDir! });
+      await updateWeightsFromDisk({
+        url: engine.url,
+        modelPath: options.engineWeightsDir!,
+        ...(options.engineToken ? { token: options.engineToken } : {}),
+      });
     },
     save: (dir, meta) => saveCheckpoint(dir, { policy, ...(critic ? { critic } : {}), meta }),
     restore: (dir) => restoreCheckpoint(dir, { policy, critic }),
