@@ -1,13 +1,11 @@
 import { existsSync } from 'node:fs';
-import {
-  getLlama,
-  LlamaLogLevel,
-  type ControlledEvaluateInputItem,
-  type Llama,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaModel,
-  type Token,
+import type {
+  ControlledEvaluateInputItem,
+  Llama,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaModel,
+  Token,
 } from 'node-llama-cpp';
 
 /**
@@ -29,19 +27,25 @@ let llamaPromise: Promise<Llama> | null = null;
 
 /** The llama.cpp runtime, loaded once per process. */
 export function llamaRuntime(): Promise<Llama> {
-  llamaPromise ??= getLlama({
-    gpu: false,
-    build: 'never',
-    usePrebuiltBinaries: true,
-    skipDownload: true,
-    progressLogs: false,
-    logLevel: LlamaLogLevel.error,
-  }).catch((e: unknown) => {
-    llamaPromise = null;
-    throw new LlamaCppError(
-      `cannot load llama.cpp (node-llama-cpp's prebuilt CPU binary for ${process.platform}-${process.arch}): ${(e as Error).message}`,
-    );
-  });
+  // Imported here, not at the top: every crl command loads this module, few use llama.cpp, and
+  // the import alone costs about 0.3 s of CPU.
+  llamaPromise ??= import('node-llama-cpp')
+    .then(({ getLlama, LlamaLogLevel }) =>
+      getLlama({
+        gpu: false,
+        build: 'never',
+        usePrebuiltBinaries: true,
+        skipDownload: true,
+        progressLogs: false,
+        logLevel: LlamaLogLevel.error,
+      }),
+    )
+    .catch((e: unknown) => {
+      llamaPromise = null;
+      throw new LlamaCppError(
+        `cannot load llama.cpp (node-llama-cpp's prebuilt CPU binary for ${process.platform}-${process.arch}): ${(e as Error).message}`,
+      );
+    });
   return llamaPromise;
 }
 

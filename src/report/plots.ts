@@ -1,5 +1,3 @@
-import * as vega from 'vega';
-import * as vl from 'vega-lite';
 import type { CurvePoint } from './collect-runs.ts';
 import { FIGURES, type FigureDef } from './figures.ts';
 
@@ -56,6 +54,8 @@ export function bandPoints(points: readonly CurvePoint[], metric: string): BandP
 export async function renderCurve(options: { def: FigureDef; points: readonly CurvePoint[] }): Promise<string | null> {
   const values = bandPoints(options.points, options.def.metric);
   if (values.length === 0) return null;
+  // Loaded on first use: every crl command imports this module, few draw figures.
+  const [vega, vl] = await Promise.all([import('vega'), import('vega-lite')]);
   const seeds = Math.max(...values.map((v) => v.n));
   const x = { field: 'iteration', type: 'quantitative' as const, title: 'iteration' };
   const color = { field: 'system', type: 'nominal' as const };
