@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 
 /**
- * Request checks of `crl serve` that run before a body is read (docs/decisions/0016):
+ * Request checks of `crl serve` that run before a body is read (docs/decisions/0019):
  * Host against the bound address (DNS rebinding), Origin (cross-site requests from a browser),
  * Content-Type, a bearer token for the admin endpoint, and a body size bound that is enforced
  * from Content-Length and again while streaming.

@@ -13,7 +13,7 @@ const PROMPT = tokenizer.encode('<bos> <sys> you are an agent <eot> <user>');
 
 /**
  * `crl serve`'s weight endpoint and request guards against a real server process
- * (docs/decisions/0016): token, JSON only, Host and Origin, the --weights-dir allow-list,
+ * (docs/decisions/0019): token, JSON only, Host and Origin, the --weights-dir allow-list,
  * checkpoint validation with the old weights kept, bounded bodies and concurrency.
  */
 describe('crl serve security (a real crl serve process)', () => {

@@ -9,7 +9,7 @@ import { resolveCheckpointDir } from '../experiments/policy-source.ts';
 import { CliError } from './errors.ts';
 
 /**
- * `crl serve`'s weight loading (/update_weights_from_disk, docs/decisions/0016): only from the
+ * `crl serve`'s weight loading (/update_weights_from_disk, docs/decisions/0019): only from the
  * directories named with --weights-dir, by real path (no `..` or symlink escape), and only a
  * checkpoint whose model matches the served one and whose weights are finite; the swap happens
  * after every check, so on any failure the old weights keep serving.
