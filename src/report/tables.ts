@@ -76,7 +76,7 @@ function systemTable(
   }));
   for (const [a, b, only] of o.diffs ?? [])
     rows.push({
-      label: `Δ ${label(a)} − ${label(b)}`,
+      label: `Δ ${label(a)} vs ${label(b)}`,
       cells: cols.map(([env, mode]) =>
         only === mode || only === '*' ? diffCell(ctx.evals, q(ctx, a, mode, env), q(ctx, b, mode, env)) : 'n/a',
       ),
@@ -102,7 +102,7 @@ export function buildTables(evals: readonly EvalResult[], options: TableOptions 
     systemTable(ctx, {
       id: 'table2',
       title: 'Table 2 analogue: Pass@1',
-      caption: `single window x1 vs compacted ${xk}, both at C = ${C}${has2x ? `; the 2x-context system's x1 is its own single window at 2C = ${2 * C}, its ${xk} its policy with compaction at C` : ''}. Δ rows: paired differences in points (same family, seed and tasks), 95% bootstrap interval, then each seed`,
+      caption: `single window x1 and compacted ${xk}, both at C = ${C}${has2x ? `; the 2x-context system's x1 is its own single window at 2C = ${2 * C}, its ${xk} its policy with compaction at C` : ''}. Δ A vs B: A minus B in points, paired on the same family, seed and tasks, 95% bootstrap interval, then each seed`,
       systems: ['base', 'ppo-single-window', ...(has2x ? [DOUBLE] : []), 'compaction-rl'],
       diffs: [
         ['compaction-rl', 'base', xk],
@@ -146,7 +146,7 @@ function fixedBudgetTable(ctx: Ctx): Omit<Table, 'notes'> {
     [`base (SFT), x1 at 2C = ${C2}`, at('base', 'x1', C2)],
     [`RL w/o compaction, x1 at C = ${ctx.C}`, at('ppo-single-window', 'x1', ctx.C)],
     [
-      `Δ CompactionRL ${ctx.xk} − 2x context x1`,
+      `Δ CompactionRL ${ctx.xk} vs 2x context x1`,
       (env) =>
         diffCell(
           ctx.evals,
