@@ -35,7 +35,10 @@ export async function updateWeightsFromDisk(options: {
       signal: AbortSignal.timeout(options.timeoutMs ?? 300_000),
     });
   } catch (e) {
-    throw new EngineError(`${endpoint.href}: ${(e as Error).message}`);
+    const cause = (e as { cause?: Error }).cause;
+    throw new EngineError(
+      `${endpoint.href}: cannot reach the engine (${(e as Error).message}${cause ? `: ${cause.message}` : ''}); is it running at ${options.url}?`,
+    );
   }
   const text = await res.text();
   let parsed: z.infer<typeof UpdateWeightsResponse> | undefined;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +26,9 @@ describe('bin/crl from anywhere', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Usage: crl');
+    const v = run(CRL, ['--version'], { cwd: '/' });
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect([v.code, v.stdout.trim()]).toEqual([0, pkg.version]);
   });
 
   it('runs through a symlink on PATH, as npm link and a global install put it', () => {
@@ -38,6 +41,22 @@ describe('bin/crl from anywhere', () => {
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Usage: crl run');
+  });
+
+  it('runs as `crl` after a global install (npm install -g), from /', () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'crl-global-'));
+    const install = run(
+      'npm',
+      ['install', '--global', '--prefix', prefix, '--offline', '--ignore-scripts', '--no-audit', '--no-fund', ROOT],
+      { cwd: '/' },
+    );
+    expect(install.code, install.stderr).toBe(0);
+    const r = run('crl', ['train', '--help'], {
+      cwd: '/',
+      env: { ...process.env, PATH: `${join(prefix, 'bin')}${delimiter}${process.env.PATH ?? ''}` },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Usage: crl train');
   });
 
   it('runs through npx in another project that installed this package', () => {

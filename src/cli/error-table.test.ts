@@ -107,6 +107,14 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     expectUserError(budget, /batchEpisodes: .*\(--batch\)/);
     expectUserError(init, /no-such-base/);
     expect(readdirSync(dir)).toEqual([]);
+    const [both, engine] = await Promise.all([
+      crl(['train', ...TINY_RUN, '--init', ckpt, '--from-scratch', '--out', join(dir, 'c')]),
+      // An engine that is not there is found before the run starts: nothing left behind.
+      crl(['train', ...TINY_RUN, '--init', ckpt, '--engine-url', 'http://127.0.0.1:9', '--out', join(dir, 'e')]),
+    ]);
+    expectUserError(both, /--init and --from-scratch contradict/);
+    expectUserError(engine, /cannot reach the engine .*is it running at http:\/\/127\.0\.0\.1:9/);
+    expect(readdirSync(dir)).toEqual([]);
     const fixed = await crl(['train', ...TINY_RUN, '--init', ckpt, '--out', join(dir, 'b')]);
     expect(fixed.code, fixed.stderr).toBe(0);
   });
@@ -172,6 +180,25 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     expect(readdirSync(dir)).toEqual(['eps.jsonl']); // no partial file left behind
   });
 
+  it('Ctrl-C during crl run keeps --out as it was and the finished episodes in the partial file', async () => {
+    const dir = tmp('interrupt');
+    const out = join(dir, 'eps.jsonl');
+    writeFileSync(out, 'before\n');
+    const args = ['run', '--env', 'kv-ledger', '--policy', ckpt, '--episodes', '2000', '--concurrency', '1'];
+    const child = spawn(CRL, [...args, '--out', out, '--force'], { stdio: 'ignore' });
+    const partial = join(dir, `eps.jsonl.partial-${child.pid}`);
+    const deadline = Date.now() + 200_000;
+    while (Date.now() < deadline && !(existsSync(partial) && readFileSync(partial, 'utf8').includes('\n')))
+      await new Promise((r) => setTimeout(r, 100));
+    child.kill('SIGINT');
+    const signal = await new Promise((r) => child.on('close', (_code, s) => r(s)));
+    expect(signal).toBe('SIGINT');
+    const kept = readFileSync(partial, 'utf8').split('\n').filter(Boolean);
+    expect(kept.length).toBeGreaterThan(0);
+    for (const line of kept) expect(JSON.parse(line)).toHaveProperty('episodeId');
+    expect(readFileSync(out, 'utf8')).toBe('before\n');
+  });
+
   it('crl report on an empty or missing directory, or with --training-windows abc: user errors, nothing created', async () => {
     const dir = tmp('report');
     mkdirSync(join(dir, 'empty'));
@@ -214,11 +241,13 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     const first = await crl([...base, '--out', join(dir, 'b')]);
     expect(first.code, first.stderr).toBe(0);
     const config = readFileSync(join(dir, 'b', 'config.json'), 'utf8');
-    const [other, none, train] = await Promise.all([
+    const [other, none, train, resumeAsRl] = await Promise.all([
       crl(['sft', '--env', 'kv-ledger', '--model', 'tiny', '--out', join(dir, 'b')]),
       crl(['sft', '--out', join(dir, 'b')]),
       crl(['sft', '--out', finished]),
+      crl(['train', '--resume', join(dir, 'b')]),
     ]);
+    expectUserError(resumeAsRl, /holds an SFT run \(crl sft\), not an RL run: continue it with crl sft --out/);
     expectUserError(other, /other settings:\n\s+- env\.name: stored "chunk-sum", now "kv-ledger"/);
     expect(none.code, none.stderr).toBe(0);
     expect(none.stderr).toMatch(/resuming .* with its stored config/);

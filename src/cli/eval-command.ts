@@ -13,7 +13,6 @@ import { FORCE_HELP, prepareOutputFile } from './outputs.ts';
 import { parseKnobsFlag } from './json-flag.ts';
 import { checkTask } from './load-envs.ts';
 import { parseSummaryWriter } from './run-flags.ts';
-import { asUserError } from './train-command.ts';
 
 const int = (min: number) => z.coerce.number().int().min(min);
 const EvalFlagsSchema = z
@@ -113,7 +112,12 @@ export function registerEvalCommand(program: Command): void {
           throw new CliError(
             `${p === f.policy ? '--policy' : '--summary-writer'}: no such GGUF file ${gguf} (write one with crl export --format gguf)`,
           );
-        if (!gguf && p !== 'expert' && !(remote && p === f.policy)) asUserError(() => resolveCheckpointDir(p));
+        if (!gguf && p !== 'expert' && !(remote && p === f.policy))
+          try {
+            resolveCheckpointDir(p);
+          } catch (e) {
+            throw new CliError(`${p === f.policy ? '--policy' : '--summary-writer'}: ${(e as Error).message}`);
+          }
       }
       if (!f.out && (f.policy === 'expert' || remote))
         throw new CliError(`--out is required when --policy is ${remote ? 'a remote engine' : '"expert"'}`);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { readFileSync } from 'node:fs';
 import { setCommandLine } from '../util/provenance.ts';
 import { reportError } from './errors.ts';
 // One line per subcommand: import its register function here and call it below.
@@ -17,6 +18,7 @@ import { registerExportCommand } from './export-command.ts';
 export function buildProgram(): Command {
   const program = new Command('crl')
     .description('CompactionRL: train and run long-horizon agents that compact their own context')
+    .version(packageVersion(), '--version', 'print the version of crl')
     // Parse errors throw instead of exiting, so reportError maps them to exit 2 (docs/cli.md);
     // set before the subcommands are registered, which inherit it.
     .exitOverride()
@@ -49,4 +51,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
 // Run when executed directly (`node --import tsx src/cli/main.ts`); bin/crl and tests import it.
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli/main.ts')) {
   process.exitCode = await runCli(process.argv);
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
 }

@@ -41,6 +41,9 @@ export interface ServeReady {
   protocols: Record<string, string>;
 }
 
+/** Below this an admin token is called out as guessable (16 hex digits are 64 bits). */
+const MIN_TOKEN_LENGTH = 16;
+
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 export function registerServeCommand(program: Command): void {
@@ -140,15 +143,24 @@ export function registerServeCommand(program: Command): void {
         model,
         protocols: Object.fromEntries(Object.entries(ENGINE_PROTOCOLS).map(([k, p]) => [k, p.path])),
       };
-      process.stdout.write(`${JSON.stringify(ready)}\n`);
       if (!isLoopback(f.host))
         log(
           `crl: warning: listening on ${f.host}, reachable from other machines: anyone who can connect can sample from this model; use --host 127.0.0.1 unless that is what you want`,
+        );
+      if (f.adminToken && opts.adminToken !== undefined)
+        log(
+          `crl: warning: --admin-token is visible to other users of this machine in the process list; set ${ADMIN_TOKEN_ENV} instead`,
+        );
+      if (f.adminToken && f.adminToken.length < MIN_TOKEN_LENGTH)
+        log(
+          `crl: warning: the admin token has ${f.adminToken.length} characters, short enough to guess; use at least ${MIN_TOKEN_LENGTH} random ones (openssl rand -hex 16)`,
         );
       if (!f.adminToken && roots.length > 0)
         log(
           `crl: warning: --weights-dir without an admin token: ${UPDATE_WEIGHTS_PATH} stays disabled (set ${ADMIN_TOKEN_ENV} or --admin-token)`,
         );
+      // Warnings first: whoever waits for the ready line has them by then.
+      process.stdout.write(`${JSON.stringify(ready)}\n`);
       log(
         `crl serve: ${model} at ${server.url} (vllm ${ready.protocols.vllm}, sglang ${ready.protocols.sglang}; weight loading ${f.adminToken ? `enabled from ${roots.join(', ')}` : 'disabled'}); Ctrl-C stops`,
       );

@@ -8,6 +8,11 @@ import { loadTokenizer } from '../model/load-tokenizer.ts';
 import type { PolicyModel } from '../model/policy.ts';
 
 const TOKEN = 'a-long-random-admin-token-for-tests';
+
+/** Waits (up to 20 s) for a condition on a child's output, which arrives on its own schedule. */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 100));
+}
 const { tokenizer } = loadTokenizer('word');
 const PROMPT = tokenizer.encode('<bos> <sys> you are an agent <eot> <user>');
 
@@ -83,6 +88,8 @@ describe('crl serve security (a real crl serve process)', () => {
   }
 
   it('loads a checkpoint under --weights-dir with the token, and refuses every other request', async () => {
+    await until(() => /process list/.test(server.stderr()));
+    expect(server.stderr()).toMatch(/--admin-token is visible to other users .* set CRL_ADMIN_TOKEN instead/);
     const before = await sampled();
     expect(gapTo(first, before)).toBeLessThan(1e-4);
 
@@ -240,5 +247,14 @@ describe('crl serve: the endpoint is off without a token; risky flags are called
     });
     expect(noDir.status).toBe(2);
     expect(noDir.stderr).toMatch(/name at least one/);
+    // A token from the environment is not in the process list, but a short one is still called out.
+    const short = await startServe(['--policy', join(root, 'ckpt'), '--weights-dir', root], {
+      ...process.env,
+      CRL_ADMIN_TOKEN: 'secret',
+    });
+    await until(() => /short enough to guess/.test(short.stderr()));
+    short.stop();
+    expect(short.stderr()).toMatch(/the admin token has 6 characters, short enough to guess/);
+    expect(short.stderr()).not.toMatch(/process list/);
   });
 });

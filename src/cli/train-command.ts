@@ -83,6 +83,10 @@ export function registerTrainCommand(program: Command): void {
       const resume = opts.resume;
       const stored = asUserError(() => readRunConfig(resume));
       runDir = stored.paths.root;
+      if (stored.system === 'base')
+        throw new CliError(
+          `${runDir} holds an SFT run (crl sft), not an RL run: continue it with crl sft --out ${runDir}, or start RL from it with crl train --init ${runDir}`,
+        );
       config = parseTrainConfig(stored.config, stored.paths.config);
       const done = asUserError(() => latestCheckpoint(stored.paths.root))?.iteration ?? 0;
       if (done >= config.iterations) {
@@ -99,6 +103,8 @@ export function registerTrainCommand(program: Command): void {
           overrides: asUserError(() => flagsToConfig(opts)),
         }),
       );
+      if (config.model.init && opts.fromScratch)
+        throw new CliError('--init and --from-scratch contradict each other: drop --from-scratch to start from --init');
       runDir = opts.out ?? join('runs', newRunName(config.name));
       checkNewRunDir(runDir);
       checkTask({ env: config.env.name, knobs: config.env.knobs });

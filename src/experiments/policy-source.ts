@@ -26,8 +26,7 @@ export function resolveCheckpointDir(path: string): string {
     if (!latest) throw new Error(`run ${path} has no checkpoint yet`);
     return latest.dir;
   }
-  if (!existsSync(path))
-    throw new Error(`policy ${JSON.stringify(path)}: no such checkpoint or run directory (or use "expert")`);
+  if (!existsSync(path)) throw new Error(`${JSON.stringify(path)}: no such checkpoint or run directory`);
   return path;
 }
 
@@ -38,6 +37,10 @@ export function resolveCheckpointDir(path: string): string {
 export async function tokenizerForPolicy(options: { policy: string; given?: string }): Promise<LoadedTokenizer> {
   if (options.policy === 'expert' || /^(vllm|sglang|llamacpp):/.test(options.policy))
     return loadTokenizer(options.given ?? 'word');
+  if (!existsSync(options.policy))
+    throw new Error(
+      `${JSON.stringify(options.policy)} is neither "expert", vllm:URL, sglang:URL, llamacpp:FILE.gguf nor a checkpoint or run directory`,
+    );
   const dir = resolveCheckpointDir(options.policy);
   const ref = await readCheckpointTokenizer(dir);
   return tokenizerForCheckpoint({ what: `checkpoint ${dir}`, ref, given: options.given });

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ppoUpdate } from '../rl/ppo-update.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
@@ -65,8 +65,24 @@ export async function train(options: {
   });
   // The run directory appears only now, once the config resolved and every input loaded (task
   // family, rollout config, model or init checkpoint): a failed start leaves nothing behind.
-  if (!existsSync(paths.config))
+  const fresh = !existsSync(paths.config);
+  let published = false;
+  if (fresh) {
+    const before = existsSync(paths.root) ? new Set(readdirSync(paths.root)) : null;
     createRunDir({ dir: paths.root, system: options.system ?? config.name, config, root: options.root });
+    // A remote engine is an input too: it must load the first weights before the run counts as
+    // started, so a wrong URL or admin token leaves nothing behind either.
+    try {
+      await models.publish();
+      published = config.engine !== undefined;
+    } catch (e) {
+      if (before === null) rmSync(paths.root, { recursive: true, force: true });
+      else
+        for (const f of readdirSync(paths.root))
+          if (!before.has(f)) rmSync(join(paths.root, f), { recursive: true, force: true });
+      throw e;
+    }
+  }
   const ppoConfig = {
     ...config.ppo,
     trainSummaries: config.ablation.trainSummaries,
@@ -78,7 +94,8 @@ export async function train(options: {
   for (let iteration = start + 1; iteration <= config.iterations; iteration++) {
     const rng = new Rng(mixSeed(config.seed, iteration));
     const t0 = performance.now();
-    await models.publish();
+    if (!published) await models.publish();
+    published = false;
     const records = await sampleEpisodes({
       family,
       knobs: config.env.knobs,
