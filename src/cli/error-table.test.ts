@@ -180,6 +180,38 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     expect(readdirSync(dir)).toEqual(['eps.jsonl']); // no partial file left behind
   });
 
+  it('crl eval and crl report refuse an existing output without --force; a failing eval leaves it byte-identical', async () => {
+    const dir = tmp('eval-keep');
+    const out = join(dir, 'eval.json');
+    writeFileSync(out, '{"an":"earlier result"}\n');
+    mkdirSync(join(dir, 'rep'));
+    writeFileSync(join(dir, 'rep', 'report.md'), 'earlier report\n');
+    const ev = ['eval', '--env', 'chunk-sum', '--tasks', '1', '--samples', '1', '--windows', '1', '--out', out];
+    const [exists, engine, report] = await Promise.all([
+      crl([...ev, '--policy', 'expert']),
+      crl([...ev, '--policy', 'vllm:http://127.0.0.1:9', '--force']),
+      crl(['report', finished, '--out', join(dir, 'rep')]),
+    ]);
+    expectUserError(exists, /--out .*eval\.json already exists; pass --force/);
+    expectUserError(engine, /cannot reach the engine/);
+    expectUserError(report, /--out .*rep already holds report\.md; pass --force/);
+    expect(readFileSync(out, 'utf8')).toBe('{"an":"earlier result"}\n');
+    expect(readFileSync(join(dir, 'rep', 'report.md'), 'utf8')).toBe('earlier report\n');
+    expect(readdirSync(dir).sort()).toEqual(['eval.json', 'rep']);
+    const forced = await crl([...ev, '--policy', 'expert', '--force']);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toHaveProperty('modes');
+  });
+
+  it('crl reproduce refuses an --out that holds something other than a pipeline, and leaves it alone', async () => {
+    const before = readdirSync(finished).sort();
+    expectUserError(
+      await crl(['reproduce', '--preset', 'smoke', '--out', finished]),
+      /is not a crl reproduce directory \(no pipeline\.json\); choose a new or empty directory/,
+    );
+    expect(readdirSync(finished).sort()).toEqual(before);
+  });
+
   it('Ctrl-C during crl run keeps --out as it was and the finished episodes in the partial file', async () => {
     const dir = tmp('interrupt');
     const out = join(dir, 'eps.jsonl');

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { getPreset, presetNames, withTokenizer, type Preset } from '../experiments/presets.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
@@ -93,6 +93,7 @@ export function registerReproduceCommand(program: Command): void {
           preset = stored;
           outDir = opts.resume;
         } else {
+          if (opts.out) checkPipelineOut(opts.out);
           preset = restrictPreset(
             asUserError(() => getPreset(presetName)),
             opts,
@@ -116,5 +117,24 @@ export function registerReproduceCommand(program: Command): void {
         });
         process.stdout.write(`${JSON.stringify(summary)}\n`);
       },
+    );
+}
+
+/**
+ * A pipeline's --out: new, empty, or an earlier pipeline of crl reproduce (continued, its runs
+ * checked against the preset); any other directory (a run, a home directory) is refused.
+ */
+function checkPipelineOut(dir: string): void {
+  let entries: string[];
+  try {
+    if (!statSync(dir).isDirectory()) throw new CliError(`--out ${dir} is a file; name a directory`);
+    entries = readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  if (entries.length > 0 && !entries.includes(RUN_FILES.pipeline))
+    throw new CliError(
+      `--out ${dir} exists and is not a crl reproduce directory (no ${RUN_FILES.pipeline}); choose a new or empty directory`,
     );
 }
