@@ -207,6 +207,7 @@ export class KvDecoder {
         rope: this.net.rope,
         buf,
         attend,
+        packed: packed?.layers[l],
         prof,
         label: 'decode-',
       });
