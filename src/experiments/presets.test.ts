@@ -40,7 +40,20 @@ describe('reproduce presets', () => {
     },
   );
 
+  // table4-mixed reuses the quick preset's base and its seed 0: same SFT config, same RL config per system.
+  it('table4-mixed: the quick preset with one shared base and five RL seeds', () => {
+    const quick = getPreset('quick');
+    const t4 = getPreset('table4-mixed');
+    expect(t4.baseSeed).toBe(0);
+    expect(t4.seeds).toEqual([0, 1, 2, 3, 4]);
+    expect(t4.sft).toEqual(quick.sft);
+    expect(t4.knobs).toEqual(quick.knobs);
+    expect(t4.train).toEqual(quick.train);
+    expect(t4.eval.windows).toEqual(quick.eval.windows);
+    expect(t4.systems.every((s) => quick.systems.includes(s))).toBe(true);
+  });
+
   it('an unknown preset names the valid ones', () => {
-    expect(() => getPreset('nope')).toThrow(/quick, full, table4, smoke/);
+    expect(() => getPreset('nope')).toThrow(/quick, full, table4, table4-mixed, smoke/);
   });
 });
