@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEvalResult } from '../eval/eval-result.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
@@ -181,12 +181,13 @@ describe('crl experiments commands (spawned)', () => {
   it('reproduce (smoke preset) ends with the results JSON line', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'crl-rep-')), 'p');
     // --seeds runs a part of a preset; it is recorded in pipeline.json, and --resume keeps it.
-    const r = crl(['reproduce', '--preset', 'smoke', '--seeds', '3', '--out', out]);
+    // --out is given relative to the working directory here and absolute on resume: the same pipeline.
+    const r = crl(['reproduce', '--preset', 'smoke', '--seeds', '3', '--out', relative(process.cwd(), out)]);
     expect(r.code).toBe(0);
     expect(JSON.parse(readFileSync(join(out, 'pipeline.json'), 'utf8')).seeds).toEqual([3]);
     expect(existsSync(join(out, 'systems', 'base--chunk-sum--s3'))).toBe(true);
     const summary = JSON.parse(r.last);
-    expect(summary.runDir).toBe(out);
+    expect(summary.runDir).toBe(relative(process.cwd(), out));
     for (const s of ['base', 'compaction-rl', 'ppo-single-window', 'ppo-single-window-2x']) {
       for (const m of ['x1', 'x4']) {
         const v = summary.results[s][m];
@@ -212,7 +213,7 @@ describe('crl experiments commands (spawned)', () => {
     expect(existsSync(join(out, 'report', 'report.html'))).toBe(true);
     const again = crl(['reproduce', '--resume', out]); // everything on disk: skips to the report
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.last)).toEqual(summary);
+    expect(JSON.parse(again.last)).toEqual({ ...summary, runDir: out });
     expect(JSON.parse(readFileSync(join(out, 'pipeline.json'), 'utf8')).invocations).toHaveLength(2);
     // A run directory made with another config is refused (exit 2), or reused and marked mixed.
     stored.config.optim.policyLr = 0.123;

@@ -47,8 +47,12 @@ export async function reproduce(options: {
   allowMixed?: boolean;
   log: Log;
 }): Promise<ReproduceSummary> {
-  const { preset, outDir, log } = options;
-  const root = resolve(outDir);
+  const { preset, log } = options;
+  // Absolute from here on: paths inside stored configs (model.init) are then written relative to
+  // the pipeline directory in config hashes (util/provenance.ts), whatever directory the command
+  // ran from and however --out was spelled, so a resume from elsewhere is not taken for a mix.
+  const root = resolve(options.outDir);
+  const outDir = root;
   mkdirSync(join(outDir, RUN_FILES.eval), { recursive: true });
   const pipeline = openPipelineFile({ outDir, presetName: options.presetName, actor: options.actor, preset });
   const guard = createReuseGuard({ root, allowMixed: options.allowMixed ?? false, onMixed: pipeline.addMixed });
@@ -130,7 +134,7 @@ export async function reproduce(options: {
     contextWindow: C,
   });
   const evals = collectReportData([outDir]).evals;
-  return { runDir: outDir, results: headline({ evals, systems: ['base', ...preset.systems], K, C }) };
+  return { runDir: options.outDir, results: headline({ evals, systems: ['base', ...preset.systems], K, C }) };
 }
 
 /**
