@@ -11,10 +11,11 @@
  *   that tells good from bad episodes has a large signal; a uniform push (the whitening's mean
  *   shift applied to advantages near 0) has |used| but no signal.
  *
- *   node --import tsx bench/credit-by-position.ts RUN_DIR... [--from N]
+ *   node --import tsx bench/credit-by-position.ts RUN_DIR... [--from N] [--pool]
  *
  * --from N skips iterations before N (the critic warm-up has no policy update and is always
- * skipped). Markdown to stdout.
+ * skipped). --pool counts the runs together (the seeds of one system) in one table instead of
+ * one table per run. Markdown to stdout.
  */
 import { basename } from 'node:path';
 import { listSampleFiles, readSampleFile } from '../src/report/sample-files.ts';
@@ -30,11 +31,16 @@ interface Acc {
 const args = process.argv.slice(2);
 const fromIdx = args.indexOf('--from');
 const from = fromIdx >= 0 ? Number(args[fromIdx + 1]) : 1;
+const pool = args.includes('--pool');
 const runs = args.filter((a, i) => !a.startsWith('--') && (fromIdx < 0 || i !== fromIdx + 1));
 if (runs.length === 0 || !Number.isInteger(from)) {
-  console.error('usage: node --import tsx bench/credit-by-position.ts RUN_DIR... [--from N]');
+  console.error('usage: node --import tsx bench/credit-by-position.ts RUN_DIR... [--from N] [--pool]');
   process.exit(2);
 }
+/** Tables to print: each run alone, or (--pool) every run together, named without its seed. */
+const tables: { label: string; dirs: string[] }[] = pool
+  ? [{ label: `${basename(runs[0]!).replace(/--s\d+$/, '')} (${runs.length} runs)`, dirs: runs }]
+  : runs.map((r) => ({ label: basename(r), dirs: [r] }));
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '–');
@@ -43,9 +49,9 @@ console.log(
   '| run | episode | segment | segments after it | tokens | mean abs A_hat | mean abs used | signal (won − lost) |',
 );
 console.log('|---|---|---|---|---|---|---|---|');
-for (const run of runs) {
+for (const table of tables) {
   const groups = new Map<string, Acc>();
-  for (const f of listSampleFiles(run)) {
+  for (const f of table.dirs.flatMap((d) => listSampleFiles(d))) {
     if (f.iteration < from) continue;
     for (const e of readSampleFile(f.path)) {
       if (!e.credit.policyUpdated) continue;
@@ -72,7 +78,7 @@ for (const run of runs) {
     const [kind, seg, after] = key.split('\u0000');
     const signal = mean(g.win) - mean(g.lose);
     console.log(
-      `| ${basename(run)} | ${kind} | ${seg} | ${after} | ${g.tokens} | ${fmt(g.absA / g.tokens)} | ${fmt(g.absUsed / g.tokens)} | ${fmt(signal)} |`,
+      `| ${table.label} | ${kind} | ${seg} | ${after} | ${g.tokens} | ${fmt(g.absA / g.tokens)} | ${fmt(g.absUsed / g.tokens)} | ${fmt(signal)} |`,
     );
   }
 }
