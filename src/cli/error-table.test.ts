@@ -187,13 +187,15 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     mkdirSync(join(dir, 'rep'));
     writeFileSync(join(dir, 'rep', 'report.md'), 'earlier report\n');
     const ev = ['eval', '--env', 'chunk-sum', '--tasks', '1', '--samples', '1', '--windows', '1', '--out', out];
-    const [exists, engine, report] = await Promise.all([
+    const [exists, engine, nan, report] = await Promise.all([
       crl([...ev, '--policy', 'expert']),
       crl([...ev, '--policy', 'vllm:http://127.0.0.1:9', '--force']),
+      crl([...ev, '--policy', nanCkpt, '--force']),
       crl(['report', finished, '--out', join(dir, 'rep')]),
     ]);
     expectUserError(exists, /--out .*eval\.json already exists; pass --force/);
     expectUserError(engine, /cannot reach the engine/);
+    expectUserError(nan, /non-finite values .* use an earlier checkpoint/);
     expectUserError(report, /--out .*rep already holds report\.md; pass --force/);
     expect(readFileSync(out, 'utf8')).toBe('{"an":"earlier result"}\n');
     expect(readFileSync(join(dir, 'rep', 'report.md'), 'utf8')).toBe('earlier report\n');
