@@ -21,6 +21,7 @@ export async function loadPolicyDir(
     const { policy } = await loadHfModel(dir, options);
     return { policy, meta: null, source: 'hf' };
   }
+  if (!existsSync(dir)) throw new CheckpointFormatError(`${dir}: no such checkpoint or model directory`);
   throw new CheckpointFormatError(
     `${dir} is neither a checkpoint (no trainer_state.json) nor a Hugging Face model directory (config.json with model.safetensors or model.safetensors.index.json)`,
   );
