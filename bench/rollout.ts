@@ -11,7 +11,7 @@ import { loadTokenizer } from '../src/model/load-tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { runEpisodes } from '../src/rollout/runner.ts';
-import { chunkSumFamily } from '../src/rollout/testing/chunk-sum.ts';
+import { chunkSumFamily } from '../src/env/chunk-sum.ts';
 import { RandomEnv, randomTokenSampler } from '../src/rollout/testing/scripted.ts';
 import { textPolicySampler } from '../src/rollout/text-policy-sampler.ts';
 import type { Environment, TokenSampler } from '../src/rollout/types.ts';

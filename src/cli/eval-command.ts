@@ -99,11 +99,7 @@ export function registerEvalCommand(program: Command): void {
       if (f.tail !== undefined) rollout.tailSteps = f.tail;
       // Every input is checked before the evaluation starts and before --out is touched.
       const knobs = parseKnobsFlag(f.knobs);
-      const family = checkTask({ env: f.env, knobs });
-      if (f.variant !== 'default' && !(f.variant in family.variants))
-        throw new CliError(
-          `--variant: ${family.name} has no variant ${JSON.stringify(f.variant)}; valid: default, ${Object.keys(family.variants).join(', ')}`,
-        );
+      checkTask({ env: f.env, knobs, variant: f.variant });
       const writer = parseSummaryWriter(f.summaryWriter);
       const remote = /^(vllm|sglang):/.test(f.policy);
       for (const p of [f.policy, ...(writer.kind === 'checkpoint' ? [writer.path] : [])]) {

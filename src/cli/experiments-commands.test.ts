@@ -165,6 +165,19 @@ describe('crl experiments commands (spawned)', () => {
     ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('valid summary writers');
+    const badVariant = crl([
+      'eval',
+      '--policy',
+      'expert',
+      '--env',
+      'kv-ledger',
+      '--variant',
+      'nope',
+      '--out',
+      join(root, 'v.json'),
+    ]);
+    expect(badVariant.code).toBe(2);
+    expect(badVariant.stderr).toMatch(/--variant: unknown variant "nope"; valid variants: default, /);
     const rep = crl(['report', join(root, 'base')]);
     expect(rep.code).toBe(0);
     const html = readFileSync(JSON.parse(rep.last).html, 'utf8');

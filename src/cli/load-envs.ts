@@ -1,32 +1,37 @@
-import { registerBuiltinFamilies } from '../env/builtin.ts';
-import { familyNames, getFamily, registerFamily } from '../env/registry.ts';
+import { taskFamily } from '../env/builtin.ts';
 import type { TaskFamily } from '../env/family.ts';
-import { chunkSumFamily } from '../rollout/testing/chunk-sum.ts';
+import { KnobsError, variantKnobs } from '../env/knobs.ts';
 import { CliError } from './errors.ts';
 
-/** Registers the task families the CLI knows: the built-in suite and the runtime's chunk-sum smoke task. */
-export function loadFamilies(): void {
-  registerBuiltinFamilies();
-  if (!familyNames().includes(chunkSumFamily.name)) registerFamily(chunkSumFamily);
-}
-
 /** Looks up --env; an unknown name is a user error listing the valid names. */
-export function familyFor(name: string): TaskFamily {
+function familyFor(name: string): TaskFamily {
   try {
-    return getFamily(name);
+    return taskFamily(name);
   } catch (e) {
     throw new CliError(`--env: ${(e as Error).message}`);
   }
 }
 
-/** Checks --env and --knobs before any work starts (a bad name or knob is a user error naming its flag). */
-export function checkTask(options: { env: string; knobs: Record<string, unknown> }): TaskFamily {
-  loadFamilies();
+/**
+ * Checks --env, --knobs and (crl eval) --variant before any work starts: a bad name, knob or
+ * variant is a user error naming its flag. The variant's overrides apply on top of the knobs.
+ */
+export function checkTask(options: { env: string; knobs: Record<string, unknown>; variant?: string }): TaskFamily {
   const family = familyFor(options.env);
+  const variant = variantFor(family, options.variant ?? 'default');
   try {
-    family.create(options.knobs); // the family validates its knobs
+    family.create({ ...options.knobs, ...variant }); // the family validates its knobs
   } catch (e) {
     throw new CliError(`--knobs: ${(e as Error).message}`);
   }
   return family;
+}
+
+function variantFor(family: TaskFamily, name: string): Record<string, unknown> {
+  try {
+    return variantKnobs(family, name);
+  } catch (e) {
+    if (e instanceof KnobsError) throw new CliError(`--variant: ${e.problems.join('; ')}`);
+    throw e;
+  }
 }

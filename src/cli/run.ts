@@ -1,6 +1,5 @@
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import type { TaskFamily } from '../env/family.ts';
 import { tokenizerForPolicy } from '../experiments/policy-source.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
@@ -22,6 +21,7 @@ import {
 } from './harbor-run.ts';
 import { parseKnobsFlag } from './json-flag.ts';
 import { checkTask } from './load-envs.ts';
+import { evalTaskSeeds } from '../experiments/eval-runner.ts';
 import { FORCE_HELP, prepareOutputFile } from './outputs.ts';
 import { actorSampler, summarySampler } from './policy-samplers.ts';
 import { parseRunFlags, type RunFlags } from './run-flags.ts';
@@ -45,13 +45,6 @@ export function summarizeRecords(records: readonly EpisodeRecord[]): RunSummary 
     meanGeneratedTokens: mean((r) => r.generatedTokens),
     truncated: records.filter((r) => r.outcome === 'truncated').length,
   };
-}
-
-/** Task seeds: episode i gets the family's eval range, offset by --seed, wrapping around. */
-export function evalTaskSeeds(family: TaskFamily, options: { episodes: number; seed: number }): number[] {
-  const { start, end } = family.evalSeeds;
-  const size = end - start;
-  return Array.from({ length: options.episodes }, (_, i) => start + ((options.seed + i) % size));
 }
 
 export function registerRunCommand(program: Command): void {
@@ -130,7 +123,7 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
     process.stderr.write(
       `crl: warning: ${flags.episodes} episodes exceed the ${size} eval seeds of ${family.name}; seeds repeat\n`,
     );
-  const episodes = evalTaskSeeds(family, flags).map((seed, i) => ({
+  const episodes = evalTaskSeeds(family, { tasks: flags.episodes, offset: flags.seed }).map((seed, i) => ({
     episodeId: `${family.name}-${seed}-${i}`,
     env: family.create(knobs),
     seed,

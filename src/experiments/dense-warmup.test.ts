@@ -6,7 +6,7 @@ import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { createChatLayout, DEFAULT_CHAT_TEMPLATES } from '../rollout/chat-layout.ts';
 import { denseReplay, DenseWarmupSchema, encodeDense } from './dense-warmup.ts';
-import { taskFamily } from './task-families.ts';
+import { taskFamily } from '../env/builtin.ts';
 import { Rng } from '../util/random.ts';
 import { readMetrics } from './metrics-log.ts';
 import { runSft, SftConfigSchema } from './sft.ts';
@@ -188,7 +188,7 @@ describe('dense warm-up', () => {
   }, 120_000);
 
   it('replay: dense sequences as SFT sequences, masked at the supervised positions, deterministic per rng', async () => {
-    const family = await taskFamily('fog-courier');
+    const family = taskFamily('fog-courier');
     const config = DenseWarmupSchema.parse({ probes: 6 });
     const make = (seed: number, n: number) =>
       denseReplay({ family, knobs: {}, layout, config, rng: new Rng(seed), n, maxTokens: 256 });
@@ -221,7 +221,7 @@ describe('dense warm-up', () => {
     expect(make(3, 0)).toEqual([]);
     expect(
       denseReplay({
-        family: await taskFamily('chunk-sum'),
+        family: taskFamily('chunk-sum'),
         knobs: {},
         layout,
         config,

@@ -87,8 +87,16 @@ export function episodeBatchRunner(options: {
   };
 }
 
-/** Task seeds from the family's evaluation range (disjoint from training seeds, method §8). */
-export function evalTaskSeeds(family: TaskFamily, tasks: number, offset = 0): number[] {
-  const size = family.evalSeeds.end - family.evalSeeds.start;
-  return Array.from({ length: tasks }, (_, i) => family.evalSeeds.start + ((offset + i) % size));
+/**
+ * Task seeds from the family's evaluation range (disjoint from training seeds, method §8): task i
+ * gets seed start + (offset + i), wrapping around the range. crl eval uses offset 0; crl run
+ * offsets by its --seed.
+ */
+export function evalTaskSeeds(
+  family: Pick<TaskFamily, 'evalSeeds'>,
+  options: { tasks: number; offset?: number },
+): number[] {
+  const { start, end } = family.evalSeeds;
+  const offset = options.offset ?? 0;
+  return Array.from({ length: options.tasks }, (_, i) => start + ((offset + i) % (end - start)));
 }

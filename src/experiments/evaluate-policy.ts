@@ -2,12 +2,13 @@ import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { evaluate } from '../eval/evaluate.ts';
 import type { EvalResult } from '../eval/eval-result.ts';
 import { formatSummaryWriter, parseSummaryWriter } from '../eval/summary-writer.ts';
+import { variantKnobs } from '../env/knobs.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
 import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
 import { canonicalJson, provenance } from '../util/provenance.ts';
 import { episodeBatchRunner, evalTaskSeeds, summaryWriterFactory } from './eval-runner.ts';
 import { policySamplerFactory, tokenizerForPolicy } from './policy-source.ts';
-import { taskFamily } from './task-families.ts';
+import { taskFamily } from '../env/builtin.ts';
 
 /** Everything `crl eval` needs; the pipeline calls this once per (system, env, variant, writer). */
 export interface EvalRequest {
@@ -53,16 +54,8 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
     policy: req.policy,
     ...(req.tokenizer ? { given: req.tokenizer } : {}),
   });
-  const family = await taskFamily(req.env);
-  let knobs = req.knobs;
-  if (req.variant !== 'default') {
-    const v = family.variants[req.variant];
-    if (!v)
-      throw new Error(
-        `unknown variant ${JSON.stringify(req.variant)} of ${family.name}; valid: default, ${Object.keys(family.variants).join(', ')}`,
-      );
-    knobs = { ...knobs, ...v };
-  }
+  const family = taskFamily(req.env);
+  const knobs = { ...req.knobs, ...variantKnobs(family, req.variant) };
   const spec = parseSummaryWriter(req.summaryWriter);
   const actor = await policySamplerFactory({ policy: req.policy, family, tokenizer });
   const writerCkpt =
@@ -87,7 +80,7 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
     variant: req.variant,
     summaryWriter: formatSummaryWriter(spec),
     contextWindow,
-    taskSeeds: evalTaskSeeds(family, req.tasks),
+    taskSeeds: evalTaskSeeds(family, { tasks: req.tasks }),
     samplesPerTask: req.samplesPerTask,
     windowsList: req.windows,
     trainingWindows: req.trainingWindows,

@@ -4,7 +4,7 @@ import { parseTrainConfig } from '../config/load-config.ts';
 import { getPreset, presetNames } from './presets.ts';
 import { SftConfigSchema } from './sft.ts';
 import { systemOverrides } from './systems.ts';
-import { taskFamily } from './task-families.ts';
+import { taskFamily } from '../env/builtin.ts';
 
 describe('reproduce presets', () => {
   it.each(presetNames())(
@@ -12,7 +12,7 @@ describe('reproduce presets', () => {
     async (name) => {
       const p = getPreset(name);
       for (const env of p.envs) {
-        const family = await taskFamily(env);
+        const family = taskFamily(env);
         const sftKnobs = p.knobs?.[env] ?? {};
         const knobs = { ...sftKnobs, ...(p.rlKnobs?.[env] ?? {}) };
         expect(() => family.create(knobs)).not.toThrow();

@@ -15,7 +15,7 @@ import { createProgress, SFT_FIELDS } from './progress.ts';
 import { createReuseGuard } from './reuse-guard.ts';
 import { runSft, SftConfigSchema } from './sft.ts';
 import { contextWindowOf, DOUBLE_CONTEXT_SYSTEM, systemOverrides, type SystemName } from './systems.ts';
-import { taskFamily } from './task-families.ts';
+import { taskFamily } from '../env/builtin.ts';
 import { train } from './train-loop.ts';
 import type { ActorKind } from './trainer-models.ts';
 
@@ -105,7 +105,7 @@ export async function reproduce(options: {
       for (const req of evalRequests({
         preset,
         env,
-        variants: Object.keys((await taskFamily(env)).variants),
+        variants: Object.keys(taskFamily(env).variants),
         seed,
         trainingWindows: K,
         contextWindow: C,

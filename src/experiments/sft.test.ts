@@ -9,7 +9,7 @@ import { Rng } from '../util/random.ts';
 import { readMetrics } from './metrics-log.ts';
 import { runSft, SftConfigSchema } from './sft.ts';
 import { expertEpisodes, toSequences } from './sft-data.ts';
-import { taskFamily } from './task-families.ts';
+import { taskFamily } from '../env/builtin.ts';
 
 describe('SFT base policy', () => {
   it('a fast smoke run lowers the training loss (tiny model, chunk-sum, fresh episodes)', async () => {
@@ -43,7 +43,7 @@ describe('SFT base policy', () => {
   it('merges exec_j into sum_j without losing or inventing trained tokens, and labels answer values', async () => {
     const source = loadTokenizer('word');
     const tokenizer = source.tokenizer as WordTokenizer;
-    const family = await taskFamily('kv-ledger');
+    const family = taskFamily('kv-ledger');
     const { config: rollout, layout } = resolveRolloutConfig({
       input: { contextWindow: 256, maxWindows: 4 },
       tokenizer: source,
@@ -78,7 +78,7 @@ describe('SFT base policy', () => {
 
   it('mixes in episodes with extra knobs at the given share (short kv-ledger streams)', async () => {
     const source = loadTokenizer('word');
-    const family = await taskFamily('kv-ledger');
+    const family = taskFamily('kv-ledger');
     const { config: rollout, layout } = resolveRolloutConfig({
       input: { contextWindow: 256, maxWindows: 4 },
       tokenizer: source,
@@ -123,7 +123,7 @@ describe('SFT base policy', () => {
   it('lossyGoalP sets how often the summaries drop the question, separately from the facts (hop-search)', async () => {
     const source = loadTokenizer('word');
     const tokenizer = source.tokenizer as WordTokenizer;
-    const family = await taskFamily('hop-search');
+    const family = taskFamily('hop-search');
     const { config: rollout, layout } = resolveRolloutConfig({
       input: { contextWindow: 256, maxWindows: 4 },
       tokenizer: source,

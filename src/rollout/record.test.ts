@@ -10,7 +10,7 @@ import { parseRecordsJsonl, RecordParseError, recordsToJsonl, segmentArrays } fr
 import { readRecordsFile, RecordWriter } from './record-file.ts';
 import { renderEpisode } from './render.ts';
 import { runEpisodes } from './runner.ts';
-import { chunkSumFamily } from './testing/chunk-sum.ts';
+import { chunkSumFamily } from '../env/chunk-sum.ts';
 import { randomTokenSampler, RandomEnv } from './testing/scripted.ts';
 import { textPolicySampler } from './text-policy-sampler.ts';
 

@@ -9,7 +9,7 @@ import { resolveRolloutConfig } from './config.ts';
 import type { EpisodeSpec } from './episode.ts';
 import { recordsToJsonl, type EpisodeRecord } from './record.ts';
 import { runEpisodes } from './runner.ts';
-import { chunkSumFamily } from './testing/chunk-sum.ts';
+import { chunkSumFamily } from '../env/chunk-sum.ts';
 import { lockStepRunEpisodes } from './testing/lockstep-runner.ts';
 import { randomTokenSampler, RandomEnv } from './testing/scripted.ts';
 import { textPolicySampler } from './text-policy-sampler.ts';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { TaskFamily, TextPolicy } from '../../env/family.ts';
-import type { ChatMessage, Environment } from '../types.ts';
-import { Rng } from '../../util/random.ts';
+import type { ChatMessage, Environment } from '../rollout/types.ts';
+import { Rng } from '../util/random.ts';
+import type { TaskFamily, TextPolicy } from './family.ts';
 
 /**
- * chunk-sum: a small built-in scripted task for exercising the runtime end to end
- * before the real task suite lands. The agent reads chunks 0..n-1 (each a value 0..4 plus filler
+ * chunk-sum: the smoke task, a small scripted family that exercises the runtime, training and the
+ * CLI end to end in seconds (the `smoke` preset, CLI tests). The agent reads chunks 0..n-1 (each a value 0..4 plus filler
  * words, so windows fill up) and answers their total. The needed facts — the goal n, the last
  * chunk read and the running total — must survive compaction through the summary.
  */
