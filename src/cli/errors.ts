@@ -35,6 +35,7 @@ const USER_ERRORS = new Set([
   'HarborTaskError',
   'ViewInputError',
   'SandboxUnavailableError',
+  'PolicySourceError',
 ]);
 
 /**

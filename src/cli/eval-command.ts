@@ -5,7 +5,7 @@ import { llamaCppPolicyPath } from '../adapters/llamacpp-sampler.ts';
 import { z } from 'zod';
 import { formatConfigIssues } from '../config/config-error.ts';
 import { evaluatePolicy } from '../experiments/evaluate-policy.ts';
-import { resolveCheckpointDir } from '../experiments/policy-source.ts';
+import { checkPolicy } from '../experiments/policy-source.ts';
 import { readRunConfig } from '../experiments/run-dir.ts';
 import { RUN_FILES } from '../report/run-files.ts';
 import { CliError } from './errors.ts';
@@ -101,20 +101,9 @@ export function registerEvalCommand(program: Command): void {
       const knobs = parseKnobsFlag(f.knobs);
       checkTask({ env: f.env, knobs, variant: f.variant });
       const writer = parseSummaryWriter(f.summaryWriter);
+      checkPolicy({ policy: f.policy, flag: '--policy' });
+      if (writer.kind === 'checkpoint') checkPolicy({ policy: writer.path, flag: '--summary-writer' });
       const remote = /^(vllm|sglang):/.test(f.policy);
-      for (const p of [f.policy, ...(writer.kind === 'checkpoint' ? [writer.path] : [])]) {
-        const gguf = llamaCppPolicyPath(p);
-        if (gguf && !existsSync(gguf))
-          throw new CliError(
-            `${p === f.policy ? '--policy' : '--summary-writer'}: no such GGUF file ${gguf} (write one with crl export --format gguf)`,
-          );
-        if (!gguf && p !== 'expert' && !(remote && p === f.policy))
-          try {
-            resolveCheckpointDir(p);
-          } catch (e) {
-            throw new CliError(`${p === f.policy ? '--policy' : '--summary-writer'}: ${(e as Error).message}`);
-          }
-      }
       if (!f.out && (f.policy === 'expert' || remote))
         throw new CliError(`--out is required when --policy is ${remote ? 'a remote engine' : '"expert"'}`);
       const out = f.out ?? defaultOut(f);

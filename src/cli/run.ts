@@ -23,7 +23,7 @@ import { parseKnobsFlag } from './json-flag.ts';
 import { checkTask } from './load-envs.ts';
 import { evalTaskSeeds } from '../experiments/eval-runner.ts';
 import { FORCE_HELP, prepareOutputFile } from './outputs.ts';
-import { actorSampler, summarySampler } from './policy-samplers.ts';
+import { runSamplers } from './run-samplers.ts';
 import { parseRunFlags, type RunFlags } from './run-flags.ts';
 
 /** The last line `crl run` prints; scripts parse it, so its fields are a contract. */
@@ -90,30 +90,19 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   if (isHarborEnv(flags.env)) return runHarborCommand(flags);
   const knobs = parseKnobsFlag(flags.knobs);
   const family = checkTask({ env: flags.env, knobs }); // validates the knobs once, before any episode
-  let tokenizer;
-  try {
-    tokenizer = await tokenizerForPolicy({
-      policy: flags.policy,
-      ...(flags.tokenizer ? { given: flags.tokenizer } : {}),
-    });
-  } catch (e) {
-    if (e instanceof Error && e.name === 'Error') throw new CliError(`--policy: ${e.message}`);
-    throw e;
-  }
+  const tokenizer = await tokenizerForPolicy({
+    policy: flags.policy,
+    flag: '--policy',
+    ...(flags.tokenizer ? { given: flags.tokenizer } : {}),
+  });
   const { config, layout } = resolveWithFlagNames(() =>
     resolveRolloutConfig({ tokenizer, input: rolloutInput(flags) }),
   );
-  const actor = await actorSampler({
+  const { actor, summarizer } = await runSamplers({
     policy: flags.policy,
+    actor: null,
+    writer: flags.writer,
     family,
-    tokenizer,
-    seed: flags.seed,
-    contextWindow: config.contextWindow,
-  });
-  const summarizer = await summarySampler({
-    choice: flags.writer,
-    family,
-    actor,
     tokenizer,
     seed: flags.seed,
     contextWindow: config.contextWindow,
@@ -143,19 +132,11 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
   const { config, layout } = resolveWithFlagNames(() =>
     resolveRolloutConfig({ tokenizer, input: { ...HARBOR_ROLLOUT_DEFAULTS, ...rolloutInput(flags) } }),
   );
-  const actor =
-    harborPolicySampler({ policy: flags.policy, tokenizer, seed: flags.seed }) ??
-    (await actorSampler({
-      policy: flags.policy,
-      family: null,
-      tokenizer,
-      seed: flags.seed,
-      contextWindow: config.contextWindow,
-    }));
-  const summarizer = await summarySampler({
-    choice: flags.writer,
+  const { actor, summarizer } = await runSamplers({
+    policy: flags.policy,
+    actor: harborPolicySampler({ policy: flags.policy, tokenizer, seed: flags.seed }),
+    writer: flags.writer,
     family: null,
-    actor,
     tokenizer,
     seed: flags.seed,
     contextWindow: config.contextWindow,

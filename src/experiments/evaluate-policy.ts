@@ -6,8 +6,8 @@ import { variantKnobs } from '../env/knobs.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
 import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
 import { canonicalJson, provenance } from '../util/provenance.ts';
-import { episodeBatchRunner, evalTaskSeeds, summaryWriterFactory } from './eval-runner.ts';
-import { policySamplerFactory, tokenizerForPolicy } from './policy-source.ts';
+import { episodeBatchRunner, evalTaskSeeds } from './eval-runner.ts';
+import { policySource, summaryWriterSource, tokenizerForPolicy } from './policy-source.ts';
 import { taskFamily } from '../env/builtin.ts';
 
 /** Everything `crl eval` needs; the pipeline calls this once per (system, env, variant, writer). */
@@ -57,20 +57,19 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
   const family = taskFamily(req.env);
   const knobs = { ...req.knobs, ...variantKnobs(family, req.variant) };
   const spec = parseSummaryWriter(req.summaryWriter);
-  const actor = await policySamplerFactory({ policy: req.policy, family, tokenizer });
-  const writerCkpt =
-    spec.kind === 'checkpoint' ? (await policySamplerFactory({ policy: spec.path, family, tokenizer })).factory : null;
-  const summarizer = summaryWriterFactory({ spec, family, tokenizer, checkpointSampler: () => writerCkpt! });
+  // C is the same in every mode (only K changes): the models are checked against it once.
+  const { contextWindow } = resolveRolloutConfig({ input: { ...req.rollout, maxWindows: 1 }, tokenizer }).config;
+  const actor = await policySource({ policy: req.policy, family, tokenizer, contextWindow });
+  const writer = await summaryWriterSource({ spec, family, tokenizer, contextWindow });
   const run = episodeBatchRunner({
     family,
     knobs,
     rolloutInput: req.rollout,
     tokenizer,
     actor: actor.factory,
-    summarizer,
+    summarizer: writer?.factory ?? null,
     seed: req.seed,
   });
-  const { contextWindow } = resolveRolloutConfig({ input: { ...req.rollout, maxWindows: 1 }, tokenizer }).config;
   const request = evalRequestRecord(req);
   const evaluated = await evaluate({
     run,

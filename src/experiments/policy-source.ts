@@ -1,74 +1,197 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineSamplerFor } from '../adapters/http-sampler.ts';
 import { LlamaCppPolicy, LlamaCppSampler, llamaCppPolicyPath } from '../adapters/llamacpp-sampler.ts';
-import type { TaskFamily } from '../env/family.ts';
-import { loadPolicyDir } from '../model/load-policy.ts';
+import type { TaskFamily, TextPolicy } from '../env/family.ts';
+import { formatSummaryWriter, type SummaryWriterSpec } from '../eval/summary-writer.ts';
 import { readCheckpointTokenizer } from '../model/checkpoint.ts';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
-import { checkTokenizer, tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
+import { loadPolicyDir } from '../model/load-policy.ts';
+import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { ModelSampler } from '../model/sampler.ts';
+import { checkTokenizer, tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
 import { RUN_FILES } from '../report/run-files.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
-import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
+import type { TokenSampler } from '../rollout/types.ts';
+import type { Rng } from '../util/random.ts';
 import { latestCheckpoint } from './checkpoint-store.ts';
-import type { SamplerFactory } from './eval-runner.ts';
 
 /**
- * Resolves what `--policy` (and `checkpoint:PATH` writers) name: 'expert', a model checkpoint
- * directory, or a run directory (its latest checkpoint). `policySamplerFactory` also takes a
- * remote engine, `vllm:URL` or `sglang:URL` (docs/decisions/0010), and a GGUF file run by
- * llama.cpp, `llamacpp:FILE.gguf` (docs/decisions/0015).
+ * What `--policy` and summary writers name, resolved once for crl run, crl eval and the pipeline:
+ * 'expert' (the family's scripted expert), a remote engine `vllm:URL` / `sglang:URL`
+ * (docs/decisions/0010), a GGUF file run by llama.cpp `llamacpp:FILE.gguf` (docs/decisions/0018),
+ * a model checkpoint or Hugging Face directory, or a run directory (its latest checkpoint).
+ * Every check (the file exists, the tokenizer, the vocabulary, the context window) lives here.
  */
+
+/** A policy or writer that cannot be used as named; the message says what to do (exit 2). */
+export class PolicySourceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PolicySourceError';
+  }
+}
+
+/** Makes a sampler from an rng: the acting policy or a writer. */
+export type SamplerFactory = (rng: Rng) => TokenSampler;
+
+/**
+ * A resolved policy. `kind` says what samples: a scripted text policy, a remote engine (which
+ * samples with its own randomness and ignores the rng) or a model run in this process; `source`
+ * names it (for a run directory, the checkpoint it stands for).
+ */
+export interface PolicySource {
+  factory: SamplerFactory;
+  kind: 'scripted' | 'engine' | 'model';
+  source: string;
+}
+
+const POLICY_FORMS = '"expert", vllm:URL, sglang:URL, llamacpp:FILE.gguf, a checkpoint directory or a run directory';
+const ENGINE = /^(vllm|sglang):/;
+
+/** A run directory stands for its latest checkpoint; any other path is taken as a checkpoint. */
 export function resolveCheckpointDir(path: string): string {
   if (existsSync(join(path, RUN_FILES.checkpoints))) {
     const latest = latestCheckpoint(path);
-    if (!latest) throw new Error(`run ${path} has no checkpoint yet`);
+    if (!latest) throw new PolicySourceError(`run ${path} has no checkpoint yet`);
     return latest.dir;
   }
-  if (!existsSync(path)) throw new Error(`${JSON.stringify(path)}: no such checkpoint or run directory`);
+  if (!existsSync(path)) throw new PolicySourceError(`${JSON.stringify(path)}: no such checkpoint or run directory`);
   return path;
 }
 
 /**
- * The tokenizer a command runs with for this --policy: `given` (--tokenizer) if set, checked
- * against a checkpoint's own; else the checkpoint's own; else (expert, remote engine) word.
+ * The cheap checks (no model is loaded), for commands that validate every input before they touch
+ * an output: the GGUF file or the directory exists. `flag` names the input in messages.
  */
-export async function tokenizerForPolicy(options: { policy: string; given?: string }): Promise<LoadedTokenizer> {
-  if (options.policy === 'expert' || /^(vllm|sglang|llamacpp):/.test(options.policy))
-    return loadTokenizer(options.given ?? 'word');
-  if (!existsSync(options.policy))
-    throw new Error(
-      `${JSON.stringify(options.policy)} is neither "expert", vllm:URL, sglang:URL, llamacpp:FILE.gguf nor a checkpoint or run directory`,
+export function checkPolicy(options: { policy: string; flag: string }): void {
+  const { policy, flag } = options;
+  if (policy === 'expert' || ENGINE.test(policy)) return;
+  const gguf = llamaCppPolicyPath(policy);
+  if (gguf) {
+    if (!existsSync(gguf) || !statSync(gguf).isFile())
+      throw new PolicySourceError(`${flag}: no such GGUF file ${gguf} (write one with crl export --format gguf)`);
+    return;
+  }
+  if (!existsSync(policy))
+    throw new PolicySourceError(
+      `${flag}: ${JSON.stringify(policy)} is neither "expert", vllm:URL, sglang:URL, llamacpp:FILE.gguf nor a checkpoint or run directory`,
     );
-  const dir = resolveCheckpointDir(options.policy);
-  const ref = await readCheckpointTokenizer(dir);
-  return tokenizerForCheckpoint({ what: `checkpoint ${dir}`, ref, given: options.given });
+  let dir: string;
+  try {
+    dir = resolveCheckpointDir(policy);
+  } catch (e) {
+    if (e instanceof PolicySourceError) throw new PolicySourceError(`${flag}: ${e.message}`);
+    throw e;
+  }
+  if (!statSync(dir).isDirectory())
+    throw new PolicySourceError(`${flag}: expected ${POLICY_FORMS}, but ${JSON.stringify(policy)} is not a directory`);
 }
 
-export async function policySamplerFactory(options: {
+/**
+ * The tokenizer a command runs with for this --policy: `given` (--tokenizer) if set, checked
+ * against a checkpoint's own; else the checkpoint's own; else (expert, engine, GGUF) word.
+ */
+export async function tokenizerForPolicy(options: {
   policy: string;
-  family: TaskFamily;
+  given?: string;
+  flag?: string;
+}): Promise<LoadedTokenizer> {
+  const { policy, given } = options;
+  if (policy === 'expert' || ENGINE.test(policy) || llamaCppPolicyPath(policy)) return loadTokenizer(given ?? 'word');
+  checkPolicy({ policy, flag: options.flag ?? 'policy' });
+  const dir = resolveCheckpointDir(policy);
+  return tokenizerForCheckpoint({ what: `checkpoint ${dir}`, ref: await readCheckpointTokenizer(dir), given });
+}
+
+/**
+ * Resolves a policy and checks it can run here: a model must speak `tokenizer` and cover the
+ * context window C. `family` is null for task folders, which have no scripted expert.
+ */
+export async function policySource(options: {
+  policy: string;
+  family: TaskFamily | null;
   tokenizer: LoadedTokenizer;
-}): Promise<{ factory: SamplerFactory; source: string }> {
-  if (options.policy === 'expert') {
+  contextWindow: number;
+  /** How messages name the input: '--policy', '--summary-writer' (default 'policy'). */
+  flag?: string;
+}): Promise<PolicySource> {
+  const { policy, family, tokenizer, contextWindow } = options;
+  const flag = options.flag ?? 'policy';
+  checkPolicy({ policy, flag });
+  if (policy === 'expert') {
+    if (!family)
+      throw new PolicySourceError(
+        `${flag} expert: task folders have no scripted expert; use harbor-oracle, a checkpoint or an engine`,
+      );
     return {
-      factory: (rng) => textPolicySampler({ tokenizer: options.tokenizer, policy: options.family.expert, rng }),
+      kind: 'scripted',
       source: 'expert',
+      factory: (rng) => textPolicySampler({ tokenizer, policy: family.expert, rng }),
     };
   }
-  // The engine samples with its own randomness; one client serves every sample.
-  const remote = engineSamplerFor(options.policy);
-  if (remote) return { factory: () => remote, source: options.policy };
-  // A GGUF file run by llama.cpp: loaded once, a context per sampler.
-  const gguf = llamaCppPolicyPath(options.policy);
+  const remote = engineSamplerFor(policy); // a bad URL is an EngineError: a user error with its reason
+  if (remote) return { kind: 'engine', source: policy, factory: () => remote };
+  const fits = `pass --context {n} or less (with a matching --threshold)`;
+  const gguf = llamaCppPolicyPath(policy);
   if (gguf) {
-    if (!existsSync(gguf)) throw new Error(`policy ${JSON.stringify(options.policy)}: no such GGUF file`);
-    const policy = await LlamaCppPolicy.load(gguf);
-    return { factory: (rng) => new LlamaCppSampler({ policy, rng }), source: options.policy };
+    // Loaded once per file and process; each sampler gets its own context.
+    const model = await LlamaCppPolicy.load(gguf);
+    const vocab = tokenizer.tokenizer.vocabSize;
+    if (model.vocabSize < vocab)
+      throw new PolicySourceError(
+        `${flag} ${policy}: the model's vocabulary has ${model.vocabSize} tokens, the tokenizer ${vocab}`,
+      );
+    if (model.contextSize < contextWindow)
+      throw new PolicySourceError(
+        `${flag} ${policy}: the model's context length ${model.contextSize} is below the context window ${contextWindow}; ${fits.replace('{n}', String(model.contextSize))}`,
+      );
+    return { kind: 'model', source: policy, factory: (rng) => new LlamaCppSampler({ policy: model, rng }) };
   }
-  const dir = resolveCheckpointDir(options.policy);
-  const { policy } = await loadPolicyDir(dir);
-  checkTokenizer({ what: `checkpoint ${dir}`, ref: policy.vocab.tokenizer, tokenizer: options.tokenizer });
-  return { factory: (rng) => new ModelSampler({ policy, rng }), source: dir };
+  const dir = resolveCheckpointDir(policy);
+  const { policy: model } = await loadPolicyDir(dir);
+  checkTokenizer({ what: `checkpoint ${dir}`, ref: model.vocab.tokenizer, tokenizer });
+  const { maxSeqLen } = model.config;
+  if (maxSeqLen < contextWindow)
+    throw new PolicySourceError(
+      `${flag} ${dir}: the model's maxSeqLen ${maxSeqLen} is below the context window ${contextWindow}; ${fits.replace('{n}', String(maxSeqLen))}`,
+    );
+  return { kind: 'model', source: dir, factory: (rng) => new ModelSampler({ policy: model, rng }) };
+}
+
+const nullWriter: TextPolicy = () => '';
+
+/** Scripted summary writers by kind (registry, not branches). */
+const TEXT_WRITERS: Record<'oracle' | 'lossy', (family: TaskFamily, spec: SummaryWriterSpec) => TextPolicy> = {
+  oracle: (family) => family.summaryWriters.oracle,
+  lossy: (family, spec) =>
+    spec.kind === 'lossy' ? family.summaryWriters.lossy(spec.p, spec.goalP) : family.summaryWriters.lossy(0),
+};
+
+/**
+ * The summary writer (method §8, Table 1: only the writer changes): null for 'self' (the actor
+ * writes its own summaries), a scripted writer, or a model resolved as `--policy` is.
+ */
+export async function summaryWriterSource(options: {
+  spec: SummaryWriterSpec;
+  family: TaskFamily | null;
+  tokenizer: LoadedTokenizer;
+  contextWindow: number;
+  /** How messages name the input (default 'summary writer'). */
+  flag?: string;
+}): Promise<PolicySource | null> {
+  const { spec, family, tokenizer } = options;
+  const flag = options.flag ?? 'summary writer';
+  if (spec.kind === 'self') return null;
+  if (spec.kind === 'checkpoint')
+    return policySource({ policy: spec.path, family, tokenizer, contextWindow: options.contextWindow, flag });
+  let text = nullWriter;
+  if (spec.kind !== 'null') {
+    if (!family) throw new PolicySourceError(`${flag} ${spec.kind} needs a task family`);
+    text = TEXT_WRITERS[spec.kind](family, spec);
+  }
+  return {
+    kind: 'scripted',
+    source: formatSummaryWriter(spec),
+    factory: (rng) => textPolicySampler({ tokenizer, policy: text, rng }),
+  };
 }
