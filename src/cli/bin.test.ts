@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeF
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { withoutNativeNotice } from './testing/spawn-crl.ts';
 
 const ROOT = realpathSync(new URL('../..', import.meta.url).pathname);
 const CRL = join(ROOT, 'bin', 'crl');
@@ -14,9 +15,7 @@ function run(cmd: string, args: string[], options: { cwd: string; env?: NodeJS.P
     encoding: 'utf8',
     timeout: 60_000,
   });
-  // Under CRL_NATIVE=0 every process prints one notice that it uses the TypeScript kernels.
-  const stderr = r.stderr.replace(/^compaction-rl: native kernels unavailable.*\n/m, '');
-  return { code: r.status, stdout: r.stdout, stderr };
+  return { code: r.status, stdout: r.stdout, stderr: withoutNativeNotice(r.stderr) };
 }
 
 /** bin/crl resolves tsx from the package, not the current directory (docs/cli.md, "Installing"). */

@@ -10,33 +10,18 @@ import { WordTokenizer } from '../model/tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { Rng } from '../util/random.ts';
 import { reportError } from './errors.ts';
+import { CRL_BIN, crlAsync, type CrlOptions, type CrlResult } from './testing/spawn-crl.ts';
 
-const CRL = join(new URL('../..', import.meta.url).pathname, 'bin', 'crl');
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The real `crl` process, asynchronous so the table's cases run side by side. */
-function crl(args: string[], options: { cwd?: string; timeoutMs?: number } = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    const child = spawn(CRL, args, { cwd: options.cwd ?? tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 240_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+/**
+ * The real `crl` process, asynchronous so the table's cases run side by side (in the OS temporary
+ * directory); a case may take minutes of wall time on a loaded machine (the describe's timeout).
+ */
+function crl(args: string[], options: CrlOptions = {}): Promise<CrlResult> {
+  return crlAsync(args, { cwd: tmpdir(), timeoutMs: 240_000, ...options });
 }
 
 /** A user error: exit 2, one short paragraph that names what to change, no stack trace. */
-function expectUserError(r: Result, message: RegExp): void {
+function expectUserError(r: CrlResult, message: RegExp): void {
   expect(r.code, r.stderr).toBe(2);
   expect(r.stderr).toMatch(message);
   expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
@@ -221,7 +206,7 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     const out = join(dir, 'eps.jsonl');
     writeFileSync(out, 'before\n');
     const args = ['run', '--env', 'kv-ledger', '--policy', ckpt, '--episodes', '2000', '--concurrency', '1'];
-    const child = spawn(CRL, [...args, '--out', out, '--force'], { stdio: 'ignore' });
+    const child = spawn(CRL_BIN, [...args, '--out', out, '--force'], { stdio: 'ignore' });
     const partial = join(dir, `eps.jsonl.partial-${child.pid}`);
     const deadline = Date.now() + 200_000;
     while (Date.now() < deadline && !(existsSync(partial) && readFileSync(partial, 'utf8').includes('\n')))

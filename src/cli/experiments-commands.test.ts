@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -6,12 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { readEvalResult } from '../eval/eval-result.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
 import { buildProgram } from './main.ts';
-
-/** Spawns the real CLI process, as a user would run it. */
-function crl(args: string[], timeout = 120_000) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, last: r.stdout.trim().split('\n').pop() ?? '' };
-}
+import { crl } from './testing/spawn-crl.ts';
 
 const TINY = ['--env', 'chunk-sum', '--model', 'tiny', '--batch', '2', '--checkpoint-every', '2', '--from-scratch'];
 

@@ -1,21 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createContext, loadGgufModel, modelVocabSize, nextTokenLogprobs } from '../adapters/llamacpp.ts';
 import { readRecordsFile } from '../rollout/record-file.ts';
-
-/** Spawns the real CLI process, as a user would run it. */
-function crl(args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  // Under CRL_NATIVE=0 every process prints one notice that it uses the TypeScript kernels.
-  const stderr = r.stderr.replace(/^compaction-rl: native kernels unavailable.*\n/m, '');
-  return { code: r.status, stdout: r.stdout, stderr, last: r.stdout.trim().split('\n').pop() ?? '' };
-}
+import { crl } from './testing/spawn-crl.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'crl-export-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,12 +6,7 @@ import { processesWithArg } from '../adapters/sandbox/testing/host-processes.ts'
 import { sandboxAvailable } from '../adapters/sandbox/testing/sandbox-available.ts';
 import { countLinesTask, TASK_TOML, writeTaskFolder } from '../env/harbor/testing/task-folders.ts';
 import { readRecordsFile } from '../rollout/record-file.ts';
-
-/** The real CLI process, as a user runs it. */
-function crl(args: string[]) {
-  const r = spawnSync('bin/crl', args, { encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { crl } from './testing/spawn-crl.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'crl-harbor-cli-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,15 +13,7 @@ import { Rng } from '../util/random.ts';
 import { reportError } from './errors.ts';
 import { buildProgram } from './main.ts';
 import { parseSummaryWriter } from './run-flags.ts';
-
-/** Spawns the real CLI process, as a user would run it. */
-function crl(args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { crl } from './testing/spawn-crl.ts';
 
 describe('crl run (spawned)', () => {
   it('runs the expert with compaction, writes valid records and ends with the summary JSON line', () => {

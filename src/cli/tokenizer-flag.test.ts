@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -16,15 +16,7 @@ import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { readRecordsFile } from '../rollout/record-file.ts';
 import { Rng } from '../util/random.ts';
 import { createHttpSampler } from '../adapters/http-sampler.ts';
-
-/** The real CLI process, as a user runs it. */
-function crl(args: string[], timeout = 120_000) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    encoding: 'utf8',
-    timeout,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { crl } from './testing/spawn-crl.ts';
 
 /** A second, independent Qwen3 tokenizer: built here from the package's files, not by the project's loader. */
 function independentQwen3(): HfCore {
@@ -156,7 +148,7 @@ describe('--tokenizer qwen3 through the CLI', () => {
 
   it('crl reproduce --preset smoke --tokenizer qwen3: SFT, RL, eval on the trimmed vocabulary, same last line', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'crl-tok-repro-')), 'p');
-    const r = crl(['reproduce', '--preset', 'smoke', '--tokenizer', 'qwen3', '--out', out], 300_000);
+    const r = crl(['reproduce', '--preset', 'smoke', '--tokenizer', 'qwen3', '--out', out], { timeoutMs: 300_000 });
     expect(r.stderr).not.toContain('internal error');
     expect(r.code).toBe(0);
     const last = JSON.parse(r.stdout.trim().split('\n').pop()!) as { runDir: string; results: Record<string, unknown> };

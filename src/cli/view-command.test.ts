@@ -1,16 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const CRL = fileURLToPath(new URL('../../bin/crl', import.meta.url));
-
-function crl(args: string[]) {
-  const r = spawnSync(CRL, args, { encoding: 'utf8' });
-  return { code: r.status, stderr: r.stderr, stdout: r.stdout };
-}
+import { crl } from './testing/spawn-crl.ts';
 
 describe('crl view', () => {
   it('explains bad inputs in one line and exits 2, without a stack trace', () => {
