@@ -1,5 +1,5 @@
 // Builds `crl view`'s web app (src/view/web) into build/viewer/ at `npm install` time, after the
-// native addon (docs/decisions/0015-viewer.md). Without Vite (an install that omitted dev
+// native addon (docs/decisions/0022-viewer.md). Without Vite (an install that omitted dev
 // dependencies) it says so and exits 0: everything but `crl view` works without the bundle.
 import { buildViewer } from '../src/view/bundle.ts';
 

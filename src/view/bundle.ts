@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { BUNDLE_DIR } from './server.ts';
 
 /**
- * The web app is built at install time (docs/decisions/0015-viewer.md): `npm install` runs
+ * The web app is built at install time (docs/decisions/0022-viewer.md): `npm install` runs
  * scripts/build-viewer.ts after the native addon. The bundle records a hash of its sources, so a
  * viewer whose sources changed since (a developer's edit) says so instead of showing stale code.
  */

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 /**
- * The viewer's web app (docs/decisions/0015-viewer.md): Preact components in TSX, compiled by
+ * The viewer's web app (docs/decisions/0022-viewer.md): Preact components in TSX, compiled by
  * Vite's own transform (no framework plugin needed), written to build/viewer/ with relative asset
  * paths so the server can serve it from any origin. The plot library loads as a separate chunk.
  */

@@ -1,5 +1,5 @@
 /**
- * The agent's action format for shell tasks (docs/decisions/0015-harbor-tasks.md): one assistant
+ * The agent's action format for shell tasks (docs/decisions/0021-harbor-tasks.md): one assistant
  * turn is one action. If the turn holds a fenced code block, the first block's body is the command
  * (models often fence; any prose around it is ignored); otherwise the whole turn is the command.
  * A command that is exactly `submit` ends the agent's work and runs the verifier. A command may
