@@ -1,7 +1,7 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import { scaleTokenCount, WORD_TOKEN_UNITS } from '../rollout/config.ts';
 import type { SftConfigInput } from './sft.ts';
-import type { SystemName } from './systems.ts';
+import { RL_SYSTEMS, type SystemName } from './systems.ts';
 
 /**
  * `crl reproduce` presets (registry, not branches). Sizes are chosen for 2 CPU cores; see
@@ -117,17 +117,6 @@ const KNOBS = {
   'hop-search': { minHops: 1, hops: 5 },
 };
 
-/** Every RL system of method §7. */
-const ALL_SYSTEMS = [
-  'ppo-single-window',
-  'ppo-single-window-2x',
-  'compaction-rl',
-  'no-summary-training',
-  'segment-mean-loss',
-  'no-cross-trajectory-gae',
-  'broadcast',
-] as const satisfies readonly SystemName[];
-
 /**
  * RL settings the presets pin (equal to the TrainConfig defaults, which say why), so a preset's
  * results do not move if a default changes.
@@ -152,7 +141,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     envs: ['kv-ledger'],
     knobs: { 'kv-ledger': KV_KNOBS },
     seeds: [0],
-    systems: [...ALL_SYSTEMS],
+    systems: [...RL_SYSTEMS], // every RL system of method §7
     sft: QUICK_SFT,
     train: QUICK_TRAIN,
     eval: {
@@ -171,7 +160,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     envs: ['kv-ledger', 'fog-courier', 'hop-search'],
     knobs: KNOBS,
     seeds: [0, 1, 2],
-    systems: [...ALL_SYSTEMS],
+    systems: [...RL_SYSTEMS], // every RL system of method §7
     // The quick recipe; fog-courier and hop-search run their own dense forms (docs/tasks.md).
     sft: QUICK_SFT,
     sftByEnv: SFT_BY_ENV,

@@ -17,6 +17,9 @@ export const SYSTEM_NAMES = [
 ] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
+/** The RL systems: every system but 'base', in SYSTEM_NAMES order. */
+export const RL_SYSTEMS = SYSTEM_NAMES.filter((s): s is Exclude<SystemName, 'base'> => s !== 'base');
+
 /** The system trained with one window of twice the context (method §7, the paper's fixed-peak-budget comparison). */
 export const DOUBLE_CONTEXT_SYSTEM = 'ppo-single-window-2x' satisfies SystemName;
 
