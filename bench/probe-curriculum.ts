@@ -33,7 +33,8 @@ import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { saveCheckpointDir } from '../src/experiments/checkpoint-store.ts';
 import { createRunDir, runPaths } from '../src/experiments/run-dir.ts';
-import { runSft, SftConfigSchema } from '../src/experiments/sft.ts';
+import { SftConfigSchema } from '../src/experiments/sft-config.ts';
+import { runSft } from '../src/experiments/sft.ts';
 import { Rng } from '../src/util/random.ts';
 import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
 

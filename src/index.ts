@@ -182,8 +182,9 @@ export type { TrainConfig, TrainConfigInput, Algorithm } from './config/train-co
 export { loadTrainConfig, parseTrainConfig } from './config/load-config.ts';
 export { ConfigError, formatConfigIssues } from './config/config-error.ts';
 export { train } from './experiments/train-loop.ts';
-export { runSft, SftConfigSchema } from './experiments/sft.ts';
-export type { SftConfig } from './experiments/sft.ts';
+export { runSft } from './experiments/sft.ts';
+export { SftConfigSchema } from './experiments/sft-config.ts';
+export type { SftConfig } from './experiments/sft-config.ts';
 export { reproduce } from './experiments/reproduce.ts';
 export type { ReproduceSummary } from './experiments/reproduce.ts';
 export { getPreset, presetNames } from './experiments/presets.ts';

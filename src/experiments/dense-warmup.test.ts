@@ -9,7 +9,8 @@ import { denseReplay, DenseWarmupSchema, encodeDense } from './dense-warmup.ts';
 import { taskFamily } from '../env/builtin.ts';
 import { Rng } from '../util/random.ts';
 import { readMetrics } from './metrics-log.ts';
-import { runSft, SftConfigSchema } from './sft.ts';
+import { SftConfigSchema } from './sft-config.ts';
+import { runSft } from './sft.ts';
 
 const source = loadTokenizer('word');
 

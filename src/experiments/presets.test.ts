@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { deepMerge } from '../config/config-flags.ts';
 import { parseTrainConfig } from '../config/load-config.ts';
 import { getPreset, presetNames } from './presets.ts';
-import { SftConfigSchema } from './sft.ts';
+import { SftConfigSchema } from './sft-config.ts';
 import { systemOverrides } from './systems.ts';
 import { taskFamily } from '../env/builtin.ts';
 

@@ -1,6 +1,6 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import { scaleTokenCount, WORD_TOKEN_UNITS } from '../rollout/config.ts';
-import type { SftConfigInput } from './sft.ts';
+import type { SftConfigInput } from './sft-config.ts';
 import { RL_SYSTEMS, type SystemName } from './systems.ts';
 
 /**

@@ -7,7 +7,8 @@ import { WordTokenizer } from '../model/tokenizer.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
 import { Rng } from '../util/random.ts';
 import { readMetrics } from './metrics-log.ts';
-import { runSft, SftConfigSchema } from './sft.ts';
+import { SftConfigSchema } from './sft-config.ts';
+import { runSft } from './sft.ts';
 import { expertEpisodes, toSequences } from './sft-data.ts';
 import { taskFamily } from '../env/builtin.ts';
 

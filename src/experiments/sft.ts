@@ -1,18 +1,18 @@
 import { existsSync } from 'node:fs';
-import { z } from 'zod';
 import { restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
-import { modelConfig, modelPresetSchema } from '../model/config.ts';
+import { modelConfig } from '../model/config.ts';
 import { loadPolicyDir } from '../model/load-policy.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import { buildMinibatches, packByTokens } from '../rl/minibatches.ts';
-import { RolloutConfigSchema, resolveRolloutConfig } from '../rollout/config.ts';
+import { resolveRolloutConfig } from '../rollout/config.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
-import { denseReplay, denseWarmupSteps, runDenseWarmup, DenseWarmupSchema } from './dense-warmup.ts';
+import { denseReplay, denseWarmupSteps, runDenseWarmup } from './dense-warmup.ts';
 import { expertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
+import type { SftConfig } from './sft-config.ts';
 import { heldOutAccuracy } from './sft-heldout.ts';
 import { maskedNll, type MaskedNll } from './sft-loss.ts';
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
@@ -21,74 +21,6 @@ import { createRunDir, runPaths } from './run-dir.ts';
 import { taskFamily } from '../env/builtin.ts';
 import { chooseVocabulary } from './trimmed-vocabulary.ts';
 import type { VocabMap } from '../model/vocab-map.ts';
-
-/**
- * The SFT base policy (method §7 "base"): expert episodes with compaction, summaries by a
- * lossy writer (so the base summarizes imperfectly and leaves room for RL), cross-entropy on the
- * generated tokens only (actions and summaries; loss masks of method §3).
- */
-export const SftConfigSchema = z
-  .object({
-    env: z
-      .object({ name: z.string().min(1).default('kv-ledger'), knobs: z.record(z.string(), z.unknown()).default({}) })
-      .strict()
-      .prefault({}),
-    rollout: RolloutConfigSchema.prefault({}),
-    /** word | qwen3 | a tokenizer directory (docs/decisions/0012); the model gets its trimmed vocabulary (0013). */
-    tokenizer: z.string().min(1).default('word'),
-    model: z
-      .object({
-        preset: modelPresetSchema.default('reference'),
-        /**
-         * Positions the model supports (RoPE table; no parameter depends on it). Default: C. The
-         * presets set 2C so that the base can also act in one window of twice the context (the
-         * 2x-context system, method §7); training data is the same either way.
-         */
-        maxSeqLen: z.number().int().positive().optional(),
-        /** Start from these weights (a checkpoint or a Hugging Face model directory) instead of the preset's init. */
-        init: z.string().min(1).optional(),
-      })
-      .strict()
-      .prefault({}),
-    /** Expert episodes per epoch (training seeds). */
-    episodes: z.number().int().positive().default(64),
-    epochs: z.number().int().positive().default(4),
-    /**
-     * 'fresh': new training seeds every epoch (the generator is infinite; docs/sft.md measured that
-     * re-reading a fixed set overfits); 'fixed': the same episodes every epoch.
-     */
-    data: z.enum(['fresh', 'fixed']).default('fresh'),
-    /**
-     * Per task family: shares of episodes generated with extra knobs on top of env.knobs (e.g. short
-     * kv-ledger streams). The answer lookup is one token per long episode; short episodes teach
-     * it at a fraction of the tokens (docs/sft.md). Families without an entry use env.knobs only.
-     */
-    mix: z
-      .record(
-        z.string(),
-        z
-          .array(z.object({ share: z.number().min(0).max(1), knobs: z.record(z.string(), z.unknown()) }).strict())
-          .refine((xs) => xs.reduce((a, m) => a + m.share, 0) <= 1, { message: 'shares must sum to at most 1' }),
-      )
-      .default({}),
-    /** lossy(p) summaries: each needed fact dropped with probability p (docs/tasks.md). */
-    lossyP: z.number().min(0).max(1).default(0.3),
-    /** lossy summaries drop each goal clause (the task statement) with this probability; unset: lossyP / 2. */
-    lossyGoalP: z.number().min(0).max(1).optional(),
-    /** Peak learning rate, reached after warmupSteps, then a cosine to lr * minLrRatio at the last step. */
-    lr: z.number().positive().default(1e-3),
-    warmupSteps: z.number().int().nonnegative().default(20),
-    minLrRatio: z.number().min(0).max(1).default(0.1),
-    batchTokens: z.number().int().positive().default(2048),
-    /** Dense warm-up before the episode SFT (dense-warmup.ts); off unless steps > 0. */
-    dense: DenseWarmupSchema.prefault({}),
-    /** Expert episodes on evaluation seeds for held-out token accuracy by kind; 0 skips it. */
-    heldOutEpisodes: z.number().int().nonnegative().default(16),
-    seed: z.number().int().nonnegative().default(0),
-  })
-  .strict();
-export type SftConfig = z.infer<typeof SftConfigSchema>;
-export type SftConfigInput = z.input<typeof SftConfigSchema>;
 
 /**
  * Runs SFT into runDir (created if new; an existing one is resumed at epoch granularity) and
