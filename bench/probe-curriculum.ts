@@ -18,7 +18,6 @@
  * The last line is one JSON object: args, warm-up curve, final SFT metrics, checkpoint path.
  */
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { generateKvLedger, opText } from '../src/env/kv-ledger/generate.ts';
 import { kvLedgerKnobs } from '../src/env/kv-ledger/knobs.ts';
@@ -37,6 +36,7 @@ import { SftConfigSchema } from '../src/experiments/sft-config.ts';
 import { runSft } from '../src/experiments/sft.ts';
 import { Rng } from '../src/util/random.ts';
 import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();
@@ -106,28 +106,7 @@ function denseExample({ rng, layout, a }: { rng: Rng; layout: ChatLayout; a: Arg
 }
 
 async function main(): Promise<void> {
-  let values: Record<string, unknown>;
-  try {
-    values = parseArgs({
-      options: Object.fromEntries(Object.keys(ArgsSchema.shape).map((k) => [k, { type: 'string' as const }])),
-      strict: true,
-    }).values;
-  } catch (e) {
-    console.error(
-      `probe-curriculum: ${(e as Error).message}; valid flags: ${Object.keys(ArgsSchema.shape)
-        .map((k) => `--${k}`)
-        .join(' ')}`,
-    );
-    process.exit(2);
-  }
-  const parsed = ArgsSchema.safeParse(values);
-  if (!parsed.success) {
-    console.error(
-      `probe-curriculum: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    );
-    process.exit(2);
-  }
-  const a = parsed.data;
+  const a = parseBenchArgs('probe-curriculum', ArgsSchema);
   if (existsSync(a.out)) throw new Error(`--out ${a.out} exists; pick a new directory (the probe always starts fresh)`);
   const sftConfig = SftConfigSchema.parse({
     env: { name: 'kv-ledger', knobs: KNOBS },

@@ -11,7 +11,6 @@
  * Accuracy = share of answers with argmax-equivalent p > 0.5; "chance" loss for a uniform guess
  * among the P context values is ln P. The last line is one JSON object with the whole curve.
  */
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { modelConfig } from '../src/model/config.ts';
 import { PolicyModel } from '../src/model/policy.ts';
@@ -24,6 +23,7 @@ import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { Rng } from '../src/util/random.ts';
 import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();
@@ -131,26 +131,7 @@ function batchOf(o: { rng: Rng; n: number; a: Args; layout: ChatLayout; train?: 
 }
 
 function main(): void {
-  let values: Record<string, unknown>;
-  try {
-    values = parseArgs({
-      options: Object.fromEntries(Object.keys(ArgsSchema.shape).map((k) => [k, { type: 'string' as const }])),
-      strict: true,
-    }).values;
-  } catch (e) {
-    console.error(
-      `probe-recall: ${(e as Error).message}; valid flags: ${Object.keys(ArgsSchema.shape)
-        .map((k) => `--${k}`)
-        .join(' ')}`,
-    );
-    process.exit(2);
-  }
-  const parsed = ArgsSchema.safeParse(values);
-  if (!parsed.success) {
-    console.error(`probe-recall: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    process.exit(2);
-  }
-  const a = parsed.data;
+  const a = parseBenchArgs('probe-recall', ArgsSchema);
   const source = loadTokenizer(a.tokenizer);
   const { layout } = resolveRolloutConfig({ tokenizer: source });
   const vocab = probeVocab(source, layout);
