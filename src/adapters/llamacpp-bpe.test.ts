@@ -13,6 +13,9 @@ import { Rng } from '../util/random.ts';
 import { exportPolicy } from '../experiments/export-policy.ts';
 import { writeHfDir } from '../model/hf-test-helpers.ts';
 import { asTokens, createContext, loadGgufModel, nextTokenLogprobs } from './llamacpp.ts';
+import { LlamaCppPolicy, LlamaCppSampler } from './llamacpp-sampler.ts';
+import { saveCheckpoint } from '../model/checkpoint.ts';
+import { VocabMap } from '../model/vocab-map.ts';
 
 const require = createRequire(import.meta.url);
 const root = mkdtempSync(join(tmpdir(), 'crl-llamacpp-bpe-'));
@@ -117,5 +120,46 @@ describe('a Hugging Face BPE tokenizer inside a GGUF file', () => {
     await exportPolicy({ policy: dir, format: 'hf', out: hf, precision: 'f32' });
     expect(readFileSync(join(hf, 'tokenizer.json'), 'utf8')).toBe(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
     expect(existsSync(join(hf, 'config.json'))).toBe(true);
+  });
+
+  it('a trimmed vocabulary: the GGUF lists its rows and their real ids; the llama.cpp sampler speaks real ids with the engine’s log-probs', async () => {
+    const qwen = loadTokenizer('qwen3');
+    const texts = [
+      '<|im_start|>user\nset k1 = 12 and k2 = 30<|im_end|>\n<|im_start|>assistant\n',
+      'get k1 done ok <|im_end|>',
+    ];
+    const vocab = VocabMap.trimmed(
+      texts.flatMap((t) => qwen.tokenizer.encode(t)),
+      { name: 'qwen3', sha256: qwen.sha256 },
+    );
+    const cfg = modelConfig('tiny', { vocabSize: vocab.size, dModel: 16, nHeads: 2, mlpHidden: 32, maxSeqLen: 64 });
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(5), vocab });
+    scrambleWeights(policy.net, 6);
+    const ckpt = join(root, 'trimmed-ckpt');
+    await saveCheckpoint(ckpt, { policy });
+    const gguf = join(root, 'trimmed.gguf');
+    const r = await exportPolicy({ policy: ckpt, format: 'gguf', out: gguf, precision: 'f32' });
+    expect(r).toMatchObject({ tokenizer: 'qwen3', vocabSize: vocab.size });
+    await expect(
+      exportPolicy({ policy: ckpt, format: 'hf', out: join(root, 'trimmed-hf'), precision: 'f32' }),
+    ).rejects.toThrow(/trimmed vocabulary .* --format gguf/);
+    const lp = await LlamaCppPolicy.load(gguf);
+    expect(lp.vocab.ids).toEqual(vocab.ids);
+    expect(lp.vocab.tokenizer).toEqual({ name: 'qwen3', sha256: qwen.sha256 });
+    // Row i detokenizes to the text of real id ids[i].
+    const row = vocab.toInternalId(qwen.tokenizer.encode(' ok')[0]!);
+    expect(lp.model.detokenize(asTokens([row]))).toBe(' ok');
+    const sampler = new LlamaCppSampler({ policy: lp, rng: new Rng(7) });
+    const prompt = qwen.tokenizer.encode(texts[0]!);
+    const [out] = await sampler.sample([{ prompt, maxTokens: 10, stopTokens: [] }], { temperature: 1, topP: 1 });
+    for (const t of out!.tokens) expect(vocab.covers(t)).toBe(true);
+    const ours = policy.forward([Int32Array.from([...prompt, ...out!.tokens])]).logprobs[0]!;
+    let max = 0;
+    out!.logprobs.forEach((l, j) => (max = Math.max(max, Math.abs(l! - ours[prompt.length + j]!))));
+    console.log(
+      `llama.cpp numerics: trimmed Qwen3 vocabulary (${vocab.size} rows), sampler vs engine: max |Δ log-prob| = ${max.toExponential(2)}`,
+    );
+    expect(max).toBeLessThan(1e-3);
+    await sampler.dispose();
   });
 });

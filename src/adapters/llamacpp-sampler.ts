@@ -1,9 +1,11 @@
 import { resolve } from 'node:path';
 import type { LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
+import { vocabMapFromGguf } from '../model/gguf-vocab.ts';
 import { SequenceTooLongError } from '../model/pack.ts';
 import { drawScratch, drawToken } from '../model/sampling.ts';
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../rollout/types.ts';
 import type { Rng } from '../util/random.ts';
+import { UNKNOWN_LOGIT, type VocabMap } from '../model/vocab-map.ts';
 import { asToken, createContext, LlamaCppError, loadGgufModel, modelVocabSize } from './llamacpp.ts';
 
 /**
@@ -32,12 +34,14 @@ export class LlamaCppSampler implements TokenSampler {
   readonly vocabSize: number;
   /** Tokens one sequence may hold: the model's trained context length. */
   readonly contextSize: number;
+  private readonly vocab: VocabMap;
 
   constructor({ policy, rng }: { policy: LlamaCppPolicy; rng: Rng }) {
     this.model = policy.model;
     this.rng = rng;
     this.vocabSize = policy.vocabSize;
     this.contextSize = policy.contextSize;
+    this.vocab = policy.vocab;
     this.scratch = drawScratch(this.vocabSize);
   }
 
@@ -56,14 +60,14 @@ export class LlamaCppSampler implements TokenSampler {
   }
 
   /** Request i -> a sequence, preferring the longest cached prefix of its prompt. */
-  private assign(requests: readonly SampleRequest[]): LlamaContextSequence[] {
+  private assign(prompts: readonly (readonly number[])[]): LlamaContextSequence[] {
     const free = new Set(this.sequences);
     const out: LlamaContextSequence[] = [];
-    for (const r of requests) {
+    for (const prompt of prompts) {
       let best: LlamaContextSequence | null = null;
       let bestLen = -1;
       for (const s of free) {
-        const len = commonPrefix(s.contextTokens, r.prompt);
+        const len = commonPrefix(s.contextTokens, prompt);
         if (len > bestLen) [best, bestLen] = [s, len];
       }
       free.delete(best!);
@@ -82,8 +86,11 @@ export class LlamaCppSampler implements TokenSampler {
     ]);
     const probs = out[last]?.next.probabilities;
     if (!probs) throw new LlamaCppError('llama.cpp returned no next-token probabilities');
-    const lp = new Float32Array(this.vocabSize).fill(-Infinity);
-    for (const [tok, p] of probs) lp[tok] = Math.log(p);
+    // Finite floor instead of log(0) = -Infinity, so entropy terms p·log p stay 0, not NaN.
+    const lp = new Float32Array(this.vocabSize).fill(UNKNOWN_LOGIT);
+    for (const [tok, p] of probs) if (p > 0) lp[tok] = Math.log(p);
+    // A trimmed vocabulary's unknown slot is never emitted (vocab-map.ts); drawToken renormalizes.
+    if (this.vocab.unknown !== null) lp[this.vocab.unknown] = UNKNOWN_LOGIT;
     return lp;
   }
 
@@ -117,10 +124,12 @@ export class LlamaCppSampler implements TokenSampler {
     const todo = requests.flatMap((r, i) => (r.maxTokens > 0 ? [i] : []));
     if (todo.length === 0) return results;
     await this.ensureSequences(todo.length);
-    const seqs = this.assign(todo.map((i) => requests[i]!));
+    // Real ids in, the file's rows inside, real ids out (identity unless the vocabulary is trimmed).
+    const prompts = requests.map((r) => Array.from(this.vocab.toInternal(r.prompt)));
+    const seqs = this.assign(todo.map((i) => prompts[i]!));
     const stops = requests.map((r) => new Set(r.stopTokens));
     let active = todo.map((req, k) => ({ req, seq: seqs[k]! }));
-    let dists = await Promise.all(active.map((a) => this.prefill(a.seq, requests[a.req]!.prompt)));
+    let dists = await Promise.all(active.map((a) => this.prefill(a.seq, prompts[a.req]!)));
     while (active.length > 0) {
       const next: typeof active = [];
       const nextTokens: number[] = [];
@@ -136,10 +145,11 @@ export class LlamaCppSampler implements TokenSampler {
           scratch: this.scratch,
         });
         const res = results[a.req]!;
-        res.tokens.push(d.token);
+        const token = this.vocab.toReal(d.token);
+        res.tokens.push(token);
         res.logprobs.push(d.logprob);
         res.entropies!.push(d.entropy);
-        if (stops[a.req]!.has(d.token)) res.finishReason = 'stop';
+        if (stops[a.req]!.has(token)) res.finishReason = 'stop';
         else if (res.tokens.length < requests[a.req]!.maxTokens) {
           next.push(a);
           nextTokens.push(d.token);
@@ -170,13 +180,18 @@ export class LlamaCppPolicy {
     readonly vocabSize: number,
     /** The model's trained context length (GGUF `<arch>.context_length`). */
     readonly contextSize: number,
+    /** Real ids <-> the file's rows and the tokenizer they belong to (compaction_rl.* keys). */
+    readonly vocab: VocabMap,
   ) {}
 
   static load(path: string): Promise<LlamaCppPolicy> {
     const key = resolve(path);
     let p = LlamaCppPolicy.loaded.get(key);
     if (!p) {
-      p = loadGgufModel(key).then((m) => new LlamaCppPolicy(key, m, modelVocabSize(m), m.trainContextSize));
+      p = loadGgufModel(key).then((m) => {
+        const size = modelVocabSize(m);
+        return new LlamaCppPolicy(key, m, size, m.trainContextSize, vocabMapFromGguf(m.fileInfo.metadata, size));
+      });
       p.catch(() => LlamaCppPolicy.loaded.delete(key));
       LlamaCppPolicy.loaded.set(key, p);
     }

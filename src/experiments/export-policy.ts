@@ -5,6 +5,11 @@ import type { ModelConfig } from '../model/config.ts';
 import { exportGguf, type GgufPrecision, type NamedWeights } from '../model/gguf-export.ts';
 import { toHfConfig } from '../model/hf-config.ts';
 import { encodeSafetensors } from '../model/safetensors.ts';
+import { writeVocabMap } from '../model/checkpoint.ts';
+import { vocabMapMetadata } from '../model/gguf-vocab.ts';
+import { CheckpointFormatError } from '../model/safetensors.ts';
+import { tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
+import type { VocabMap } from '../model/vocab-map.ts';
 import { exportTokenizer } from './export-tokenizer.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { resolveCheckpointDir } from './policy-source.ts';
@@ -41,6 +46,8 @@ export interface PolicyWeights {
   weights: NamedWeights;
   /** Where it came from, for general.name. */
   source: string;
+  /** The tokenizer its ids belong to, and a trimmed vocabulary's real ids (vocab-map.ts). */
+  vocab: VocabMap;
 }
 
 export async function loadPolicyWeights(path: string): Promise<PolicyWeights> {
@@ -50,7 +57,7 @@ export async function loadPolicyWeights(path: string): Promise<PolicyWeights> {
   const weights = new Map(
     net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
   );
-  return { cfg: policy.config, weights, source: dir };
+  return { cfg: policy.config, weights, source: dir, vocab: policy.vocab };
 }
 
 function generalName(source: string): string {
@@ -65,11 +72,14 @@ export async function exportPolicy(options: {
   format: ExportFormat;
   out: string;
   precision: GgufPrecision;
-  /** word | qwen3 | a directory with tokenizer.json; default: the policy directory's, else word. */
+  /** word | qwen3 | a tokenizer directory: checked against the policy's own (the default). */
   tokenizer?: string | undefined;
 }): Promise<ExportResult> {
-  const { cfg, weights, source } = await loadPolicyWeights(options.policy);
-  const tokenizer = exportTokenizer({ spec: options.tokenizer, policyDir: source });
+  const { cfg, weights, source, vocab } = await loadPolicyWeights(options.policy);
+  const given = options.tokenizer
+    ? tokenizerForCheckpoint({ what: `policy ${source}`, ref: vocab.tokenizer, given: options.tokenizer }).name
+    : undefined;
+  const tokenizer = exportTokenizer({ spec: given ?? vocab.tokenizer.name, trimmed: vocab.ids });
   const parameters = [...weights.values()].reduce((a, t) => a + t.data.length, 0);
   const base = {
     format: options.format,
@@ -80,17 +90,29 @@ export async function exportPolicy(options: {
   };
   if (options.format === 'gguf') {
     const { metadata, warnings } = tokenizer.ggufMetadata(cfg.vocabSize);
-    const buf = exportGguf({ cfg, weights, vocab: metadata, precision: options.precision, name: generalName(source) });
+    const buf = exportGguf({
+      cfg,
+      weights,
+      vocab: { ...metadata, ...vocabMapMetadata(vocab) },
+      precision: options.precision,
+      name: generalName(source),
+    });
     mkdirSync(dirname(resolve(options.out)), { recursive: true });
     writeFileAtomic(options.out, buf);
     return { ...base, architecture: 'llama', vocabSize: cfg.vocabSize, bytes: buf.length, warnings };
   }
   if (options.precision !== 'f32') throw new Error('--format hf writes f32 weights only');
+  if (vocab.ids)
+    throw new CheckpointFormatError(
+      `policy ${source} has a trimmed vocabulary (${vocab.size} of ${vocab.tokenizer.name}'s ids); a Hugging Face directory's rows are the tokenizer's ids, so export it with --format gguf, which records the map`,
+    );
   mkdirSync(options.out, { recursive: true });
   const tensors = [...weights].map(([name, t]) => ({ name, shape: [...t.shape], data: t.data }));
   const model = encodeSafetensors(tensors, { format: 'pt' });
   writeFileAtomic(join(options.out, 'model.safetensors'), model);
   tokenizer.writeHfFiles(options.out);
+  // Which tokenizer the weights speak, so --policy/--init on this directory find the same one.
+  writeVocabMap(options.out, vocab);
   // config.json last: its presence marks a complete directory.
   writeFileAtomic(join(options.out, 'config.json'), JSON.stringify(toHfConfig(cfg), null, 2) + '\n');
   return { ...base, architecture: 'LlamaForCausalLM', vocabSize: cfg.vocabSize, bytes: model.length, warnings: [] };

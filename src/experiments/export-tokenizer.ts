@@ -11,8 +11,8 @@ import { wordTokenizerConfigJson, wordTokenizerJson } from '../model/word-tokeni
 import { writeFileAtomic } from '../util/atomic-write.ts';
 
 /**
- * The tokenizer an export carries: `--tokenizer word|qwen3|DIR` when given, else the policy
- * directory's own tokenizer.json (a Hugging Face model directory), else the word vocabulary.
+ * The tokenizer an export carries, by name (`word`, `qwen3` or a tokenizer directory: the policy's
+ * own, model/load-policy.ts; a trimmed vocabulary lists its rows' tokens).
  * GGUF gets it as tokenizer.ggml.* keys (gguf-vocab.ts, gguf-bpe-vocab.ts) with the chat
  * template; a Hugging Face directory gets the tokenizer files.
  */
@@ -66,7 +66,7 @@ function wordTokenizer(): ExportTokenizer {
   };
 }
 
-function hfTokenizer(spec: string): ExportTokenizer {
+function hfTokenizer(spec: string, trimmed: readonly number[] | null): ExportTokenizer {
   const files = tokenizerFiles(spec);
   const configPath = files['tokenizer_config.json'];
   const config = configPath ? readJson(configPath) : {};
@@ -85,6 +85,7 @@ function hfTokenizer(spec: string): ExportTokenizer {
         tokenizerConfig: config,
         chatTemplate,
         vocabSize,
+        trimmed: trimmed ?? undefined,
         what: spec,
       }),
     writeHfFiles: (dir) => {
@@ -95,11 +96,14 @@ function hfTokenizer(spec: string): ExportTokenizer {
 
 export function exportTokenizer({
   spec,
-  policyDir,
+  trimmed,
 }: {
-  spec?: string | undefined;
-  policyDir: string;
+  spec: string;
+  trimmed: readonly number[] | null;
 }): ExportTokenizer {
-  const chosen = spec ?? (existsSync(join(policyDir, 'tokenizer.json')) ? policyDir : 'word');
-  return chosen === 'word' ? wordTokenizer() : hfTokenizer(chosen);
+  if (spec === 'word') {
+    if (trimmed) throw new CheckpointFormatError('the word vocabulary is never trimmed');
+    return wordTokenizer();
+  }
+  return hfTokenizer(spec, trimmed);
 }

@@ -4,8 +4,8 @@ import { engineSamplerFor } from '../adapters/http-sampler.ts';
 import { LlamaCppPolicy, LlamaCppSampler, llamaCppPolicyPath } from '../adapters/llamacpp-sampler.ts';
 import type { TaskFamily, TextPolicy } from '../env/family.ts';
 import { formatSummaryWriter, type SummaryWriterSpec } from '../eval/summary-writer.ts';
-import { readCheckpointTokenizer } from '../model/checkpoint.ts';
-import { loadPolicyDir } from '../model/load-policy.ts';
+import { ggufTokenizerRef } from '../model/gguf-vocab.ts';
+import { loadPolicyDir, readPolicyTokenizer } from '../model/load-policy.ts';
 import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { checkTokenizer, tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
@@ -89,7 +89,9 @@ export function checkPolicy(options: { policy: string; flag: string }): void {
 
 /**
  * The tokenizer a command runs with for this --policy: `given` (--tokenizer) if set, checked
- * against a checkpoint's own; else the checkpoint's own; else (expert, engine, GGUF) word.
+ * against the policy's own; else the policy's own (a checkpoint's crl_tokenizer.json, a Hugging
+ * Face directory's tokenizer.json, the one a GGUF file from crl export names); else (expert,
+ * engine, a GGUF file from elsewhere) word.
  */
 export async function tokenizerForPolicy(options: {
   policy: string;
@@ -97,10 +99,17 @@ export async function tokenizerForPolicy(options: {
   flag?: string;
 }): Promise<LoadedTokenizer> {
   const { policy, given } = options;
-  if (policy === 'expert' || ENGINE.test(policy) || llamaCppPolicyPath(policy)) return loadTokenizer(given ?? 'word');
+  if (policy === 'expert' || ENGINE.test(policy)) return loadTokenizer(given ?? 'word');
   checkPolicy({ policy, flag: options.flag ?? 'policy' });
+  const gguf = llamaCppPolicyPath(policy);
+  if (gguf) {
+    // crl export names the tokenizer in compaction_rl.* keys; a file from elsewhere names none.
+    const ref = ggufTokenizerRef((await LlamaCppPolicy.load(gguf)).model.fileInfo.metadata);
+    if (!ref) return loadTokenizer(given ?? 'word');
+    return tokenizerForCheckpoint({ what: `GGUF file ${gguf}`, ref, given });
+  }
   const dir = resolveCheckpointDir(policy);
-  return tokenizerForCheckpoint({ what: `checkpoint ${dir}`, ref: await readCheckpointTokenizer(dir), given });
+  return tokenizerForCheckpoint({ what: `checkpoint ${dir}`, ref: await readPolicyTokenizer(dir), given });
 }
 
 /**
@@ -136,8 +145,11 @@ export async function policySource(options: {
   if (gguf) {
     // Loaded once per file and process; each sampler gets its own context.
     const model = await LlamaCppPolicy.load(gguf);
+    // A file crl export wrote names its tokenizer (and a trimmed vocabulary maps ids to its rows).
+    if (ggufTokenizerRef(model.model.fileInfo.metadata))
+      checkTokenizer({ what: `${flag} ${policy}`, ref: model.vocab.tokenizer, tokenizer });
     const vocab = tokenizer.tokenizer.vocabSize;
-    if (model.vocabSize < vocab)
+    if (model.vocab.isIdentity && model.vocabSize < vocab)
       throw new PolicySourceError(
         `${flag} ${policy}: the model's vocabulary has ${model.vocabSize} tokens, the tokenizer ${vocab}`,
       );

@@ -3,7 +3,8 @@ import { restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { modelConfig } from '../model/config.ts';
 import { loadPolicyDir } from '../model/load-policy.ts';
 import { PolicyModel } from '../model/policy.ts';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
+import { checkTokenizer } from '../model/tokenizer-match.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import { buildMinibatches, packByTokens } from '../rl/minibatches.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
@@ -123,7 +124,7 @@ export async function runSft(options: {
     ? await initPolicy({
         dir: config.model.init,
         optim,
-        vocabSize: tokenizer.tokenizer.vocabSize,
+        tokenizer,
         contextWindow: rollout.contextWindow,
       })
     : new PolicyModel({ config: cfg, optim, rng: rng.fork(), vocab });
@@ -252,15 +253,16 @@ export function sftEpoch(options: {
 async function initPolicy(options: {
   dir: string;
   optim: OptimizerConfig;
-  vocabSize: number;
+  tokenizer: LoadedTokenizer;
   contextWindow: number;
 }): Promise<PolicyModel> {
   const { policy } = await loadPolicyDir(options.dir);
   const c = policy.config;
-  if (policy.vocab.isIdentity && c.vocabSize < options.vocabSize)
-    throw new Error(
-      `model.init ${options.dir}: its vocabulary has ${c.vocabSize} tokens, the tokenizer ${options.vocabSize}`,
-    );
+  // The weights speak one tokenizer's ids (a Hugging Face directory: its own tokenizer.json).
+  checkTokenizer({ what: `model.init ${options.dir}`, ref: policy.vocab.tokenizer, tokenizer: options.tokenizer });
+  const vocabSize = options.tokenizer.tokenizer.vocabSize;
+  if (policy.vocab.isIdentity && c.vocabSize < vocabSize)
+    throw new Error(`model.init ${options.dir}: its vocabulary has ${c.vocabSize} tokens, the tokenizer ${vocabSize}`);
   if (c.maxSeqLen < options.contextWindow)
     throw new Error(
       `model.init ${options.dir}: its maxSeqLen ${c.maxSeqLen} is below the context window ${options.contextWindow}`,

@@ -1,5 +1,5 @@
 import type { TaskFamily } from '../env/family.ts';
-import { readCheckpointTokenizer, restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { restoreCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { checkTokenizer, tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
@@ -7,7 +7,7 @@ import type { RolloutConfig } from '../rollout/config.ts';
 import { chooseVocabulary } from './trimmed-vocabulary.ts';
 import { CriticModel } from '../model/critic.ts';
 import { modelConfig } from '../model/config.ts';
-import { loadPolicyDir } from '../model/load-policy.ts';
+import { loadPolicyDir, readPolicyTokenizer } from '../model/load-policy.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
@@ -42,7 +42,7 @@ export interface TrainerModels {
 export async function trainTokenizer(config: TrainConfig): Promise<LoadedTokenizer> {
   const init = config.model.init;
   if (!init) return loadTokenizer(config.tokenizer ?? 'word');
-  const ref = await readCheckpointTokenizer(init);
+  const ref = await readPolicyTokenizer(init);
   return tokenizerForCheckpoint({ what: `model.init ${init}`, ref, given: config.tokenizer });
 }
 

@@ -86,15 +86,7 @@ export async function saveCheckpoint(
   const p = policy.net;
   writeFileAtomic(join(dir, FILES.config), JSON.stringify(toHfConfig(p.cfg), null, 2) + '\n');
   writeFileAtomic(join(dir, FILES.model), encodeSafetensors(weightTensors(p), { format: 'pt' }));
-  const vocab = policy.vocab;
-  const tokenizerFile: z.infer<typeof TokenizerFileSchema> = {
-    format: 'compaction-rl-tokenizer',
-    version: 1,
-    name: vocab.tokenizer.name,
-    ...(vocab.tokenizer.sha256 ? { sha256: vocab.tokenizer.sha256 } : {}),
-    vocabulary: vocab.ids ? { ids: [...vocab.ids] } : 'full',
-  };
-  writeFileAtomic(join(dir, FILES.tokenizer), JSON.stringify(tokenizerFile) + '\n');
+  writeVocabMap(dir, policy.vocab);
   writeFileAtomic(
     join(dir, FILES.optimizer),
     encodeSafetensors(optimizerTensors(p), { step: String(p.optimizer.state.step) }),
@@ -244,7 +236,20 @@ export async function readCheckpointTokenizer(dir: string): Promise<TokenizerRef
   return (await readVocabMap(dir, null)).tokenizer;
 }
 
-async function readVocabMap(dir: string, size: number | null): Promise<VocabMap> {
+/** Writes crl_tokenizer.json: the tokenizer a model speaks and its vocabulary map. */
+export function writeVocabMap(dir: string, vocab: VocabMap): void {
+  const tokenizerFile: z.infer<typeof TokenizerFileSchema> = {
+    format: 'compaction-rl-tokenizer',
+    version: 1,
+    name: vocab.tokenizer.name,
+    ...(vocab.tokenizer.sha256 ? { sha256: vocab.tokenizer.sha256 } : {}),
+    vocabulary: vocab.ids ? { ids: [...vocab.ids] } : 'full',
+  };
+  writeFileAtomic(join(dir, FILES.tokenizer), JSON.stringify(tokenizerFile) + '\n');
+}
+
+/** crl_tokenizer.json as a VocabMap over `size` indices (null: any); absent = the word vocabulary. */
+export async function readVocabMap(dir: string, size: number | null): Promise<VocabMap> {
   const path = join(dir, FILES.tokenizer);
   let text: string;
   try {

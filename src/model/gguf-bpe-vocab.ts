@@ -51,6 +51,9 @@ export function preTokenizerName(tokenizerJson: object, tokenizerConfig: object)
   return PRE_TOKENIZER_BY_HASH[hash] ?? null;
 }
 
+/** The token text of a trimmed vocabulary's unknown slot, which the model never emits. */
+export const UNKNOWN_SLOT_TOKEN = '<|crl_unknown|>';
+
 const looksSpecial = (t: string) =>
   (t.startsWith('<|') && t.endsWith('|>')) || (t.startsWith('<｜') && t.endsWith('｜>'));
 
@@ -59,6 +62,7 @@ export function bpeVocabMetadata({
   tokenizerConfig,
   chatTemplate,
   vocabSize,
+  trimmed,
   what,
 }: {
   tokenizerJson: unknown;
@@ -66,6 +70,11 @@ export function bpeVocabMetadata({
   chatTemplate: string | null;
   /** Rows of the model's embedding and output layers. */
   vocabSize: number;
+  /**
+   * A trimmed vocabulary (vocab-map.ts): the real id of each of the model's rows but the last,
+   * which is the unknown slot. The GGUF then lists those rows' tokens in row order.
+   */
+  trimmed?: readonly number[] | undefined;
   /** Names the files in errors. */
   what: string;
 }): { metadata: Record<string, GgufValue>; warnings: string[] } {
@@ -77,11 +86,17 @@ export function bpeVocabMetadata({
     );
   const tc = TokenizerConfigSchema.safeParse(tokenizerConfig ?? {});
   if (!tc.success) throw new CheckpointFormatError(`${what}: tokenizer_config.json is malformed`);
-  const tokens: (string | undefined)[] = new Array<string | undefined>(vocabSize);
-  const types = new Array<number>(vocabSize).fill(TOKEN_TYPE.unused);
+  let realSize = vocabSize;
+  if (trimmed) {
+    realSize = 0;
+    for (const id of Object.values(tj.data.model.vocab)) realSize = Math.max(realSize, id + 1);
+    for (const a of tj.data.added_tokens) realSize = Math.max(realSize, a.id + 1);
+  }
+  const tokens: (string | undefined)[] = new Array<string | undefined>(realSize);
+  const types = new Array<number>(realSize).fill(TOKEN_TYPE.unused);
   const ids = new Map<string, number>();
   const put = (id: number, text: string, type: number) => {
-    if (id >= vocabSize)
+    if (id >= realSize)
       throw new CheckpointFormatError(
         `${what}: token ${JSON.stringify(text)} has id ${id}, beyond the model's ${vocabSize} rows`,
       );
@@ -92,7 +107,20 @@ export function bpeVocabMetadata({
   for (const [text, id] of Object.entries(tj.data.model.vocab)) put(id, text, TOKEN_TYPE.normal);
   for (const a of tj.data.added_tokens)
     put(a.id, a.content, a.special || looksSpecial(a.content) ? TOKEN_TYPE.control : TOKEN_TYPE.userDefined);
-  const list = Array.from(tokens, (t, i) => t ?? `[PAD${i}]`);
+  let list = Array.from(tokens, (t, i) => t ?? `[PAD${i}]`);
+  let rowTypes = types;
+  // Row of each token text: the real id, or its row in a trimmed vocabulary (absent: not a row).
+  let row = (id: number): number | undefined => id;
+  if (trimmed) {
+    if (trimmed.length + 1 !== vocabSize)
+      throw new CheckpointFormatError(
+        `${what}: a trimmed vocabulary of ${trimmed.length} ids + 1 unknown slot != ${vocabSize} rows`,
+      );
+    const rows = new Map(trimmed.map((id, i) => [id, i]));
+    list = [...trimmed.map((id) => list[id] ?? `[PAD${id}]`), UNKNOWN_SLOT_TOKEN];
+    rowTypes = [...trimmed.map((id) => types[id] ?? TOKEN_TYPE.unused), TOKEN_TYPE.control];
+    row = (id) => rows.get(id);
+  }
   const merges = tj.data.model.merges.map((m) => (typeof m === 'string' ? m : `${m[0]} ${m[1]}`));
   const warnings: string[] = [];
   let pre = preTokenizerName(tj.data, tc.data);
@@ -106,7 +134,7 @@ export function bpeVocabMetadata({
     'tokenizer.ggml.model': kv.str('gpt2'),
     'tokenizer.ggml.pre': kv.str(pre),
     'tokenizer.ggml.tokens': kv.strs(list),
-    'tokenizer.ggml.token_type': kv.i32s(types),
+    'tokenizer.ggml.token_type': kv.i32s(rowTypes),
     'tokenizer.ggml.merges': kv.strs(merges),
     'tokenizer.ggml.add_bos_token': kv.bool(tc.data.add_bos_token ?? false),
     'tokenizer.ggml.add_eos_token': kv.bool(tc.data.add_eos_token ?? false),
@@ -119,7 +147,8 @@ export function bpeVocabMetadata({
   };
   for (const [key, tok] of Object.entries(special)) {
     const text = typeof tok === 'string' ? tok : tok?.content;
-    const id = text === undefined ? undefined : ids.get(text);
+    const real = text === undefined ? undefined : ids.get(text);
+    const id = real === undefined ? undefined : row(real);
     if (id !== undefined) metadata[`tokenizer.ggml.${key}_token_id`] = kv.u32(id);
   }
   if (chatTemplate) metadata['tokenizer.chat_template'] = kv.str(chatTemplate);

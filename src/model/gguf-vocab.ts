@@ -1,4 +1,5 @@
 import { kv, type GgufValue } from './gguf-file.ts';
+import { VocabMap, type TokenizerRef } from './vocab-map.ts';
 import { WORD_CHAT_TEMPLATE } from './load-tokenizer.ts';
 
 /**
@@ -74,4 +75,44 @@ export function wordVocabMetadata({
     'tokenizer.ggml.normalizer.lowercase': kv.bool(false),
     'tokenizer.chat_template': kv.str(WORD_CHAT_TEMPLATE),
   };
+}
+
+/**
+ * Which tokenizer a GGUF file's ids belong to and, for a trimmed vocabulary (vocab-map.ts), the
+ * real id of each row but the last (the unknown slot): `compaction_rl.*` keys, so the llama.cpp
+ * sampler speaks the same real ids as the checkpoint the file came from.
+ */
+export function vocabMapMetadata(vocab: VocabMap): Record<string, GgufValue> {
+  return {
+    'compaction_rl.tokenizer.name': kv.str(vocab.tokenizer.name),
+    ...(vocab.tokenizer.sha256 ? { 'compaction_rl.tokenizer.sha256': kv.str(vocab.tokenizer.sha256) } : {}),
+    ...(vocab.ids ? { 'compaction_rl.vocabulary.ids': kv.i32s([...vocab.ids]) } : {}),
+  };
+}
+
+type CrlKeys = { compaction_rl?: { tokenizer?: { name?: unknown; sha256?: unknown }; vocabulary?: { ids?: unknown } } };
+
+/**
+ * The tokenizer a GGUF file's metadata (as node-llama-cpp nests it) names in compaction_rl.* keys;
+ * null for a file crl export did not write.
+ */
+export function ggufTokenizerRef(metadata: unknown): TokenizerRef | null {
+  const t = (metadata as CrlKeys).compaction_rl?.tokenizer;
+  if (typeof t?.name !== 'string') return null;
+  return { name: t.name, ...(typeof t.sha256 === 'string' ? { sha256: t.sha256 } : {}) };
+}
+
+/** The VocabMap a GGUF file's metadata describes; the word vocabulary's when it names none. */
+export function vocabMapFromGguf(metadata: unknown, vocabSize: number): VocabMap {
+  const ref = ggufTokenizerRef(metadata) ?? { name: 'word' };
+  const ids = (metadata as CrlKeys).compaction_rl?.vocabulary?.ids;
+  if (Array.isArray(ids)) {
+    const map = VocabMap.trimmed(ids as number[], ref);
+    if (map.size !== vocabSize)
+      throw new Error(
+        `the GGUF file maps ${map.size} rows (compaction_rl.vocabulary.ids + 1), its vocabulary has ${vocabSize}`,
+      );
+    return map;
+  }
+  return VocabMap.identity(vocabSize, ref);
 }

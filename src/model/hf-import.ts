@@ -8,6 +8,7 @@ import type { ModelConfig } from './config.ts';
 import { parseHfConfig, type HfArchitecture } from './hf-config.ts';
 import { PolicyModel } from './policy.ts';
 import { CheckpointFormatError, decodeSafetensors, type SafetensorsFile } from './safetensors.ts';
+import type { VocabMap } from './vocab-map.ts';
 import { paramCount, tensorSpecs } from './weights.ts';
 
 /**
@@ -110,7 +111,10 @@ export interface HfModel {
   policy: PolicyModel;
 }
 
-export async function loadHfModel(dir: string, options: { optim?: OptimizerConfig } = {}): Promise<HfModel> {
+export async function loadHfModel(
+  dir: string,
+  options: { optim?: OptimizerConfig; vocab?: (vocabSize: number) => Promise<VocabMap | undefined> } = {},
+): Promise<HfModel> {
   const { cfg, architecture } = parseHfConfig(await readJson(join(dir, HF_FILES.config)), join(dir, HF_FILES.config));
   const tensors = await readWeightFiles(dir);
   const specs = tensorSpecs(cfg, 'lm');
@@ -135,6 +139,12 @@ export async function loadHfModel(dir: string, options: { optim?: OptimizerConfi
       throw new CheckpointFormatError(`${src.what}: tensor ${s.name} holds ${data.length} values, its shape ${s.size}`);
     params.set(data, s.offset);
   }
-  const policy = new PolicyModel({ config: cfg, optim: options.optim ?? DEFAULT_OPTIMIZER, params });
+  const vocab = await options.vocab?.(cfg.vocabSize);
+  const policy = new PolicyModel({
+    config: cfg,
+    optim: options.optim ?? DEFAULT_OPTIMIZER,
+    params,
+    ...(vocab ? { vocab } : {}),
+  });
   return { cfg, architecture, policy };
 }
