@@ -57,7 +57,7 @@ async function maxLogprobDiff({
   name: string;
 }): Promise<number> {
   const cfg = policy.config;
-  const path = join(root, `${name}-${precision}.gguf`);
+  const path = join(root, `${name.replace(/\W+/g, '-')}-${precision}.gguf`);
   writeFileSync(
     path,
     exportGguf({
@@ -147,6 +147,67 @@ const CASES: { name: string; make: () => PolicyModel | Promise<PolicyModel> }[] 
       return p;
     },
   })),
+  {
+    name: 'grouped-query attention (4 heads, 2 kv heads), head size 24 (not 64 / 4)',
+    make: () => {
+      const p = new PolicyModel({
+        config: modelConfig('tiny', { ...SMALL, nKvHeads: 2, headDim: 24 }),
+        optim: TEST_OPTIM,
+        rng: new Rng(10),
+      });
+      scrambleWeights(p.net, 11);
+      return p;
+    },
+  },
+  {
+    name: 'Qwen3-style q/k RMSNorm, GQA, head size 32, tied, trained (60 AdamW steps)',
+    make: () => {
+      const p = new PolicyModel({
+        config: modelConfig('tiny', {
+          ...SMALL,
+          nLayers: 3,
+          nKvHeads: 2,
+          headDim: 32,
+          qkNorm: true,
+          tiedEmbeddings: true,
+          ropeTheta: 1e6,
+          normEps: 1e-6,
+        }),
+        optim: { ...TEST_OPTIM, lr: 1e-2 },
+        rng: new Rng(12),
+      });
+      train(p, 60);
+      return p;
+    },
+  },
+  {
+    name: 'a Qwen3 Hugging Face directory written by hand (BF16, 2 shards, GQA, q/k norm, head_dim, yarn)',
+    make: async () => {
+      const p = new PolicyModel({
+        config: modelConfig('tiny', {
+          ...SMALL,
+          nKvHeads: 1,
+          headDim: 32,
+          qkNorm: true,
+          ropeScaling: { type: 'yarn', factor: 2, originalMaxPositions: 32, betaFast: 32, betaSlow: 1 },
+        }),
+        optim: TEST_OPTIM,
+        rng: new Rng(13),
+      });
+      scrambleWeights(p.net, 14);
+      const dir = writeHfDir({
+        root,
+        policy: p,
+        dtype: 'BF16',
+        shards: 2,
+        name: 'qwen3-by-hand',
+        config: { rope_scaling: { rope_type: 'yarn', factor: 2, original_max_position_embeddings: 32 } },
+      });
+      const loaded = await loadPolicyDir(dir);
+      expect(loaded.policy.config).toEqual(p.config);
+      return loaded.policy;
+    },
+  },
   {
     name: 'a Hugging Face directory written by hand (BF16, 2 shards, tied)',
     make: async () => {

@@ -95,6 +95,8 @@ describe('crl export (spawned)', () => {
     expect(r.code).toBe(0);
     for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'])
       expect(existsSync(join(out, f))).toBe(true);
+    // It names its tokenizer, so --policy / --init on it default to the word vocabulary again.
+    expect(JSON.parse(readFileSync(join(out, 'crl_tokenizer.json'), 'utf8'))).toMatchObject({ name: 'word' });
     const cfg = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
     expect(cfg.architectures).toEqual(['LlamaForCausalLM']);
     // The directory is a policy source again: --policy of crl run, --init of crl sft.
@@ -115,6 +117,8 @@ describe('crl export (spawned)', () => {
     ]);
     expect(sft.stderr).not.toMatch(/\n\s+at /);
     expect(sft.code).toBe(0);
+    const config = JSON.parse(readFileSync(join(root, 'from-hf', 'config.json'), 'utf8'));
+    expect(config.config.tokenizer).toBe('word');
   });
 
   it('rejects bad flags with exit 2 and one line, no stack', () => {

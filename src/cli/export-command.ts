@@ -20,13 +20,16 @@ export function registerExportCommand(program: Command): void {
   program
     .command('export')
     .description('write a policy for another engine: a GGUF file for llama.cpp, or a Hugging Face model directory')
-    .requiredOption('--policy <dir>', 'a checkpoint directory, or a run directory (its latest checkpoint)')
+    .requiredOption(
+      '--policy <dir>',
+      'a checkpoint directory, a run directory (its latest checkpoint), or a Hugging Face model directory',
+    )
     .requiredOption('--format <gguf|hf>', 'gguf: one file with weights, tokenizer and chat template; hf: a directory')
     .requiredOption('--out <path>', 'the .gguf file, or the directory for --format hf')
     .option('--precision <f32|f16>', 'GGUF weight precision (f16 keeps the norm weights in f32); hf is always f32')
     .option(
       '--tokenizer <word|qwen3|dir>',
-      "the policy's tokenizer, written into the export (default: tokenizer.json in the policy directory, else word)",
+      "the policy's tokenizer, written into the export; checked against the policy's own, which is the default (a checkpoint's crl_tokenizer.json, a Hugging Face directory's tokenizer.json, else word)",
     )
     .option('--force', FORCE_HELP)
     .action(async (raw: Record<string, unknown>) => {

@@ -11,6 +11,7 @@ import { CliError } from './errors.ts';
 import { checkTask } from './load-envs.ts';
 import { asUserError } from './train-command.ts';
 import { parseJsonFlag } from './json-flag.ts';
+import { readPolicyTokenizer } from '../model/load-policy.ts';
 
 export function registerSftCommand(program: Command): void {
   program
@@ -46,7 +47,7 @@ export function registerSftCommand(program: Command): void {
     .option('--context <C>', 'context window C')
     .option(
       '--tokenizer <name|dir>',
-      'word (default) | qwen3 | a directory with tokenizer.json (+ tokenizer_config.json / chat_template.jinja)',
+      "word | qwen3 | a directory with tokenizer.json (+ tokenizer_config.json / chat_template.jinja); default: the --init model's own (a Hugging Face directory's tokenizer.json), else word",
     )
     .option('--seed <s>', 'seed')
     .option('--out <dir>', 'run directory (default runs/base-<time>); an existing one is resumed')
@@ -78,7 +79,8 @@ export function registerSftCommand(program: Command): void {
               : undefined,
           rollout: o.context ? { contextWindow: num(o.context) } : undefined,
           seed: num(o.seed),
-          tokenizer: o.tokenizer,
+          // Default: the tokenizer the --init weights speak (a Hugging Face directory's own).
+          tokenizer: o.tokenizer ?? (o.init ? (await readPolicyTokenizer(o.init)).name : undefined),
         }).filter(([, v]) => v !== undefined),
       );
       const r = SftConfigSchema.safeParse(raw);

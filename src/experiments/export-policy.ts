@@ -2,14 +2,15 @@ import { mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { loadPolicyDir } from '../model/load-policy.ts';
 import type { ModelConfig } from '../model/config.ts';
-import { exportGguf, type GgufPrecision, type NamedWeights } from '../model/gguf-export.ts';
-import { toHfConfig } from '../model/hf-config.ts';
+import { exportGguf, ggufArchitecture, type GgufPrecision, type NamedWeights } from '../model/gguf-export.ts';
+import { hfArchitectureName, toHfConfig } from '../model/hf-config.ts';
 import { encodeSafetensors } from '../model/safetensors.ts';
 import { writeVocabMap } from '../model/checkpoint.ts';
 import { vocabMapMetadata } from '../model/gguf-vocab.ts';
 import { CheckpointFormatError } from '../model/safetensors.ts';
 import { tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
-import type { VocabMap } from '../model/vocab-map.ts';
+import { VocabMap } from '../model/vocab-map.ts';
+import { BUILTIN_TOKENIZERS } from '../model/load-tokenizer.ts';
 import { exportTokenizer } from './export-tokenizer.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { resolveCheckpointDir } from './policy-source.ts';
@@ -24,7 +25,13 @@ export const EXPORT_FORMATS = ['gguf', 'hf'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** What `--format hf` writes into its directory. */
-export const HF_EXPORT_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'] as const;
+export const HF_EXPORT_FILES = [
+  'config.json',
+  'model.safetensors',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'crl_tokenizer.json',
+] as const;
 
 export interface ExportResult {
   format: ExportFormat;
@@ -99,7 +106,7 @@ export async function exportPolicy(options: {
     });
     mkdirSync(dirname(resolve(options.out)), { recursive: true });
     writeFileAtomic(options.out, buf);
-    return { ...base, architecture: 'llama', vocabSize: cfg.vocabSize, bytes: buf.length, warnings };
+    return { ...base, architecture: ggufArchitecture(cfg), vocabSize: cfg.vocabSize, bytes: buf.length, warnings };
   }
   if (options.precision !== 'f32') throw new Error('--format hf writes f32 weights only');
   if (vocab.ids)
@@ -111,9 +118,20 @@ export async function exportPolicy(options: {
   const model = encodeSafetensors(tensors, { format: 'pt' });
   writeFileAtomic(join(options.out, 'model.safetensors'), model);
   tokenizer.writeHfFiles(options.out);
-  // Which tokenizer the weights speak, so --policy/--init on this directory find the same one.
-  writeVocabMap(options.out, vocab);
+  // Which tokenizer the weights speak, so --policy/--init on this directory find the same one; a
+  // tokenizer named by its directory is named by the copy here (the same files, the same sha256).
+  const builtin = (BUILTIN_TOKENIZERS as readonly string[]).includes(tokenizer.name);
+  const ref = builtin
+    ? { ...vocab.tokenizer, name: tokenizer.name }
+    : { ...vocab.tokenizer, name: resolve(options.out) };
+  writeVocabMap(options.out, VocabMap.identity(vocab.size, ref));
   // config.json last: its presence marks a complete directory.
   writeFileAtomic(join(options.out, 'config.json'), JSON.stringify(toHfConfig(cfg), null, 2) + '\n');
-  return { ...base, architecture: 'LlamaForCausalLM', vocabSize: cfg.vocabSize, bytes: model.length, warnings: [] };
+  return {
+    ...base,
+    architecture: hfArchitectureName(cfg),
+    vocabSize: cfg.vocabSize,
+    bytes: model.length,
+    warnings: [],
+  };
 }

@@ -1,13 +1,17 @@
 import { ropeFrequencies } from '../tensor/rope.ts';
-import { headDim, type ModelConfig } from './config.ts';
+import { headDim, kvHeads, type ModelConfig } from './config.ts';
 import { encodeGguf, kv, type GgmlTensorType, type GgufTensor, type GgufValue } from './gguf-file.ts';
 import { toInterleavedRopeRows } from './rope-permute.ts';
+import { CheckpointFormatError } from './safetensors.ts';
 
 /**
- * A policy's weights (Hugging Face LlamaForCausalLM names, as in model.safetensors) as a GGUF file
- * that llama.cpp runs with the `llama` architecture: the metadata keys and tensor names of
- * llama.cpp's convert_hf_to_gguf.py (LlamaModel) and gguf-py's constants. q_proj and k_proj rows
- * are reordered into llama.cpp's interleaved RoPE layout (rope-permute.ts).
+ * A policy's weights (Hugging Face LlamaForCausalLM / Qwen3ForCausalLM names, as in
+ * model.safetensors) as a GGUF file that llama.cpp runs: the metadata keys and tensor names of
+ * llama.cpp's convert_hf_to_gguf.py (LlamaModel, Qwen3Model) and gguf-py's constants. A model
+ * with q/k RMSNorm is the `qwen3` architecture (NEOX RoPE: the Hugging Face row order, plus
+ * attn_q_norm / attn_k_norm); any other is `llama`, whose q_proj and k_proj rows are reordered
+ * into llama.cpp's interleaved RoPE layout (rope-permute.ts). Both take grouped-query attention
+ * (head_count_kv) and a head size apart from embedding_length / head_count (key_length).
  *
  * `f16` stores matrices as half floats and keeps the 1-D norm weights in f32, as the converter
  * does (general.file_type 1 = MOSTLY_F16); `f32` stores everything as is (file_type 0).
@@ -27,7 +31,10 @@ export interface GgufExportOptions {
   name: string;
 }
 
-const ARCH = 'llama';
+/** The llama.cpp architecture that runs cfg (general.architecture and the key prefix). */
+export function ggufArchitecture(cfg: ModelConfig): 'llama' | 'qwen3' {
+  return cfg.qkNorm ? 'qwen3' : 'llama';
+}
 
 function get(weights: NamedWeights, name: string): { shape: readonly number[]; data: Float32Array } {
   const t = weights.get(name);
@@ -37,22 +44,23 @@ function get(weights: NamedWeights, name: string): { shape: readonly number[]; d
 
 export function ggufMetadata(cfg: ModelConfig, precision: GgufPrecision, name: string): Record<string, GgufValue> {
   const d = headDim(cfg);
+  const arch = ggufArchitecture(cfg);
   return {
-    'general.architecture': kv.str(ARCH),
+    'general.architecture': kv.str(arch),
     'general.name': kv.str(name),
     'general.file_type': kv.u32(precision === 'f32' ? 0 : 1),
-    [`${ARCH}.vocab_size`]: kv.u32(cfg.vocabSize),
-    [`${ARCH}.context_length`]: kv.u32(cfg.maxSeqLen),
-    [`${ARCH}.embedding_length`]: kv.u32(cfg.dModel),
-    [`${ARCH}.block_count`]: kv.u32(cfg.nLayers),
-    [`${ARCH}.feed_forward_length`]: kv.u32(cfg.mlpHidden),
-    [`${ARCH}.attention.head_count`]: kv.u32(cfg.nHeads),
-    [`${ARCH}.attention.head_count_kv`]: kv.u32(cfg.nHeads),
-    [`${ARCH}.attention.key_length`]: kv.u32(d),
-    [`${ARCH}.attention.value_length`]: kv.u32(d),
-    [`${ARCH}.rope.dimension_count`]: kv.u32(d),
-    [`${ARCH}.rope.freq_base`]: kv.f32(cfg.ropeTheta),
-    [`${ARCH}.attention.layer_norm_rms_epsilon`]: kv.f32(cfg.normEps),
+    [`${arch}.vocab_size`]: kv.u32(cfg.vocabSize),
+    [`${arch}.context_length`]: kv.u32(cfg.maxSeqLen),
+    [`${arch}.embedding_length`]: kv.u32(cfg.dModel),
+    [`${arch}.block_count`]: kv.u32(cfg.nLayers),
+    [`${arch}.feed_forward_length`]: kv.u32(cfg.mlpHidden),
+    [`${arch}.attention.head_count`]: kv.u32(cfg.nHeads),
+    [`${arch}.attention.head_count_kv`]: kv.u32(kvHeads(cfg)),
+    [`${arch}.attention.key_length`]: kv.u32(d),
+    [`${arch}.attention.value_length`]: kv.u32(d),
+    [`${arch}.rope.dimension_count`]: kv.u32(d),
+    [`${arch}.rope.freq_base`]: kv.f32(cfg.ropeTheta),
+    [`${arch}.attention.layer_norm_rms_epsilon`]: kv.f32(cfg.normEps),
     ...ropeScalingMetadata(cfg),
   };
 }
@@ -64,14 +72,15 @@ export function ggufMetadata(cfg: ModelConfig, precision: GgufPrecision, name: s
 function ropeScalingMetadata(cfg: ModelConfig): Record<string, GgufValue> {
   const s = cfg.ropeScaling;
   if (!s || s.type === 'llama3') return {};
+  const arch = ggufArchitecture(cfg);
   const keys: Record<string, GgufValue> = {
-    [`${ARCH}.rope.scaling.type`]: kv.str(s.type),
-    [`${ARCH}.rope.scaling.factor`]: kv.f32(s.factor),
+    [`${arch}.rope.scaling.type`]: kv.str(s.type),
+    [`${arch}.rope.scaling.factor`]: kv.f32(s.factor),
   };
   if (s.type === 'yarn') {
-    keys[`${ARCH}.rope.scaling.original_context_length`] = kv.u32(s.originalMaxPositions);
-    keys[`${ARCH}.rope.scaling.yarn_beta_fast`] = kv.f32(s.betaFast);
-    keys[`${ARCH}.rope.scaling.yarn_beta_slow`] = kv.f32(s.betaSlow);
+    keys[`${arch}.rope.scaling.original_context_length`] = kv.u32(s.originalMaxPositions);
+    keys[`${arch}.rope.scaling.yarn_beta_fast`] = kv.f32(s.betaFast);
+    keys[`${arch}.rope.scaling.yarn_beta_slow`] = kv.f32(s.betaSlow);
   }
   return keys;
 }
@@ -79,6 +88,10 @@ function ropeScalingMetadata(cfg: ModelConfig): Record<string, GgufValue> {
 /** llama3 scaling: llama.cpp divides each base frequency by rope_freqs[i]. [D/2] */
 function ropeFreqsTensor(cfg: ModelConfig): GgufTensor | null {
   if (cfg.ropeScaling?.type !== 'llama3') return null;
+  if (ggufArchitecture(cfg) !== 'llama')
+    throw new CheckpointFormatError(
+      "GGUF export: llama3 RoPE scaling needs llama.cpp's rope_freqs tensor, which its qwen3 architecture (q/k norm models) does not read",
+    );
   const d = headDim(cfg);
   const base = ropeFrequencies({ headDim: d, theta: cfg.ropeTheta }).freqs;
   const scaled = ropeFrequencies({ headDim: d, theta: cfg.ropeTheta, scaling: cfg.ropeScaling }).freqs;
@@ -98,6 +111,12 @@ function tensorNames(cfg: ModelConfig): [string, string][] {
       [`${gg}attn_k.weight`, `${hf}self_attn.k_proj.weight`],
       [`${gg}attn_v.weight`, `${hf}self_attn.v_proj.weight`],
       [`${gg}attn_output.weight`, `${hf}self_attn.o_proj.weight`],
+      ...(cfg.qkNorm
+        ? ([
+            [`${gg}attn_q_norm.weight`, `${hf}self_attn.q_norm.weight`],
+            [`${gg}attn_k_norm.weight`, `${hf}self_attn.k_norm.weight`],
+          ] as [string, string][])
+        : []),
       [`${gg}ffn_norm.weight`, `${hf}post_attention_layernorm.weight`],
       [`${gg}ffn_gate.weight`, `${hf}mlp.gate_proj.weight`],
       [`${gg}ffn_up.weight`, `${hf}mlp.up_proj.weight`],
@@ -113,10 +132,11 @@ function tensorNames(cfg: ModelConfig): [string, string][] {
 export function ggufTensors(cfg: ModelConfig, weights: NamedWeights, precision: GgufPrecision): GgufTensor[] {
   const d = headDim(cfg);
   const freqs = ropeFreqsTensor(cfg);
+  const interleave = ggufArchitecture(cfg) === 'llama';
   const tensors = tensorNames(cfg).map(([gg, hf]): GgufTensor => {
     const t = get(weights, hf);
     let data = t.data;
-    if (gg.endsWith('attn_q.weight') || gg.endsWith('attn_k.weight'))
+    if (interleave && (gg.endsWith('attn_q.weight') || gg.endsWith('attn_k.weight')))
       data = toInterleavedRopeRows({ w: data, heads: t.shape[0]! / d, headDim: d, cols: t.shape[1]! });
     const type: GgmlTensorType = precision === 'f16' && t.shape.length === 2 ? 'F16' : 'F32';
     return { name: gg, shape: t.shape, data, type };

@@ -36,6 +36,7 @@ const HfConfigSchema = z.looseObject({
   mlp_bias: z.boolean().optional(),
   use_sliding_window: z.boolean().optional(),
   layer_types: z.array(z.string()).optional(),
+  partial_rotary_factor: z.number().optional(),
 });
 
 /** The architectures read, with the class names transformers writes. */
@@ -50,7 +51,7 @@ export type HfArchitecture = (typeof HF_ARCHITECTURES)[keyof typeof HF_ARCHITECT
 export function toHfConfig(cfg: ModelConfig): Record<string, unknown> {
   const d = headDim(cfg);
   return {
-    architectures: [cfg.qkNorm ? 'Qwen3ForCausalLM' : 'LlamaForCausalLM'],
+    architectures: [hfArchitectureName(cfg)],
     model_type: cfg.qkNorm ? 'qwen3' : 'llama',
     hidden_size: cfg.dModel,
     num_hidden_layers: cfg.nLayers,
@@ -71,6 +72,11 @@ export function toHfConfig(cfg: ModelConfig): Record<string, unknown> {
   };
 }
 
+/** The transformers class config.json names for cfg. */
+export function hfArchitectureName(cfg: ModelConfig): 'Qwen3ForCausalLM' | 'LlamaForCausalLM' {
+  return cfg.qkNorm ? 'Qwen3ForCausalLM' : 'LlamaForCausalLM';
+}
+
 /** The architecture config.json names, or an error naming `architectures`. */
 export function hfArchitecture(raw: { architectures: string[] }, what: string): HfArchitecture {
   for (const a of raw.architectures)
@@ -82,6 +88,34 @@ export function hfArchitecture(raw: { architectures: string[] }, what: string): 
 
 function unsupported(what: string, field: string, detail: string): never {
   throw new CheckpointFormatError(`${what}: ${field} ${detail}`);
+}
+
+/** The attention shape in config.json's own keys, so an error names the key to look at. */
+function checkHeads({ h, what }: { h: z.infer<typeof HfConfigSchema>; what: string }): void {
+  const heads = h.num_attention_heads;
+  const kv = h.num_key_value_heads ?? heads;
+  if (heads % kv !== 0)
+    unsupported(
+      what,
+      'num_key_value_heads',
+      `${kv} does not divide num_attention_heads ${heads} (each key/value head serves a whole group)`,
+    );
+  if (h.head_dim !== undefined && h.head_dim !== null) {
+    if (h.head_dim % 2 !== 0) unsupported(what, 'head_dim', `${h.head_dim} must be even (RoPE rotates pairs)`);
+  } else if (h.hidden_size % heads !== 0)
+    unsupported(
+      what,
+      'hidden_size',
+      `${h.hidden_size} is not a multiple of num_attention_heads ${heads} (and no head_dim)`,
+    );
+  else if ((h.hidden_size / heads) % 2 !== 0)
+    unsupported(what, 'hidden_size', `/ num_attention_heads = ${h.hidden_size / heads} must be an even head size`);
+  if (h.partial_rotary_factor !== undefined && h.partial_rotary_factor !== 1)
+    unsupported(
+      what,
+      'partial_rotary_factor',
+      `${h.partial_rotary_factor} is not supported (RoPE on whole heads only)`,
+    );
 }
 
 export function parseHfConfig(raw: unknown, what = 'config.json'): { cfg: ModelConfig; architecture: HfArchitecture } {
@@ -103,6 +137,7 @@ export function parseHfConfig(raw: unknown, what = 'config.json'): { cfg: ModelC
     unsupported(what, 'layer_types', `contains ${JSON.stringify(sliding)}; only full_attention is supported`);
   const kv = h.num_key_value_heads ?? heads;
   const d = h.head_dim ?? undefined;
+  checkHeads({ h, what });
   const ropeScaling = parseRopeScaling(h.rope_scaling ?? h.rope_parameters, h.max_position_embeddings, what);
   const ropeTheta = h.rope_theta ?? h.rope_parameters?.rope_theta ?? 10000;
   try {

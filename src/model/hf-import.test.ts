@@ -55,6 +55,26 @@ describe('Hugging Face model directories', () => {
     a.forEach((x, i) => expect(Array.from(x)).toEqual(Array.from(b[i]!)));
   });
 
+  it('loads a Qwen3 directory (GQA, q/k norm, head_dim apart from hidden_size / heads) and computes what the same weights compute', async () => {
+    const policy = makePolicy({ nHeads: 4, nKvHeads: 2, headDim: 6, qkNorm: true, tiedEmbeddings: true }, 7);
+    const dir = writeHfDir({ root, policy, dtype: 'F16', shards: 2, name: 'qwen3' });
+    const loaded = await loadPolicyDir(dir);
+    expect(loaded.policy.config).toEqual(policy.config);
+    const want = rounded(policy, 'F16');
+    const seqs = randomSequences({ rng: new Rng(8), lengths: [12], cfg: policy.config });
+    expect(Array.from(loaded.policy.forward(seqs).logprobs[0]!)).toEqual(Array.from(want.forward(seqs).logprobs[0]!));
+    // Called a Llama model, its q_norm tensors do not belong, and the error names one.
+    const missing = writeHfDir({
+      root,
+      policy,
+      dtype: 'F16',
+      shards: 1,
+      name: 'qwen3-as-llama',
+      config: { architectures: ['LlamaForCausalLM'] },
+    });
+    await expect(loadHfModel(missing)).rejects.toThrow(/unexpected tensor model\.layers\.0\.self_attn\.q_norm\.weight/);
+  });
+
   it('names the field of a config it cannot run, and the tensor of weights that do not fit', async () => {
     const policy = makePolicy({}, 5);
     const cases: [Record<string, unknown>, RegExp][] = [
@@ -64,6 +84,15 @@ describe('Hugging Face model directories', () => {
       [{ architectures: ['MistralForCausalLM'] }, /architectures \["MistralForCausalLM"\] is not supported/],
       [{ use_sliding_window: true }, /use_sliding_window/],
       [{ hidden_size: 'big' }, /hidden_size/],
+      [{ num_key_value_heads: 3 }, /num_key_value_heads 3 does not divide num_attention_heads 2/],
+      [{ head_dim: 7 }, /head_dim 7 must be even/],
+      [{ hidden_size: 17, head_dim: null }, /hidden_size 17 is not a multiple of num_attention_heads 2/],
+      [{ partial_rotary_factor: 0.5 }, /partial_rotary_factor 0.5 is not supported/],
+      [{ rope_scaling: { rope_type: 'yarn', factor: 2, mscale: 1 } }, /rope_scaling\.mscale is not supported/],
+      [
+        { architectures: ['Qwen3ForCausalLM'], layer_types: ['sliding_attention'] },
+        /layer_types contains "sliding_attention"/,
+      ],
     ];
     for (const [config, msg] of cases) {
       const dir = writeHfDir({ root, policy, dtype: 'F32', shards: 1, name: `bad-${Object.keys(config)[0]}`, config });

@@ -1,7 +1,7 @@
 import { setFloat16 } from '@petamoriken/float16';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelConfig } from './config.ts';
+import { headDim, kvHeads, type ModelConfig } from './config.ts';
 import type { PolicyModel } from './policy.ts';
 
 /**
@@ -40,25 +40,29 @@ function safetensors(tensors: { name: string; shape: number[]; data: Float32Arra
   return Buffer.concat([len, h, ...parts]);
 }
 
-/** config.json as transformers writes it for LlamaForCausalLM, extra keys included. */
+/**
+ * config.json as transformers writes it for LlamaForCausalLM, or Qwen3ForCausalLM when the model
+ * has q/k norms, extra keys included.
+ */
 function llamaConfigJson(cfg: ModelConfig, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const qwen3 = cfg.qkNorm === true;
   return {
-    architectures: ['LlamaForCausalLM'],
+    architectures: [qwen3 ? 'Qwen3ForCausalLM' : 'LlamaForCausalLM'],
     attention_bias: false,
     attention_dropout: 0.0,
     bos_token_id: 1,
     eos_token_id: 6,
-    head_dim: cfg.dModel / cfg.nHeads,
+    head_dim: headDim(cfg),
     hidden_act: 'silu',
     hidden_size: cfg.dModel,
     initializer_range: 0.02,
     intermediate_size: cfg.mlpHidden,
     max_position_embeddings: cfg.maxSeqLen,
     mlp_bias: false,
-    model_type: 'llama',
+    model_type: qwen3 ? 'qwen3' : 'llama',
     num_attention_heads: cfg.nHeads,
     num_hidden_layers: cfg.nLayers,
-    num_key_value_heads: cfg.nHeads,
+    num_key_value_heads: kvHeads(cfg),
     pretraining_tp: 1,
     rms_norm_eps: cfg.normEps,
     rope_scaling: null,
@@ -67,6 +71,7 @@ function llamaConfigJson(cfg: ModelConfig, extra: Record<string, unknown> = {}):
     torch_dtype: 'bfloat16',
     transformers_version: '4.57.1',
     use_cache: true,
+    ...(qwen3 ? { use_sliding_window: false, sliding_window: null, max_window_layers: cfg.nLayers } : {}),
     vocab_size: cfg.vocabSize,
     ...extra,
   };
