@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { getPreset, presetNames, withTokenizer, type Preset } from '../experiments/presets.ts';
+import { withTokenizer } from '../experiments/preset-tokenizer.ts';
+import { getPreset, presetNames, type Preset } from '../experiments/presets.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { reproduce } from '../experiments/reproduce.ts';
 import { newRunName } from '../experiments/run-dir.ts';

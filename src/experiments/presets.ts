@@ -1,5 +1,4 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
-import { scaleTokenCount, WORD_TOKEN_UNITS } from '../rollout/config.ts';
 import type { SftConfigInput } from './sft-config.ts';
 import { RL_SYSTEMS, type SystemName } from './systems.ts';
 
@@ -25,7 +24,7 @@ export interface EvalPlan {
 
 export interface Preset {
   description: string;
-  /** word (default) | qwen3 | a tokenizer directory: set by withTokenizer, recorded in pipeline.json. */
+  /** word (default) | qwen3 | a tokenizer directory: set by withTokenizer (preset-tokenizer.ts), recorded in pipeline.json. */
   tokenizer?: string;
   envs: string[];
   /** Per-env knob overrides used by SFT, training and evaluation (held-out variants apply on top). */
@@ -273,58 +272,6 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     },
   },
 };
-
-const TOKEN_UNIT_KEYS = [
-  'contextWindow',
-  'compactThreshold',
-  'summaryMaxTokens',
-  'maxActionTokens',
-  'maxObservationTokens',
-] as const;
-
-/**
- * A preset run with another tokenizer (`crl reproduce --tokenizer`): SFT and every training run
- * name it, and the token counts the preset fixes (C = 256 ...) are scaled as the rollout defaults
- * are for a subword tokenizer (rollout/config.ts SUBWORD_TOKEN_SCALE: a Qwen3 kv-ledger step is
- * 1.84x the word vocabulary's), so a window holds about as many steps.
- */
-export function withTokenizer(preset: Preset, tokenizer: string): Preset {
-  if (tokenizer === 'word') return preset;
-  // Every token count is written out (the word defaults where the preset leaves one unset), so
-  // whatever reads C from the preset (the 2x-context system, the evaluations) sees the scaled one.
-  const scale = <T extends { rollout?: Record<string, unknown> }>(c: T, fill = true): T => ({
-    ...c,
-    rollout: Object.fromEntries(
-      Object.entries({ ...(fill ? WORD_TOKEN_UNITS : {}), ...c.rollout }).map(([k, v]) => [
-        k,
-        (TOKEN_UNIT_KEYS as readonly string[]).includes(k) && typeof v === 'number' ? scaleTokenCount(v) : v,
-      ]),
-    ),
-  });
-  return {
-    ...preset,
-    tokenizer,
-    sft: {
-      ...scale(preset.sft as { rollout?: Record<string, unknown> }),
-      tokenizer,
-      // The base's positions (2C for the 2x-context system) are token counts too.
-      ...(preset.sft.model?.maxSeqLen
-        ? { model: { ...preset.sft.model, maxSeqLen: scaleTokenCount(preset.sft.model.maxSeqLen) } }
-        : {}),
-    },
-    ...(preset.sftByEnv
-      ? {
-          sftByEnv: Object.fromEntries(
-            Object.entries(preset.sftByEnv).map(([env, o]) => [
-              env,
-              o.rollout ? scale(o as { rollout?: Record<string, unknown> }, false) : o,
-            ]),
-          ),
-        }
-      : {}),
-    train: { ...scale(preset.train as { rollout?: Record<string, unknown> }), tokenizer },
-  };
-}
 
 export function presetNames(): string[] {
   return Object.keys(PRESETS);
