@@ -97,11 +97,11 @@ describe('repository documentation', () => {
       new RegExp(['/', 'tmp/[a-z]'].join(''), 'i'),
       new RegExp(['shared/', '(spec|seed)'].join(''), 'i'),
       new RegExp(['\\.\\./', 'shared'].join('')),
-      new RegExp(['/work/', '(wt|main|shared)'].join('')),
+      new RegExp(['/work/', '(wt|main|shared|runs)'].join('')),
     ];
     const files = [
       join(ROOT, 'README.md'),
-      ...walk(join(ROOT, 'docs'), (p) => /\.(md|html|svg)$/.test(p)),
+      ...walk(join(ROOT, 'docs'), (p) => /\.(md|html|svg|json|jsonl)$/.test(p)),
       ...walk(join(ROOT, 'src'), (p) => p.endsWith('.ts') && p !== THIS_FILE),
       ...walk(join(ROOT, 'bench'), (p) => /\.(ts|mts|js|mjs)$/.test(p)),
       ...walk(join(ROOT, 'scripts'), () => true),

@@ -11,24 +11,37 @@ import { FIGURES } from './plots.ts';
  * regenerates it. Checkpoints and samples stay behind. Absolute paths inside the copied JSON that
  * point into the source directory are rewritten relative to it, so the copy names no machine path.
  */
-export function archiveReportData(options: { runDirs: readonly string[]; dataDir: string }): string[] {
-  const out: string[] = [];
+export function archiveReportData(options: { runDirs: readonly string[]; dataDir: string }): {
+  dirs: string[];
+  /** Copied files that still name an absolute path outside their run (a path of this machine). */
+  warnings: string[];
+} {
+  const dirs: string[] = [];
+  const warnings: string[] = [];
   options.runDirs.forEach((dir, i) => {
     const target =
       options.runDirs.length === 1 ? options.dataDir : join(options.dataDir, `${i + 1}-${basename(resolve(dir))}`);
-    copyRun({ src: resolve(dir), dst: target, root: resolve(dir), depth: 0 });
-    out.push(target);
+    copyRun({ src: resolve(dir), dst: target, root: resolve(dir), depth: 0, warnings });
+    dirs.push(target);
   });
-  return out;
+  return { dirs, warnings };
 }
 
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
 
-function copyRun(o: { src: string; dst: string; root: string; depth: number }): void {
+interface CopyOptions {
+  src: string;
+  dst: string;
+  root: string;
+  depth: number;
+  warnings: string[];
+}
+
+function copyRun(o: CopyOptions): void {
   mkdirSync(o.dst, { recursive: true });
   for (const name of [RUN_FILES.config, RUN_FILES.pipeline]) {
     const p = join(o.src, name);
-    if (existsSync(p)) writeJson(join(o.dst, name), readFileSync(p, 'utf8'), o.root);
+    if (existsSync(p)) writeJson({ path: join(o.dst, name), text: readFileSync(p, 'utf8'), o });
   }
   const metrics = join(o.src, RUN_FILES.metrics);
   if (existsSync(metrics))
@@ -39,17 +52,22 @@ function copyRun(o: { src: string; dst: string; root: string; depth: number }): 
     for (const f of readdirSync(evalDir)
       .filter((n) => n.endsWith('.json'))
       .sort())
-      writeJson(join(o.dst, RUN_FILES.eval, f), readFileSync(join(evalDir, f), 'utf8'), o.root);
+      writeJson({ path: join(o.dst, RUN_FILES.eval, f), text: readFileSync(join(evalDir, f), 'utf8'), o });
   }
   const systems = join(o.src, RUN_FILES.systems);
   if (o.depth < 2 && isDir(systems))
     for (const s of readdirSync(systems).sort())
       if (isDir(join(systems, s)))
-        copyRun({ src: join(systems, s), dst: join(o.dst, RUN_FILES.systems, s), root: o.root, depth: o.depth + 1 });
+        copyRun({ ...o, src: join(systems, s), dst: join(o.dst, RUN_FILES.systems, s), depth: o.depth + 1 });
 }
 
-/** JSON re-written with absolute paths under `root` made relative to it (unparseable text copied as is). */
-function writeJson(path: string, text: string, root: string): void {
+/**
+ * JSON re-written with absolute paths under `root` made relative to it (unparseable text copied as
+ * is). An absolute path outside the run (an evaluation written elsewhere with --out, say) is kept,
+ * since it is part of the record, and reported, so that nobody commits a machine path unawares.
+ */
+function writeJson(options: { path: string; text: string; o: CopyOptions }): void {
+  const { path, text, o } = options;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -57,16 +75,23 @@ function writeJson(path: string, text: string, root: string): void {
     writeFileAtomic(path, text);
     return;
   }
+  const outside: string[] = [];
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string' && isAbsolute(v)) {
-      const r = relative(root, v);
-      return r.startsWith('..') || isAbsolute(r) ? v : r.split(sep).join('/') || '.';
+      const r = relative(o.root, v);
+      if (!(r.startsWith('..') || isAbsolute(r))) return r.split(sep).join('/') || '.';
+      outside.push(v);
+      return v;
     }
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
     return v;
   };
   writeFileAtomic(path, `${JSON.stringify(walk(value), null, 2)}\n`);
+  if (outside.length)
+    o.warnings.push(
+      `${path} keeps ${outside.length === 1 ? 'an absolute path' : `${outside.length} absolute paths`} from outside its run directory (${outside[0]}${outside.length > 1 ? ', …' : ''}): a path of this machine; rerun what wrote it with paths inside the run, or edit the copy, before committing it`,
+    );
 }
 
 /** metrics.jsonl kept to the metrics the figures draw (the rest is for debugging, and large). */

@@ -159,12 +159,21 @@ describe('report', () => {
       cfg,
       JSON.stringify({ system: 'compaction-rl', config: { model: { init: join(root, 'systems', 'base') } } }),
     );
+    // An evaluation that names a file outside the run (written elsewhere, then moved in).
+    const evalPath = join(root, RUN_FILES.eval, 'base-oracle.json');
+    const outside = join(tmpdir(), 'elsewhere', 'base.json');
+    writeFileSync(evalPath, JSON.stringify({ ...JSON.parse(readFileSync(evalPath, 'utf8')), policy: outside }));
     const out = join(mkdtempSync(join(tmpdir(), 'crl-archive-')), 'report');
     const first = await writeReport({ runDirs: [root], outDir: out, withData: true });
     const copied = JSON.parse(
       readFileSync(join(out, 'data', RUN_FILES.systems, 'compaction-rl', RUN_FILES.config), 'utf8'),
     );
     expect(copied.config.model.init).toBe('systems/base'); // no machine path in the copy
+    // ... except the outside one, which is kept and reported (once, naming the file and the path).
+    const flagged = first.warnings.filter((w) => w.includes('outside its run directory'));
+    expect(flagged).toHaveLength(1);
+    expect(flagged[0]).toContain('base-oracle.json');
+    expect(flagged[0]).toContain(outside);
     expect(readdirSync(join(out, 'data', RUN_FILES.eval)).length).toBe(readdirSync(join(root, RUN_FILES.eval)).length);
     const again = join(mkdtempSync(join(tmpdir(), 'crl-regen-')), 'report');
     await writeReport({ runDirs: [join(out, 'data')], outDir: again });

@@ -26,9 +26,10 @@ export async function writeReport(options: {
   contextWindow?: number;
   withData?: boolean;
 }): Promise<{ html: string; markdown: string; warnings: string[] }> {
-  const runDirs = options.withData
+  const archived = options.withData
     ? archiveReportData({ runDirs: options.runDirs, dataDir: join(options.outDir, 'data') })
-    : options.runDirs;
+    : null;
+  const runDirs = archived?.dirs ?? options.runDirs;
   const label = relativeLabel(options.outDir);
   const data = collectReportData(runDirs, label);
   const tables = buildTables(data.evals, {
@@ -55,5 +56,5 @@ export async function writeReport(options: {
   const markdown = join(options.outDir, 'report.md');
   writeFileAtomic(html, renderHtml(view));
   writeFileAtomic(markdown, renderMarkdown(view));
-  return { html, markdown, warnings: data.warnings };
+  return { html, markdown, warnings: [...(archived?.warnings ?? []), ...data.warnings] };
 }
