@@ -120,11 +120,16 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     );
   });
 
-  it('--out under /proc fails at once instead of hanging in mkdir', async () => {
-    const r = await crl(['run', '--env', 'chunk-sum', '--episodes', '1', '--out', '/proc/nope/x.jsonl'], {
-      timeoutMs: 100_000, // generous for a loaded machine; a hang never ends
-    });
+  it('--out under /proc fails at once instead of hanging in mkdir (run, sft, train, reproduce)', async () => {
+    const timeoutMs = 100_000; // generous for a loaded machine; a hang never ends
+    const [r, sft, rl, pipeline] = await Promise.all([
+      crl(['run', '--env', 'chunk-sum', '--episodes', '1', '--out', '/proc/nope/x.jsonl'], { timeoutMs }),
+      crl(['sft', '--env', 'chunk-sum', '--model', 'tiny', '--out', '/proc/nope/s'], { timeoutMs }),
+      crl(['train', ...TINY_RUN, '--from-scratch', '--out', '/proc/nope/t'], { timeoutMs }),
+      crl(['reproduce', '--preset', 'smoke', '--out', '/proc/nope/r'], { timeoutMs }),
+    ]);
     expectUserError(r, /--out \/proc\/nope\/x\.jsonl: the directory \/proc\/nope cannot be created/);
+    for (const x of [sft, rl, pipeline]) expectUserError(x, /cannot mkdir \/proc\/nope: no such file or directory/);
   });
 
   it('a directory, a read-only file, a read-only directory or a run file as --out: user errors, nothing written', async () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { deepMerge } from '../config/config-flags.ts';
 import { parseTrainConfig } from '../config/load-config.ts';
@@ -7,7 +7,7 @@ import { headlineCell } from '../report/cells.ts';
 import { PipelineFileSchema, RUN_FILES, type Invocation, type MixedNote } from '../report/run-files.ts';
 import { writeReport } from '../report/write-report.ts';
 import { codeVersion, commandLine, configHash } from '../util/provenance.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
+import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
 import { evaluatePolicy, evalRequestRecord } from './evaluate-policy.ts';
 import { evalRequests, type PolicyRef } from './reproduce-evals.ts';
 import type { Preset } from './presets.ts';
@@ -54,7 +54,7 @@ export async function reproduce(options: {
   // ran from and however --out was spelled, so a resume from elsewhere is not taken for a mix.
   const root = resolve(options.outDir);
   const outDir = root;
-  mkdirSync(join(outDir, RUN_FILES.eval), { recursive: true });
+  ensureDir(join(outDir, RUN_FILES.eval)); // not mkdirSync(recursive): it never returns under /proc
   const pipeline = openPipelineFile({ outDir, presetName: options.presetName, actor: options.actor, preset });
   const guard = createReuseGuard({ root, allowMixed: options.allowMixed ?? false, onMixed: pipeline.addMixed });
   const K = trainingWindowsOf(preset);

@@ -1,15 +1,18 @@
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { ensureDir } from '../util/atomic-write.ts';
 import { EpisodeRecordSchema, parseRecordsJsonl, type EpisodeRecord } from './record.ts';
 
 /**
  * Episode records on disk, one JSON object per line. The writer appends each record as it ends,
- * so a long run that stops early still leaves every finished episode behind.
+ * so a long run that stops early still leaves every finished episode behind. It creates a new
+ * file: an existing one is refused (EEXIST), never emptied, so the records it holds cannot be lost
+ * (`crl run` writes through util/atomic-write.ts's AtomicLineWriter instead, and renames at the end).
  */
 export class RecordWriter {
   constructor(readonly path: string) {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, '');
+    ensureDir(dirname(path));
+    closeSync(openSync(path, 'wx'));
   }
 
   write(record: EpisodeRecord): void {

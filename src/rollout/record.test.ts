@@ -38,6 +38,9 @@ describe('episode records', () => {
     records.forEach((r) => w.write(r));
     expect(readRecordsFile(path)).toEqual(records);
     expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(3);
+    // A second writer on the same path is refused: the records already there stay.
+    expect(() => new RecordWriter(path)).toThrow(/EEXIST/);
+    expect(readRecordsFile(path)).toEqual(records);
   });
 
   it('names the line of an invalid record', async () => {
