@@ -109,4 +109,38 @@ describe.skipIf(!available)('crl run --env harbor:DIR (spawned)', () => {
     expect(b.code).toBe(2);
     expect(b.stderr).toMatch(/1 task\(s\) have none: no-solution/);
   });
+
+  it('crl export-tasks writes shell-ledger tasks as folders that harbor-oracle passes and harbor-nop fails', () => {
+    const gen = join(root, 'generated');
+    const e = crl(['export-tasks', '--env', 'shell-ledger', '--episodes', '4', '--out', gen]);
+    expect(e.code).toBe(0);
+    expect(JSON.parse(e.stdout.trim().split('\n').pop()!)).toEqual({ tasks: 4, out: gen });
+    const oracle = crl([
+      'run',
+      '--env',
+      `harbor:${gen}`,
+      '--policy',
+      'harbor-oracle',
+      '--episodes',
+      '4',
+      '--out',
+      join(root, 'g1.jsonl'),
+    ]);
+    expect(JSON.parse(oracle.stdout.trim().split('\n').pop()!)).toMatchObject({ passAt1: 1, episodes: 4 });
+    const nop = crl([
+      'run',
+      '--env',
+      `harbor:${gen}`,
+      '--policy',
+      'harbor-nop',
+      '--episodes',
+      '4',
+      '--out',
+      join(root, 'g2.jsonl'),
+    ]);
+    expect(JSON.parse(nop.stdout.trim().split('\n').pop()!)).toMatchObject({ passAt1: 0, episodes: 4 });
+    const again = crl(['export-tasks', '--env', 'shell-ledger', '--out', gen]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/exists and is not empty/);
+  });
 });

@@ -11,6 +11,7 @@ import { registerReportCommand } from './report-command.ts';
 import { registerReproduceCommand } from './reproduce-command.ts';
 import { registerSftCommand } from './sft-command.ts';
 import { registerServeCommand } from './serve-command.ts';
+import { registerExportTasksCommand } from './export-tasks-command.ts';
 import { registerViewCommand } from './view-command.ts';
 import { registerExportCommand } from './export-command.ts';
 
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerReproduceCommand(program);
   registerSftCommand(program);
   registerServeCommand(program);
+  registerExportTasksCommand(program);
   registerViewCommand(program);
   registerExportCommand(program);
   return program;

@@ -90,13 +90,11 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   if (isHarborEnv(flags.env)) return runHarborCommand(flags);
   const knobs = parseKnobsFlag(flags.knobs);
   const family = checkTask({ env: flags.env, knobs }); // validates the knobs once, before any episode
-  const tokenizer = await tokenizerForPolicy({
-    policy: flags.policy,
-    flag: '--policy',
-    ...(flags.tokenizer ? { given: flags.tokenizer } : {}),
-  });
+  // A family whose text needs another tokenizer names it (shell-ledger: qwen3); a checkpoint names its own.
+  const given = flags.tokenizer ?? (checkpointPolicy(flags.policy) ? undefined : family.tokenizer);
+  const tokenizer = await tokenizerForPolicy({ policy: flags.policy, flag: '--policy', ...(given ? { given } : {}) });
   const { config, layout } = resolveWithFlagNames(() =>
-    resolveRolloutConfig({ tokenizer, input: rolloutInput(flags) }),
+    resolveRolloutConfig({ tokenizer, input: { ...family.rollout, ...rolloutInput(flags) } }),
   );
   const { actor, summarizer } = await runSamplers({
     policy: flags.policy,
@@ -128,7 +126,10 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
   if (flags.knobs !== undefined) throw new CliError('--knobs: task folders have no knobs');
   checkHarborWriter(flags.writer);
   const tasks = loadHarborSuite(flags.env, flags.policy);
-  const tokenizer = loadTokenizer(flags.tokenizer ?? 'qwen3');
+  // Shell output needs a subword tokenizer: Qwen3's unless asked otherwise; a checkpoint names its own.
+  const tokenizer = checkpointPolicy(flags.policy)
+    ? await tokenizerForPolicy({ policy: flags.policy, ...(flags.tokenizer ? { given: flags.tokenizer } : {}) })
+    : loadTokenizer(flags.tokenizer ?? 'qwen3');
   const { config, layout } = resolveWithFlagNames(() =>
     resolveRolloutConfig({ tokenizer, input: { ...HARBOR_ROLLOUT_DEFAULTS, ...rolloutInput(flags) } }),
   );
@@ -223,4 +224,9 @@ function rolloutInput(flags: RunFlags): Record<string, unknown> {
   if (flags.temperature !== undefined) input.temperature = flags.temperature;
   if (flags.topP !== undefined) input.topP = flags.topP;
   return input;
+}
+
+/** A checkpoint or run directory (not the expert, a scripted harbor policy or a remote engine). */
+function checkpointPolicy(policy: string): boolean {
+  return !['expert', 'harbor-oracle', 'harbor-nop'].includes(policy) && !/^(vllm|sglang|llamacpp):/.test(policy);
 }

@@ -4,6 +4,7 @@ import { fogCourier } from './fog-courier/index.ts';
 import { hopSearch } from './hop-search/index.ts';
 import { kvLedger } from './kv-ledger/index.ts';
 import { familyNames, getFamily, registerFamily } from './registry.ts';
+import { registerTerminalFamilies } from './terminal.ts';
 
 /** The built-in long-horizon task suite (docs/tasks.md). */
 export const BUILTIN_FAMILIES: readonly TaskFamily[] = [kvLedger, fogCourier, hopSearch];
@@ -18,11 +19,13 @@ export function registerBuiltinFamilies(): void {
 }
 
 /**
- * The one family lookup of the CLI and the experiments: every built-in family (and any family
- * registered before) by name; an unknown name throws an error that lists the valid ones.
+ * The one family lookup of the CLI and the experiments: every built-in family, the terminal
+ * families (terminal.ts) and any family registered before, by name; an unknown name throws an
+ * error that lists the valid ones.
  */
 export function taskFamily(name: string): TaskFamily {
   registerBuiltinFamilies();
+  registerTerminalFamilies();
   return getFamily(name);
 }
 

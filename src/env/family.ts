@@ -65,6 +65,29 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
    */
   summaryFacts?(messages: readonly ChatMessage[]): SummaryContent;
   /**
+   * Optional: the tokenizer this family's text needs when none is asked for ('word' when absent).
+   * Shell output holds characters the word vocabulary cannot encode (shell-ledger: 'qwen3').
+   */
+  readonly tokenizer?: string;
+  /**
+   * Optional: rollout settings (method §2) the family is sized for, in its tokenizer's tokens
+   * (contextWindow, compactThreshold, summaryMaxTokens, maxActionTokens, maxObservationTokens);
+   * flags and configs override them; absent: the tokenizer's defaults.
+   */
+  readonly rollout?: Readonly<
+    Partial<
+      Record<
+        'contextWindow' | 'compactThreshold' | 'summaryMaxTokens' | 'maxActionTokens' | 'maxObservationTokens',
+        number
+      >
+    >
+  >;
+  /**
+   * Optional: writes the task of this seed as a Harbor task folder at `dir` (created) and returns
+   * it (`crl export-tasks`); the folder then runs with `crl run --env harbor:DIR`.
+   */
+  writeTaskFolder?(options: { seed: number; knobs: Knobs; dir: string }): string;
+  /**
    * Optional dense warm-up generator: one sequence with many supervised lookups (seeded by rng,
    * at most maxChunks chunks of stream, `probes` lookups, a summaryShare of them as summaries).
    * The recall stage before it is family independent (src/env/recall-form.ts).

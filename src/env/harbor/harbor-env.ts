@@ -26,7 +26,7 @@ export interface HarborEnvOptions {
   commandTimeoutSec?: number;
   /** Output kept per command, bytes (docs/sandbox.md). Default 16384. */
   outputBytes?: number;
-  /** Append the action format (action.ts ACTION_HINT) to the instruction. Default true. */
+  /** Append the action format (action.ts ACTION_HINT) to the instruction. Default: true unless task.toml's [metadata] action_hint is false. */
   actionHint?: boolean;
   /** Further sandbox limits (memory comes from task.toml). */
   limits?: SandboxLimitsInput;
@@ -94,7 +94,9 @@ export class HarborEnv implements Environment {
     if (this.options.exposeSolution && Object.keys(cfg.solution.env).length > 0) {
       await this.sandbox.run(exports(cfg.solution.env), { signal: options.signal });
     }
-    const hint = this.options.actionHint ?? true;
+    // A task may opt out in task.toml ([metadata] action_hint = false) when its instruction says how to act.
+    const hint =
+      this.options.actionHint ?? (cfg as { metadata?: { action_hint?: unknown } }).metadata?.action_hint !== false;
     return { instruction: hint ? `${task.instruction.trim()}\n\n${ACTION_HINT}` : task.instruction.trim() };
   }
 

@@ -1,5 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { BUILTIN_FAMILIES } from '../builtin.ts';
+import type { TaskFamily } from '../family.ts';
+import { TERMINAL_FAMILIES } from '../terminal.ts';
 import { variantKnobs } from '../knobs.ts';
 import { runExpertEpisodes, windowsUsed, type WriterChoice } from './runtime-episodes.ts';
 
@@ -10,23 +12,35 @@ import { runExpertEpisodes, windowsUsed, type WriterChoice } from './runtime-epi
  * runtime at its default config (C = 256), plus x1 at twice the context (C = 512, the window of the
  * 2x-context system, method §7). Markdown to stdout.
  *
- *   node --import tsx src/env/testing/measure-suite.ts [episodes=200]
+ *   node --import tsx src/env/testing/measure-suite.ts [episodes=200] [--terminal]
+ *
+ * --terminal measures the sandboxed families (shell-ledger) instead, in their own tokenizer and at
+ * the rollout config they are sized for (TaskFamily.rollout), 16 sandboxes at a time.
  */
-export async function measureSuite(episodes: number): Promise<string[]> {
+export async function measureSuite(
+  episodes: number,
+  families: readonly TaskFamily[] = BUILTIN_FAMILIES,
+): Promise<string[]> {
   const rows = [
     '| family | variant | windows needed 1 / 2 / 3 / 4+ | oracle x1 | oracle x4 | lossy(0.3) x4 | null x4 | oracle x1 at 2C |',
     '|---|---|---|---|---|---|---|---|',
   ];
   const pct = (k: number) => ((100 * k) / episodes).toFixed(1);
-  for (const family of BUILTIN_FAMILIES) {
+  for (const family of families) {
+    const base = { ...family.rollout };
+    const C = family.rollout?.contextWindow ?? 256;
+    const concurrency = family.rollout ? 16 : undefined;
     for (const variant of ['default', ...Object.keys(family.variants)]) {
       const knobs = variantKnobs(family, variant);
       const seeds = Array.from({ length: episodes }, (_, i) => family.evalSeeds.start + i);
-      const pass = async (writer: WriterChoice, windows: number, contextWindow = 256): Promise<string> => {
-        const recs = await runExpertEpisodes({ family, knobs, seeds, writer, windows, rollout: { contextWindow } });
+      const pass = async (writer: WriterChoice, windows: number, contextWindow = C): Promise<string> => {
+        const rollout = { ...base, contextWindow };
+        const recs = await runExpertEpisodes({ family, knobs, seeds, writer, windows, rollout, concurrency });
         return pct(recs.filter((r) => r.reward >= 1).length);
       };
-      const ws = (await runExpertEpisodes({ family, knobs, seeds, writer: 'oracle', windows: 8 })).map(windowsUsed);
+      const ws = (
+        await runExpertEpisodes({ family, knobs, seeds, writer: 'oracle', windows: 8, rollout: base, concurrency })
+      ).map(windowsUsed);
       const needed = [1, 2, 3].map((w) => ws.filter((x) => x === w).length).concat(ws.filter((x) => x >= 4).length);
       const cells = [
         needed.map(pct).join(' / '),
@@ -34,7 +48,7 @@ export async function measureSuite(episodes: number): Promise<string[]> {
         await pass('oracle', 4),
         await pass({ lossy: 0.3 }, 4),
         await pass('null', 4),
-        await pass('oracle', 1, 512),
+        await pass('oracle', 1, 2 * C),
       ];
       rows.push(`| ${family.name} | ${variant} | ${cells.join(' | ')} |`);
     }
@@ -48,5 +62,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error(`episodes must be a positive integer, got ${process.argv[2]}`);
     process.exit(2);
   }
-  for (const row of await measureSuite(n)) console.log(row);
+  const families = process.argv.includes('--terminal') ? TERMINAL_FAMILIES : BUILTIN_FAMILIES;
+  for (const row of await measureSuite(n, families)) console.log(row);
 }

@@ -28,12 +28,17 @@ export async function runExpertEpisodes(options: {
   windows: number;
   rngSeed?: number;
   rollout?: RolloutConfigInput;
-  /** --tokenizer value (default word). */
+  /** --tokenizer value (default: the family's own, else word). */
   tokenizer?: string;
+  /** Episodes in flight at once (default all; sandboxed families want fewer). */
+  concurrency?: number;
 }): Promise<EpisodeRecord[]> {
   const { family, seeds, writer, windows } = options;
-  const tokenizer = loadTokenizer(options.tokenizer ?? 'word');
-  const { config, layout } = resolveRolloutConfig({ tokenizer, input: { ...options.rollout, maxWindows: windows } });
+  const tokenizer = loadTokenizer(options.tokenizer ?? family.tokenizer ?? 'word');
+  const { config, layout } = resolveRolloutConfig({
+    tokenizer,
+    input: { ...family.rollout, ...options.rollout, maxWindows: windows },
+  });
   const rng = new Rng(options.rngSeed ?? 1);
   const actor = textPolicySampler({ tokenizer, policy: family.expert, rng });
   const summarizer = textPolicySampler({ tokenizer, policy: writerPolicy(family, writer), rng });
@@ -42,7 +47,7 @@ export async function runExpertEpisodes(options: {
     env: family.create(options.knobs ?? {}),
     seed,
   }));
-  return runEpisodes({ episodes, config, layout, actor, summarizer });
+  return runEpisodes({ episodes, config, layout, actor, summarizer, concurrency: options.concurrency });
 }
 
 /** Windows an episode used (compactions + 1). */

@@ -1,0 +1,67 @@
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { CliError } from './errors.ts';
+import { parseKnobsFlag } from './json-flag.ts';
+import { evalTaskSeeds } from '../experiments/eval-runner.ts';
+import { checkTask } from './load-envs.ts';
+
+const int = (min: number) =>
+  z.coerce.number({ error: 'expected a whole number' }).int({ error: 'expected a whole number' }).min(min);
+
+const FlagsSchema = z
+  .object({
+    env: z.string().min(1),
+    episodes: int(1).default(20),
+    seed: int(0).default(0),
+    split: z.enum(['eval', 'train']).default('eval'),
+    knobs: z.string().optional(),
+    out: z.string().min(1),
+  })
+  .strict();
+
+/**
+ * `crl export-tasks`: writes a generated family's tasks as Harbor task folders (docs/harbor.md),
+ * one folder per task, so they run with `crl run --env harbor:DIR` (or in Harbor itself, given an
+ * environment/Dockerfile).
+ */
+export function registerExportTasksCommand(program: Command): void {
+  program
+    .command('export-tasks')
+    .description('write a generated task family as Harbor task folders (run them with crl run --env harbor:DIR)')
+    .requiredOption('--env <name>', 'a task family that can write task folders (shell-ledger)')
+    .option('--episodes <n>', 'number of tasks', '20')
+    .option('--seed <s>', 'offset into the seed range', '0')
+    .option('--split <eval|train>', "seed range: the family's evaluation or training seeds", 'eval')
+    .option('--knobs <json>', 'task knobs as JSON (default: the family defaults)')
+    .requiredOption('--out <dir>', 'a new or empty directory for the task folders')
+    .action((opts: Record<string, unknown>) => {
+      const parsed = FlagsSchema.safeParse(opts);
+      if (!parsed.success) {
+        throw new CliError(parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('\n'));
+      }
+      const f = parsed.data;
+      const given = parseKnobsFlag(f.knobs);
+      const family = checkTask({ env: f.env, knobs: given }); // a bad --env or --knobs is a user error
+      if (!family.writeTaskFolder) {
+        throw new CliError(`--env ${f.env}: this family runs in-process and has no task folders to write`);
+      }
+      const out = resolve(f.out);
+      if (existsSync(out) && readdirSync(out).length > 0) {
+        throw new CliError(`--out ${f.out} exists and is not empty; choose a new directory`);
+      }
+      let knobs: Record<string, unknown>;
+      try {
+        knobs = family.knobs.parse(given);
+      } catch (e) {
+        throw new CliError(`--knobs: ${(e as Error).message}`);
+      }
+      const range = f.split === 'eval' ? family.evalSeeds : family.trainSeeds;
+      const seeds = evalTaskSeeds({ evalSeeds: range }, { tasks: f.episodes, offset: f.seed });
+      mkdirSync(out, { recursive: true });
+      for (const seed of seeds) family.writeTaskFolder({ seed, knobs, dir: join(out, `${family.name}-${seed}`) });
+      process.stderr.write(`crl: wrote ${seeds.length} task folders to ${f.out}\n`);
+      process.stdout.write(JSON.stringify({ tasks: seeds.length, out: f.out }) + '\n');
+    });
+}

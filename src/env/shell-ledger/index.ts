@@ -1,0 +1,40 @@
+import type { TaskFamily } from '../family.ts';
+import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
+import { ShellLedgerEnv } from './env.ts';
+import { generateShellLedger } from './generate.ts';
+import { writeTaskFolder } from './task-folder.ts';
+import { shellLedgerExpert, shellLedgerNeeded } from './expert.ts';
+import { shellLedgerKnobs, shellLedgerVariants, type ShellLedgerKnobs } from './knobs.ts';
+
+/** The terminal family (docs/tasks.md, docs/harbor.md): a change log read part by part in a real shell. */
+export const shellLedger: TaskFamily<ShellLedgerKnobs> = {
+  name: 'shell-ledger',
+  description:
+    'in a sandboxed shell, cat the parts of a change log in order and write the final value of one setting to a file',
+  knobs: shellLedgerKnobs,
+  variants: shellLedgerVariants,
+  trainSeeds: { start: 0, end: 1_000_000 },
+  evalSeeds: { start: 1_000_000, end: 1_010_000 },
+  create: (knobs) => new ShellLedgerEnv(knobs),
+  expert: shellLedgerExpert,
+  summaryWriters: makeSummaryWriters(shellLedgerNeeded),
+  summaryFacts: summaryFactsOf(shellLedgerNeeded),
+  tokenizer: 'qwen3',
+  // Sized in Qwen3 tokens (docs/tasks.md): about three parts fit a window, a summary needs < 20.
+  rollout: {
+    contextWindow: 512,
+    compactThreshold: 224,
+    summaryMaxTokens: 96,
+    maxActionTokens: 24,
+    maxObservationTokens: 64,
+  },
+  writeTaskFolder: ({ seed, knobs, dir }) =>
+    writeTaskFolder(dir, generateShellLedger(seed, shellLedgerKnobs.parse(knobs)), `shell-ledger-${seed}`),
+};
+
+export { ShellLedgerEnv } from './env.ts';
+export { generateShellLedger, partText } from './generate.ts';
+export type { ShellLedgerTask } from './generate.ts';
+export { shellLedgerKnobs, shellLedgerVariants } from './knobs.ts';
+export type { ShellLedgerKnobs } from './knobs.ts';
+export { writeTaskFolder as writeShellLedgerFolder } from './task-folder.ts';

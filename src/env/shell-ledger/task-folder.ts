@@ -1,0 +1,69 @@
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { stringify as toToml } from 'smol-toml';
+import { partPath, partText, type ShellLedgerTask } from './generate.ts';
+
+/**
+ * A shell-ledger task as a Harbor task folder (docs/harbor.md), so generated tasks run through
+ * the same loader, sandbox and verifier as any task folder. The expected answer lives only in
+ * tests/test.sh, which the agent never sees.
+ */
+export function instructionText(task: ShellLedgerTask): string {
+  const n = task.parts.length;
+  return (
+    `The change log of a service is split into /app/${partPath(1)} to /app/${partPath(n)} . ` +
+    `Read the parts in order , one command per turn , and write the final value of ${task.key} to /app/answer.txt ` +
+    `( none if it ends unset ) . Then submit .`
+  );
+}
+
+export function taskFolderFiles(task: ShellLedgerTask, name: string): Record<string, string> {
+  const n = task.parts.length;
+  const files: Record<string, string> = {
+    'instruction.md': instructionText(task) + '\n',
+    'task.toml': toToml({
+      version: '1.0',
+      task: { name },
+      metadata: { family: 'shell-ledger', action_hint: false },
+      agent: { timeout_sec: 300 },
+      verifier: { timeout_sec: 30 },
+      environment: { build_timeout_sec: 30, cpus: 1, memory_mb: 512, allow_internet: false },
+    }),
+    'tests/test.sh': [
+      '#!/bin/bash',
+      '# Reward 1 iff /app/answer.txt holds the final value (whitespace ignored).',
+      `if [ "$(tr -d '[:space:]' < /app/answer.txt 2>/dev/null)" = "${task.answer}" ]; then`,
+      '  echo 1 > /logs/verifier/reward.txt',
+      'else',
+      '  echo 0 > /logs/verifier/reward.txt',
+      'fi',
+      '',
+    ].join('\n'),
+    'solution/solve.sh': [
+      '#!/bin/bash',
+      '# Apply every part in order; the last set or unset of the setting wins.',
+      'v=none',
+      `for i in $(seq 1 ${n}); do`,
+      '  while read -r op key value; do',
+      `    [ "$key" = "${task.key}" ] || continue`,
+      '    case "$op" in set) v=$value ;; unset) v=none ;; esac',
+      '  done < "/app/log/part-$i.txt"',
+      'done',
+      'echo "$v" > /app/answer.txt',
+      '',
+    ].join('\n'),
+  };
+  task.parts.forEach((lines, i) => (files[`environment/${partPath(i + 1)}`] = partText(lines)));
+  return files;
+}
+
+/** Writes the folder; scripts are executable, as task authors ship them. */
+export function writeTaskFolder(dir: string, task: ShellLedgerTask, name: string): string {
+  for (const [rel, text] of Object.entries(taskFolderFiles(task, name))) {
+    const p = join(dir, rel);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, text);
+    if (rel.endsWith('.sh')) chmodSync(p, 0o755);
+  }
+  return dir;
+}
