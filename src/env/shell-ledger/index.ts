@@ -1,5 +1,6 @@
 import type { TaskFamily } from '../family.ts';
 import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
+import { shellLedgerDense } from './dense.ts';
 import { ShellLedgerEnv } from './env.ts';
 import { generateShellLedger } from './generate.ts';
 import { writeTaskFolder } from './task-folder.ts';
@@ -19,6 +20,7 @@ export const shellLedger: TaskFamily<ShellLedgerKnobs> = {
   expert: shellLedgerExpert,
   summaryWriters: makeSummaryWriters(shellLedgerNeeded),
   summaryFacts: summaryFactsOf(shellLedgerNeeded),
+  dense: (o) => shellLedgerDense(o),
   tokenizer: 'qwen3',
   // Sized in Qwen3 tokens (docs/tasks.md): about three parts fit a window, a summary needs < 20.
   rollout: {
