@@ -49,6 +49,12 @@ export interface SandboxOptions {
   env?: Readonly<Record<string, string>>;
   /** Fills the host directories before the sandbox starts (e.g. copies the task's files). */
   prepare?: (hostDir: (path: string) => string) => void | Promise<void>;
+  /**
+   * Host directory under which the sandbox's own directory (TEMP_PREFIX...) is made and, at
+   * close(), deleted. Default os.tmpdir(). When running as root it must be searchable by the
+   * sandbox's user (mode 0711 or wider).
+   */
+  tempRoot?: string;
 }
 
 export interface CommandResult extends CapturedOutput {
@@ -115,7 +121,7 @@ export class Sandbox {
     if (!options.dirs.some((d) => d.path === options.workdir && d.writable)) {
       throw new Error(`the sandbox's workdir ${options.workdir} must be one of its writable dirs`);
     }
-    const root = mkdtempSync(join(tmpdir(), TEMP_PREFIX));
+    const root = mkdtempSync(join(options.tempRoot ?? tmpdir(), TEMP_PREFIX));
     trackRoot(root);
     let sandbox: Sandbox | null = null;
     try {

@@ -30,6 +30,8 @@ export interface HarborEnvOptions {
   actionHint?: boolean;
   /** Further sandbox limits (memory comes from task.toml). */
   limits?: SandboxLimitsInput;
+  /** Where the sandbox's host directory is made (SandboxOptions.tempRoot; default os.tmpdir()). */
+  sandboxTempRoot?: string;
 }
 
 export const WORKDIR = '/app';
@@ -58,6 +60,7 @@ export class HarborEnv implements Environment {
       ],
       workdir: WORKDIR,
       env: cfg.environment.env,
+      ...(this.options.sandboxTempRoot ? { tempRoot: this.options.sandboxTempRoot } : {}),
       limits: {
         memoryMb: cfg.environment.memory_mb,
         ...(cfg.environment.storage_mb ? { fileSizeMb: cfg.environment.storage_mb } : {}),

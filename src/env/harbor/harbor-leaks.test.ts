@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,9 +17,17 @@ import { countLinesTask, writeTaskFolder, TASK_TOML } from './testing/task-folde
 
 const available = sandboxAvailable('Harbor leak test');
 const root = mkdtempSync(join(tmpdir(), 'crl-harbor-leaks-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// This test's sandboxes make their host directories here, not in the shared OS temp dir, so the
+// count sees only what these episodes created (other processes' sandboxes come and go in tmpdir()).
+// Searchable by the sandbox's user when the tests run as root (bwrap.ts sandboxHostIds).
+const sandboxRoot = mkdtempSync(join(tmpdir(), 'crl-harbor-leaks-sandboxes-'));
+chmodSync(sandboxRoot, 0o711);
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+  rmSync(sandboxRoot, { recursive: true, force: true });
+});
 
-const sandboxDirs = (): string[] => readdirSync(tmpdir()).filter((n) => n.startsWith(TEMP_PREFIX));
+const sandboxDirs = (): string[] => readdirSync(sandboxRoot).filter((n) => n.startsWith(TEMP_PREFIX));
 
 describe.skipIf(!available)('many sandboxed episodes', () => {
   it('200 episodes, 16 sandboxes at a time, leave no process, file descriptor or temporary directory', async () => {
@@ -53,11 +61,17 @@ describe.skipIf(!available)('many sandboxed episodes', () => {
     const before = { fds: openFdCount(), children: childrenOf(process.pid).length, dirs: sandboxDirs().length };
     const episodes = Array.from({ length: 200 }, (_, i) => ({
       episodeId: `leak-${i}`,
-      env: new HarborEnv({ task: tasks[i % 3]!, exposeSolution: true }),
+      env: new HarborEnv({ task: tasks[i % 3]!, exposeSolution: true, sandboxTempRoot: sandboxRoot }),
       seed: i,
     }));
     const actor = textPolicySampler({ tokenizer, policy: harborOraclePolicy, rng: new Rng(0) });
-    const records = await runEpisodes({ episodes, config, layout, actor, concurrency: 16 });
+    let mostDirs = 0; // the count must see the sandboxes while they are open, or it proves nothing
+    const probe = setInterval(() => (mostDirs = Math.max(mostDirs, sandboxDirs().length)), 20);
+    const records = await runEpisodes({ episodes, config, layout, actor, concurrency: 16 }).finally(() =>
+      clearInterval(probe),
+    );
+    expect(before.dirs).toBe(0);
+    expect(mostDirs).toBeGreaterThan(0);
     expect(records.filter((r) => r.outcome === 'success')).toHaveLength(134);
     expect(records.filter((r) => r.outcome === 'env-error')).toHaveLength(66);
     expect(records[2]!.events[0]).toMatchObject({
