@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
@@ -202,5 +203,52 @@ describe('runEpisodes with asynchronous environments', () => {
       'engine unreachable',
     );
     for (const env of envs) expect(env.log.at(-1)).toBe('close');
+  });
+
+  it('adds no abort listener per call to a shared signal: 24 steps in flight at once, no MaxListenersExceededWarning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const caller = new AbortController();
+      const n = 24; // Node warns at 11 listeners on one AbortSignal
+      let waiting = 0;
+      let release: () => void = () => undefined;
+      const allIn = new Promise<void>((r) => (release = r));
+      const callerListeners: number[] = [];
+      const envs = Array.from(
+        { length: n },
+        () =>
+          new ScriptedAsyncEnv({
+            // Every episode's steps wait until all n are inside one, so n calls are in flight together.
+            step: async (k, signal) => {
+              signal?.addEventListener('abort', () => undefined); // an environment listens, as a sandbox does
+              if (k === 1) {
+                if (++waiting === n) release();
+                await allIn;
+                callerListeners.push(getEventListeners(caller.signal, 'abort').length);
+              }
+              return { observation: 'ok', done: k >= 3, reward: 1 };
+            },
+          }),
+      );
+      for (let round = 0; round < 2; round++) {
+        waiting = 0;
+        const records = await runEpisodes({
+          episodes: envs.map((e, i) => spec(round === 0 ? e : new ScriptedAsyncEnv(), i)),
+          ...noCompaction,
+          actor: randomTokenSampler({ tokenizer, rng: new Rng(8), pCap: 0 }),
+          signal: caller.signal,
+        });
+        expect(records.every((r) => r.outcome === 'success')).toBe(true);
+      }
+      await new Promise((r) => setImmediate(r)); // warnings are emitted on a later tick
+      expect(callerListeners).toHaveLength(n);
+      expect(new Set(callerListeners)).toEqual(new Set([1])); // the run's own, once
+      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0); // removed when the run ended
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });

@@ -1,5 +1,5 @@
-import { setMaxListeners } from 'node:events';
 import { asError, BatchScheduler } from './batch-scheduler.ts';
+import { CancelScope } from './cancel-scope.ts';
 import type { ChatLayout } from './chat-layout.ts';
 import { budgetProblems, RolloutConfigError, type RolloutConfig } from './config.ts';
 import { callEnv, EnvCallError } from './env-call.ts';
@@ -56,15 +56,15 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
   const params: SamplingParams = { temperature: config.temperature, topP: config.topP };
   const envTimeoutMs = options.envTimeoutMs ?? DEFAULT_ENV_TIMEOUT_MS;
 
-  // Aborted on the first fatal error or when the caller cancels; every env call listens to it.
-  const run = new AbortController();
-  setMaxListeners(0, run.signal); // one listener per environment call in flight
+  // Cancelled on the first fatal error or when the caller cancels. Every env call gets its own
+  // signal from it (cancel-scope.ts): no shared signal collects a listener per call.
+  const run = new CancelScope();
   // Held in an object: TypeScript does not track assignments made inside the closures below.
   const state: { fatal: Error | null } = { fatal: null };
   const fail = (e: unknown): void => {
     const fatal = (state.fatal ??= asError(e));
     scheduler.abort(fatal);
-    run.abort(fatal);
+    run.cancel(fatal);
   };
   const cancelled = (): Error => asError(options.signal?.reason ?? new Error('the run was cancelled'));
   const onCallerAbort = (): void => fail(cancelled());
@@ -83,13 +83,19 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
   const playOne = async (index: number): Promise<void> => {
     const spec = episodes[index]!;
     const ep = new EpisodeRun(spec, config, layout);
-    const call = <T>(during: 'reset' | 'step', f: (signal: AbortSignal) => T | Promise<T>): Promise<T> =>
-      callEnv({ during, f, timeoutMs: envTimeoutMs, parent: run.signal });
+    const call = async <T>(during: 'reset' | 'step', f: (signal: AbortSignal) => T | Promise<T>): Promise<T> => {
+      const { signal, release } = run.enter();
+      try {
+        return await callEnv({ during, f, timeoutMs: envTimeoutMs, parent: signal });
+      } finally {
+        release();
+      }
+    };
     try {
       try {
         ep.open(await call('reset', (signal) => spec.env.reset(spec.seed, { signal })));
       } catch (e) {
-        if (!(e instanceof EnvCallError) || run.signal.aborted) throw e;
+        if (!(e instanceof EnvCallError) || run.reason) throw e;
         ep.failEnv({ during: 'reset', cause: e.reason, message: e.message });
       }
       while (ep.phase !== 'done') {
@@ -101,7 +107,7 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
         try {
           ep.observe(await call('step', (signal) => spec.env.step(ep.pendingAction, { signal })));
         } catch (e) {
-          if (!(e instanceof EnvCallError) || run.signal.aborted) throw e;
+          if (!(e instanceof EnvCallError) || run.reason) throw e;
           ep.failEnv({ during: 'step', cause: e.reason, message: e.message });
         }
       }
