@@ -15,7 +15,8 @@ import { mixSeed, Rng } from '../util/random.ts';
  *   - the chat layout: each turn's opening and closing, the generation prompt, q_sum, u_resume's
  *     prefix, the format's prefix, the cut marker;
  *   - printable ASCII characters one at a time, and '\n' (so any ASCII text has some encoding);
- *   - records of the family's scripted expert with the oracle and a lossy(0.5) summary writer,
+ *   - records of the family's scripted expert with the oracle and a lossy(0.5) summary writer
+ *     (their tokens, and each of their words encoded alone and after a space),
  *     EPISODES per knob setting: the given knobs, each mix entry and each held-out variant, on
  *     training and evaluation seeds, with the run's rollout config (its caps, so cut observations
  *     are covered too);
@@ -50,6 +51,15 @@ export async function chooseVocabulary(options: {
   add(tok.encode(CUT_MARKER));
   for (let c = 32; c < 127; c++) add(tok.encode(String.fromCharCode(c)));
   add(tok.encode('\n'));
+  const words = new Set<string>();
+  const addWords = (text: string): void => {
+    for (const w of text.split(/\s+/)) {
+      if (w === '' || words.has(w)) continue;
+      words.add(w);
+      add(tok.encode(w));
+      add(tok.encode(` ${w}`));
+    }
+  };
 
   const settings = [
     options.knobs,
@@ -76,6 +86,10 @@ export async function chooseVocabulary(options: {
         summarizer: textPolicySampler({ tokenizer: source, policy: writer, rng: rng.fork() }),
       });
       for (const r of records) for (const s of r.segments) add(s.tokens);
+      // Every word of those episodes also as it encodes after a space and at the start of a turn:
+      // a summary that dropped its first clause starts with a word seen only mid-text otherwise
+      // (shell-ledger's `port = 41`, Qwen3 `port` vs ` port`), and 48 episodes do not meet every such case.
+      for (const r of records) for (const s of r.segments) addWords(tok.decode(s.tokens));
     }
   }
 
