@@ -133,6 +133,39 @@ const QUICK_TRAIN = {
   ppo: { criticWarmupIterations: 2 },
 } as const satisfies TrainConfigInput;
 
+/**
+ * shell-ledger's own sizes, in Qwen3 tokens (src/env/shell-ledger/index.ts `rollout`, docs/tasks.md):
+ * about three log parts fit a window.
+ */
+const TERMINAL_ROLLOUT = {
+  contextWindow: 512,
+  compactThreshold: 224,
+  summaryMaxTokens: 96,
+  maxActionTokens: 24,
+  maxObservationTokens: 64,
+  maxWindows: 4,
+};
+
+/**
+ * The terminal family's SFT: the quick recipe (recall stage, the family's dense forms, episode SFT
+ * on fresh expert episodes at lossy 0.2 with short logs mixed in), shortened to fit a shared 2-core
+ * machine in about an hour with every episode in the sandbox: 1200 warm-up steps, 6 epochs of 256
+ * episodes. Token budgets per step are doubled with C, so a step sees as many sequences as the word quick recipe.
+ */
+const TERMINAL_SFT = {
+  episodes: 256,
+  epochs: 6,
+  data: 'fresh',
+  lossyP: 0.2,
+  lr: 1e-3,
+  batchTokens: 4096,
+  tokenizer: 'qwen3',
+  mix: { 'shell-ledger': [{ share: 0.3, knobs: { minParts: 1, maxParts: 3 } }] },
+  dense: { steps: 1200, recallSteps: 300, recallBatch: 128, summaryShare: 0.5, maxChunks: 6, evalEvery: 300 },
+  model: { preset: 'reference-2l', maxSeqLen: TERMINAL_ROLLOUT.contextWindow },
+  rollout: TERMINAL_ROLLOUT,
+} as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
+
 const PRESETS: Readonly<Record<string, Preset>> = {
   quick: {
     description:
@@ -269,6 +302,40 @@ const PRESETS: Readonly<Record<string, Preset>> = {
       writerSystems: ['base'],
       heldOutVariants: 1,
       heldOutSystems: ['compaction-rl'],
+    },
+  },
+  /**
+   * The terminal family (docs/tasks.md, shell-ledger): real shell commands in the bubblewrap
+   * sandbox, the Qwen3 tokenizer, the family's sizes (C = 512). The SFT base and CompactionRL, one
+   * seed: the Table 1 / Table 2 analogues without the other RL systems, sized for about an hour
+   * on a shared 2-core machine. Needs bubblewrap.
+   */
+  terminal: {
+    description:
+      'shell-ledger (real shell in the sandbox, Qwen3 tokens, C = 512): base + CompactionRL, one seed; oracle and null summaries under the base',
+    tokenizer: 'qwen3',
+    envs: ['shell-ledger'],
+    seeds: [0],
+    systems: ['compaction-rl'],
+    sft: TERMINAL_SFT,
+    train: {
+      iterations: 16,
+      batchEpisodes: 16,
+      checkpointEvery: 4,
+      rollout: TERMINAL_ROLLOUT,
+      model: { preset: 'reference-2l' },
+      optim: RL_OPTIM,
+      ppo: { criticWarmupIterations: 2 },
+    },
+    eval: {
+      tasks: 12,
+      samplesPerTask: 4,
+      windows: [1, 4],
+      longerWindows: [],
+      writers: ['oracle', 'null'],
+      writerSystems: ['base'],
+      heldOutVariants: 0,
+      heldOutSystems: [],
     },
   },
 };
