@@ -147,21 +147,30 @@ const TERMINAL_ROLLOUT = {
 };
 
 /**
- * The terminal family's SFT: the quick recipe (recall stage, the family's dense forms, episode SFT
- * on fresh expert episodes at lossy 0.2 with short logs mixed in), shortened to fit a shared 2-core
- * machine in about an hour with every episode in the sandbox: 1200 warm-up steps, 6 epochs of 256
- * episodes. Token budgets per step are doubled with C, so a step sees as many sequences as the word quick recipe.
+ * The terminal family's SFT: the quick recipe's stages (recall stage, the family's dense forms,
+ * episode SFT on fresh expert episodes at lossy 0.2 with short logs mixed in), cut to fit a
+ * shared 2-core machine in about an hour and a half with every episode in the sandbox: 700 warm-up
+ * steps (300 of recall) at 8 sequences per step, 3 epochs of 128 episodes. Far less than the
+ * word-vocabulary recipe (3000 steps, 20 x 512 episodes): the preset measures what this budget buys.
  */
 const TERMINAL_SFT = {
-  episodes: 256,
-  epochs: 6,
+  episodes: 128,
+  epochs: 3,
   data: 'fresh',
   lossyP: 0.2,
   lr: 1e-3,
   batchTokens: 4096,
   tokenizer: 'qwen3',
   mix: { 'shell-ledger': [{ share: 0.3, knobs: { minParts: 1, maxParts: 3 } }] },
-  dense: { steps: 1200, recallSteps: 300, recallBatch: 128, summaryShare: 0.5, maxChunks: 6, evalEvery: 300 },
+  dense: {
+    steps: 700,
+    recallSteps: 300,
+    recallBatch: 128,
+    batch: 8,
+    summaryShare: 0.5,
+    maxChunks: 5,
+    evalEvery: 350,
+  },
   model: { preset: 'reference-2l', maxSeqLen: TERMINAL_ROLLOUT.contextWindow },
   rollout: TERMINAL_ROLLOUT,
 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
@@ -307,8 +316,8 @@ const PRESETS: Readonly<Record<string, Preset>> = {
   /**
    * The terminal family (docs/tasks.md, shell-ledger): real shell commands in the bubblewrap
    * sandbox, the Qwen3 tokenizer, the family's sizes (C = 512). The SFT base and CompactionRL, one
-   * seed: the Table 1 / Table 2 analogues without the other RL systems, sized for about an hour
-   * on a shared 2-core machine. Needs bubblewrap.
+   * seed: the Table 1 / Table 2 analogues without the other RL systems, sized for about an hour and
+   * a half on a shared 2-core machine (a budget too small for a good base: see TERMINAL_SFT). Needs bubblewrap.
    */
   terminal: {
     description:
@@ -319,8 +328,8 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     systems: ['compaction-rl'],
     sft: TERMINAL_SFT,
     train: {
-      iterations: 16,
-      batchEpisodes: 16,
+      iterations: 8,
+      batchEpisodes: 12,
       checkpointEvery: 4,
       rollout: TERMINAL_ROLLOUT,
       model: { preset: 'reference-2l' },
