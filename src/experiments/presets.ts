@@ -150,12 +150,12 @@ const TERMINAL_ROLLOUT = {
  * The terminal family's SFT: the quick recipe's stages (recall stage, the family's dense forms,
  * episode SFT on fresh expert episodes at lossy 0.2 with short logs mixed in), cut to fit a
  * shared 2-core machine in about an hour and a half with every episode in the sandbox: 700 warm-up
- * steps (300 of recall) at 8 sequences per step, 3 epochs of 128 episodes. Far less than the
+ * steps (300 of recall) at 8 sequences per step, 8 epochs of 128 episodes. Far less than the
  * word-vocabulary recipe (3000 steps, 20 x 512 episodes): the preset measures what this budget buys.
  */
 const TERMINAL_SFT = {
   episodes: 128,
-  epochs: 3,
+  epochs: 8,
   data: 'fresh',
   lossyP: 0.2,
   lr: 1e-3,
