@@ -149,13 +149,14 @@ const TERMINAL_ROLLOUT = {
 /**
  * The terminal family's SFT: the quick recipe's stages (recall stage, the family's dense forms,
  * episode SFT on fresh expert episodes at lossy 0.2 with short logs mixed in), cut to fit a
- * shared 2-core machine in about an hour and a half with every episode in the sandbox: 700 warm-up
- * steps (300 of recall) at 8 sequences per step, 8 epochs of 128 episodes. Far less than the
- * word-vocabulary recipe (3000 steps, 20 x 512 episodes): the preset measures what this budget buys.
+ * shared 2-core machine in under an hour with every episode in the sandbox: 700 warm-up steps (300
+ * of recall) at 8 sequences per step, 16 epochs of 256 episodes. Less than the word-vocabulary
+ * recipe (3000 steps, 20 x 512 episodes); with 8 epochs of 128 the base passed nothing (x4 0/48)
+ * and CompactionRL had no reward to learn from (docs/results/README.md).
  */
 const TERMINAL_SFT = {
-  episodes: 128,
-  epochs: 8,
+  episodes: 256,
+  epochs: 16,
   data: 'fresh',
   lossyP: 0.2,
   lr: 1e-3,
@@ -316,8 +317,8 @@ const PRESETS: Readonly<Record<string, Preset>> = {
   /**
    * The terminal family (docs/tasks.md, shell-ledger): real shell commands in the bubblewrap
    * sandbox, the Qwen3 tokenizer, the family's sizes (C = 512). The SFT base and CompactionRL, one
-   * seed: the Table 1 / Table 2 analogues without the other RL systems, sized for about an hour and
-   * a half on a shared 2-core machine (a budget too small for a good base: see TERMINAL_SFT). Needs bubblewrap.
+   * seed: the Table 1 / Table 2 analogues without the other RL systems, sized for under an hour on a
+   * shared 2-core machine (see TERMINAL_SFT for what the base gets). Needs bubblewrap.
    */
   terminal: {
     description:
@@ -328,8 +329,8 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     systems: ['compaction-rl'],
     sft: TERMINAL_SFT,
     train: {
-      iterations: 8,
-      batchEpisodes: 12,
+      iterations: 16,
+      batchEpisodes: 16,
       checkpointEvery: 4,
       rollout: TERMINAL_ROLLOUT,
       model: { preset: 'reference-2l' },
