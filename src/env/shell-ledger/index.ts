@@ -8,6 +8,18 @@ import { shellLedgerExpert, shellLedgerNeeded } from './expert.ts';
 import { shellLedgerKnobs, shellLedgerVariants, type ShellLedgerKnobs } from './knobs.ts';
 
 /** The terminal family (docs/tasks.md, docs/harbor.md): a change log read part by part in a real shell. */
+/**
+ * The rollout sizes shell-ledger is made for, in Qwen3 tokens (docs/tasks.md): about three log
+ * parts fit a window. Exported for the `terminal` preset.
+ */
+export const SHELL_LEDGER_ROLLOUT = {
+  contextWindow: 512,
+  compactThreshold: 224,
+  summaryMaxTokens: 96,
+  maxActionTokens: 24,
+  maxObservationTokens: 64,
+} as const;
+
 export const shellLedger: TaskFamily<ShellLedgerKnobs> = {
   name: 'shell-ledger',
   description:
@@ -23,13 +35,7 @@ export const shellLedger: TaskFamily<ShellLedgerKnobs> = {
   dense: (o) => shellLedgerDense(o),
   tokenizer: 'qwen3',
   // Sized in Qwen3 tokens (docs/tasks.md): about three parts fit a window, a summary needs < 20.
-  rollout: {
-    contextWindow: 512,
-    compactThreshold: 224,
-    summaryMaxTokens: 96,
-    maxActionTokens: 24,
-    maxObservationTokens: 64,
-  },
+  rollout: SHELL_LEDGER_ROLLOUT,
   writeTaskFolder: ({ seed, knobs, dir }) =>
     writeTaskFolder(dir, generateShellLedger(seed, shellLedgerKnobs.parse(knobs)), `shell-ledger-${seed}`),
 };
