@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { llamaCppThreads } from '../src/adapters/llamacpp.ts';
 import { LlamaCppSampler } from '../src/adapters/llamacpp-sampler.ts';
 import { modelConfig } from '../src/model/config.ts';
-import { exportGguf } from '../src/model/gguf-export.ts';
+import { exportGguf, namedWeights } from '../src/model/gguf-export.ts';
 import { wordVocabMetadata } from '../src/model/gguf-vocab.ts';
 import { PolicyModel } from '../src/model/policy.ts';
 import { ModelSampler } from '../src/model/sampler.ts';
@@ -40,9 +40,7 @@ const policy = new PolicyModel({ config: cfg, optim: DEFAULT_OPTIMIZER, rng: new
 const dir = mkdtempSync(join(tmpdir(), 'crl-bench-sample-'));
 const path = join(dir, `${PRESET}.gguf`);
 const net = policy.net;
-const weights = new Map(
-  net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
-);
+const weights = namedWeights(net);
 writeFileSync(
   path,
   exportGguf({

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { modelConfig, type ModelConfig } from '../model/config.ts';
 import { writeHfDir } from '../model/hf-test-helpers.ts';
 import { loadPolicyDir } from '../model/load-policy.ts';
-import { exportGguf, type GgufPrecision, type NamedWeights } from '../model/gguf-export.ts';
+import { exportGguf, namedWeights, type GgufPrecision } from '../model/gguf-export.ts';
 import { wordVocabMetadata } from '../model/gguf-vocab.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { scrambleWeights, TEST_OPTIM } from '../model/test-helpers.ts';
@@ -25,13 +25,6 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 // f16: up to 1.6e-2 with the native kernels; the model trained by the TypeScript kernels (CRL_NATIVE=0)
 // reaches 6.1e-2, since its weights differ after 60 steps.
 const BOUND: Record<GgufPrecision, number> = { f32: 1e-3, f16: 1e-1 };
-
-function namedWeights(policy: PolicyModel): NamedWeights {
-  const net = policy.net;
-  return new Map(
-    net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
-  );
-}
 
 /** A few SFT steps on a repeating pattern: sharp, non-initial weights (log-probs near 0 and far below). */
 function train(policy: PolicyModel, steps: number): void {
@@ -62,7 +55,7 @@ async function maxLogprobDiff({
     path,
     exportGguf({
       cfg,
-      weights: namedWeights(policy),
+      weights: namedWeights(policy.net),
       vocab: wordVocabMetadata({ words: VOCAB, vocabSize: cfg.vocabSize }),
       precision,
       name,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelConfig } from '../model/config.ts';
-import { exportGguf } from '../model/gguf-export.ts';
+import { exportGguf, namedWeights } from '../model/gguf-export.ts';
 import { wordVocabMetadata } from '../model/gguf-vocab.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
@@ -22,9 +22,7 @@ const samplers: LlamaCppSampler[] = [];
 
 beforeAll(() => {
   const net = policy.net;
-  const weights = new Map(
-    net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
-  );
+  const weights = namedWeights(net);
   const vocab = wordVocabMetadata({ words: VOCAB, vocabSize: cfg.vocabSize });
   writeFileSync(path, exportGguf({ cfg, weights, vocab, precision: 'f32', name: 'sampler-test' }));
 });

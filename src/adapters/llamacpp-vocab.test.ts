@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { modelConfig } from '../model/config.ts';
-import { exportGguf } from '../model/gguf-export.ts';
+import { exportGguf, namedWeights } from '../model/gguf-export.ts';
 import { wordVocabMetadata } from '../model/gguf-vocab.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { TEST_OPTIM } from '../model/test-helpers.ts';
@@ -20,9 +20,7 @@ describe('the word vocabulary inside a GGUF file, as llama.cpp reads it', () => 
     const cfg = modelConfig('tiny', { vocabSize: VOCAB.length + 3 });
     const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
     const net = policy.net;
-    const weights = new Map(
-      net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
-    );
+    const weights = namedWeights(net);
     const path = join(root, 'word.gguf');
     writeFileSync(
       path,

@@ -2,7 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { loadPolicyDir } from '../model/load-policy.ts';
 import type { ModelConfig } from '../model/config.ts';
-import { exportGguf, ggufArchitecture, type GgufPrecision, type NamedWeights } from '../model/gguf-export.ts';
+import {
+  exportGguf,
+  ggufArchitecture,
+  namedWeights,
+  type GgufPrecision,
+  type NamedWeights,
+} from '../model/gguf-export.ts';
 import { hfArchitectureName, toHfConfig } from '../model/hf-config.ts';
 import { encodeSafetensors } from '../model/safetensors.ts';
 import { writeVocabMap } from '../model/checkpoint.ts';
@@ -61,9 +67,7 @@ export async function loadPolicyWeights(path: string): Promise<PolicyWeights> {
   const dir = resolveCheckpointDir(path);
   const { policy } = await loadPolicyDir(dir);
   const net = policy.net;
-  const weights = new Map(
-    net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
-  );
+  const weights = namedWeights(net);
   return { cfg: policy.config, weights, source: dir, vocab: policy.vocab };
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { modelConfig } from '../model/config.ts';
-import { exportGguf } from '../model/gguf-export.ts';
+import { exportGguf, namedWeights } from '../model/gguf-export.ts';
 import { wordVocabMetadata } from '../model/gguf-vocab.ts';
 import { writeHfDir } from '../model/hf-test-helpers.ts';
 import { loadPolicyDir, readPolicyTokenizer } from '../model/load-policy.ts';
@@ -62,9 +62,7 @@ describe('the tokenizer a --policy speaks', () => {
     // A GGUF file crl export did not write (no compaction_rl.* keys).
     const p = tinyPolicy(VOCAB.length, 4);
     const net = p.net;
-    const weights = new Map(
-      net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
-    );
+    const weights = namedWeights(net);
     const foreign = join(root, 'foreign.gguf');
     writeFileSync(
       foreign,

@@ -1,6 +1,7 @@
 import { ropeFrequencies } from '../tensor/rope.ts';
 import { headDim, kvHeads, type ModelConfig } from './config.ts';
 import { encodeGguf, kv, type GgmlTensorType, type GgufTensor, type GgufValue } from './gguf-file.ts';
+import type { LlamaNetwork } from './network.ts';
 import { toInterleavedRopeRows } from './rope-permute.ts';
 import { CheckpointFormatError } from './safetensors.ts';
 
@@ -20,6 +21,13 @@ export type GgufPrecision = 'f32' | 'f16';
 
 /** Weights by Hugging Face name; shapes as in safetensors (outermost first). */
 export type NamedWeights = ReadonlyMap<string, { shape: readonly number[]; data: Float32Array }>;
+
+/** A network's parameters by name: views into its flat buffer, no copies. */
+export function namedWeights(net: Pick<LlamaNetwork, 'specs' | 'params'>): NamedWeights {
+  return new Map(
+    net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
+  );
+}
 
 export interface GgufExportOptions {
   cfg: ModelConfig;
