@@ -8,6 +8,7 @@ import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, type SandboxMount 
 import { chownTree, removeTree, TEMP_PREFIX, trackRoot, untrackRoot } from './host-files.ts';
 import { SandboxLimitsSchema, type SandboxLimits, type SandboxLimitsInput } from './limits.ts';
 import { OutputCapture, type CapturedOutput } from './output-capture.ts';
+import { ReplyLines } from './reply-lines.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
 
 /**
@@ -76,9 +77,7 @@ export class Sandbox {
   private readonly commands: Writable;
   private capture: { capture: OutputCapture; onHit: (code: number, marker: string) => void } | null = null;
   private early: Buffer[] = [];
-  private replies: string[] = [];
-  private replyWaiters: ((line: string) => void)[] = [];
-  private replyBuffer = '';
+  private readonly replies = new ReplyLines();
   private exited: string | null = null;
   private exitWaiters: (() => void)[] = [];
   private stderrText = '';
@@ -108,7 +107,7 @@ export class Sandbox {
     this.child.stderr!.on('data', (d: Buffer) => {
       if (this.stderrText.length < 4096) this.stderrText += d.toString('utf8');
     });
-    (this.child.stdio[4] as Readable).on('data', (d: Buffer) => this.onReply(d));
+    (this.child.stdio[4] as Readable).on('data', (d: Buffer) => this.replies.push(d));
     this.child.on('error', (e) => this.onExit(`could not start bwrap: ${e.message}`));
     this.child.on('exit', (code, signal) => this.onExit(signal ? `killed by ${signal}` : `exited with status ${code}`));
   }
@@ -149,7 +148,7 @@ export class Sandbox {
       const args = bwrapArgs({ mounts, workdir: options.workdir, env, limits, command });
       sandbox = new Sandbox(root, mounts, limits, { args, nonce });
       const s = sandbox;
-      const ready = await s.nextReply(START_TIMEOUT_MS);
+      const ready = await s.replies.next(START_TIMEOUT_MS);
       if (ready !== `READY ${nonce}`) {
         throw new SandboxError(`the sandbox did not start: ${ready ?? 'no answer'}${s.diagnostics()}`);
       }
@@ -339,42 +338,11 @@ export class Sandbox {
     }
   }
 
-  private onReply(d: Buffer): void {
-    this.replyBuffer += d.toString('utf8');
-    let nl: number;
-    while ((nl = this.replyBuffer.indexOf('\n')) >= 0) {
-      const line = this.replyBuffer.slice(0, nl);
-      this.replyBuffer = this.replyBuffer.slice(nl + 1);
-      const w = this.replyWaiters.shift();
-      if (w) w(line);
-      else this.replies.push(line);
-    }
-  }
-
-  private nextReply(timeoutMs: number): Promise<string | null> {
-    const queued = this.replies.shift();
-    if (queued !== undefined) return Promise.resolve(queued);
-    if (this.exited !== null) return Promise.resolve(null);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(null), timeoutMs);
-      const onExit = (): void => done(null);
-      const waiter = (line: string): void => done(line);
-      const done = (line: string | null): void => {
-        clearTimeout(timer);
-        this.replyWaiters = this.replyWaiters.filter((w) => w !== waiter);
-        this.exitWaiters = this.exitWaiters.filter((w) => w !== onExit);
-        resolve(line);
-      };
-      this.replyWaiters.push(waiter);
-      this.exitWaiters.push(onExit);
-    });
-  }
-
   /** Sends a control line and waits for its one-line reply. */
   private async sendControl(line: string): Promise<string> {
     if (this.exited !== null) throw this.lostError();
     this.control.write(`${line}\n`);
-    const reply = await this.nextReply(10_000);
+    const reply = await this.replies.next(10_000);
     if (reply === null) throw this.lostError();
     return reply;
   }
@@ -382,6 +350,7 @@ export class Sandbox {
   private onExit(why: string): void {
     if (this.exited !== null) return;
     this.exited = why;
+    this.replies.close();
     for (const w of this.exitWaiters.splice(0)) w();
   }
 
