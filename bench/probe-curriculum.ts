@@ -83,7 +83,7 @@ function denseExample({ rng, layout, a }: { rng: Rng; layout: ChatLayout; a: Arg
   const pool = new Set<string>();
   const stream: string[] = [];
   task.chunks.forEach((ops, c) => {
-    stream.push(`chunk ${c + 1} : ${ops.map(opText).join(' , ')}`);
+    stream.push(`chunk ${c + 1} : ${ops.map((op) => opText(op)).join(' , ')}`);
     for (const op of ops) {
       if (op.kind === 'filler') continue;
       pool.add(op.key);

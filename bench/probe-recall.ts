@@ -24,6 +24,7 @@ import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { Rng } from '../src/util/random.ts';
 import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
 import { parseBenchArgs } from './bench-args.ts';
+import { valueText, VALUE_WORDS } from '../src/env/value-words.ts';
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();
@@ -56,6 +57,8 @@ const ArgsSchema = z
     seed: int.default(1),
     /** word | qwen3 | a tokenizer directory (the sequences are text, encoded like the dense warm-up's). */
     tokenizer: z.string().default('word'),
+    /** numbers (`e 14`) or value words (`e apple`: one token each after a space in Qwen3; src/env/value-words.ts). */
+    values: z.enum(['numbers', 'words']).default('numbers'),
   })
   .strict();
 type Args = z.infer<typeof ArgsSchema>;
@@ -68,40 +71,47 @@ type Args = z.infer<typeof ArgsSchema>;
 const LETTERS = Array.from({ length: 26 }, (_, i) => String.fromCharCode(97 + i));
 const RELS = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'];
 
+interface PartsOptions {
+  rng: Rng;
+  pairs: number;
+  queries: number;
+  words: boolean;
+}
+
 /** Two-word keys: P distinct (relation, letter) pairs over 3 relations and ceil(P/2) letters. */
-function twoKeyParts({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): DensePart[] {
+function twoKeyParts({ rng, pairs, queries, words }: PartsOptions): DensePart[] {
   const rels = rng.shuffle([...RELS]).slice(0, 3);
   const letters = rng.shuffle([...LETTERS]).slice(0, Math.ceil(pairs / 2));
   const keys = rng.shuffle(rels.flatMap((r) => letters.map((l) => [r, l] as const))).slice(0, pairs);
-  const val = keys.map(() => rng.int(64));
+  const val = keys.map(() => valueText(rng.int(64), words));
   const parts: DensePart[] = [
     { kind: 'context', text: `${keys.map(([r, l], i) => `${r} ${l} ${val[i]}`).join(' ')} :` },
   ];
   for (let q = 0; q < queries; q++) {
     const i = rng.int(pairs);
-    parts.push({ kind: 'context', text: `${keys[i]![0]} ${keys[i]![1]}` }, { kind: 'target', text: String(val[i]) });
+    parts.push({ kind: 'context', text: `${keys[i]![0]} ${keys[i]![1]}` }, { kind: 'target', text: val[i]! });
   }
   return parts;
 }
 
 /** One sequence: P distinct keys with random values, then Q queries drawn from the keys. */
-function recallParts({ rng, pairs, queries }: { rng: Rng; pairs: number; queries: number }): DensePart[] {
+function recallParts({ rng, pairs, queries, words }: PartsOptions): DensePart[] {
   const keys = [...LETTERS];
   for (let i = keys.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
     [keys[i], keys[j]] = [keys[j]!, keys[i]!];
   }
-  const val = new Map<string, number>();
+  const val = new Map<string, string>();
   const pairText: string[] = [];
   for (let p = 0; p < pairs; p++) {
-    const v = rng.int(64);
+    const v = valueText(rng.int(64), words);
     val.set(keys[p]!, v);
     pairText.push(`${keys[p]} ${v}`);
   }
   const parts: DensePart[] = [{ kind: 'context', text: `${pairText.join(' ')} :` }];
   for (let q = 0; q < queries; q++) {
     const k = keys[rng.int(pairs)]!;
-    parts.push({ kind: 'context', text: k }, { kind: 'target', text: String(val.get(k)) });
+    parts.push({ kind: 'context', text: k }, { kind: 'target', text: val.get(k)! });
   }
   return parts;
 }
@@ -111,9 +121,9 @@ function probeVocab(source: LoadedTokenizer, layout: ChatLayout): VocabMap {
   const ref = { name: source.name, sha256: source.sha256 };
   const tok = source.tokenizer;
   if (tok.wordLevel) return VocabMap.identity(tok.vocabSize, ref);
-  const words = [...LETTERS, ...RELS, ...Array.from({ length: 64 }, (_, i) => String(i)), ':'];
+  const words = [...LETTERS, ...RELS, ...Array.from({ length: 64 }, (_, i) => String(i)), ...VALUE_WORDS, ':'];
   return VocabMap.trimmed(
-    [...layout.format.prefix, ...words.flatMap((w) => [...tok.encode(w), ...tok.encode(` ${w}`)])],
+    [...layout.systemTurn, ...words.flatMap((w) => [...tok.encode(w), ...tok.encode(` ${w}`)])],
     ref,
   );
 }
@@ -123,7 +133,12 @@ function batchOf(o: { rng: Rng; n: number; a: Args; layout: ChatLayout; train?: 
   const oneKey = a['key-words'] === 1 ? n : o.train ? Math.round(n * a['one-key-share']) : 0;
   return Array.from({ length: n }, (_, i) =>
     encodeDense(
-      (i < oneKey ? recallParts : twoKeyParts)({ rng, pairs: a.pairs, queries: a.queries }),
+      (i < oneKey ? recallParts : twoKeyParts)({
+        rng,
+        pairs: a.pairs,
+        queries: a.queries,
+        words: a.values === 'words',
+      }),
       o.layout,
       1 << 20,
     ),

@@ -48,7 +48,7 @@ export function registerReproduceCommand(program: Command): void {
     .option('--resume <dir>', 'continue an interrupted pipeline (its stored preset, --envs, --seeds and --tokenizer)')
     .option(
       '--tokenizer <name|dir>',
-      "word (default) | qwen3 | a directory with tokenizer.json: the whole pipeline in that tokenizer's ids and chat format (the preset's token counts scaled 1.8x for a subword tokenizer)",
+      "word (default) | qwen3 | a directory with tokenizer.json: the whole pipeline in that tokenizer's ids and chat format (for a subword tokenizer: the preset's token counts scaled 1.8x, kv-ledger values written as words)",
     )
     .option(
       '--allow-mixed',

@@ -1,6 +1,7 @@
 import type { DensePart } from './family.ts';
 import { LETTERS } from '../model/vocab.ts';
 import type { Rng } from '../util/random.ts';
+import { valueText } from './value-words.ts';
 
 /**
  * Recall form, the first stage of every family's dense warm-up (docs/sft.md, "Recall stage at 128
@@ -9,16 +10,20 @@ import type { Rng } from '../util/random.ts';
  * key token itself: the induction-head lookup that a summary's `set k` → value (kv-ledger), a
  * question's entity → document fact (hop-search) or a target room id (fog-courier) need. Family
  * independent: plain vocabulary words, no task text. A kv-ledger-worded variant (`set e 14 , ...`)
- * stayed on the plateau for 2000 steps (docs/sft.md, d8).
+ * stayed on the plateau for 2000 steps (docs/sft.md, d8). `valueWords` writes the values as value
+ * words (`e apple`), for a family whose task does (kv-ledger's valueWords knob).
  */
-export function recallForm(options: { rng: Rng; probes: number; pairs?: number }): DensePart[] {
+export function recallForm(options: { rng: Rng; probes: number; pairs?: number; valueWords?: boolean }): DensePart[] {
   const { rng } = options;
   const keys = rng.shuffle([...LETTERS]).slice(0, options.pairs ?? 4);
-  const values = new Map(keys.map((k) => [k, rng.int(64)]));
+  const values = new Map(keys.map((k) => [k, valueText(rng.int(64), options.valueWords ?? false)]));
   const parts: DensePart[] = [{ kind: 'context', text: `${keys.map((k) => `${k} ${values.get(k)}`).join(' ')} :` }];
   for (let p = 0; p < options.probes; p++) {
     const k = rng.pick(keys);
-    parts.push({ kind: 'context', text: k }, { kind: 'target', text: String(values.get(k)) });
+    parts.push({ kind: 'context', text: k }, { kind: 'target', text: values.get(k)! });
   }
   return parts;
 }
+
+/** The recall form writes values as words when the family's knobs do (kv-ledger's valueWords). */
+export const recallValueWords = (knobs: Readonly<Record<string, unknown>>): boolean => knobs.valueWords === true;

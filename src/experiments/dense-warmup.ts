@@ -3,7 +3,8 @@ import type { DensePart, TaskFamily } from '../env/family.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { encodeContent, type ChatLayout } from '../rollout/chat-layout.ts';
-import { recallForm } from '../env/recall-form.ts';
+import { recallForm, recallValueWords } from '../env/recall-form.ts';
+import { isValueWord } from '../env/value-words.ts';
 import { Rng } from '../util/random.ts';
 import { answerLoss, exampleMask, type Example } from './sft-loss.ts';
 import type { SftSequence } from './sft-data.ts';
@@ -68,7 +69,8 @@ export interface WarmupPoint {
 
 /**
  * Text parts → tokens and supervised positions, laid out with the runtime's chat layout: the
- * format's prefix (`<bos>`; the whole system turn when the first part is an instruction), then each
+ * format's prefix (`<bos>`; the whole system turn when the first part is an instruction or the
+ * format has no prefix), then each
  * part. Turn parts are encoded on their own between the layout's markers, as the runtime encodes a
  * turn; a run of 'context' / 'target' parts is one text, each part encoded with the space that
  * joins it to the previous one (so a target reads as it would inside an action: `answer 14`).
@@ -80,7 +82,11 @@ export interface WarmupPoint {
 export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, maxTokens: number): Example {
   const { tokenizer, format } = layout;
   const t = format.turns;
-  const tokens: number[] = parts[0]?.kind === 'instruction' ? [...layout.systemTurn] : [...format.prefix];
+  // A format without a prefix (Qwen3 has no BOS) starts with its system turn instead: a sequence
+  // that opens on a content token gives attention no constant first position to rest on, and the
+  // recall form opened on its first key, which then encoded unlike every later (spaced) key.
+  const opening = parts[0]?.kind === 'instruction' || format.prefix.length === 0 ? layout.systemTurn : format.prefix;
+  const tokens: number[] = [...opening];
   const answerAt: number[] = [];
   const supervised = (xs: readonly number[]): void => {
     for (const x of xs) {
@@ -88,7 +94,9 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
       tokens.push(x);
     }
   };
-  let inRun = false; // inside a run of context / target text
+  // Inside a run of context / target text. A leading context part reads as mid-text too (a subword
+  // tokenizer's ` e`, as every key after it; the word vocabulary has no such difference).
+  let inRun = true;
   for (const p of parts) {
     const text = p.text.trim();
     if (p.kind === 'context' || p.kind === 'target') {
@@ -200,9 +208,10 @@ export function runDenseWarmup(options: {
   const steps = denseWarmupSteps(family, config);
   if (steps === 0) return [];
   const dense = familyDense(family, options.knobs, config);
+  const valueWords = recallValueWords(options.knobs);
   const sample = (rng: Rng, recall = false): Example =>
     encodeDense(
-      recall || !dense ? recallForm({ rng, probes: config.probes }) : dense(rng),
+      recall || !dense ? recallForm({ rng, probes: config.probes, valueWords }) : dense(rng),
       layout,
       options.maxTokens ?? policy.config.maxSeqLen,
     );
@@ -210,9 +219,12 @@ export function runDenseWarmup(options: {
   const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params, vocab: policy.vocab });
   const heldRng = new Rng(999_983); // the same held-out sequences in every run
   const held = Array.from({ length: 128 }, () => sample(heldRng));
-  // The same sequences, supervised on number tokens only: copy tokens (keys, `set`, `,`) are most of
-  // the targets and hid that no value was ever right (docs/sft.md, d7).
-  const isNumber = (t: number) => /^\d+$/.test(layout.tokenizer.decode([t]));
+  // The same sequences, supervised on value tokens only (numbers, or value words): copy tokens (keys,
+  // `set`, `,`) are most of the targets and hid that no value was ever right (docs/sft.md, d7).
+  const isNumber = (t: number) => {
+    const w = layout.tokenizer.decode([t]).trim();
+    return /^\d+$/.test(w) || isValueWord(w);
+  };
   const heldValues = held
     .map((e) => ({ tokens: e.tokens, answerAt: e.answerAt.filter((t) => isNumber(e.tokens[t]!)) }))
     .filter((e) => e.answerAt.length > 0);

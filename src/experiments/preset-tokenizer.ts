@@ -13,7 +13,9 @@ const TOKEN_UNIT_KEYS = [
  * A preset run with another tokenizer (`crl reproduce --tokenizer`): SFT and every training run
  * name it, and the token counts the preset fixes (C = 256 ...) are scaled as the rollout defaults
  * are for a subword tokenizer (rollout/config.ts SUBWORD_TOKEN_SCALE: a Qwen3 kv-ledger step is
- * 1.84x the word vocabulary's), so a window holds about as many steps.
+ * 1.84x the word vocabulary's), so a window holds about as many steps. kv-ledger writes its values
+ * as value words (its valueWords knob, src/env/value-words.ts): a number is several subword tokens,
+ * and the embedded model never learned to copy them (docs/tasks.md, "Value words").
  */
 export function withTokenizer(preset: Preset, tokenizer: string): Preset {
   if (tokenizer === 'word') return preset;
@@ -31,6 +33,9 @@ export function withTokenizer(preset: Preset, tokenizer: string): Preset {
   return {
     ...preset,
     tokenizer,
+    ...(preset.envs.includes('kv-ledger')
+      ? { knobs: { ...preset.knobs, 'kv-ledger': { ...preset.knobs?.['kv-ledger'], valueWords: true } } }
+      : {}),
     sft: {
       ...scale(preset.sft as { rollout?: Record<string, unknown> }),
       tokenizer,

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { deepMerge } from '../config/config-flags.ts';
 import { parseTrainConfig } from '../config/load-config.ts';
 import { getPreset, presetNames } from './presets.ts';
+import { withTokenizer } from './preset-tokenizer.ts';
 import { SftConfigSchema } from './sft-config.ts';
 import { systemOverrides } from './systems.ts';
 import { taskFamily } from '../env/builtin.ts';
@@ -51,6 +52,17 @@ describe('reproduce presets', () => {
     expect(t4.train).toEqual(quick.train);
     expect(t4.eval.windows).toEqual(quick.eval.windows);
     expect(t4.systems.every((s) => quick.systems.includes(s))).toBe(true);
+  });
+
+  it('a subword tokenizer scales the token counts and writes kv-ledger values as words; word changes nothing', () => {
+    const quick = getPreset('quick');
+    expect(withTokenizer(quick, 'word')).toBe(quick);
+    const q = withTokenizer(quick, 'qwen3');
+    expect(q.knobs?.['kv-ledger']).toEqual({ ...quick.knobs?.['kv-ledger'], valueWords: true });
+    expect(q.sft.rollout?.contextWindow).toBe(461);
+    expect(q.train.tokenizer).toBe('qwen3');
+    const terminal = getPreset('terminal');
+    expect(withTokenizer(terminal, 'qwen3').knobs).toEqual(terminal.knobs);
   });
 
   it('an unknown preset names the valid ones', () => {

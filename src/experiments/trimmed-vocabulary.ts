@@ -1,5 +1,5 @@
 import type { DensePart, TaskFamily } from '../env/family.ts';
-import { recallForm } from '../env/recall-form.ts';
+import { recallForm, recallValueWords } from '../env/recall-form.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { VocabMap } from '../model/vocab-map.ts';
 import { CUT_MARKER, type ChatLayout } from '../rollout/chat-layout.ts';
@@ -100,7 +100,8 @@ export async function chooseVocabulary(options: {
       add(tok.encode(` ${p.text.trim()}`)); // as it reads inside a run of context text
     }
   };
-  for (let i = 0; i < DENSE; i++) denseTexts(recallForm({ rng, probes: 8 }));
+  const valueWords = recallValueWords(family.knobs.parse(options.knobs));
+  for (let i = 0; i < DENSE; i++) denseTexts(recallForm({ rng, probes: 8, valueWords }));
   if (family.dense) {
     const knobs = family.knobs.parse(options.knobs);
     for (let i = 0; i < DENSE; i++)

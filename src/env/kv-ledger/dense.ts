@@ -2,6 +2,7 @@ import type { DensePart } from '../family.ts';
 import type { Rng } from '../../util/random.ts';
 import { applyOp, chunkText, generateKvLedger } from './generate.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
+import { valueText } from '../value-words.ts';
 
 /**
  * Dense warm-up text for kv-ledger (docs/sft.md, "Dense warm-up in crl sft"). Two forms (after the
@@ -30,7 +31,7 @@ export function kvLedgerDense(options: {
   const pool = new Set<string>();
   const stream: string[] = [];
   task.chunks.forEach((ops, c) => {
-    stream.push(chunkText(c, ops));
+    stream.push(chunkText(c, ops, knobs.valueWords));
     for (const op of ops) {
       if (op.kind !== 'filler') pool.add(op.key);
       applyOp(live, op);
@@ -44,14 +45,16 @@ export function kvLedgerDense(options: {
   for (let p = 0; p < options.probes; p++) {
     if (rng.next() < 0.5) {
       const asked = rng.shuffle([...keys]).slice(0, 1 + rng.int(Math.min(2, keys.length)));
-      const facts = asked.filter((k) => live.has(k)).map((k) => `set ${k} ${live.get(k)}`);
+      const facts = asked
+        .filter((k) => live.has(k))
+        .map((k) => `set ${k} ${valueText(live.get(k)!, knobs.valueWords)}`);
       const summary = [`queries ${asked.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ');
       parts.push({ kind: 'context', text: `queries ${asked.join(' ')}` }, { kind: 'summary', text: summary });
     } else {
       const k = rng.pick(keys);
       parts.push(
         { kind: 'context', text: `, query ${k} answer` },
-        { kind: 'target', text: live.has(k) ? String(live.get(k)) : 'none' },
+        { kind: 'target', text: live.has(k) ? valueText(live.get(k)!, knobs.valueWords) : 'none' },
       );
     }
   }
@@ -78,12 +81,14 @@ function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: numbe
     { kind: 'instruction', text: `read all , then answer . queries ${task.queries.join(' ')}` },
   ];
   task.chunks.forEach((ops, c) => {
-    parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: chunkText(c, ops) });
+    parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: chunkText(c, ops, knobs.valueWords) });
     for (const op of ops) applyOp(live, op);
   });
   const ended = rng.next() < 0.5;
   if (ended) parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
-  const facts = task.queries.filter((k) => live.has(k)).map((k) => `set ${k} ${live.get(k)}`);
+  const facts = task.queries
+    .filter((k) => live.has(k))
+    .map((k) => `set ${k} ${valueText(live.get(k)!, knobs.valueWords)}`);
   parts.push({
     kind: 'summary',
     text: [`queries ${task.queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , '),

@@ -77,7 +77,7 @@ export class KvLedgerEnv implements Environment {
   private read(task: KvLedgerTask): string {
     if (this.cursor < task.chunks.length) {
       const i = this.cursor++;
-      return chunkText(i, task.chunks[i]!);
+      return chunkText(i, task.chunks[i]!, task.valueWords);
     }
     this.ended = true;
     return task.queryPosition === 'end' ? `end , queries ${task.queries.join(' ')}` : 'end';

@@ -1,6 +1,10 @@
 import type { TextPolicy } from '../family.ts';
 import type { SummaryContent } from '../summary-writers.ts';
 import { isLetterWord, isNumberWord, readWindow, type VisibleWindow } from '../visible-window.ts';
+import { isValueWord } from '../value-words.ts';
+
+/** A value as the stream writes it: a number 0..63, or a value word (the valueWords knob). */
+const isValue = (w: string | undefined): boolean => isNumberWord(w) || isValueWord(w);
 
 /** What the expert knows from the visible window alone. */
 export interface KvLedgerState {
@@ -20,7 +24,7 @@ export function readKvLedger(w: VisibleWindow): KvLedgerState {
   const scan = (ws: readonly string[]): void => {
     for (let i = 0; i < ws.length; i++) {
       const x = ws[i];
-      if (x === 'set' && isLetterWord(ws[i + 1]) && isNumberWord(ws[i + 2])) s.values.set(ws[i + 1]!, ws[i + 2]!);
+      if (x === 'set' && isLetterWord(ws[i + 1]) && isValue(ws[i + 2])) s.values.set(ws[i + 1]!, ws[i + 2]!);
       else if (x === 'del' && isLetterWord(ws[i + 1])) s.values.delete(ws[i + 1]!);
       else if (x === 'end') s.ended = true;
       else if (x === 'queries') {

@@ -2,8 +2,9 @@ import { Rng, mixSeed } from '../../util/random.ts';
 import { LETTERS } from '../../model/vocab.ts';
 import { drawHorizon } from '../horizon.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
+import { valueText } from '../value-words.ts';
 
-/** One operation in the stream, as words: `set a 5`, `del a`, `filler 17`. */
+/** One operation in the stream, as words: `set a 5` (`set a tiger` with value words), `del a`, `filler 17`. */
 export type KvOp =
   { kind: 'set'; key: string; value: number } | { kind: 'del'; key: string } | { kind: 'filler'; n: number };
 
@@ -13,19 +14,21 @@ export interface KvLedgerTask {
   /** The expected answer words: the latest value of each queried key, or 'none'. */
   answer: string[];
   queryPosition: 'start' | 'end';
+  /** Values are written as value words (the valueWords knob). */
+  valueWords: boolean;
 }
 
 const FAMILY_SALT = 0x6b76; // keeps this family's streams apart from other families at equal seeds
 
-export function opText(op: KvOp): string {
-  if (op.kind === 'set') return `set ${op.key} ${op.value}`;
+export function opText(op: KvOp, valueWords = false): string {
+  if (op.kind === 'set') return `set ${op.key} ${valueText(op.value, valueWords)}`;
   if (op.kind === 'del') return `del ${op.key}`;
   return `filler ${op.n}`;
 }
 
 /** What `read` shows for chunk index i (0-based): `chunk 3 : set a 5 , del b , filler 17`. */
-export function chunkText(i: number, ops: readonly KvOp[]): string {
-  return `chunk ${i + 1} : ${ops.map(opText).join(' , ')}`;
+export function chunkText(i: number, ops: readonly KvOp[], valueWords = false): string {
+  return `chunk ${i + 1} : ${ops.map((op) => opText(op, valueWords)).join(' , ')}`;
 }
 
 /** Applies one operation to the live key -> value map (last writer wins; filler does nothing). */
@@ -58,8 +61,8 @@ export function generateKvLedger(seed: number, k: KvLedgerKnobs): KvLedgerTask {
   const candidates = rng.shuffle([...everSet]).sort((a, b) => lastTouch.get(a)! - lastTouch.get(b)!);
   for (const key of rng.shuffle([...pool])) if (!everSet.has(key)) candidates.push(key);
   const queries = candidates.slice(0, k.queries);
-  const answer = queries.map((q) => (live.has(q) ? String(live.get(q)) : 'none'));
-  return { chunks, queries, answer, queryPosition: k.queryPosition };
+  const answer = queries.map((q) => (live.has(q) ? valueText(live.get(q)!, k.valueWords) : 'none'));
+  return { chunks, queries, answer, queryPosition: k.queryPosition, valueWords: k.valueWords };
 }
 
 function nextOp(o: { rng: Rng; k: KvLedgerKnobs; pool: string[]; live: Map<string, number> }): KvOp {

@@ -23,6 +23,12 @@ export const kvLedgerKnobs = z
     queries: z.number().int().min(1).max(8).default(1),
     /** Where the queries are shown: in the instruction, or only after the last chunk. */
     queryPosition: z.enum(['start', 'end']).default('start'),
+    /**
+     * Write values as words (`set h apple`, src/env/value-words.ts) instead of numbers (`set h 34`).
+     * For subword tokenizers, where a number is several tokens the embedded model did not learn to
+     * copy (docs/tasks.md, "Value words"); the word vocabulary has no value words.
+     */
+    valueWords: z.boolean().default(false),
   })
   .strict()
   .refine((k) => k.minChunks <= k.chunks, { message: 'minChunks must be <= chunks' })

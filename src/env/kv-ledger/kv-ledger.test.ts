@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { WordTokenizer } from '../../model/tokenizer.ts';
 import { KnobsError } from '../knobs.ts';
 import { playDirect } from '../testing/direct-episode.ts';
+import { VALUE_WORDS } from '../value-words.ts';
 import { generateKvLedger, verifyKvLedger, kvLedger, kvLedgerKnobs, KvLedgerEnv } from './index.ts';
 
 const tok = new WordTokenizer();
@@ -23,7 +24,7 @@ describe('kv-ledger', () => {
 
   it('the expert (one unbounded window) is always right, and any perturbed answer is rejected', () => {
     for (let seed = 0; seed < 60; seed++) {
-      for (const variant of [{}, ...Object.values(kvLedger.variants)]) {
+      for (const variant of [{}, { valueWords: true }, ...Object.values(kvLedger.variants)]) {
         const env = new KvLedgerEnv(variant);
         const ep = playDirect({ env, seed, policy: kvLedger.expert });
         expect(ep.reward).toBe(1);
@@ -46,6 +47,28 @@ describe('kv-ledger', () => {
       for (const o of ep.observations) expect(tok.encode(o).length).toBeLessThanOrEqual(32);
       for (const a of ep.actions) expect(tok.encode(a).length).toBeLessThanOrEqual(11); // + <eot> = 12
     }
+  });
+
+  it('valueWords writes the same task with value words for the numbers', () => {
+    for (let seed = 0; seed < 20; seed++) {
+      const numbers = new KvLedgerEnv({});
+      const words = new KvLedgerEnv({ valueWords: true });
+      numbers.reset(seed);
+      words.reset(seed);
+      expect(words.current.chunks).toEqual(numbers.current.chunks);
+      expect(words.current.answer).toEqual(
+        numbers.current.answer.map((a) => (a === 'none' ? a : VALUE_WORDS[Number(a)])),
+      );
+      const shown = words.step('read').observation;
+      expect(shown).toBe(
+        numbers
+          .step('read')
+          .observation.replace(/(set [a-z]) (\d+)/g, (_, k: string, v: string) => `${k} ${VALUE_WORDS[Number(v)]}`),
+      );
+    }
+    const env = new KvLedgerEnv({ valueWords: true, chunks: 3, minChunks: 3 });
+    env.reset(1);
+    expect(env.step('read').observation).toMatch(/set [a-z] [a-z]{3,}/);
   });
 
   it('rejects unknown and out-of-range knobs with a readable error', () => {
