@@ -2,7 +2,9 @@
 # Regenerates docs/cli.md: the conventions every command follows (docs/cli-conventions.md), then
 # each command's own --help output, so the reference cannot drift. The
 # command list is read from `crl --help` too, so a new command appears without editing this script.
+# An argument writes elsewhere (src/cli/cli-docs.test.ts compares that copy with docs/cli.md).
 set -euo pipefail
+out="$(realpath -m "${1:-$(dirname "$0")/../docs/cli.md}")"
 cd "$(dirname "$0")/.."
 top="$(bin/crl --help)"
 cmds="$(printf '%s\n' "$top" | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1}' | grep -vx help)"
@@ -20,5 +22,5 @@ cmds="$(printf '%s\n' "$top" | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{pr
     bin/crl $cmd --help
     echo '```'
   done
-} > docs/cli.md
-echo "wrote docs/cli.md"
+} > "$out"
+echo "wrote $out"
