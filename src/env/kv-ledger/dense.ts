@@ -54,7 +54,11 @@ export function kvLedgerDense(options: {
       const k = rng.pick(keys);
       parts.push(
         { kind: 'context', text: `, query ${k} answer` },
-        { kind: 'target', text: live.has(k) ? valueText(live.get(k)!, knobs.valueWords) : 'none' },
+        {
+          kind: 'target',
+          // With value words the answer names its key first, as the expert's does (`answer t throne`).
+          text: `${knobs.valueWords ? `${k} ` : ''}${live.has(k) ? valueText(live.get(k)!, knobs.valueWords) : 'none'}`,
+        },
       );
     }
   }

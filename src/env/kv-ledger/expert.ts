@@ -12,6 +12,7 @@ export interface KvLedgerState {
   values: Map<string, string>; // live keys -> latest value
   ended: boolean; // 'end' seen: every chunk has been read
   lastObservationEnd: boolean; // the newest observation is a bare 'end' (no queries to learn)
+  keyedAnswer: boolean; // a value word was seen: answer each key before its value (valueWords knob)
 }
 
 /**
@@ -20,12 +21,20 @@ export interface KvLedgerState {
  * set/del are last-writer-wins, so tail steps repeated after a compaction are harmless.
  */
 export function readKvLedger(w: VisibleWindow): KvLedgerState {
-  const s: KvLedgerState = { queries: null, values: new Map(), ended: false, lastObservationEnd: false };
+  const s: KvLedgerState = {
+    queries: null,
+    values: new Map(),
+    ended: false,
+    lastObservationEnd: false,
+    keyedAnswer: false,
+  };
   const scan = (ws: readonly string[]): void => {
     for (let i = 0; i < ws.length; i++) {
       const x = ws[i];
-      if (x === 'set' && isLetterWord(ws[i + 1]) && isValue(ws[i + 2])) s.values.set(ws[i + 1]!, ws[i + 2]!);
-      else if (x === 'del' && isLetterWord(ws[i + 1])) s.values.delete(ws[i + 1]!);
+      if (x === 'set' && isLetterWord(ws[i + 1]) && isValue(ws[i + 2])) {
+        s.values.set(ws[i + 1]!, ws[i + 2]!);
+        if (isValueWord(ws[i + 2])) s.keyedAnswer = true;
+      } else if (x === 'del' && isLetterWord(ws[i + 1])) s.values.delete(ws[i + 1]!);
       else if (x === 'end') s.ended = true;
       else if (x === 'queries') {
         const q: string[] = [];
@@ -41,9 +50,15 @@ export function readKvLedger(w: VisibleWindow): KvLedgerState {
   return s;
 }
 
-/** Reads until the end, then answers each query with its latest value ('none' if deleted/unset). */
+/**
+ * Reads until the end, then answers each query with its latest value ('none' if deleted/unset);
+ * with value words, each value after its key (`answer t throne`, docs/tasks.md "Value words").
+ */
 export function kvLedgerAct(s: KvLedgerState): string {
-  if (s.ended && s.queries) return `answer ${s.queries.map((q) => s.values.get(q) ?? 'none').join(' ')}`;
+  if (s.ended && s.queries) {
+    const value = (q: string) => s.values.get(q) ?? 'none';
+    return `answer ${s.queries.map((q) => (s.keyedAnswer ? `${q} ${value(q)}` : value(q))).join(' ')}`;
+  }
   if (s.ended && s.lastObservationEnd) return 'answer none'; // the queries are lost for good
   return 'read';
 }

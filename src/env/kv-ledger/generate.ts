@@ -77,7 +77,16 @@ function nextOp(o: { rng: Rng; k: KvLedgerKnobs; pool: string[]; live: Map<strin
   return { kind: 'set', key: rng.pick(free.length > 0 ? free : pool), value: rng.int(64) };
 }
 
-/** Exact verifier: the answer words must equal the expected values, in query order. */
+/**
+ * Exact verifier: the answer words must equal the expected values, in query order. With value words
+ * an answer may also name each key before its value (`answer t throne`), and the keys must then be
+ * the queries in order: the lookup by the key just written is the one the embedded model learns
+ * (docs/tasks.md, "Value words").
+ */
 export function verifyKvLedger(task: KvLedgerTask, answer: readonly string[]): boolean {
-  return answer.length === task.answer.length && answer.every((w, i) => w === task.answer[i]);
+  const plain = (ws: readonly string[]) => ws.length === task.answer.length && ws.every((w, i) => w === task.answer[i]);
+  if (plain(answer)) return true;
+  if (!task.valueWords || answer.length !== 2 * task.answer.length) return false;
+  const keys = answer.filter((_, i) => i % 2 === 0);
+  return keys.every((k, i) => k === task.queries[i]) && plain(answer.filter((_, i) => i % 2 === 1));
 }

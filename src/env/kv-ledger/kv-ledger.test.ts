@@ -35,7 +35,7 @@ describe('kv-ledger', () => {
         const wrong = [...answer];
         wrong[i] = answer[i] === 'none' ? '7' : answer[i] === '7' ? '8' : 'none';
         expect(verifyKvLedger(task, wrong)).toBe(false);
-        expect(verifyKvLedger(task, answer.slice(1))).toBe(false);
+        expect(verifyKvLedger(task, answer.slice(0, -1))).toBe(false);
       }
     }
   });
@@ -66,6 +66,22 @@ describe('kv-ledger', () => {
           .observation.replace(/(set [a-z]) (\d+)/g, (_, k: string, v: string) => `${k} ${VALUE_WORDS[Number(v)]}`),
       );
     }
+    // With value words an answer may name each key before its value; the keys must be the queries.
+    const task = generateKvLedger(4, kvLedgerKnobs.parse({ valueWords: true, queries: 2 }));
+    const [q1, q2] = task.queries;
+    const [v1, v2] = task.answer;
+    expect(verifyKvLedger(task, [v1!, v2!])).toBe(true);
+    expect(verifyKvLedger(task, [q1!, v1!, q2!, v2!])).toBe(true);
+    expect(verifyKvLedger(task, [q2!, v1!, q1!, v2!])).toBe(false);
+    expect(verifyKvLedger(task, [q1!, v2!, q2!, v1!])).toBe(false);
+    const numbers = generateKvLedger(4, kvLedgerKnobs.parse({ queries: 2 }));
+    expect(verifyKvLedger(numbers, [q1!, numbers.answer[0]!, q2!, numbers.answer[1]!])).toBe(false);
+    const played = playDirect({
+      env: new KvLedgerEnv({ valueWords: true, queries: 2 }),
+      seed: 4,
+      policy: kvLedger.expert,
+    });
+    expect(played.actions[played.actions.length - 1]).toBe(`answer ${q1} ${v1} ${q2} ${v2}`);
     const env = new KvLedgerEnv({ valueWords: true, chunks: 3, minChunks: 3 });
     env.reset(1);
     expect(env.step('read').observation).toMatch(/set [a-z] [a-z]{3,}/);
