@@ -221,12 +221,12 @@ export function runDenseWarmup(options: {
   const held = Array.from({ length: 128 }, () => sample(heldRng));
   // The same sequences, supervised on value tokens only (numbers, or value words): copy tokens (keys,
   // `set`, `,`) are most of the targets and hid that no value was ever right (docs/sft.md, d7).
-  const isNumber = (t: number) => {
+  const isValueToken = (t: number) => {
     const w = layout.tokenizer.decode([t]).trim();
     return /^\d+$/.test(w) || isValueWord(w);
   };
   const heldValues = held
-    .map((e) => ({ tokens: e.tokens, answerAt: e.answerAt.filter((t) => isNumber(e.tokens[t]!)) }))
+    .map((e) => ({ tokens: e.tokens, answerAt: e.answerAt.filter((t) => isValueToken(e.tokens[t]!)) }))
     .filter((e) => e.answerAt.length > 0);
   const heldRecall = config.recallSteps > 0 ? Array.from({ length: 128 }, () => sample(heldRng, true)) : [];
   const evaluate = (): Omit<WarmupPoint, 'step' | 'trainLoss'> => {

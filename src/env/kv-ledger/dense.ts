@@ -52,13 +52,11 @@ export function kvLedgerDense(options: {
       parts.push({ kind: 'context', text: `queries ${asked.join(' ')}` }, { kind: 'summary', text: summary });
     } else {
       const k = rng.pick(keys);
+      const value = live.has(k) ? valueText(live.get(k)!, knobs.valueWords) : 'none';
+      // With value words the answer names its key first, as the expert's does (`answer t throne`).
       parts.push(
         { kind: 'context', text: `, query ${k} answer` },
-        {
-          kind: 'target',
-          // With value words the answer names its key first, as the expert's does (`answer t throne`).
-          text: `${knobs.valueWords ? `${k} ` : ''}${live.has(k) ? valueText(live.get(k)!, knobs.valueWords) : 'none'}`,
-        },
+        { kind: 'target', text: knobs.valueWords ? `${k} ${value}` : value },
       );
     }
   }
