@@ -93,6 +93,28 @@ function sequences(cfg: ModelConfig, seed: number): number[][] {
 
 const SMALL: Partial<ModelConfig> = { vocabSize: VOCAB.length, dModel: 64, nHeads: 4, mlpHidden: 128, maxSeqLen: 64 };
 
+/** A SMALL model with `over`, its weights scrambled to O(1) values (scrambleWeights, seed `scramble`). */
+function scrambled(over: Partial<ModelConfig>, seed: number, scramble: number): PolicyModel {
+  const p = new PolicyModel({
+    config: modelConfig('tiny', { ...SMALL, ...over }),
+    optim: TEST_OPTIM,
+    rng: new Rng(seed),
+  });
+  scrambleWeights(p.net, scramble);
+  return p;
+}
+
+/** A SMALL model with `over`, trained 60 AdamW steps at lr 1e-2. */
+function trained(over: Partial<ModelConfig>, seed: number): PolicyModel {
+  const p = new PolicyModel({
+    config: modelConfig('tiny', { ...SMALL, ...over }),
+    optim: { ...TEST_OPTIM, lr: 1e-2 },
+    rng: new Rng(seed),
+  });
+  train(p, 60);
+  return p;
+}
+
 const CASES: { name: string; make: () => PolicyModel | Promise<PolicyModel> }[] = [
   {
     name: 'random init, untied',
@@ -100,27 +122,11 @@ const CASES: { name: string; make: () => PolicyModel | Promise<PolicyModel> }[] 
   },
   {
     name: 'O(1) weights, tied embeddings, theta 5e5',
-    make: () => {
-      const p = new PolicyModel({
-        config: modelConfig('tiny', { ...SMALL, tiedEmbeddings: true, ropeTheta: 500000, normEps: 1e-6 }),
-        optim: TEST_OPTIM,
-        rng: new Rng(2),
-      });
-      scrambleWeights(p.net, 3);
-      return p;
-    },
+    make: () => scrambled({ tiedEmbeddings: true, ropeTheta: 500000, normEps: 1e-6 }, 2, 3),
   },
   {
     name: 'trained (60 AdamW steps)',
-    make: () => {
-      const p = new PolicyModel({
-        config: modelConfig('tiny', { ...SMALL, nLayers: 3 }),
-        optim: { ...TEST_OPTIM, lr: 1e-2 },
-        rng: new Rng(4),
-      });
-      train(p, 60);
-      return p;
-    },
+    make: () => trained({ nLayers: 3 }, 4),
   },
   ...(
     [
@@ -130,48 +136,19 @@ const CASES: { name: string; make: () => PolicyModel | Promise<PolicyModel> }[] 
     ] as const
   ).map((ropeScaling) => ({
     name: `RoPE scaling ${ropeScaling.type}`,
-    make: () => {
-      const p = new PolicyModel({
-        config: modelConfig('tiny', { ...SMALL, ropeScaling }),
-        optim: TEST_OPTIM,
-        rng: new Rng(8),
-      });
-      scrambleWeights(p.net, 9);
-      return p;
-    },
+    make: () => scrambled({ ropeScaling }, 8, 9),
   })),
   {
     name: 'grouped-query attention (4 heads, 2 kv heads), head size 24 (not 64 / 4)',
-    make: () => {
-      const p = new PolicyModel({
-        config: modelConfig('tiny', { ...SMALL, nKvHeads: 2, headDim: 24 }),
-        optim: TEST_OPTIM,
-        rng: new Rng(10),
-      });
-      scrambleWeights(p.net, 11);
-      return p;
-    },
+    make: () => scrambled({ nKvHeads: 2, headDim: 24 }, 10, 11),
   },
   {
     name: 'Qwen3-style q/k RMSNorm, GQA, head size 32, tied, trained (60 AdamW steps)',
-    make: () => {
-      const p = new PolicyModel({
-        config: modelConfig('tiny', {
-          ...SMALL,
-          nLayers: 3,
-          nKvHeads: 2,
-          headDim: 32,
-          qkNorm: true,
-          tiedEmbeddings: true,
-          ropeTheta: 1e6,
-          normEps: 1e-6,
-        }),
-        optim: { ...TEST_OPTIM, lr: 1e-2 },
-        rng: new Rng(12),
-      });
-      train(p, 60);
-      return p;
-    },
+    make: () =>
+      trained(
+        { nLayers: 3, nKvHeads: 2, headDim: 32, qkNorm: true, tiedEmbeddings: true, ropeTheta: 1e6, normEps: 1e-6 },
+        12,
+      ),
   },
   {
     name: 'a Qwen3 Hugging Face directory written by hand (BF16, 2 shards, GQA, q/k norm, head_dim, yarn)',
