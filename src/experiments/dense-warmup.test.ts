@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { createChatLayout, DEFAULT_CHAT_TEMPLATES } from '../rollout/chat-layout.ts';
-import { denseReplay, DenseWarmupSchema, encodeDense } from './dense-warmup.ts';
+import { denseReplay, DenseWarmupSchema, encodeDense, RECALL_BLOCK } from './dense-warmup.ts';
 import { taskFamily } from '../env/builtin.ts';
 import { Rng } from '../util/random.ts';
 import { readMetrics } from './metrics-log.ts';
@@ -186,6 +186,44 @@ describe('dense warm-up', () => {
     ).toEqual([0, 3, 4, 6]);
     const warm = log.filter((l) => l.startsWith('dense warm-up'));
     expect(warm.map((l) => l.includes('recall acc'))).toEqual([true, false, false]);
+    // Below recallMinAcc at its end the recall stage goes on in blocks of RECALL_BLOCK steps, up to
+    // recallMaxSteps, and the log keeps showing the recall accuracy while it runs.
+    const slow = SftConfigSchema.parse({
+      ...config,
+      dense: {
+        steps: 2 * RECALL_BLOCK + 10,
+        recallSteps: 5,
+        recallMinAcc: 1,
+        recallMaxSteps: 2 * RECALL_BLOCK + 5,
+        recallBatch: 1,
+        batch: 1,
+        evalEvery: 1000,
+      },
+    });
+    const dir4 = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
+    const slowLog: string[] = [];
+    await runSft({ runDir: dir4, config: slow, log: (l) => slowLog.push(l) });
+    const slowCurve = JSON.parse(readFileSync(join(dir4, 'dense-warmup.json'), 'utf8')).curve;
+    expect(slowCurve.map((p: { step: number }) => p.step)).toEqual([
+      0,
+      5,
+      5 + RECALL_BLOCK,
+      5 + 2 * RECALL_BLOCK,
+      10 + 2 * RECALL_BLOCK,
+    ]);
+    expect(slowCurve.map((p: { recallStage?: boolean }) => p.recallStage === true)).toEqual([
+      false,
+      true,
+      true,
+      true,
+      false,
+    ]);
+    expect(slowLog.filter((l) => l.startsWith('dense warm-up')).map((l) => l.includes('recall acc'))).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
   }, 120_000);
 
   it('replay: dense sequences as SFT sequences, masked at the supervised positions, deterministic per rng', async () => {

@@ -147,7 +147,7 @@ export async function runSft(options: {
       maxTokens: rollout.contextWindow,
       onEval: (p) =>
         options.log?.(
-          `dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined || p.step > config.dense.recallSteps ? '' : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+          `dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined || !p.recallStage ? '' : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
         ),
     });
     writeFileAtomic(
