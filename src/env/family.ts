@@ -70,6 +70,11 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
    */
   readonly tokenizer?: string;
   /**
+   * Optional: the family writes its values as value words (src/env/value-words.ts) whatever its
+   * knobs (shell-ledger), so the dense warm-up's recall stage does too (recallValueWords).
+   */
+  readonly valueWords?: boolean;
+  /**
    * Optional: rollout settings (method §2) the family is sized for, in its tokenizer's tokens
    * (contextWindow, compactThreshold, summaryMaxTokens, maxActionTokens, maxObservationTokens);
    * flags and configs override them; absent: the tokenizer's defaults.

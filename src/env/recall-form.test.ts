@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
-import { recallForm } from './recall-form.ts';
+import { recallForm, recallValueWords } from './recall-form.ts';
+import { taskFamily } from './builtin.ts';
 import { words } from './visible-window.ts';
 
 describe('recall form', () => {
@@ -24,5 +25,11 @@ describe('recall form', () => {
   it('is deterministic per seed', () => {
     expect(recallForm({ rng: new Rng(7), probes: 4 })).toEqual(recallForm({ rng: new Rng(7), probes: 4 }));
     expect(recallForm({ rng: new Rng(7), probes: 4 })).not.toEqual(recallForm({ rng: new Rng(8), probes: 4 }));
+  });
+
+  it('writes values as words when the family does, always or by its knobs', () => {
+    expect(recallValueWords(taskFamily('shell-ledger'), {})).toBe(true);
+    expect(recallValueWords(taskFamily('kv-ledger'), {})).toBe(false);
+    expect(recallValueWords(taskFamily('kv-ledger'), { valueWords: true })).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import type { DensePart } from './family.ts';
+import type { DensePart, TaskFamily } from './family.ts';
 import { LETTERS } from '../model/vocab.ts';
 import type { Rng } from '../util/random.ts';
 import { valueText } from './value-words.ts';
@@ -25,5 +25,11 @@ export function recallForm(options: { rng: Rng; probes: number; pairs?: number; 
   return parts;
 }
 
-/** The recall form writes values as words when the family's knobs do (kv-ledger's valueWords). */
-export const recallValueWords = (knobs: Readonly<Record<string, unknown>>): boolean => knobs.valueWords === true;
+/**
+ * The recall form writes values as words when the family does: always (shell-ledger) or by its
+ * knobs (kv-ledger's valueWords). Recall learned on digits does not carry over to value words.
+ */
+export const recallValueWords = (
+  family: Pick<TaskFamily, 'valueWords'>,
+  knobs: Readonly<Record<string, unknown>>,
+): boolean => family.valueWords === true || knobs.valueWords === true;

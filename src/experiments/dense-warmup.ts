@@ -223,7 +223,7 @@ export function runDenseWarmup(options: {
   const steps = denseWarmupSteps(family, config);
   if (steps === 0) return [];
   const dense = familyDense(family, options.knobs, config);
-  const valueWords = recallValueWords(options.knobs);
+  const valueWords = recallValueWords(family, options.knobs);
   const sample = (rng: Rng, recall = false): Example =>
     encodeDense(
       recall || !dense ? recallForm({ rng, probes: config.probes, valueWords }) : dense(rng),

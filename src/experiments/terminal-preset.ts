@@ -7,16 +7,15 @@ import type { SftConfigInput } from './sft-config.ts';
 const TERMINAL_ROLLOUT = { ...SHELL_LEDGER_ROLLOUT, maxWindows: 4 };
 
 /**
- * The terminal family's SFT: the quick recipe's stages (recall stage, the family's dense forms,
- * episode SFT on fresh expert episodes at lossy 0.2 with short logs mixed in), cut to fit a
- * shared 2-core machine in under an hour with every episode in the sandbox: 700 warm-up steps (300
- * of recall) at 8 sequences per step, 16 epochs of 256 episodes. Less than the word-vocabulary
- * recipe (3000 steps, 20 x 512 episodes); with 8 epochs of 128 the base passed nothing (x4 0/48)
- * and CompactionRL had no reward to learn from (docs/results/README.md).
+ * The terminal family's SFT: the quick recipe (docs/sft.md) in shell-ledger's sizes: a 3000-step
+ * dense warm-up whose recall stage runs until held-out recall accuracy reaches 0.9, then 12 epochs
+ * of 512 fresh expert episodes at lossy 0.2 with short logs mixed in (the quick recipe runs 20;
+ * every episode here runs in the sandbox). A 700-step warm-up with 16 x 256 episodes left the
+ * base at 0% even with oracle summaries (docs/results/README.md, terminal-c6d0610).
  */
 const TERMINAL_SFT = {
-  episodes: 256,
-  epochs: 16,
+  episodes: 512,
+  epochs: 12,
   data: 'fresh',
   lossyP: 0.2,
   lr: 1e-3,
@@ -24,13 +23,13 @@ const TERMINAL_SFT = {
   tokenizer: 'qwen3',
   mix: { 'shell-ledger': [{ share: 0.3, knobs: { minParts: 1, maxParts: 3 } }] },
   dense: {
-    steps: 700,
+    steps: 3000,
     recallSteps: 300,
+    recallMinAcc: 0.9,
     recallBatch: 128,
-    batch: 8,
     summaryShare: 0.5,
     maxChunks: 5,
-    evalEvery: 350,
+    evalEvery: 500,
   },
   model: { preset: 'reference-2l', maxSeqLen: TERMINAL_ROLLOUT.contextWindow },
   rollout: TERMINAL_ROLLOUT,
@@ -38,21 +37,21 @@ const TERMINAL_SFT = {
 
 /**
  * The terminal family (docs/tasks.md, shell-ledger): real shell commands in the bubblewrap
- * sandbox, the Qwen3 tokenizer, the family's sizes (C = 512). The SFT base and CompactionRL, one
- * seed: the Table 1 / Table 2 analogues without the other RL systems, sized for under an hour on a
- * shared 2-core machine (see TERMINAL_SFT for what the base gets). Needs bubblewrap.
+ * sandbox, the Qwen3 tokenizer, the family's sizes (C = 512). The SFT base, RL w/o compaction and
+ * CompactionRL over three seeds: the Table 1 / Table 2 analogues (oracle, null and lossy summaries
+ * under the base and CompactionRL). Needs bubblewrap.
  */
 export function terminalPreset(optim: TrainConfigInput['optim']): Preset {
   return {
     description:
-      'shell-ledger (real shell in the sandbox, Qwen3 tokens, C = 512): base + CompactionRL, one seed; oracle and null summaries under the base',
+      'shell-ledger (real shell in the sandbox, Qwen3 tokens, C = 512): base, RL w/o compaction and CompactionRL, 3 seeds; oracle, null and lossy summaries',
     tokenizer: 'qwen3',
     envs: ['shell-ledger'],
-    seeds: [0],
-    systems: ['compaction-rl'],
+    seeds: [0, 1, 2],
+    systems: ['ppo-single-window', 'compaction-rl'],
     sft: TERMINAL_SFT,
     train: {
-      iterations: 16,
+      iterations: 24,
       batchEpisodes: 16,
       checkpointEvery: 4,
       rollout: TERMINAL_ROLLOUT,
@@ -65,8 +64,8 @@ export function terminalPreset(optim: TrainConfigInput['optim']): Preset {
       samplesPerTask: 4,
       windows: [1, 4],
       longerWindows: [],
-      writers: ['oracle', 'null'],
-      writerSystems: ['base'],
+      writers: ['oracle', 'null', 'lossy:0.3'],
+      writerSystems: ['base', 'compaction-rl'],
       heldOutVariants: 0,
       heldOutSystems: [],
     },

@@ -100,7 +100,7 @@ export async function chooseVocabulary(options: {
       add(tok.encode(` ${p.text.trim()}`)); // as it reads inside a run of context text
     }
   };
-  const valueWords = recallValueWords(options.knobs);
+  const valueWords = recallValueWords(family, options.knobs);
   for (let i = 0; i < DENSE; i++) denseTexts(recallForm({ rng, probes: 8, valueWords }));
   if (family.dense) {
     const knobs = family.knobs.parse(options.knobs);

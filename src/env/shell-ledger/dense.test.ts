@@ -44,14 +44,14 @@ describe('shell-ledger dense warm-up text', () => {
         // Replay: a window whose instruction names the key, then the stream as one cat output.
         const s = readShellLedger(
           readWindow([
-            { role: 'user', content: `/app/log/part-1.txt to /app/log/part-99.txt final value of ${key}` },
+            { role: 'user', content: `write the final setting of ${key}` },
             { role: 'assistant', content: 'cat log/part-1.txt' },
             { role: 'observation', content: stream },
           ]),
         );
         const value = s.value ?? 'none';
         if (target.kind === 'summary') expect(target.text).toBe(`${ask.text} , ${key} = ${value}`);
-        else expect(target.text).toBe(value);
+        else expect(target.text).toBe(`${key} ${value}`);
       }
     }
   });

@@ -23,7 +23,7 @@ export const SHELL_LEDGER_ROLLOUT = {
 export const shellLedger: TaskFamily<ShellLedgerKnobs> = {
   name: 'shell-ledger',
   description:
-    'in a sandboxed shell, cat the parts of a change log in order and write the final value of one setting to a file',
+    'in a sandboxed shell, cat the parts of a change log in order and write the final setting of one key to a file',
   knobs: shellLedgerKnobs,
   variants: shellLedgerVariants,
   trainSeeds: { start: 0, end: 1_000_000 },
@@ -34,6 +34,7 @@ export const shellLedger: TaskFamily<ShellLedgerKnobs> = {
   summaryFacts: summaryFactsOf(shellLedgerNeeded),
   dense: (o) => shellLedgerDense(o),
   tokenizer: 'qwen3',
+  valueWords: true,
   // Sized in Qwen3 tokens (docs/tasks.md): about three parts fit a window, a summary needs < 20.
   rollout: SHELL_LEDGER_ROLLOUT,
   writeTaskFolder: ({ seed, knobs, dir }) =>

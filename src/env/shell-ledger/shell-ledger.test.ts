@@ -13,7 +13,9 @@ import { HarborEnv } from '../harbor/harbor-env.ts';
 import { loadHarborTasks } from '../harbor/load-tasks.ts';
 import { harborOraclePolicy } from '../harbor/oracle-policy.ts';
 import { runExpertEpisodes, windowsUsed, type WriterChoice } from '../testing/runtime-episodes.ts';
-import { generateShellLedger, shellLedger, shellLedgerKnobs } from './index.ts';
+import { generateShellLedger, partText, shellLedger, shellLedgerKnobs } from './index.ts';
+import { END_OF_LOG } from './generate.ts';
+import { isValueWord } from '../value-words.ts';
 import { instructionText } from './task-folder.ts';
 import { readShellLedger } from './expert.ts';
 import { readWindow } from '../visible-window.ts';
@@ -33,10 +35,15 @@ describe('shell-ledger generator', () => {
       expect(t.parts.length).toBeLessThanOrEqual(knobs.maxParts);
       let v = 'none';
       for (const line of t.parts.flat()) {
-        if (line.kind === 'set' && line.key === t.key) v = String(line.value);
+        if (line.kind === 'set' && line.key === t.key) v = line.value;
         if (line.kind === 'unset' && line.key === t.key) v = 'none';
       }
-      expect(t.answer).toBe(v);
+      expect(t.answer).toBe(`${t.key} ${v}`);
+      expect(isValueWord(v) || v === 'none').toBe(true);
+      // Only the last part ends the log.
+      expect(t.parts.map((_, i) => partText(t, i).includes(END_OF_LOG))).toEqual(
+        t.parts.map((_, i) => i === t.parts.length - 1),
+      );
       if (v === 'none') none++;
     }
     expect(none / 300).toBeLessThan(0.05); // guessing 'none' after losing the goal rarely passes
@@ -55,14 +62,17 @@ describe('shell-ledger generator', () => {
         { role: 'user', content: instructionText(t) },
       ]),
     );
-    expect(fromInstruction).toMatchObject({ key: t.key, parts: t.parts.length, read: 0 });
+    expect(fromInstruction).toMatchObject({ key: t.key, read: 0, ended: false });
     const fromSummary = readShellLedger(
       readWindow([
         { role: 'system', content: 's' },
-        { role: 'user', content: `continue from the summary : goal ${t.key} in 9 parts , read 4 , ${t.key} = 33` },
+        {
+          role: 'user',
+          content: `continue from the summary : goal ${t.key} , read 4 , ${t.key} = tiger , end of log`,
+        },
       ]),
     );
-    expect(fromSummary).toMatchObject({ key: t.key, parts: 9, read: 4, value: '33' });
+    expect(fromSummary).toMatchObject({ key: t.key, read: 4, value: 'tiger', ended: true });
   });
 });
 

@@ -1,24 +1,23 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify as toToml } from 'smol-toml';
-import { partPath, partText, type ShellLedgerTask } from './generate.ts';
+import { END_OF_LOG, partPath, partText, type ShellLedgerTask } from './generate.ts';
 
 /**
  * A shell-ledger task as a Harbor task folder (docs/harbor.md), so generated tasks run through
  * the same loader, sandbox and verifier as any task folder. The expected answer lives only in
  * tests/test.sh, which the agent never sees.
  */
-export function instructionText(task: ShellLedgerTask): string {
-  const n = task.parts.length;
+export function instructionText(task: Pick<ShellLedgerTask, 'key'>): string {
   return (
-    `The change log of a service is split into /app/${partPath(1)} to /app/${partPath(n)} . ` +
-    `Read the parts in order , one command per turn , and write the final value of ${task.key} to /app/answer.txt ` +
-    `( none if it ends unset ) . Then submit .`
+    `The change log of a service is split into /app/${partPath(1)} , /app/${partPath(2)} and so on ; ` +
+    `the last part ends with ${END_OF_LOG} . Read the parts in order , one command per turn , and write ` +
+    `the final setting of ${task.key} to /app/answer.txt as ${task.key} and its value ( ${task.key} none if it ends unset ) . ` +
+    `Then submit .`
   );
 }
 
 export function taskFolderFiles(task: ShellLedgerTask, name: string): Record<string, string> {
-  const n = task.parts.length;
   const files: Record<string, string> = {
     'instruction.md': instructionText(task) + '\n',
     'task.toml': toToml({
@@ -31,8 +30,9 @@ export function taskFolderFiles(task: ShellLedgerTask, name: string): Record<str
     }),
     'tests/test.sh': [
       '#!/bin/bash',
-      '# Reward 1 iff /app/answer.txt holds the final value (whitespace ignored).',
-      `if [ "$(tr -d '[:space:]' < /app/answer.txt 2>/dev/null)" = "${task.answer}" ]; then`,
+      '# Reward 1 iff /app/answer.txt holds the final setting, key then value (runs of whitespace are one space).',
+      `got=$(tr -s '[:space:]' ' ' < /app/answer.txt 2>/dev/null | sed 's/^ //; s/ $//')`,
+      `if [ "$got" = "${task.answer}" ]; then`,
       '  echo 1 > /logs/verifier/reward.txt',
       'else',
       '  echo 0 > /logs/verifier/reward.txt',
@@ -41,19 +41,22 @@ export function taskFolderFiles(task: ShellLedgerTask, name: string): Record<str
     ].join('\n'),
     'solution/solve.sh': [
       '#!/bin/bash',
-      '# Apply every part in order; the last set or unset of the setting wins.',
+      '# Apply every part in order, up to the one that ends the log; the last set or unset of the setting wins.',
       'v=none',
-      `for i in $(seq 1 ${n}); do`,
+      'i=1',
+      'while [ -f "/app/log/part-$i.txt" ]; do',
       '  while read -r op key value; do',
       `    [ "$key" = "${task.key}" ] || continue`,
       '    case "$op" in set) v=$value ;; unset) v=none ;; esac',
       '  done < "/app/log/part-$i.txt"',
+      `  grep -qx '${END_OF_LOG}' "/app/log/part-$i.txt" && break`,
+      '  i=$((i + 1))',
       'done',
-      'echo "$v" > /app/answer.txt',
+      `echo "${task.key} $v" > /app/answer.txt`,
       '',
     ].join('\n'),
   };
-  task.parts.forEach((lines, i) => (files[`environment/${partPath(i + 1)}`] = partText(lines)));
+  task.parts.forEach((_, i) => (files[`environment/${partPath(i + 1)}`] = partText(task, i)));
   return files;
 }
 
