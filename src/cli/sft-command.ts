@@ -36,7 +36,7 @@ export function registerSftCommand(program: Command): void {
     .option('--dense-steps <n>', 'dense warm-up optimizer steps before the episode SFT (0: none; docs/sft.md)')
     .option(
       '--dense <json>',
-      'dense warm-up settings as JSON, e.g. \'{"steps":3000,"recallSteps":300,"recallBatch":128}\' (keys: steps, recallSteps, recallBatch, batch, lr, maxChunks, probes, summaryShare, evalEvery, replay; docs/sft.md)',
+      'dense warm-up settings as JSON, e.g. \'{"steps":3000,"recallSteps":300,"recallBatch":128}\' (keys: steps, recallSteps, recallMinAcc, recallMaxSteps, recallBatch, batch, lr, maxChunks, probes, summaryShare, evalEvery, replay; docs/sft.md)',
     )
     .option('--held-out <n>', 'expert episodes on evaluation seeds for held-out token accuracy (0: skip)')
     .option('--model <preset>', 'model preset')
