@@ -75,6 +75,12 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
    */
   readonly valueWords?: boolean;
   /**
+   * Optional: knobs a run in a subword tokenizer sets (`crl reproduce --tokenizer qwen3`):
+   * kv-ledger's `{ valueWords: true }`, since the embedded model does not learn to copy numbers
+   * of several tokens (docs/tasks.md, "Value words").
+   */
+  readonly subwordKnobs?: Readonly<Record<string, unknown>>;
+  /**
    * Optional: rollout settings (method §2) the family is sized for, in its tokenizer's tokens
    * (contextWindow, compactThreshold, summaryMaxTokens, maxActionTokens, maxObservationTokens);
    * flags and configs override them; absent: the tokenizer's defaults.

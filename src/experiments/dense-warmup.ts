@@ -83,6 +83,12 @@ export interface WarmupPoint {
 export const RECALL_BLOCK = 50;
 
 /**
+ * The recall stage the presets run (docs/sft.md): 300 steps of 128 recall sequences, longer (up to
+ * 900) until held-out recall accuracy reaches 0.9.
+ */
+export const PRESET_RECALL_STAGE = { recallSteps: 300, recallMinAcc: 0.9, recallBatch: 128 } as const;
+
+/**
  * Text parts → tokens and supervised positions, laid out with the runtime's chat layout: the
  * format's prefix (`<bos>`; the whole system turn when the first part is an instruction or the
  * format has no prefix), then each

@@ -1,4 +1,5 @@
 import { scaleTokenCount, WORD_TOKEN_UNITS } from '../rollout/config.ts';
+import { taskFamily } from '../env/builtin.ts';
 import type { Preset } from './presets.ts';
 
 const TOKEN_UNIT_KEYS = [
@@ -13,9 +14,9 @@ const TOKEN_UNIT_KEYS = [
  * A preset run with another tokenizer (`crl reproduce --tokenizer`): SFT and every training run
  * name it, and the token counts the preset fixes (C = 256 ...) are scaled as the rollout defaults
  * are for a subword tokenizer (rollout/config.ts SUBWORD_TOKEN_SCALE: a Qwen3 kv-ledger step is
- * 1.84x the word vocabulary's), so a window holds about as many steps. kv-ledger writes its values
- * as value words (its valueWords knob, src/env/value-words.ts): a number is several subword tokens,
- * and the embedded model never learned to copy them (docs/tasks.md, "Value words").
+ * 1.84x the word vocabulary's), so a window holds about as many steps. Each family's subwordKnobs
+ * are set (kv-ledger writes its values as value words: a number is several subword tokens, and the
+ * embedded model never learned to copy them; docs/tasks.md, "Value words").
  */
 export function withTokenizer(preset: Preset, tokenizer: string): Preset {
   if (tokenizer === 'word') return preset;
@@ -33,9 +34,7 @@ export function withTokenizer(preset: Preset, tokenizer: string): Preset {
   return {
     ...preset,
     tokenizer,
-    ...(preset.envs.includes('kv-ledger')
-      ? { knobs: { ...preset.knobs, 'kv-ledger': { ...preset.knobs?.['kv-ledger'], valueWords: true } } }
-      : {}),
+    ...subwordKnobs(preset),
     sft: {
       ...scale(preset.sft as { rollout?: Record<string, unknown> }),
       tokenizer,
@@ -56,4 +55,13 @@ export function withTokenizer(preset: Preset, tokenizer: string): Preset {
       : {}),
     train: { ...scale(preset.train as { rollout?: Record<string, unknown> }), tokenizer },
   };
+}
+
+/** `{ knobs }` with every env's subwordKnobs merged in; nothing when no env of the preset has any. */
+function subwordKnobs(preset: Preset): Pick<Preset, 'knobs'> {
+  const extra = preset.envs.flatMap((env) => {
+    const k = taskFamily(env).subwordKnobs;
+    return k ? [[env, { ...preset.knobs?.[env], ...k }] as const] : [];
+  });
+  return extra.length ? { knobs: { ...preset.knobs, ...Object.fromEntries(extra) } } : {};
 }

@@ -2,6 +2,7 @@ import type { TrainConfigInput } from '../config/train-config.ts';
 import type { SftConfigInput } from './sft-config.ts';
 import { RL_SYSTEMS, type SystemName } from './systems.ts';
 import { terminalPreset } from './terminal-preset.ts';
+import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
 
 /**
  * `crl reproduce` presets (registry, not branches). Sizes are chosen for 2 CPU cores; see
@@ -75,15 +76,7 @@ const QUICK_SFT = {
       { share: 0.2, knobs: { chunks: 2 } },
     ],
   },
-  dense: {
-    steps: 3000,
-    recallSteps: 300,
-    recallMinAcc: 0.9,
-    recallBatch: 128,
-    summaryShare: 0.5,
-    maxChunks: 8,
-    evalEvery: 500,
-  },
+  dense: { steps: 3000, ...PRESET_RECALL_STAGE, summaryShare: 0.5, maxChunks: 8, evalEvery: 500 },
   // Positions up to 2C, so that the base also acts in the 2x-context system's single window (method
   // §7). RoPE has no parameters: the training itself is the same as with maxSeqLen = C.
   model: { preset: 'reference-2l', maxSeqLen: 2 * rollout.contextWindow },

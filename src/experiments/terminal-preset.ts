@@ -1,6 +1,7 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import { SHELL_LEDGER_ROLLOUT } from '../env/shell-ledger/index.ts';
 import type { Preset } from './presets.ts';
+import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
 import type { SftConfigInput } from './sft-config.ts';
 
 /** shell-ledger's own sizes (the family's), with the K every preset uses. */
@@ -24,15 +25,7 @@ const TERMINAL_SFT = {
   batchTokens: 4096,
   tokenizer: 'qwen3',
   mix: { 'shell-ledger': [{ share: 0.3, knobs: { minParts: 1, maxParts: 3 } }] },
-  dense: {
-    steps: 3000,
-    recallSteps: 300,
-    recallMinAcc: 0.9,
-    recallBatch: 128,
-    summaryShare: 0.5,
-    maxChunks: 5,
-    evalEvery: 500,
-  },
+  dense: { steps: 3000, ...PRESET_RECALL_STAGE, summaryShare: 0.5, maxChunks: 5, evalEvery: 500 },
   model: { preset: 'reference-2l', maxSeqLen: TERMINAL_ROLLOUT.contextWindow },
   rollout: TERMINAL_ROLLOUT,
 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;

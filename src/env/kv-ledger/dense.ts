@@ -45,11 +45,10 @@ export function kvLedgerDense(options: {
   for (let p = 0; p < options.probes; p++) {
     if (rng.next() < 0.5) {
       const asked = rng.shuffle([...keys]).slice(0, 1 + rng.int(Math.min(2, keys.length)));
-      const facts = asked
-        .filter((k) => live.has(k))
-        .map((k) => `set ${k} ${valueText(live.get(k)!, knobs.valueWords)}`);
-      const summary = [`queries ${asked.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ');
-      parts.push({ kind: 'context', text: `queries ${asked.join(' ')}` }, { kind: 'summary', text: summary });
+      parts.push(
+        { kind: 'context', text: `queries ${asked.join(' ')}` },
+        { kind: 'summary', text: oracleSummary(asked, live, ended, knobs.valueWords) },
+      );
     } else {
       const k = rng.pick(keys);
       const value = live.has(k) ? valueText(live.get(k)!, knobs.valueWords) : 'none';
@@ -88,12 +87,17 @@ function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: numbe
   });
   const ended = rng.next() < 0.5;
   if (ended) parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
-  const facts = task.queries
-    .filter((k) => live.has(k))
-    .map((k) => `set ${k} ${valueText(live.get(k)!, knobs.valueWords)}`);
-  parts.push({
-    kind: 'summary',
-    text: [`queries ${task.queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , '),
-  });
+  parts.push({ kind: 'summary', text: oracleSummary(task.queries, live, ended, knobs.valueWords) });
   return parts;
+}
+
+/** The oracle's summary for `queries` (the expert's clauses): `queries t e , set t 14 , end`. */
+function oracleSummary(
+  queries: readonly string[],
+  live: ReadonlyMap<string, number>,
+  ended: boolean,
+  valueWords: boolean,
+): string {
+  const facts = queries.filter((k) => live.has(k)).map((k) => `set ${k} ${valueText(live.get(k)!, valueWords)}`);
+  return [`queries ${queries.join(' ')}`, ...facts, ...(ended ? ['end'] : [])].join(' , ');
 }

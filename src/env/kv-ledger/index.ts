@@ -17,6 +17,7 @@ export const kvLedger: TaskFamily<KvLedgerKnobs> = {
   summaryWriters: makeSummaryWriters(kvLedgerNeeded),
   summaryFacts: summaryFactsOf(kvLedgerNeeded),
   dense: (o) => kvLedgerDense(o),
+  subwordKnobs: { valueWords: true },
 };
 
 export { KvLedgerEnv } from './env.ts';
