@@ -10,6 +10,9 @@ import type { SummaryContent } from './summary-writers.ts';
  */
 export type TextPolicy = (messages: readonly ChatMessage[], rng: Rng) => string;
 
+/** The slipped version of the expert's `action` (src/env/slip.ts), or undefined where it cannot slip. */
+export type Slip = (action: string, messages: readonly ChatMessage[], rng: Rng) => string | undefined;
+
 /** Summary writers every family provides (method §8, the Table 1 analogue). */
 export interface SummaryWriters {
   /** Keeps exactly the facts still needed (and the goal). */
@@ -58,6 +61,12 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
   /** A scripted expert that acts well from the visible context alone. */
   readonly expert: TextPolicy;
   readonly summaryWriters: SummaryWriters;
+  /**
+   * Optional: how the expert's final decision goes wrong (a wrong value in the answer, `done`
+   * before the drop), for an SFT demonstrator that slips (`slipP`, src/env/slip.ts); undefined
+   * for an action that has no such mistake.
+   */
+  readonly slip?: Slip;
   /**
    * Optional: the clauses a summary written now should keep (the oracle's goal, facts and meta),
    * read from the window the policy saw when asked to summarize (q_sum last). `crl view` marks

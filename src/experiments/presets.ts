@@ -94,6 +94,14 @@ const QUICK_SFT = {
  * only that rate: lossyGoalP 0.4 (probe, 16 tasks x 4, seeds 0 / 1 / 2: x4 31.3 / 62.5 / 60.9,
  * oracle 67.2 / 100 / 100; docs/sft.md).
  */
+/**
+ * The full preset's base imitates a demonstrator whose final decision slips with p = 0.2
+ * (docs/decisions/0028-demonstrator-slips.md): with the plain expert, the bases of full-69044e5
+ * solved a task at x1 either never or 4 times in 4 (56 of the 61 task-seed pairs they solved at
+ * all), so RL w/o compaction had nothing to learn at x1 (x1 − base −1.2).
+ */
+const FULL_SFT = { ...QUICK_SFT, slipP: 0.2 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
+
 const SFT_BY_ENV = { 'fog-courier': { lossyP: 0.3 }, 'hop-search': { lossyP: 0.4, lossyGoalP: 0.4 } } as const;
 
 /**
@@ -164,8 +172,8 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     knobs: KNOBS,
     seeds: [0, 1, 2],
     systems: [...RL_SYSTEMS], // every RL system of method §7
-    // The quick recipe; fog-courier and hop-search run their own dense forms (docs/tasks.md).
-    sft: QUICK_SFT,
+    // The quick recipe with slips; fog-courier and hop-search run their own dense forms (docs/tasks.md).
+    sft: FULL_SFT,
     sftByEnv: SFT_BY_ENV,
     train: {
       iterations: 40,

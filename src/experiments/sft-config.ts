@@ -56,6 +56,13 @@ export const SftConfigSchema = z
     lossyP: z.number().min(0).max(1).default(0.3),
     /** lossy summaries drop each goal clause (the task statement) with this probability; unset: lossyP / 2. */
     lossyGoalP: z.number().min(0).max(1).optional(),
+    /**
+     * The demonstrator slips (src/env/slip.ts): its final decision goes wrong with this probability
+     * (a wrong value in the answer, `done` before the drop), so the base does too, also on tasks
+     * that fit one window (docs/decisions/0028-demonstrator-slips.md). Held-out accuracy is
+     * measured against the expert without slips. Families without a slip ignore it.
+     */
+    slipP: z.number().min(0).max(1).default(0),
     /** Peak learning rate, reached after warmupSteps, then a cosine to lr * minLrRatio at the last step. */
     lr: z.number().positive().default(1e-3),
     warmupSteps: z.number().int().nonnegative().default(20),

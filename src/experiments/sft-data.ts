@@ -1,4 +1,5 @@
 import type { TaskFamily } from '../env/family.ts';
+import { slippingExpert } from '../env/slip.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
@@ -19,9 +20,10 @@ export interface SftSequence {
 export type TokenKind = 'none' | 'action' | 'answer' | 'summary';
 
 /**
- * Expert episodes with compaction, summaries by lossy(p) (docs/tasks.md). Seeds are drawn from the
- * given range with the rng: a fresh draw per epoch streams new tasks (the generator is infinite),
- * which is what stops a small model from memorising a fixed set of episodes.
+ * Expert episodes with compaction, summaries by lossy(p) (docs/tasks.md), final decisions slipping
+ * with probability slipP. Seeds are drawn from the given range with the rng: a fresh draw per
+ * epoch streams new tasks (the generator is infinite), which is what stops a small model from
+ * memorising a fixed set of episodes.
  */
 export async function expertEpisodes(options: {
   family: TaskFamily;
@@ -34,6 +36,8 @@ export async function expertEpisodes(options: {
   lossyP: number;
   /** Goal-clause drop probability of the lossy writer; undefined: lossyP / 2. */
   lossyGoalP?: number;
+  /** Probability that the demonstrator's final decision slips (src/env/slip.ts); 0: the expert. */
+  slipP?: number;
   episodes: number;
   seeds: { start: number; end: number };
   rng: Rng;
@@ -57,7 +61,7 @@ export async function expertEpisodes(options: {
     })),
     config: options.rollout,
     layout: options.layout,
-    actor: textPolicySampler({ tokenizer, policy: family.expert, rng: rng.fork() }),
+    actor: textPolicySampler({ tokenizer, policy: slippingExpert(family, options.slipP ?? 0), rng: rng.fork() }),
     summarizer: textPolicySampler({
       tokenizer,
       policy: family.summaryWriters.lossy(options.lossyP, options.lossyGoalP),

@@ -61,6 +61,7 @@ export async function runSft(options: {
     tokenizer,
     lossyP: config.lossyP,
     lossyGoalP: config.lossyGoalP,
+    slipP: config.slipP,
     episodes: config.episodes,
     seeds: family.trainSeeds,
   };
@@ -92,6 +93,7 @@ export async function runSft(options: {
           records: await expertEpisodes({
             ...common,
             mix: [],
+            slipP: 0, // accuracy against the right answers, not the demonstrator's slips
             episodes: config.heldOutEpisodes,
             seeds: family.evalSeeds,
             rng: new Rng(mixSeed(config.seed, 0x4e1d)),

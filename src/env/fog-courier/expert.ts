@@ -1,4 +1,4 @@
-import type { TextPolicy } from '../family.ts';
+import type { Slip, TextPolicy } from '../family.ts';
 import type { SummaryContent } from '../summary-writers.ts';
 import { isLetterWord, isNumberWord, readWindow, type VisibleWindow } from '../visible-window.ts';
 import { DIRECTIONS, OPPOSITE, type Direction } from './generate.ts';
@@ -132,3 +132,6 @@ export const fogCourierExpert: TextPolicy = (messages) => {
   }
   return fogCourierAct(readFogCourier(w));
 };
+
+/** The demonstrator's slip (src/env/slip.ts): `done` where the expert drops the item, so it is never delivered. */
+export const fogCourierSlip: Slip = (action) => (action.startsWith('drop ') ? 'done' : undefined);

@@ -2,7 +2,7 @@ import type { TaskFamily } from '../family.ts';
 import { fogCourierDense } from './dense.ts';
 import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { FogCourierEnv } from './env.ts';
-import { fogCourierExpert, fogCourierNeeded } from './expert.ts';
+import { fogCourierExpert, fogCourierNeeded, fogCourierSlip } from './expert.ts';
 import { fogCourierKnobs, fogCourierVariants, type FogCourierKnobs } from './knobs.ts';
 
 export const fogCourier: TaskFamily<FogCourierKnobs> = {
@@ -14,6 +14,7 @@ export const fogCourier: TaskFamily<FogCourierKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new FogCourierEnv(knobs),
   expert: fogCourierExpert,
+  slip: fogCourierSlip,
   dense: (o) => fogCourierDense(o),
   summaryWriters: makeSummaryWriters(fogCourierNeeded),
   summaryFacts: summaryFactsOf(fogCourierNeeded),

@@ -2,7 +2,7 @@ import type { TaskFamily } from '../family.ts';
 import { hopSearchDense } from './dense.ts';
 import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { HopSearchEnv } from './env.ts';
-import { hopSearchExpert, hopSearchNeeded } from './expert.ts';
+import { hopSearchExpert, hopSearchNeeded, hopSearchSlip } from './expert.ts';
 import { hopSearchKnobs, hopSearchVariants, type HopSearchKnobs } from './knobs.ts';
 
 export const hopSearch: TaskFamily<HopSearchKnobs> = {
@@ -14,6 +14,7 @@ export const hopSearch: TaskFamily<HopSearchKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new HopSearchEnv(knobs),
   expert: hopSearchExpert,
+  slip: hopSearchSlip,
   dense: (o) => hopSearchDense(o),
   summaryWriters: makeSummaryWriters(hopSearchNeeded),
   summaryFacts: summaryFactsOf(hopSearchNeeded),

@@ -2,7 +2,7 @@ import type { TaskFamily } from '../family.ts';
 import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { kvLedgerDense } from './dense.ts';
 import { KvLedgerEnv } from './env.ts';
-import { kvLedgerExpert, kvLedgerNeeded } from './expert.ts';
+import { kvLedgerExpert, kvLedgerNeeded, kvLedgerSlip } from './expert.ts';
 import { kvLedgerKnobs, kvLedgerVariants, type KvLedgerKnobs } from './knobs.ts';
 
 export const kvLedger: TaskFamily<KvLedgerKnobs> = {
@@ -14,6 +14,7 @@ export const kvLedger: TaskFamily<KvLedgerKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new KvLedgerEnv(knobs),
   expert: kvLedgerExpert,
+  slip: kvLedgerSlip,
   summaryWriters: makeSummaryWriters(kvLedgerNeeded),
   summaryFacts: summaryFactsOf(kvLedgerNeeded),
   dense: (o) => kvLedgerDense(o),
