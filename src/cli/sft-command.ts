@@ -30,6 +30,10 @@ export function registerSftCommand(program: Command): void {
     )
     .option('--lossy-p <p>', 'summary fact-drop probability of the lossy writer')
     .option('--lossy-goal-p <p>', 'goal-clause drop probability of the lossy writer (default: half of --lossy-p)')
+    .option(
+      '--slip-p <p>',
+      "probability that the demonstrator's final decision goes wrong (a wrong value in the answer; default 0: the expert)",
+    )
     .option('--lr <x>', 'peak learning rate (linear warm-up, then cosine)')
     .option('--warmup <steps>', 'warm-up optimizer steps')
     .option('--batch-tokens <n>', 'tokens per optimizer step')
@@ -62,6 +66,7 @@ export function registerSftCommand(program: Command): void {
           mix: o.mix ? parseJsonFlag(o.mix, '--mix') : undefined,
           lossyP: num(o.lossyP),
           lossyGoalP: num(o.lossyGoalP),
+          slipP: num(o.slipP),
           lr: num(o.lr),
           warmupSteps: num(o.warmup),
           dense:
