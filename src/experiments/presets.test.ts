@@ -65,6 +65,15 @@ describe('reproduce presets', () => {
     expect(withTokenizer(terminal, 'qwen3').knobs).toEqual(terminal.knobs);
   });
 
+  // Slips (docs/decisions/0028) make the full preset's base err where it acts; the other presets keep the plain expert.
+  it("only the full preset's demonstrator slips: 0.2, kv-ledger 0.1", () => {
+    const full = getPreset('full');
+    expect(full.sft.slipP).toBe(0.2);
+    expect(full.sftByEnv?.['kv-ledger']?.slipP).toBe(0.1);
+    for (const name of ['quick', 'table4', 'table4-mixed', 'terminal'])
+      expect(getPreset(name).sft.slipP).toBeUndefined();
+  });
+
   it('an unknown preset names the valid ones', () => {
     expect(() => getPreset('nope')).toThrow(/quick, full, table4, table4-mixed, smoke, terminal/);
   });
