@@ -19,17 +19,27 @@ export function slippingExpert(family: TaskFamily, p: number): TextPolicy {
 }
 
 /**
- * A plausible wrong word in place of `correct`: one the window shows (a value of another key, an
- * entity of another fact), or, where it shows none, any word of `universe`.
+ * The answer `answer w1 w2 …` with one of its answer words (those `isAnswerWord` accepts) replaced by
+ * a plausible wrong word: one the window shows (`seen`: a value of another key, an entity of
+ * another fact), or, where it shows none, any word of `universe(correct)`. Undefined for any other
+ * action and for an answer without answer words (`answer none`).
  */
-export function wrongWord(options: {
-  correct: string;
-  seen: Iterable<string>;
-  universe: readonly string[];
+export function slipAnswerWord(options: {
+  action: string;
+  isAnswerWord: (w: string) => boolean;
+  seen: () => Iterable<string>;
+  universe: (correct: string) => readonly string[];
   rng: Rng;
 }): string | undefined {
-  const { correct, rng } = options;
-  const seen = [...new Set(options.seen)].filter((w) => w !== correct);
-  const pool = seen.length > 0 ? seen : options.universe.filter((w) => w !== correct);
-  return pool.length > 0 ? pool[rng.int(pool.length)] : undefined;
+  const { rng } = options;
+  const ws = options.action.split(' ');
+  if (ws[0] !== 'answer') return undefined;
+  const at = ws.flatMap((w, i) => (i > 0 && options.isAnswerWord(w) ? [i] : []));
+  if (at.length === 0) return undefined;
+  const i = at[rng.int(at.length)]!;
+  const correct = ws[i]!;
+  const seen = [...new Set(options.seen())].filter((w) => w !== correct);
+  const pool = seen.length > 0 ? seen : options.universe(correct).filter((w) => w !== correct);
+  if (pool.length === 0) return undefined;
+  return [...ws.slice(0, i), pool[rng.int(pool.length)]!, ...ws.slice(i + 1)].join(' ');
 }

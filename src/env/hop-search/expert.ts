@@ -1,6 +1,6 @@
 import type { Slip, TextPolicy } from '../family.ts';
 import { LETTERS } from '../../model/vocab.ts';
-import { wrongWord } from '../slip.ts';
+import { slipAnswerWord } from '../slip.ts';
 import type { SummaryContent } from '../summary-writers.ts';
 import { isLetterWord, isNumberWord, readWindow, type VisibleWindow } from '../visible-window.ts';
 import { questionText } from './generate.ts';
@@ -136,13 +136,11 @@ export const hopSearchExpert: TextPolicy = (messages) => {
  * The demonstrator's slip (src/env/slip.ts): one answer is a wrong entity, one the opened documents
  * show where there is one (else any letter). `answer none` has no slip.
  */
-export const hopSearchSlip: Slip = (action, messages, rng) => {
-  const ws = action.split(' ');
-  if (ws[0] !== 'answer') return undefined;
-  const at = ws.flatMap((w, i) => (i > 0 && isLetterWord(w) ? [i] : []));
-  if (at.length === 0) return undefined;
-  const i = at[rng.int(at.length)]!;
-  const seen = readWindow(messages).steps.flatMap((st) => (st.observation ?? []).filter((w) => isLetterWord(w)));
-  const wrong = wrongWord({ correct: ws[i]!, seen, universe: LETTERS, rng });
-  return wrong === undefined ? undefined : [...ws.slice(0, i), wrong, ...ws.slice(i + 1)].join(' ');
-};
+export const hopSearchSlip: Slip = (action, messages, rng) =>
+  slipAnswerWord({
+    action,
+    isAnswerWord: isLetterWord,
+    seen: () => readWindow(messages).steps.flatMap((st) => (st.observation ?? []).filter((w) => isLetterWord(w))),
+    universe: () => LETTERS,
+    rng,
+  });

@@ -1,6 +1,6 @@
 import type { Slip, TextPolicy } from '../family.ts';
 import { NUMBERS } from '../../model/vocab.ts';
-import { wrongWord } from '../slip.ts';
+import { slipAnswerWord } from '../slip.ts';
 import type { SummaryContent } from '../summary-writers.ts';
 import { isLetterWord, isNumberWord, readWindow, type VisibleWindow } from '../visible-window.ts';
 import { isValueWord, VALUE_WORDS } from '../value-words.ts';
@@ -91,18 +91,11 @@ export const kvLedgerExpert: TextPolicy = (messages) => {
  * The demonstrator's slip (src/env/slip.ts): one value of the answer is wrong, another key's value
  * in view where there is one (else any value of the same kind). `answer none` has no slip.
  */
-export const kvLedgerSlip: Slip = (action, messages, rng) => {
-  const ws = action.split(' ');
-  if (ws[0] !== 'answer') return undefined;
-  const at = ws.flatMap((w, i) => (i > 0 && isValue(w) ? [i] : []));
-  if (at.length === 0) return undefined;
-  const i = at[rng.int(at.length)]!;
-  const correct = ws[i]!;
-  const wrong = wrongWord({
-    correct,
-    seen: [...readKvLedger(readWindow(messages)).values.values()],
-    universe: isValueWord(correct) ? VALUE_WORDS : NUMBERS,
+export const kvLedgerSlip: Slip = (action, messages, rng) =>
+  slipAnswerWord({
+    action,
+    isAnswerWord: isValue,
+    seen: () => readKvLedger(readWindow(messages)).values.values(),
+    universe: (correct) => (isValueWord(correct) ? VALUE_WORDS : NUMBERS),
     rng,
   });
-  return wrong === undefined ? undefined : [...ws.slice(0, i), wrong, ...ws.slice(i + 1)].join(' ');
-};
