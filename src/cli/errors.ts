@@ -12,6 +12,16 @@ export class CliError extends Error {
   }
 }
 
+/** The user stopped a command (Ctrl-C, SIGTERM): exit 128 + the signal's number, as shells do. */
+export class InterruptedError extends Error {
+  readonly exitCode: number;
+  constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
+    super(`interrupted (${signal})`);
+    this.name = 'InterruptedError';
+    this.exitCode = signal === 'SIGINT' ? 130 : 143;
+  }
+}
+
 /**
  * User-error classes of the lower layers, by name (they cannot import cli/: imports flow one way).
  * Their messages already say what to do, so they are shown as they are, without a stack.
@@ -86,6 +96,10 @@ function issueTracker(): string | null {
 export function reportError(e: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
   if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
   const err = e instanceof Error ? e : new Error(String(e));
+  if (err instanceof InterruptedError) {
+    stderr.write(`crl: ${err.message}\n`);
+    return err.exitCode;
+  }
   if (USER_ERRORS.has(err.name)) {
     stderr.write(`crl: error: ${err.message}\n`);
     return 2;

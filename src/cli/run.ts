@@ -10,7 +10,7 @@ import { isSuccess, type EpisodeRecord } from '../rollout/record.ts';
 import { AtomicLineWriter } from '../util/atomic-write.ts';
 import { recordLine } from '../rollout/record-file.ts';
 import { runEpisodes } from '../rollout/runner.ts';
-import { CliError } from './errors.ts';
+import { CliError, InterruptedError } from './errors.ts';
 import {
   checkHarborWriter,
   HARBOR_ROLLOUT_DEFAULTS,
@@ -172,8 +172,15 @@ async function runAndWrite(options: {
   bar.start(episodes.length, 0, { pass: 0 });
   let passed = 0;
   let records: EpisodeRecord[];
+  // Ctrl-C / SIGTERM end the run through the runtime (every env closed, sandboxes removed) and
+  // say where the records so far are, instead of the process dying silently.
+  const stop = new AbortController();
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM') => stop.abort(new InterruptedError(signal));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     records = await runEpisodes({
+      signal: stop.signal,
       episodes,
       config: options.config,
       layout: options.layout,
@@ -190,11 +197,17 @@ async function runAndWrite(options: {
   } catch (e) {
     bar.stop();
     writer.abort({ keepIfNonEmpty: true });
+    const interrupted = e instanceof InterruptedError;
     if (writer.lines > 0)
       process.stderr.write(
-        `crl: the run failed after ${writer.lines} episodes; their records are in ${writer.partialPath} (${out} is unchanged)\n`,
+        `crl: the run ${interrupted ? 'was interrupted' : 'failed'} after ${writer.lines} episodes; their records are in ${writer.partialPath} (${out} is unchanged)\n`,
       );
+    else if (interrupted)
+      process.stderr.write(`crl: the run was interrupted before any episode ended (${out} is unchanged)\n`);
     throw e;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
   bar.stop();
   process.stderr.write(`crl: wrote ${records.length} episode records to ${out}\n`);

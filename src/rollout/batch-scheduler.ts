@@ -35,6 +35,7 @@ export class BatchScheduler {
   /** Live episodes not waiting in a queue: stepping, resetting, closing, or in a sampler call. */
   private active = 0;
   private failure: Error | null = null;
+  private roundPending = false;
 
   constructor(
     private readonly options: {
@@ -98,9 +99,24 @@ export class BatchScheduler {
     const ready = [...this.lanes.values()].filter((l) => !l.busy && l.queue.length > 0);
     if (ready.length === 0) return;
     if (this.active === 0 && [...this.lanes.values()].every((l) => !l.busy)) {
-      // Everyone is waiting: one round, as the lock-step runner did it.
-      ready.sort((a, b) => minIndex(a) - minIndex(b));
-      for (const lane of ready) this.flush(lane);
+      // Everyone is waiting: one round, as the lock-step runner did it. Called from a macrotask,
+      // not inline: with environments and samplers that answer at once the whole run would
+      // otherwise be one chain of microtasks, and the process would never see a signal (Ctrl-C)
+      // until it ended. Nobody else can queue meanwhile and no deadline timer is left to fire
+      // first, so the round holds the same requests in the same order.
+      if (this.roundPending) return;
+      this.roundPending = true;
+      for (const lane of ready) {
+        if (lane.timer) clearTimeout(lane.timer); // the round flushes it: no lone flush before it
+        lane.timer = null;
+      }
+      setImmediate(() => {
+        this.roundPending = false;
+        if (this.failure !== null) return;
+        const due = [...this.lanes.values()].filter((l) => !l.busy && l.queue.length > 0);
+        due.sort((a, b) => minIndex(a) - minIndex(b));
+        for (const lane of due) this.flush(lane);
+      });
       return;
     }
     // Deadlines are only acted on from a timer, never inline: episodes whose environments answer
