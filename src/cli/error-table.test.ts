@@ -206,23 +206,27 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     expect(readdirSync(finished).sort()).toEqual(before);
   });
 
-  it('Ctrl-C during crl run keeps --out as it was and the finished episodes in the partial file', async () => {
+  it('Ctrl-C during crl run: exit 130, --out as it was, the finished episodes in the partial file, and a message saying so', async () => {
     const dir = tmp('interrupt');
     const out = join(dir, 'eps.jsonl');
     writeFileSync(out, 'before\n');
     const args = ['run', '--env', 'kv-ledger', '--policy', ckpt, '--episodes', '2000', '--concurrency', '1'];
-    const child = spawn(CRL_BIN, [...args, '--out', out, '--force'], { stdio: 'ignore' });
+    const child = spawn(CRL_BIN, [...args, '--out', out, '--force'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const partial = join(dir, `eps.jsonl.partial-${child.pid}`);
     const deadline = Date.now() + 200_000;
     while (Date.now() < deadline && !(existsSync(partial) && readFileSync(partial, 'utf8').includes('\n')))
       await new Promise((r) => setTimeout(r, 100));
     child.kill('SIGINT');
-    const signal = await new Promise((r) => child.on('close', (_code, s) => r(s)));
-    expect(signal).toBe('SIGINT');
+    const code = await new Promise((r) => child.on('close', (c) => r(c)));
+    expect(code, stderr).toBe(130);
     const kept = readFileSync(partial, 'utf8').split('\n').filter(Boolean);
     expect(kept.length).toBeGreaterThan(0);
     for (const line of kept) expect(JSON.parse(line)).toHaveProperty('episodeId');
     expect(readFileSync(out, 'utf8')).toBe('before\n');
+    expect(stderr).toContain(`the run was interrupted after ${kept.length} episodes; their records are in ${partial}`);
+    expect(stderr).toMatch(/crl: interrupted \(SIGINT\)\n$/);
   });
 
   it('crl report on an empty or missing directory, or with --training-windows abc: user errors, nothing created', async () => {

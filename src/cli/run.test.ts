@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +13,7 @@ import { Rng } from '../util/random.ts';
 import { reportError } from './errors.ts';
 import { buildProgram } from './main.ts';
 import { parseSummaryWriter } from './run-flags.ts';
-import { CRL_BIN, crl } from './testing/spawn-crl.ts';
+import { crl } from './testing/spawn-crl.ts';
 
 describe('crl run (spawned)', () => {
   it('runs the expert with compaction, writes valid records and ends with the summary JSON line', () => {
@@ -181,43 +180,6 @@ describe('parseSummaryWriter', () => {
     expect(parseSummaryWriter('oracle')).toEqual({ kind: 'oracle' });
     expect(() => parseSummaryWriter('lossy:')).toThrow(/--summary-writer/);
     expect(() => parseSummaryWriter('human')).toThrow(/--summary-writer/);
-  });
-});
-
-describe('crl run interrupted (spawned)', () => {
-  it('Ctrl-C ends the run with exit 130 and says where the records so far are; --out stays unwritten', async () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'crl-run-')), 'long.jsonl');
-    const args = [
-      'run',
-      '--env',
-      'kv-ledger',
-      '--policy',
-      'expert',
-      '--episodes',
-      '20000',
-      '--concurrency',
-      '1',
-      '--out',
-      out,
-    ];
-    const child = spawn(process.execPath, [CRL_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const partial = `${out}.partial-${child.pid}`;
-    // Interrupt once the first records are on disk.
-    for (let t = 0; t < 1200 && !(existsSync(partial) && readFileSync(partial, 'utf8').includes('\n')); t++)
-      await new Promise((r) => setTimeout(r, 50));
-    child.kill('SIGINT');
-    const code = await exited;
-    expect(code).toBe(130);
-    const lines = readFileSync(partial, 'utf8').trim().split('\n');
-    expect(lines.length).toBeGreaterThan(0);
-    expect(lines.length).toBeLessThan(20000);
-    expect(stderr).toContain(`the run was interrupted after ${lines.length} episodes; their records are in ${partial}`);
-    expect(stderr).toContain('crl: interrupted (SIGINT)');
-    expect(stderr).not.toMatch(/\n\s+at /);
-    expect(existsSync(out)).toBe(false);
   });
 });
 
