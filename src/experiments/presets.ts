@@ -84,6 +84,14 @@ const QUICK_SFT = {
 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
 
 /**
+ * The full preset's base imitates a demonstrator whose final decision slips with p = 0.2
+ * (docs/decisions/0028-demonstrator-slips.md): with the plain expert, the bases of full-69044e5
+ * solved a task at x1 either never or 4 times in 4 (56 of the 61 task-seed pairs they solved at
+ * all), so RL w/o compaction had nothing to learn at x1 (x1 − base −1.2).
+ */
+const FULL_SFT = { ...QUICK_SFT, slipP: 0.2 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
+
+/**
  * Per-family SFT overrides (docs/sft.md). At lossy(0.2) the fog-courier and hop-search
  * bases left RL little room (x4 75.0 and 75.0%, oracle 97.9 and 100%); at lossy(0.3), same warm-up,
  * x4 58.3 and 60.4%, oracle 97.9 and 85.4%, null 0% (12 tasks x 4 each). hop-search trains at
@@ -92,8 +100,8 @@ const QUICK_SFT = {
  * 6 hops broke one seed's acting (oracle 25.0). A base that reads its summaries fails where its
  * own summary lost the question, at the goal-drop rate it was taught (p / 2), so commit 3b0be0a raised
  * only that rate: lossyGoalP 0.4 (probe, 16 tasks x 4, seeds 0 / 1 / 2: x4 31.3 / 62.5 / 60.9,
- * oracle 67.2 / 100 / 100; docs/sft.md). kv-ledger slips at p = 0.1 instead of the full preset's
- * 0.2 (below): at 0.2 its bases scored x1 21.9 / 12.5 / 25.0 (seeds 0 / 1 / 2; 19.8 pooled, under the
+ * oracle 67.2 / 100 / 100; docs/sft.md). kv-ledger slips at p = 0.1 instead of FULL_SFT's 0.2: at
+ * 0.2 its bases scored x1 21.9 / 12.5 / 25.0 (seeds 0 / 1 / 2; 19.8 pooled, under the
  * 20% that leaves the x1 comparison room on both sides): a wrong value copied from another key in
  * view cost it more than p.
  */
@@ -102,14 +110,6 @@ const SFT_BY_ENV = {
   'fog-courier': { lossyP: 0.3 },
   'hop-search': { lossyP: 0.4, lossyGoalP: 0.4 },
 } as const;
-
-/**
- * The full preset's base imitates a demonstrator whose final decision slips with p = 0.2
- * (docs/decisions/0028-demonstrator-slips.md): with the plain expert, the bases of full-69044e5
- * solved a task at x1 either never or 4 times in 4 (56 of the 61 task-seed pairs they solved at
- * all), so RL w/o compaction had nothing to learn at x1 (x1 − base −1.2).
- */
-const FULL_SFT = { ...QUICK_SFT, slipP: 0.2 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
 
 /**
  * kv-ledger knobs of the presets: 1 query (at 3 queries the base scored 0 everywhere) and no

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, type SandboxMount } from './bwrap.ts';
 import { chownTree, removeTree, TEMP_PREFIX, trackRoot, untrackRoot } from './host-files.ts';
-import { SandboxLimitsSchema, type SandboxLimits, type SandboxLimitsInput } from './limits.ts';
-import { OutputCapture, type CapturedOutput } from './output-capture.ts';
+import { SandboxLimitsSchema, type SandboxLimits } from './limits.ts';
+import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
+import { SandboxError, SandboxUnavailableError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
 
 /**
@@ -17,57 +18,6 @@ import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript }
  * limit after which everything it started is killed; its output is capped. close() kills every
  * process inside (the pid namespace dies with its first process) and deletes the host directories.
  */
-
-/** Sandboxes cannot run on this machine (bwrap missing or namespaces refused): the message says why. */
-export class SandboxUnavailableError extends Error {
-  constructor(reason: string) {
-    super(reason);
-    this.name = 'SandboxUnavailableError';
-  }
-}
-
-/** The sandbox broke (failed to start, its supervisor died): the episode cannot go on. */
-export class SandboxError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SandboxError';
-  }
-}
-
-export interface SandboxDir {
-  /** Absolute path inside the sandbox, e.g. '/app'. A fresh empty host directory is bound there. */
-  path: string;
-  writable: boolean;
-}
-
-export interface SandboxOptions {
-  /** Directories bound from the host (each a new directory under the sandbox's host root). */
-  dirs: readonly SandboxDir[];
-  /** The working directory (one of dirs, writable): where the shell starts and the verifier runs. */
-  workdir: string;
-  limits?: SandboxLimitsInput;
-  /** Extra environment variables (PATH, HOME, LANG, TERM have defaults). */
-  env?: Readonly<Record<string, string>>;
-  /** Fills the host directories before the sandbox starts (e.g. copies the task's files). */
-  prepare?: (hostDir: (path: string) => string) => void | Promise<void>;
-  /**
-   * Host directory under which the sandbox's own directory (TEMP_PREFIX...) is made and, at
-   * close(), deleted. Default os.tmpdir(). When running as root it must be searchable by the
-   * sandbox's user (mode 0711 or wider).
-   */
-  tempRoot?: string;
-}
-
-export interface CommandResult extends CapturedOutput {
-  /** The command's exit status (128 + signal when killed); null when the shell itself was lost. */
-  exitCode: number | null;
-  timedOut: boolean;
-  /** Killed for printing more than outputKillBytes. */
-  outputKilled: boolean;
-  /** The shell exited or was killed and a fresh one started: working directory and variables are reset. */
-  shellRestarted: boolean;
-  durationMs: number;
-}
 
 const START_TIMEOUT_MS = 15_000;
 

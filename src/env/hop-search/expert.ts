@@ -140,7 +140,7 @@ export const hopSearchSlip: Slip = (action, messages, rng) =>
   slipAnswerWord({
     action,
     isAnswerWord: isLetterWord,
-    seen: () => readWindow(messages).steps.flatMap((st) => (st.observation ?? []).filter((w) => isLetterWord(w))),
+    seen: () => readWindow(messages).steps.flatMap((st) => (st.observation ?? []).filter(isLetterWord)),
     universe: () => LETTERS,
     rng,
   });
