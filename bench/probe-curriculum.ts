@@ -2,7 +2,7 @@
  * Dense-lookup warm-up probe (docs/sft.md, "Dense-lookup warm-up probe"). Question: does
  * pretraining the policy on kv-ledger-format streams with MANY answer positions per sequence,
  *   <bos> chunk 1 : set e 43 , del h , filler 17 , set h 12 , set e 14 end , query e answer 14 , query h answer none ...
- * (loss on the answer values only; every word is in src/model/vocab.ts) make the episode-SFT base
+ * (loss on the answer values only; every word is in src/words/vocab.ts) make the episode-SFT base
  * answer kv-ledger queries? bench/probe-recall.ts found recall learned only with ~128 lookups per
  * optimizer step (best at 2 layers); episode SFT gives about one answer per episode.
  *

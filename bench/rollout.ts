@@ -14,7 +14,7 @@ import { runEpisodes } from '../src/rollout/runner.ts';
 import { chunkSumFamily } from '../src/env/chunk-sum.ts';
 import { RandomEnv, randomTokenSampler } from '../src/rollout/testing/scripted.ts';
 import { textPolicySampler } from '../src/rollout/text-policy-sampler.ts';
-import type { Environment, TokenSampler } from '../src/rollout/types.ts';
+import type { Environment, TokenSampler } from '../src/contracts/index.ts';
 import { Rng } from '../src/util/random.ts';
 
 const arg = (name: string, fallback: number): number => {

@@ -21,9 +21,9 @@ import { exportGguf, namedWeights } from '../src/model/gguf-export.ts';
 import { wordVocabMetadata } from '../src/model/gguf-vocab.ts';
 import { PolicyModel } from '../src/model/policy.ts';
 import { ModelSampler } from '../src/model/sampler.ts';
-import { VOCAB } from '../src/model/vocab.ts';
+import { VOCAB } from '../src/words/vocab.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
-import type { SampleRequest, TokenSampler } from '../src/rollout/types.ts';
+import type { SampleRequest, TokenSampler } from '../src/contracts/index.ts';
 import { nativeAddon } from '../src/tensor/native.ts';
 import { Rng } from '../src/util/random.ts';
 

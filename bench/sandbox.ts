@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { Sandbox } from '../src/adapters/sandbox/sandbox.ts';
+import { Sandbox } from '../src/sandbox/bwrap-sandbox.ts';
 
 const arg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);

@@ -13,7 +13,7 @@ export type { NativeStatus } from './tensor/native.ts';
 
 // --- model ---
 export { WordTokenizer, UnknownWordError } from './model/tokenizer.ts';
-export { VOCAB } from './model/vocab.ts';
+export { VOCAB } from './words/vocab.ts';
 export { modelConfig, modelPresetNames, parseModelConfig, ModelConfigSchema } from './model/config.ts';
 export type { ModelConfig, ModelPresetName } from './model/config.ts';
 export { PolicyModel } from './model/policy.ts';
@@ -32,7 +32,7 @@ export { learningRate } from './optim/schedule.ts';
 export { clipGradNorm, gradNorm } from './optim/clip.ts';
 
 // --- rl ---
-export type { TrainablePolicy, TrainableCritic, PolicyForward } from './rl/trainable.ts';
+export type { TrainablePolicy, TrainableCritic, PolicyForward } from './contracts/index.ts';
 export { computeSegmentAdvantages, segmentLambda, localGae, generatedPositions } from './rl/segment-advantages.ts';
 export type {
   SegmentAdvantageInput,
@@ -83,7 +83,9 @@ export type {
   SampleResult,
   SamplingParams,
   ChatMessage,
-} from './rollout/types.ts';
+  RandomSource,
+  TextPolicy,
+} from './contracts/index.ts';
 export {
   createChatLayout,
   DEFAULT_CHAT_TEMPLATES,
@@ -130,7 +132,8 @@ export { renderEpisode } from './rollout/render.ts';
 export { textPolicySampler } from './rollout/text-policy-sampler.ts';
 
 // --- env ---
-export type { TaskFamily, TextPolicy, SummaryWriters, SeedRange } from './env/family.ts';
+export type { TaskFamily, SeedRange } from './env/family.ts';
+export type { SummaryContent, SummaryWriters } from './env/summary-content.ts';
 export { registerFamily, getFamily, familyNames } from './env/registry.ts';
 export { BUILTIN_FAMILIES, registerBuiltinFamilies } from './env/builtin.ts';
 export {
@@ -163,7 +166,6 @@ export type { HopSearchKnobs, HopSearchTask } from './env/hop-search/index.ts';
 export { readWindow, words } from './env/visible-window.ts';
 export type { VisibleWindow, VisibleStep } from './env/visible-window.ts';
 export { makeSummaryWriters, renderSummary, dropClauses, SUMMARY_TOKEN_LIMIT } from './env/summary-writers.ts';
-export type { SummaryContent } from './env/summary-writers.ts';
 export { DenseChat } from './env/dense-chat.ts';
 
 // --- eval ---

@@ -1,4 +1,4 @@
-import type { Tokenizer } from '../rollout/types.ts';
+import type { Tokenizer } from '../contracts/index.ts';
 
 /**
  * Text for the OpenAI completions answer (openai-completions.ts): each token's piece of text, so

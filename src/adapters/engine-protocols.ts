@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SampleRequest, SampleResult, SamplingParams } from '../rollout/types.ts';
+import type { SampleRequest, SampleResult, SamplingParams } from '../contracts/index.ts';
 
 /**
  * Token-in / token-out wire formats of remote inference engines (method §3: the runtime never

@@ -12,7 +12,7 @@ import { PolicyModel } from '../model/policy.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { readRecordsFile } from '../rollout/record-file.ts';
-import type { SampleRequest } from '../rollout/types.ts';
+import type { SampleRequest } from '../contracts/index.ts';
 import { Rng } from '../util/random.ts';
 import { ENGINE_PROTOCOLS } from './engine-protocols.ts';
 import { createHttpSampler, EngineError } from './http-sampler.ts';

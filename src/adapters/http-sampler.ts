@@ -1,4 +1,4 @@
-import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../rollout/types.ts';
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
 import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
 
 /** A remote engine failed in a way retrying did not fix; the message says which URL and why. */

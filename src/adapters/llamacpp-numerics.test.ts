@@ -9,7 +9,7 @@ import { exportGguf, namedWeights, type GgufPrecision } from '../model/gguf-expo
 import { wordVocabMetadata } from '../model/gguf-vocab.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { scrambleWeights, TEST_OPTIM } from '../model/test-helpers.ts';
-import { VOCAB } from '../model/vocab.ts';
+import { VOCAB } from '../words/vocab.ts';
 import { Rng } from '../util/random.ts';
 import { createContext, loadGgufModel, nextTokenLogprobs } from './llamacpp.ts';
 

@@ -8,8 +8,8 @@ import { wordVocabMetadata } from '../model/gguf-vocab.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { scrambleWeights, TEST_OPTIM } from '../model/test-helpers.ts';
-import { VOCAB } from '../model/vocab.ts';
-import type { SampleRequest } from '../rollout/types.ts';
+import { VOCAB } from '../words/vocab.ts';
+import type { SampleRequest } from '../contracts/index.ts';
 import { Rng } from '../util/random.ts';
 import { LlamaCppSampler, llamaCppPolicyPath } from './llamacpp-sampler.ts';
 

@@ -3,7 +3,7 @@ import type { LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-
 import { vocabMapFromGguf } from '../model/gguf-vocab.ts';
 import { SequenceTooLongError } from '../model/pack.ts';
 import { drawScratch, drawToken } from '../model/sampling.ts';
-import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../rollout/types.ts';
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
 import { UNKNOWN_LOGIT, type VocabMap } from '../model/vocab-map.ts';
 import { asToken, createContext, LlamaCppError, loadGgufModel, modelVocabSize } from './llamacpp.ts';

@@ -8,7 +8,7 @@ import { wordVocabMetadata } from '../model/gguf-vocab.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { TEST_OPTIM } from '../model/test-helpers.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
-import { VOCAB } from '../model/vocab.ts';
+import { VOCAB } from '../words/vocab.ts';
 import { Rng } from '../util/random.ts';
 import { asToken, asTokens, loadGgufModel } from './llamacpp.ts';
 

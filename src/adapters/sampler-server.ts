@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PositionLogprobs } from '../model/top-logprobs.ts';
-import type { SampleRequest, SampleResult, SamplingParams, TokenSampler, Tokenizer } from '../rollout/types.ts';
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler, Tokenizer } from '../contracts/index.ts';
 import { ENGINE_PROTOCOLS } from './engine-protocols.ts';
 import { UPDATE_WEIGHTS_PATH, UpdateWeightsRequest } from './engine-weights.ts';
 import { checkBearer, checkJsonContentType, checkOrigin, hostChecker, HttpError, readJsonBody } from './http-guard.ts';

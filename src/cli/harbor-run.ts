@@ -1,12 +1,12 @@
-import { sandboxUnavailableReason } from '../adapters/sandbox/bwrap.ts';
+import { sandboxUnavailableReason } from '../sandbox/bwrap.ts';
 import { SUBMIT } from '../env/harbor/action.ts';
-import type { TextPolicy } from '../env/family.ts';
+import type { TextPolicy } from '../contracts/index.ts';
 import { HarborEnv } from '../env/harbor/harbor-env.ts';
 import { HarborTaskError, loadHarborTasks, type HarborTask } from '../env/harbor/load-tasks.ts';
 import { harborOraclePolicy } from '../env/harbor/oracle-policy.ts';
 import type { EpisodeSpec } from '../rollout/episode.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
-import type { TokenSampler } from '../rollout/types.ts';
+import type { TokenSampler } from '../contracts/index.ts';
 import type { ChatTemplateSource } from '../rollout/chat-format.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { CliError } from './errors.ts';

@@ -2,7 +2,7 @@ import type { TaskFamily } from '../env/family.ts';
 import type { SummaryWriterSpec } from '../eval/summary-writer.ts';
 import { policySource, summaryWriterSource } from '../experiments/policy-source.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
-import type { TokenSampler } from '../rollout/types.ts';
+import type { TokenSampler } from '../contracts/index.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 
 /**

@@ -5,7 +5,7 @@ import { loadTokenizer } from '../model/load-tokenizer.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
 import { resolveRolloutConfig, RolloutConfigError, type RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeSpec } from '../rollout/episode.ts';
-import type { TokenSampler } from '../rollout/types.ts';
+import type { TokenSampler } from '../contracts/index.ts';
 import { isSuccess, type EpisodeRecord } from '../rollout/record.ts';
 import { AtomicLineWriter } from '../util/atomic-write.ts';
 import { recordLine } from '../rollout/record-file.ts';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { ChatMessage, Environment } from '../rollout/types.ts';
+import type { ChatMessage, Environment } from '../contracts/index.ts';
 import { Rng } from '../util/random.ts';
-import type { TaskFamily, TextPolicy } from './family.ts';
+import type { TaskFamily } from './family.ts';
+import type { TextPolicy } from '../contracts/index.ts';
 
 /**
  * chunk-sum: the smoke task, a small scripted family that exercises the runtime, training and the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
 import { DenseChat } from './dense-chat.ts';
-import type { TextPolicy } from './family.ts';
+import type { TextPolicy } from '../contracts/index.ts';
 
 // An expert that says what it sees: the number of turns and whether the last user turn is q_sum.
 const echo: TextPolicy = (messages) => `${messages.length} ${messages[messages.length - 1]!.role}`;

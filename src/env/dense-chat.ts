@@ -1,6 +1,7 @@
-import type { ChatMessage } from '../rollout/types.ts';
+import type { ChatMessage } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
-import type { DensePart, TextPolicy } from './family.ts';
+import type { DensePart } from './family.ts';
+import type { TextPolicy } from '../contracts/index.ts';
 
 /**
  * Builds a dense warm-up sequence (docs/sft.md) and the chat it stands for side by side, so a

@@ -1,25 +1,10 @@
 import type { z } from 'zod';
-import type { ChatMessage, Environment } from '../rollout/types.ts';
+import type { ChatMessage, Environment, RandomSource, TextPolicy } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
-import type { SummaryContent } from './summary-writers.ts';
-
-/**
- * A text-level policy: reads the chat exactly as the policy would see it (the current window,
- * parsed into turns) and writes the next assistant turn. Scripted experts and summary writers are
- * TextPolicies; rollout/text-policy-sampler.ts turns one into a TokenSampler.
- */
-export type TextPolicy = (messages: readonly ChatMessage[], rng: Rng) => string;
+import type { SummaryContent, SummaryWriters } from './summary-content.ts';
 
 /** The slipped version of the expert's `action` (src/env/slip.ts), or undefined where it cannot slip. */
-export type Slip = (action: string, messages: readonly ChatMessage[], rng: Rng) => string | undefined;
-
-/** Summary writers every family provides (method §8, the Table 1 analogue). */
-export interface SummaryWriters {
-  /** Keeps exactly the facts still needed (and the goal). */
-  oracle: TextPolicy;
-  /** The oracle summary with each fact dropped with probability p, and each goal clause with probability goalP (default p / 2). */
-  lossy(p: number, goalP?: number): TextPolicy;
-}
+export type Slip = (action: string, messages: readonly ChatMessage[], rng: RandomSource) => string | undefined;
 
 /**
  * Dense warm-up text (docs/sft.md): a sequence of parts, in order. 'context' is read, 'target' is

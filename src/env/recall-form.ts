@@ -1,5 +1,5 @@
 import type { DensePart, TaskFamily } from './family.ts';
-import { LETTERS } from '../model/vocab.ts';
+import { LETTERS } from '../words/vocab.ts';
 import type { Rng } from '../util/random.ts';
 import { valueText } from './value-words.ts';
 

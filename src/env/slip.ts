@@ -1,5 +1,5 @@
-import type { Rng } from '../util/random.ts';
-import type { TaskFamily, TextPolicy } from './family.ts';
+import type { RandomSource, TextPolicy } from '../contracts/index.ts';
+import type { TaskFamily } from './family.ts';
 
 /**
  * A demonstrator that slips (docs/decisions/0028-demonstrator-slips.md): the family's expert, whose
@@ -29,7 +29,7 @@ export function slipAnswerWord(options: {
   isAnswerWord: (w: string) => boolean;
   seen: () => Iterable<string>;
   universe: (correct: string) => readonly string[];
-  rng: Rng;
+  rng: RandomSource;
 }): string | undefined {
   const { rng } = options;
   const ws = options.action.split(' ');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { kvLedger } from './kv-ledger/index.ts';
 import { markFacts, oracleSummary } from './summary-facts.ts';
-import type { ChatMessage } from '../rollout/types.ts';
+import type { ChatMessage } from '../contracts/index.ts';
 import { Rng } from '../util/random.ts';
 
 describe('summary facts kept and dropped', () => {

@@ -1,4 +1,4 @@
-import type { SummaryContent } from './summary-writers.ts';
+import type { SummaryContent } from './summary-content.ts';
 import { renderSummary } from './summary-writers.ts';
 import { words } from './visible-window.ts';
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Rng } from '../util/random.ts';
-import type { ChatMessage } from '../rollout/types.ts';
-import { dropClauses, renderSummary, type SummaryContent } from './summary-writers.ts';
+import type { ChatMessage } from '../contracts/index.ts';
+import { dropClauses, renderSummary } from './summary-writers.ts';
+import type { SummaryContent } from './summary-content.ts';
 import { BUILTIN_FAMILIES } from './builtin.ts';
 import { playDirect } from './testing/direct-episode.ts';
 import { readWindow } from './visible-window.ts';

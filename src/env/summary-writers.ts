@@ -1,18 +1,6 @@
-import type { ChatMessage } from '../rollout/types.ts';
-import type { Rng } from '../util/random.ts';
-import type { SummaryWriters, TextPolicy } from './family.ts';
+import type { ChatMessage, RandomSource, TextPolicy } from '../contracts/index.ts';
+import type { SummaryContent, SummaryWriters } from './summary-content.ts';
 import { readWindow, type VisibleWindow } from './visible-window.ts';
-
-/**
- * What a family's oracle keeps at a compaction point. `goal` clauses are the task statement
- * (dropped "sometimes" by lossy writers), `facts` the state still needed, `meta` bookkeeping
- * that is never dropped (e.g. fog-courier's step counter that aligns the summary with the tail).
- */
-export interface SummaryContent {
-  goal: string[];
-  facts: string[];
-  meta: string[];
-}
 
 /** Spec default L_sum: summaries are at most this many tokens. */
 export const SUMMARY_TOKEN_LIMIT = 48;
@@ -27,7 +15,7 @@ export function renderSummary(c: SummaryContent): string {
  * default p / 2 ("sometimes the goal", docs/tasks.md). Meta clauses are kept: dropping them would
  * corrupt, not forget.
  */
-export function dropClauses(c: SummaryContent, p: number, rng: Rng, goalP = p / 2): SummaryContent {
+export function dropClauses(c: SummaryContent, p: number, rng: RandomSource, goalP = p / 2): SummaryContent {
   return {
     goal: c.goal.filter(() => rng.next() >= goalP),
     meta: c.meta,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
-import { LETTERS, NUMBERS, WORDS } from '../model/vocab.ts';
+import { LETTERS, NUMBERS, WORDS } from '../words/vocab.ts';
 import { isValueWord, VALUE_WORDS, valueText } from './value-words.ts';
 
 describe('value words', () => {

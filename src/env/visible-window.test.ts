@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../rollout/types.ts';
+import type { ChatMessage } from '../contracts/index.ts';
 import { readWindow } from './visible-window.ts';
 
 const m = (role: ChatMessage['role'], content: string): ChatMessage => ({ role, content });

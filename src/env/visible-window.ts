@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../rollout/types.ts';
+import type { ChatMessage } from '../contracts/index.ts';
 
 /** One (action, observation) step as the policy sees it; observation is null if not yet answered. */
 export interface VisibleStep {

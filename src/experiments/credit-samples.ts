@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { policyMask } from '../rl/ppo-update.ts';
 import { recomputeOld } from '../rl/recompute-old.ts';
-import type { TrainablePolicy } from '../rl/trainable.ts';
+import type { TrainablePolicy } from '../contracts/index.ts';
 import { maskedWhiten } from '../rl/whiten.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { sampleFileName, SampledEpisodeSchema, type EpisodeCredit } from '../report/sample-files.ts';

@@ -7,7 +7,7 @@ import { writeHfDir } from '../model/hf-test-helpers.ts';
 import { loadPolicyDir } from '../model/load-policy.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { scrambleWeights, TEST_OPTIM } from '../model/test-helpers.ts';
-import { VOCAB } from '../model/vocab.ts';
+import { VOCAB } from '../words/vocab.ts';
 import { Rng } from '../util/random.ts';
 import { exportPolicy } from './export-policy.ts';
 

@@ -6,7 +6,7 @@ import { bpeVocabMetadata } from '../model/gguf-bpe-vocab.ts';
 import type { GgufValue } from '../model/gguf-file.ts';
 import { wordVocabMetadata } from '../model/gguf-vocab.ts';
 import { CheckpointFormatError } from '../model/safetensors.ts';
-import { VOCAB } from '../model/vocab.ts';
+import { VOCAB } from '../words/vocab.ts';
 import { wordTokenizerConfigJson, wordTokenizerJson } from '../model/word-tokenizer-files.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 

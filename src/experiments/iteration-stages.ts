@@ -6,7 +6,7 @@ import type { ChatLayout } from '../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { runEpisodes } from '../rollout/runner.ts';
-import type { TokenSampler } from '../rollout/types.ts';
+import type { TokenSampler } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 import type { AlgorithmSpec } from './algorithms.ts';

@@ -12,7 +12,7 @@ import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { TEST_OPTIM } from '../model/test-helpers.ts';
 import { TokenizerMismatchError } from '../model/tokenizer-match.ts';
-import { VOCAB } from '../model/vocab.ts';
+import { VOCAB } from '../words/vocab.ts';
 import { Rng } from '../util/random.ts';
 import { exportPolicy } from './export-policy.ts';
 import { tokenizerForPolicy } from './policy-source.ts';

@@ -2,7 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineSamplerFor } from '../adapters/http-sampler.ts';
 import { LlamaCppPolicy, LlamaCppSampler, llamaCppPolicyPath } from '../adapters/llamacpp-sampler.ts';
-import type { TaskFamily, TextPolicy } from '../env/family.ts';
+import type { TaskFamily } from '../env/family.ts';
+import type { TextPolicy } from '../contracts/index.ts';
 import { formatSummaryWriter, type SummaryWriterSpec } from '../eval/summary-writer.ts';
 import { ggufTokenizerRef } from '../model/gguf-vocab.ts';
 import { loadPolicyDir, readPolicyTokenizer } from '../model/load-policy.ts';
@@ -11,7 +12,7 @@ import { ModelSampler } from '../model/sampler.ts';
 import { checkTokenizer, tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
 import { RUN_FILES } from '../report/run-files.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
-import type { TokenSampler } from '../rollout/types.ts';
+import type { TokenSampler } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
 import { latestCheckpoint } from './checkpoint-store.ts';
 

@@ -13,7 +13,7 @@ import { ModelSampler } from '../model/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
-import type { TokenSampler } from '../rollout/types.ts';
+import type { TokenSampler } from '../contracts/index.ts';
 import { createHttpSampler } from '../adapters/http-sampler.ts';
 import { updateWeightsFromDisk } from '../adapters/engine-weights.ts';
 import type { Rng } from '../util/random.ts';

@@ -1,4 +1,4 @@
-import type { TrainableCritic } from '../rl/trainable.ts';
+import type { TrainableCritic } from '../contracts/index.ts';
 import type { OptimizerConfig } from '../optim/config.ts';
 import type { Rng } from '../util/random.ts';
 import type { ModelConfig } from './config.ts';

@@ -5,7 +5,7 @@ import { WORD_CHAT_TEMPLATE } from './load-tokenizer.ts';
 /**
  * Tokenizer metadata for a GGUF file (the `tokenizer.ggml.*` keys of gguf-py).
  *
- * The word vocabulary (model/vocab.ts: whole words separated by spaces, `<name>` special tokens)
+ * The word vocabulary (words/vocab.ts: whole words separated by spaces, `<name>` special tokens)
  * is written as a WordPiece (`bert`) vocabulary whose every word is a word-initial piece
  * (`▁word`): llama.cpp's WordPiece tokenizer splits text on whitespace and punctuation and takes
  * the longest piece, so text in the vocabulary tokenizes to exactly the ids WordTokenizer gives

@@ -1,5 +1,5 @@
 import { Tokenizer as HfCore } from '@huggingface/tokenizers';
-import type { Tokenizer } from '../rollout/types.ts';
+import type { Tokenizer } from '../contracts/index.ts';
 
 /**
  * A Hugging Face tokenizer (`tokenizer.json` + `tokenizer_config.json`) behind the project's

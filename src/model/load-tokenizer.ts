@@ -3,10 +3,10 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import type { Tokenizer } from '../rollout/types.ts';
+import type { Tokenizer } from '../contracts/index.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
 import { WordTokenizer } from './tokenizer.ts';
-import { VOCAB } from './vocab.ts';
+import { VOCAB } from '../words/vocab.ts';
 
 /**
  * `--tokenizer qwen3|word|PATH` (docs/decisions/0012-hf-tokenizers.md): a tokenizer with its chat

@@ -1,4 +1,4 @@
-import type { PolicyForward, TrainablePolicy } from '../rl/trainable.ts';
+import type { PolicyForward, TrainablePolicy } from '../contracts/index.ts';
 import type { OptimizerConfig } from '../optim/config.ts';
 import { linearBackward, linearForward } from '../tensor/linear.ts';
 import { logprobBackward, logprobForward } from '../tensor/logprob.ts';

@@ -1,4 +1,4 @@
-import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../rollout/types.ts';
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
 import { KvDecoder } from './kv-decoder.ts';
 import { SequenceTooLongError } from './pack.ts';

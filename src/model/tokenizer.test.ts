@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { UnknownWordError, WordTokenizer } from './tokenizer.ts';
-import { VOCAB } from './vocab.ts';
+import { VOCAB } from '../words/vocab.ts';
 
 describe('WordTokenizer', () => {
   const tok = new WordTokenizer();

@@ -1,11 +1,11 @@
-import type { Tokenizer } from '../rollout/types.ts';
-import { VOCAB } from './vocab.ts';
+import type { Tokenizer } from '../contracts/index.ts';
+import { VOCAB } from '../words/vocab.ts';
 
 /** Raised when text holds a word outside the closed vocabulary (a task or template bug). */
 export class UnknownWordError extends Error {
   constructor(readonly word: string) {
     super(
-      `the word ${JSON.stringify(word)} is not in the built-in vocabulary (src/model/vocab.ts): add it there or change the text`,
+      `the word ${JSON.stringify(word)} is not in the built-in vocabulary (src/words/vocab.ts): add it there or change the text`,
     );
     this.name = 'UnknownWordError';
   }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, WORD_CHAT_TEMPLATE } from './load-tokenizer.ts';
 import { WordTokenizer } from './tokenizer.ts';
-import { VOCAB } from './vocab.ts';
+import { VOCAB } from '../words/vocab.ts';
 import { wordTokenizerConfigJson, wordTokenizerJson } from './word-tokenizer-files.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'crl-word-files-'));

@@ -15,7 +15,7 @@
  * minibatches. Losses, masks, advantages and aggregation stay per segment.
  */
 import type { Rng } from '../util/random.ts';
-import type { TrainableCritic, TrainablePolicy } from './trainable.ts';
+import type { TrainableCritic, TrainablePolicy } from '../contracts/index.ts';
 import { RlInputError, requireBinaryMask, requireSameLength } from './errors.ts';
 import { aggregateLoss, aggregationWeights } from './aggregate-loss.ts';
 import { policyLoss } from './policy-loss.ts';

@@ -5,7 +5,7 @@
  * tokens are a prefix of the next one's (exec_j before sum_j) is read off the longer one's
  * forward (shared-prefix.ts): the same numbers, computed once.
  */
-import type { TrainableCritic, TrainablePolicy } from './trainable.ts';
+import type { TrainableCritic, TrainablePolicy } from '../contracts/index.ts';
 import { RlInputError, requireBinaryMask, requireSameLength } from './errors.ts';
 import { packByTokens } from './minibatches.ts';
 import { carrierLengths, mergedBatch, prefixGroups, toMembers } from './shared-prefix.ts';

@@ -4,7 +4,7 @@ import { ppoUpdate, type PpoSegment } from './ppo-update.ts';
 import { recomputeOld } from './recompute-old.ts';
 import { mergedBatch, prefixGroups, segmentTokens, toMembers, toSequences } from './shared-prefix.ts';
 import { TabularCritic, TabularPolicy } from './testing/tabular-models.ts';
-import type { TrainablePolicy } from './trainable.ts';
+import type { TrainablePolicy } from '../contracts/index.ts';
 
 const seq = (...xs: number[]) => Int32Array.from(xs);
 

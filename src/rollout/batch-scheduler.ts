@@ -1,4 +1,4 @@
-import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from './types.ts';
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
 
 /**
  * Continuous batching for the rollout runner. Episodes advance independently (an environment

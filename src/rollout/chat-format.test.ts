@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TextPolicy } from '../env/family.ts';
+import type { TextPolicy } from '../contracts/index.ts';
 import { taskFamily } from '../env/builtin.ts';
 import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { glmStyleDir, llama3BaseDir, llama3InstructDir } from '../model/testing/tokenizer-dirs.ts';
@@ -10,7 +10,7 @@ import { resolveRolloutConfig } from './config.ts';
 import type { EpisodeRecord } from './record.ts';
 import { runEpisodes } from './runner.ts';
 import { textPolicySampler } from './text-policy-sampler.ts';
-import type { Environment, SampleRequest, SampleResult, TokenSampler } from './types.ts';
+import type { Environment, SampleRequest, SampleResult, TokenSampler } from '../contracts/index.ts';
 
 /**
  * The runtime's windows against the model's own template: every prompt the runtime sends in a

@@ -1,5 +1,5 @@
 import { Template } from '@huggingface/jinja';
-import type { ChatMessage, Tokenizer } from './types.ts';
+import type { ChatMessage, Tokenizer } from '../contracts/index.ts';
 
 /**
  * A model's chat format at the token level, derived from its own Jinja chat template (rendered by

@@ -1,5 +1,5 @@
 import { deriveChatFormat, type ChatFormat, type ChatTemplateSource } from './chat-format.ts';
-import type { Tokenizer } from './types.ts';
+import type { Tokenizer } from '../contracts/index.ts';
 
 /**
  * The chat layout of the runtime, at the token level (method §2), built from a ChatFormat
@@ -16,7 +16,7 @@ import type { Tokenizer } from './types.ts';
  * template's rendering encoded turn by turn.
  */
 
-/** Configurable template text (for the word tokenizer: words of its closed vocabulary, src/model/vocab.ts). */
+/** Configurable template text (for the word tokenizer: words of its closed vocabulary, src/words/vocab.ts). */
 export interface ChatTemplates {
   /** The system prompt s. */
   system: string;

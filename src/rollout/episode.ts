@@ -15,7 +15,7 @@ import {
   type Outcome,
   type Segment,
 } from './record.ts';
-import type { Environment, EnvReset, EnvStep, SampleRequest, SampleResult } from './types.ts';
+import type { Environment, EnvReset, EnvStep, SampleRequest, SampleResult } from '../contracts/index.ts';
 import { chooseTailSteps, ContextWindow } from './window.ts';
 
 /** One episode to run: a fresh environment instance and the task seed for its reset. */

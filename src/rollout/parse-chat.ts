@@ -1,5 +1,5 @@
 import type { ChatFormat, Role } from './chat-format.ts';
-import type { ChatMessage, Tokenizer } from './types.ts';
+import type { ChatMessage, Tokenizer } from '../contracts/index.ts';
 
 const ROLES: readonly Role[] = ['system', 'user', 'assistant', 'observation'];
 

@@ -1,7 +1,7 @@
 import { parseChat } from './parse-chat.ts';
 import type { EpisodeRecord, Segment } from './record.ts';
 import type { ChatLayout } from './chat-layout.ts';
-import type { Tokenizer } from './types.ts';
+import type { Tokenizer } from '../contracts/index.ts';
 
 /**
  * A human-readable rendering of one episode: a header, then each segment's turns. Tokens the

@@ -7,7 +7,14 @@ import { resolveRolloutConfig } from './config.ts';
 import type { EpisodeSpec } from './episode.ts';
 import { runEpisodes } from './runner.ts';
 import { randomTokenSampler } from './testing/scripted.ts';
-import type { EnvCallOptions, Environment, EnvReset, EnvStep, SampleRequest, TokenSampler } from './types.ts';
+import type {
+  EnvCallOptions,
+  Environment,
+  EnvReset,
+  EnvStep,
+  SampleRequest,
+  TokenSampler,
+} from '../contracts/index.ts';
 
 const source = loadTokenizer('word');
 

@@ -6,7 +6,7 @@ import { resolveRolloutConfig } from './config.ts';
 import { InstructionTooLongError } from './episode.ts';
 import { runEpisodes } from './runner.ts';
 import { randomTokenSampler, RandomEnv } from './testing/scripted.ts';
-import type { SampleRequest, SamplingParams, TokenSampler } from './types.ts';
+import type { SampleRequest, SamplingParams, TokenSampler } from '../contracts/index.ts';
 
 const source = loadTokenizer('word');
 

@@ -5,7 +5,7 @@ import { budgetProblems, RolloutConfigError, type RolloutConfig } from './config
 import { callEnv, EnvCallError } from './env-call.ts';
 import { EpisodeRun, type EpisodeSpec } from './episode.ts';
 import type { EpisodeRecord } from './record.ts';
-import type { SamplingParams, TokenSampler } from './types.ts';
+import type { SamplingParams, TokenSampler } from '../contracts/index.ts';
 
 export interface RunEpisodesOptions {
   episodes: readonly EpisodeSpec[];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
-import type { ChatMessage } from './types.ts';
+import type { ChatMessage } from '../contracts/index.ts';
 import { textPolicySampler } from './text-policy-sampler.ts';
 
 const source = loadTokenizer('word');

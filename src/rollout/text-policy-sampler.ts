@@ -1,9 +1,9 @@
-import type { TextPolicy } from '../env/family.ts';
+import type { TextPolicy } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
 import type { ChatTemplateSource } from './chat-format.ts';
 import { chatFormatOf } from './chat-layout.ts';
 import { parseChat } from './parse-chat.ts';
-import type { SampleRequest, SampleResult, TokenSampler } from './types.ts';
+import type { SampleRequest, SampleResult, TokenSampler } from '../contracts/index.ts';
 
 /**
  * Turns a text-level policy (scripted expert, summary writer) into a TokenSampler: each prompt

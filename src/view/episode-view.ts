@@ -4,7 +4,7 @@ import type { EpisodeCredit } from '../report/sample-files.ts';
 import { parseChat } from '../rollout/parse-chat.ts';
 import type { CompactionEvent, EpisodeRecord, Segment } from '../rollout/record.ts';
 import type { ChatFormat } from '../rollout/chat-format.ts';
-import type { Tokenizer } from '../rollout/types.ts';
+import type { Tokenizer } from '../contracts/index.ts';
 import { EpisodeViewSchema, type EpisodeBrief, type EpisodeView, type SummaryView } from './api-schema.ts';
 import { tokenizerFor } from './tokenizer-for.ts';
 import { tokenPieces, tokenRoles } from './token-pieces.ts';

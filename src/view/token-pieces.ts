@@ -1,5 +1,5 @@
 import type { ChatFormat } from '../rollout/chat-format.ts';
-import type { Tokenizer } from '../rollout/types.ts';
+import type { Tokenizer } from '../contracts/index.ts';
 import { ROLES } from './api-schema.ts';
 
 /**

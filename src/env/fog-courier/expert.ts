@@ -1,5 +1,6 @@
-import type { Slip, TextPolicy } from '../family.ts';
-import type { SummaryContent } from '../summary-writers.ts';
+import type { Slip } from '../family.ts';
+import type { TextPolicy } from '../../contracts/index.ts';
+import type { SummaryContent } from '../summary-content.ts';
 import { isLetterWord, isNumberWord, readWindow, type VisibleWindow } from '../visible-window.ts';
 import { DIRECTIONS, OPPOSITE, type Direction } from './generate.ts';
 

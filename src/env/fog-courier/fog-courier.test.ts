@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { WordTokenizer } from '../../model/tokenizer.ts';
-import type { ChatMessage } from '../../rollout/types.ts';
+import type { ChatMessage } from '../../contracts/index.ts';
 import { Rng } from '../../util/random.ts';
 import { KnobsError } from '../knobs.ts';
 import { playDirect } from '../testing/direct-episode.ts';

@@ -1,4 +1,4 @@
-import { LETTERS, NUMBERS } from '../../model/vocab.ts';
+import { LETTERS, NUMBERS } from '../../words/vocab.ts';
 import { Rng, mixSeed } from '../../util/random.ts';
 import { drawHorizon } from '../horizon.ts';
 import type { FogCourierKnobs } from './knobs.ts';

@@ -1,4 +1,4 @@
-import type { TextPolicy } from '../family.ts';
+import type { TextPolicy } from '../../contracts/index.ts';
 import { SUBMIT } from './action.ts';
 
 /**

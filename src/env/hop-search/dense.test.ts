@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../rollout/types.ts';
+import type { ChatMessage } from '../../contracts/index.ts';
 import { checkDenseDeterministicAndClosed } from '../testing/dense-laws.ts';
 import { Rng } from '../../util/random.ts';
 import type { DensePart } from '../family.ts';

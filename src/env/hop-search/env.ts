@@ -1,4 +1,4 @@
-import type { Environment, EnvReset, EnvStep } from '../../rollout/types.ts';
+import type { Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { parseKnobs } from '../knobs.ts';
 import { isLetterWord, words } from '../visible-window.ts';
 import { hopSearchKnobs, type HopSearchKnobs } from './knobs.ts';

@@ -1,7 +1,8 @@
-import type { Slip, TextPolicy } from '../family.ts';
-import { LETTERS } from '../../model/vocab.ts';
+import type { Slip } from '../family.ts';
+import type { TextPolicy } from '../../contracts/index.ts';
+import { LETTERS } from '../../words/vocab.ts';
 import { slipAnswerWord } from '../slip.ts';
-import type { SummaryContent } from '../summary-writers.ts';
+import type { SummaryContent } from '../summary-content.ts';
 import { isLetterWord, isNumberWord, readWindow, type VisibleWindow } from '../visible-window.ts';
 import { questionText } from './generate.ts';
 import { isRelation } from './relations.ts';

@@ -1,4 +1,4 @@
-/** Relation words (src/model/vocab.ts). Every (subject, relation) pair has at most one value. */
+/** Relation words (src/words/vocab.ts). Every (subject, relation) pair has at most one value. */
 export const RELATIONS = ['boss', 'friend', 'pet', 'home', 'rival', 'coach'] as const;
 export const RELATION_COUNT = RELATIONS.length;
 export const isRelation = (w: string | undefined): boolean =>

@@ -1,4 +1,4 @@
-import type { Environment, EnvReset, EnvStep } from '../../rollout/types.ts';
+import type { Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { parseKnobs } from '../knobs.ts';
 import { words } from '../visible-window.ts';
 import { kvLedgerKnobs, type KvLedgerKnobs } from './knobs.ts';

@@ -1,7 +1,8 @@
-import type { Slip, TextPolicy } from '../family.ts';
-import { NUMBERS } from '../../model/vocab.ts';
+import type { Slip } from '../family.ts';
+import type { TextPolicy } from '../../contracts/index.ts';
+import { NUMBERS } from '../../words/vocab.ts';
 import { slipAnswerWord } from '../slip.ts';
-import type { SummaryContent } from '../summary-writers.ts';
+import type { SummaryContent } from '../summary-content.ts';
 import { isLetterWord, isNumberWord, readWindow, type VisibleWindow } from '../visible-window.ts';
 import { isValueWord, VALUE_WORDS } from '../value-words.ts';
 

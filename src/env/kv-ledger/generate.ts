@@ -1,5 +1,5 @@
 import { Rng, mixSeed } from '../../util/random.ts';
-import { LETTERS } from '../../model/vocab.ts';
+import { LETTERS } from '../../words/vocab.ts';
 import { drawHorizon } from '../horizon.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
 import { valueText } from '../value-words.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../../model/load-tokenizer.ts';
 import { Rng } from '../../util/random.ts';
-import type { ChatMessage } from '../../rollout/types.ts';
+import type { ChatMessage } from '../../contracts/index.ts';
 import { readWindow } from '../visible-window.ts';
 import { shellLedgerExpert, readShellLedger } from './expert.ts';
 import { shellLedger, shellLedgerKnobs } from './index.ts';

@@ -1,8 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { removeTree } from '../../adapters/sandbox/host-files.ts';
-import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../rollout/types.ts';
+import { removeTree } from '../../sandbox/host-files.ts';
+import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { HarborEnv } from '../harbor/harbor-env.ts';
 import { loadHarborTask } from '../harbor/load-tasks.ts';
 import { parseKnobs } from '../knobs.ts';

@@ -1,5 +1,5 @@
-import type { TextPolicy } from '../family.ts';
-import type { SummaryContent } from '../summary-writers.ts';
+import type { TextPolicy } from '../../contracts/index.ts';
+import type { SummaryContent } from '../summary-content.ts';
 import { isValueWord } from '../value-words.ts';
 import { readWindow, type VisibleWindow } from '../visible-window.ts';
 import { SETTINGS } from './generate.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sandboxAvailable } from '../../adapters/sandbox/testing/sandbox-available.ts';
+import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
 import { loadTokenizer } from '../../model/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../../rollout/config.ts';
 import type { EpisodeRecord } from '../../rollout/record.ts';

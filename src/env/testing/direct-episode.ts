@@ -1,6 +1,6 @@
-import type { ChatMessage, Environment, EnvReset, EnvStep } from '../../rollout/types.ts';
+import type { ChatMessage, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { Rng } from '../../util/random.ts';
-import type { TextPolicy } from '../family.ts';
+import type { TextPolicy } from '../../contracts/index.ts';
 
 export interface DirectEpisode {
   reward: number;

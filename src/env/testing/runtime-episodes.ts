@@ -4,7 +4,8 @@ import type { EpisodeRecord } from '../../rollout/record.ts';
 import { runEpisodes } from '../../rollout/runner.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
 import { Rng } from '../../util/random.ts';
-import type { TaskFamily, TextPolicy } from '../family.ts';
+import type { TaskFamily } from '../family.ts';
+import type { TextPolicy } from '../../contracts/index.ts';
 
 /**
  * Test and measurement helper: runs a family's scripted expert through the real rollout runtime

@@ -4,7 +4,7 @@
  * both trained with plain SGD. They follow the position convention of trainable.ts exactly:
  * index 0 is never generated (logprob, entropy and value 0).
  */
-import type { PolicyForward, TrainableCritic, TrainablePolicy } from '../trainable.ts';
+import type { PolicyForward, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
 
 function softmaxRow(logits: Float64Array, row: number, vocab: number): Float64Array {
   const p = new Float64Array(vocab);

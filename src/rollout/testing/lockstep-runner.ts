@@ -2,7 +2,7 @@ import type { ChatLayout } from '../chat-layout.ts';
 import type { RolloutConfig } from '../config.ts';
 import { EpisodeRun, type EpisodeSpec } from '../episode.ts';
 import type { EpisodeRecord } from '../record.ts';
-import type { EnvReset, EnvStep, TokenSampler } from '../types.ts';
+import type { EnvReset, EnvStep, TokenSampler } from '../../contracts/index.ts';
 
 /**
  * Test oracle: the runner as it was before continuous batching, for in-process environments

@@ -1,4 +1,4 @@
-import type { Environment, SampleRequest, SampleResult, TokenSampler, Tokenizer } from '../types.ts';
+import type { Environment, SampleRequest, SampleResult, TokenSampler, Tokenizer } from '../../contracts/index.ts';
 import { Rng } from '../../util/random.ts';
 
 /**

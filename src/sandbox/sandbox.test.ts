@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Sandbox } from './sandbox.ts';
+import { Sandbox } from './bwrap-sandbox.ts';
 import { sandboxAvailable } from './testing/sandbox-available.ts';
 
 const available = sandboxAvailable('sandbox shell tests');

@@ -1,0 +1,10 @@
+/**
+ * The contracts every layer speaks (docs/layout.md): environments, tokenizers, samplers, chat
+ * turns, text policies and trainable models. This folder imports nothing else of the project.
+ */
+export type { EnvCallOptions, Environment, EnvReset, EnvStep } from './environment.ts';
+export type { Tokenizer } from './tokenizer.ts';
+export type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from './sampler.ts';
+export type { ChatMessage } from './chat.ts';
+export type { RandomSource, TextPolicy } from './text-policy.ts';
+export type { PolicyForward, TrainableCritic, TrainablePolicy } from './trainable.ts';

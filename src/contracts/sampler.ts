@@ -1,0 +1,49 @@
+/**
+ * The sampler contract: token ids in, token ids and log-probs out, in batches. The embedded
+ * model, scripted text policies and remote engines (vLLM, SGLang, llama.cpp, `crl serve`) all
+ * implement it.
+ */
+
+/** One prompt to continue. */
+export interface SampleRequest {
+  /** Token ids exactly as the policy sees them. */
+  prompt: readonly number[];
+  /** At most this many new tokens. */
+  maxTokens: number;
+  /** Generation stops after emitting any of these (the stop token is returned and counted). */
+  stopTokens: readonly number[];
+  /** Why the runtime asks: lets a router send summaries to another writer. Informational. */
+  stage?: 'act' | 'summarize';
+  /**
+   * Which episode asks (added by the rollout runtime; optional, informational). Lets remote
+   * engines keep one episode's requests on one replica (prefix-cache affinity) and lets tests
+   * attribute sampled tokens to episodes.
+   */
+  episodeId?: string;
+}
+
+export interface SamplingParams {
+  temperature: number;
+  topP: number;
+}
+
+export interface SampleResult {
+  /** New tokens, including the stop token if one ended generation. */
+  tokens: number[];
+  /**
+   * log pi(token | prefix) under the policy's own distribution (temperature 1, no top-p truncation:
+   * what PPO's old log-probs mean, method §6), one per new token; null when unknown (scripted policies).
+   */
+  logprobs: (number | null)[];
+  /** Entropy of pi(. | prefix) at each new token, when the sampler knows it (the embedded model does). */
+  entropies?: number[];
+  finishReason: 'stop' | 'length';
+}
+
+/**
+ * A batched sampler: every call carries all requests that need tokens now, so engines run full
+ * batches. Results come back in request order.
+ */
+export interface TokenSampler {
+  sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]>;
+}
