@@ -1,4 +1,4 @@
-import { sandboxUnavailableReason } from '../sandbox/bwrap.ts';
+import { DEFAULT_SANDBOX_BACKEND, sandboxBackend } from '../sandbox/registry.ts';
 import { SUBMIT } from '../env/harbor/action.ts';
 import type { TextPolicy } from '../contracts/index.ts';
 import { HarborEnv } from '../env/harbor/harbor-env.ts';
@@ -40,7 +40,7 @@ export const HARBOR_ROLLOUT_DEFAULTS = {
 export function loadHarborSuite(env: string, policy: string): HarborTask[] {
   const path = env.slice(HARBOR_PREFIX.length);
   if (path === '') throw new CliError('--env harbor:PATH needs a path: a Harbor task folder or a folder of them');
-  const unavailable = sandboxUnavailableReason(); // never an unsandboxed shell instead
+  const unavailable = sandboxBackend(DEFAULT_SANDBOX_BACKEND).unavailableReason(); // never an unsandboxed shell instead
   if (unavailable) throw new CliError(`--env ${env}: task folders run in a sandbox, and ${unavailable}`);
   let tasks: HarborTask[];
   try {

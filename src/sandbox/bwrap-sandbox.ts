@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, type SandboxMount } from './bwrap.ts';
-import { chownTree, removeTree, TEMP_PREFIX, trackRoot, untrackRoot } from './host-files.ts';
+import { chownTree, removeTree, trackRoot, untrackRoot } from './host-files.ts';
 import { SandboxLimitsSchema, type SandboxLimits } from './limits.ts';
 import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
 import { SandboxError, SandboxUnavailableError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
+import { ownedPrefix, removeStaleDirs } from './stale-dirs.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
 
 /**
@@ -20,6 +21,14 @@ import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript }
  */
 
 const START_TIMEOUT_MS = 15_000;
+
+/** Roots swept for dead processes' directories (stale-dirs.ts), once per process. */
+const swept = new Set<string>();
+function sweepOnce(root: string): void {
+  if (swept.has(root)) return;
+  swept.add(root);
+  removeStaleDirs(root);
+}
 
 export class Sandbox {
   private readonly child: ChildProcess;
@@ -70,7 +79,9 @@ export class Sandbox {
     if (!options.dirs.some((d) => d.path === options.workdir && d.writable)) {
       throw new Error(`the sandbox's workdir ${options.workdir} must be one of its writable dirs`);
     }
-    const root = mkdtempSync(join(options.tempRoot ?? tmpdir(), TEMP_PREFIX));
+    const tempRoot = options.tempRoot ?? tmpdir();
+    sweepOnce(tempRoot);
+    const root = mkdtempSync(join(tempRoot, ownedPrefix()));
     trackRoot(root);
     let sandbox: Sandbox | null = null;
     try {

@@ -1,9 +1,6 @@
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { sandboxHostIds } from '../../sandbox/bwrap.ts';
-import { chownTree } from '../../sandbox/host-files.ts';
+import type { SandboxBackend, SandboxSession } from '../../sandbox/backend.ts';
 import type { SandboxLimitsInput } from '../../sandbox/limits.ts';
-import { Sandbox } from '../../sandbox/bwrap-sandbox.ts';
+import { DEFAULT_SANDBOX_BACKEND, sandboxBackend } from '../../sandbox/registry.ts';
 import type { CommandResult } from '../../sandbox/sandbox-types.ts';
 import { bashQuote } from '../../sandbox/shell-script.ts';
 import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
@@ -31,15 +28,15 @@ export interface HarborEnvOptions {
   actionHint?: boolean;
   /** Further sandbox limits (memory comes from task.toml). */
   limits?: SandboxLimitsInput;
-  /** Where the sandbox's host directory is made (SandboxOptions.tempRoot; default os.tmpdir()). */
-  sandboxTempRoot?: string;
+  /** The sandbox backend episodes run in (src/sandbox/registry.ts; default bubblewrap). */
+  sandbox?: SandboxBackend;
 }
 
 export const WORKDIR = '/app';
 
 export class HarborEnv implements Environment {
   readonly name: string;
-  private sandbox: Sandbox | null = null;
+  private sandbox: SandboxSession | null = null;
   private agentSeconds = 0;
   private finished = false;
 
@@ -51,7 +48,8 @@ export class HarborEnv implements Environment {
     if (this.sandbox) throw new Error(`internal: ${this.name} was reset twice`);
     const { task } = this.options;
     const cfg = task.config;
-    this.sandbox = await Sandbox.start({
+    const backend = this.options.sandbox ?? sandboxBackend(DEFAULT_SANDBOX_BACKEND);
+    this.sandbox = await backend.start({
       dirs: [
         { path: WORKDIR, writable: true },
         { path: '/root', writable: true },
@@ -61,27 +59,17 @@ export class HarborEnv implements Environment {
       ],
       workdir: WORKDIR,
       env: cfg.environment.env,
-      ...(this.options.sandboxTempRoot ? { tempRoot: this.options.sandboxTempRoot } : {}),
       limits: {
         memoryMb: cfg.environment.memory_mb,
         ...(cfg.environment.storage_mb ? { fileSizeMb: cfg.environment.storage_mb } : {}),
         outputBytes: this.options.outputBytes ?? 16_384,
         ...this.options.limits,
       },
-      prepare: (hostDir) => {
-        if (task.environmentDir) {
-          cpSync(task.environmentDir, hostDir(WORKDIR), {
-            recursive: true,
-            verbatimSymlinks: true,
-            filter: (src) => !task.environmentSkip.some((s) => src === join(task.environmentDir!, s)),
-          });
-        }
-        mkdirSync(join(hostDir('/logs'), 'agent'));
-        mkdirSync(join(hostDir('/logs'), 'verifier'));
-        if (this.options.exposeSolution && task.solutionDir) {
-          cpSync(task.solutionDir, hostDir('/solution'), { recursive: true, verbatimSymlinks: true });
-        }
-      },
+      seed: [
+        ...(task.environmentDir ? [{ from: task.environmentDir, to: WORKDIR, skip: task.environmentSkip }] : []),
+        ...(this.options.exposeSolution && task.solutionDir ? [{ from: task.solutionDir, to: '/solution' }] : []),
+      ],
+      emptyDirs: ['/logs/agent', '/logs/verifier'],
     });
     if (task.setupScript !== null) {
       const r = await this.sandbox.runFresh(task.setupScript, {
@@ -135,22 +123,14 @@ export class HarborEnv implements Environment {
     const sandbox = this.sandbox!;
     this.finished = true;
     const { task } = this.options;
-    const tests = sandbox.hostPath('/tests');
-    const verifierDir = join(sandbox.hostPath('/logs'), 'verifier');
-    cpSync(task.testsDir, tests, { recursive: true, verbatimSymlinks: true });
-    rmSync(verifierDir, { recursive: true, force: true }); // whatever the agent left there (links too)
-    mkdirSync(verifierDir);
-    const ids = sandboxHostIds();
-    if (ids) {
-      chownTree(tests, ids);
-      chownTree(verifierDir, ids);
-    }
+    await sandbox.copyIn({ from: task.testsDir, to: '/tests' });
+    await sandbox.copyIn({ from: null, to: '/logs/verifier' }); // whatever the agent left there (links too) goes
     const seconds = task.config.verifier.timeout_sec;
     const r = await sandbox.runFresh(`${exports(task.config.verifier.env)}bash /tests/test.sh`, {
       timeoutMs: seconds * 1000,
       signal,
     });
-    const reading = readReward(verifierDir);
+    const reading = await readReward(sandbox);
     const notes = [
       r.timedOut ? `the verifier timed out after ${seconds} s` : null,
       reading.detail ?? null,

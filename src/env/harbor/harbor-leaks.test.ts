@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEMP_PREFIX } from '../../sandbox/host-files.ts';
+import { bwrapBackend } from '../../sandbox/bwrap-backend.ts';
 import { childrenOf, openFdCount, processesWithArg } from '../../sandbox/testing/host-processes.ts';
 import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
 import { loadTokenizer } from '../../model/load-tokenizer.ts';
@@ -22,6 +23,7 @@ const root = mkdtempSync(join(tmpdir(), 'crl-harbor-leaks-'));
 // Searchable by the sandbox's user when the tests run as root (bwrap.ts sandboxHostIds).
 const sandboxRoot = mkdtempSync(join(tmpdir(), 'crl-harbor-leaks-sandboxes-'));
 chmodSync(sandboxRoot, 0o711);
+const sandbox = bwrapBackend({ tempRoot: sandboxRoot });
 afterAll(() => {
   rmSync(root, { recursive: true, force: true });
   rmSync(sandboxRoot, { recursive: true, force: true });
@@ -61,7 +63,7 @@ describe.skipIf(!available)('many sandboxed episodes', () => {
     const before = { fds: openFdCount(), children: childrenOf(process.pid).length, dirs: sandboxDirs().length };
     const episodes = Array.from({ length: 200 }, (_, i) => ({
       episodeId: `leak-${i}`,
-      env: new HarborEnv({ task: tasks[i % 3]!, exposeSolution: true, sandboxTempRoot: sandboxRoot }),
+      env: new HarborEnv({ task: tasks[i % 3]!, exposeSolution: true, sandbox }),
       seed: i,
     }));
     const actor = textPolicySampler({ tokenizer, policy: harborOraclePolicy, rng: new Rng(0) });

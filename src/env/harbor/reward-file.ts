@@ -1,11 +1,10 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import type { SandboxSession } from '../../sandbox/backend.ts';
 
 /**
- * Reads the verifier's reward from the host side of /logs/verifier: reward.txt (one number) or
- * reward.json (named numbers: `reward` if present, else the only value, else their mean). The
- * files were written inside the sandbox, so they are opened without following links and only if
- * they are small regular files.
+ * Reads the verifier's reward from /logs/verifier: reward.txt (one number) or reward.json (named
+ * numbers: `reward` if present, else the only value, else their mean). The files were written
+ * inside the sandbox, so they are read only if they are small regular files (no link followed:
+ * SandboxSession.readFile).
  */
 export interface RewardReading {
   reward: number;
@@ -15,18 +14,23 @@ export interface RewardReading {
 }
 
 const MAX_BYTES = 64 * 1024;
+const VERIFIER_DIR = '/logs/verifier';
 
-export function readReward(verifierDir: string): RewardReading {
-  const dirStat = safeLstat(verifierDir);
-  if (!dirStat?.isDirectory()) return { reward: 0, source: 'missing', detail: '/logs/verifier is not a directory' };
-  const txt = readSmallFile(join(verifierDir, 'reward.txt'));
+export async function readReward(sandbox: SandboxSession): Promise<RewardReading> {
+  const read = async (name: string) =>
+    (await sandbox.readFile(`${VERIFIER_DIR}/${name}`, { maxBytes: MAX_BYTES }))?.toString('utf8') ?? null;
+  return parseReward({ txt: await read('reward.txt'), json: await read('reward.json') });
+}
+
+/** The reward from the two files' texts (null: absent or unreadable). */
+export function parseReward(files: { txt: string | null; json: string | null }): RewardReading {
+  const { txt, json } = files;
   if (txt !== null) {
     const value = Number(txt.trim());
     return Number.isFinite(value) && txt.trim() !== ''
       ? { reward: value, source: 'reward.txt' }
       : { reward: 0, source: 'invalid', detail: `reward.txt holds ${JSON.stringify(txt.slice(0, 80))}` };
   }
-  const json = readSmallFile(join(verifierDir, 'reward.json'));
   if (json !== null) {
     try {
       const parsed = JSON.parse(json) as unknown;
@@ -45,31 +49,4 @@ export function readReward(verifierDir: string): RewardReading {
     }
   }
   return { reward: 0, source: 'missing', detail: 'tests/test.sh wrote neither reward.txt nor reward.json' };
-}
-
-function safeLstat(path: string) {
-  try {
-    return lstatSync(path);
-  } catch {
-    return null;
-  }
-}
-
-/** The file's text, or null when it is absent, not a regular file (a link included) or too large. */
-function readSmallFile(path: string): string | null {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > MAX_BYTES) return null;
-    const buf = Buffer.alloc(st.size);
-    const n = readSync(fd, buf, 0, st.size, 0);
-    return buf.subarray(0, n).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
 }
