@@ -17,7 +17,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 async function deadOwnerTag(): Promise<string> {
   const child = spawn('sleep', ['60'], { stdio: 'ignore' });
   await new Promise((r) => child.once('spawn', r));
-  const tag = ownerTag(child.pid!);
+  const tag = ownerTag(child.pid);
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGKILL');
   await exited;
