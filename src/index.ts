@@ -190,7 +190,7 @@ export type { SftConfig } from './experiments/sft-config.ts';
 export { reproduce } from './experiments/reproduce.ts';
 export type { ReproduceSummary } from './experiments/reproduce.ts';
 export { getPreset, presetNames } from './experiments/presets.ts';
-export type { Preset, EvalPlan } from './experiments/presets.ts';
+export type { Preset, EvalPlan } from './experiments/preset-types.ts';
 export { SYSTEM_NAMES, systemOverrides } from './experiments/systems.ts';
 export type { SystemName } from './experiments/systems.ts';
 export { evaluatePolicy } from './experiments/evaluate-policy.ts';

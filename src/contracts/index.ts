@@ -8,3 +8,4 @@ export type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '
 export type { ChatMessage } from './chat.ts';
 export type { RandomSource, TextPolicy } from './text-policy.ts';
 export type { PolicyForward, TrainableCritic, TrainablePolicy } from './trainable.ts';
+export { EnvSpecSchema, type EnvSpec, type EnvSpecInput } from './env-spec.ts';

@@ -5,7 +5,7 @@ import { BUILTIN_FAMILIES, registerBuiltinFamilies } from './builtin.ts';
 import { KnobsError, variantKnobs } from './knobs.ts';
 import { familyNames, getFamily } from './registry.ts';
 import { playDirect } from './testing/direct-episode.ts';
-import { runExpertEpisodes } from './testing/runtime-episodes.ts';
+import { runExpertEpisodes } from '../experiments/testing/runtime-episodes.ts';
 
 const tok = new WordTokenizer();
 

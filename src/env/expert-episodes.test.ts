@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { BUILTIN_FAMILIES } from './builtin.ts';
 import { variantKnobs } from './knobs.ts';
-import { runExpertEpisodes, windowsUsed } from './testing/runtime-episodes.ts';
+import { runExpertEpisodes, windowsUsed } from '../experiments/testing/runtime-episodes.ts';
 
 /**
  * Episode-level checks through the real rollout runtime (method §2, default config: C = 256,

@@ -5,7 +5,9 @@ import { recomputeOld } from '../rl/recompute-old.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
+import { episodeOfJob, type EpisodeJob } from '../rollout/episode-job.ts';
 import { runEpisodes } from '../rollout/runner.ts';
+import { createEnvironment } from '../env/create-environment.ts';
 import type { TokenSampler } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
@@ -21,7 +23,31 @@ export interface BatchSegment {
   samplerLogprobs: (number | null)[]; // [T]
 }
 
-/** Stage 1: B episodes on training seeds; `groupSize` samples per task (broadcast's baseline group). */
+/**
+ * The jobs of one iteration's batch (method §6): B episodes on training seeds, `groupSize` samples
+ * per task (broadcast's baseline group), to be sampled by the weights after iteration - 1 updates.
+ */
+export function episodeJobs(options: {
+  family: TaskFamily;
+  knobs: Record<string, unknown>;
+  batchEpisodes: number;
+  groupSize: number;
+  iteration: number;
+  rng: Rng;
+}): EpisodeJob[] {
+  const { family, rng } = options;
+  const tasks = Math.ceil(options.batchEpisodes / options.groupSize);
+  const span = family.trainSeeds.end - family.trainSeeds.start;
+  const seeds = Array.from({ length: tasks }, () => family.trainSeeds.start + rng.int(span));
+  return Array.from({ length: options.batchEpisodes }, (_, i) => ({
+    episodeId: `it${options.iteration}-ep${i}`,
+    env: { kind: 'family', family: family.name, knobs: options.knobs },
+    seed: seeds[Math.floor(i / options.groupSize)]!,
+    policyVersion: options.iteration - 1,
+  }));
+}
+
+/** Stage 1: the iteration's episodes, run in this process (environments built here from their jobs). */
 export async function sampleEpisodes(options: {
   family: TaskFamily;
   knobs: Record<string, unknown>;
@@ -33,17 +59,9 @@ export async function sampleEpisodes(options: {
   iteration: number;
   rng: Rng;
 }): Promise<EpisodeRecord[]> {
-  const { family, rng } = options;
-  const tasks = Math.ceil(options.batchEpisodes / options.groupSize);
-  const span = family.trainSeeds.end - family.trainSeeds.start;
-  const seeds = Array.from({ length: tasks }, () => family.trainSeeds.start + rng.int(span));
-  const episodes = Array.from({ length: options.batchEpisodes }, (_, i) => ({
-    episodeId: `it${options.iteration}-ep${i}`,
-    env: family.create(options.knobs),
-    seed: seeds[Math.floor(i / options.groupSize)]!,
-  }));
+  const jobs = episodeJobs(options);
   return runEpisodes({
-    episodes,
+    episodes: jobs.map((job) => episodeOfJob(job, createEnvironment)),
     config: options.rollout,
     layout: options.layout,
     actor: options.sampler,

@@ -1,6 +1,6 @@
 import { scaleTokenCount, WORD_TOKEN_UNITS } from '../rollout/config.ts';
 import { taskFamily } from '../env/builtin.ts';
-import type { Preset } from './presets.ts';
+import type { Preset } from './preset-types.ts';
 
 const TOKEN_UNIT_KEYS = [
   'contextWindow',

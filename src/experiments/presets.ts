@@ -1,6 +1,7 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import type { SftConfigInput } from './sft-config.ts';
-import { RL_SYSTEMS, type SystemName } from './systems.ts';
+import type { Preset } from './preset-types.ts';
+import { RL_SYSTEMS } from './systems.ts';
 import { terminalPreset } from './terminal-preset.ts';
 import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
 
@@ -8,46 +9,6 @@ import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
  * `crl reproduce` presets (registry, not branches). Sizes are chosen for 2 CPU cores; see
  * docs/decisions/0007-experiments.md for the measured costs behind them.
  */
-export interface EvalPlan {
-  /** Evaluation tasks per env (family eval seeds) and samples per task (method §8: n >= 4). */
-  tasks: number;
-  samplesPerTask: number;
-  /** Modes at the same C: x1 and the training K. */
-  windows: number[];
-  /** Longer-horizon modes (more windows than training used); [] to skip. */
-  longerWindows: number[];
-  /** Table 1: summary writers swapped under these acting systems. */
-  writers: string[];
-  writerSystems: SystemName[];
-  /** Held-out variants evaluated per env (the first N the family defines), for these systems. */
-  heldOutVariants: number;
-  heldOutSystems: SystemName[];
-}
-
-export interface Preset {
-  description: string;
-  /** word (default) | qwen3 | a tokenizer directory: set by withTokenizer (preset-tokenizer.ts), recorded in pipeline.json. */
-  tokenizer?: string;
-  envs: string[];
-  /** Per-env knob overrides used by SFT, training and evaluation (held-out variants apply on top). */
-  knobs?: Readonly<Record<string, Record<string, unknown>>>;
-  /** Per-env knobs for RL training and evaluation only, on top of `knobs` (the SFT base keeps `knobs`). */
-  rlKnobs?: Readonly<Record<string, Record<string, unknown>>>;
-  seeds: number[];
-  /**
-   * One SFT base for every seed: the base of this seed. Unset: each seed trains its own base. Set,
-   * the seeds are RL seeds from a shared start, so paired differences between RL systems measure
-   * the RL algorithm with the base held fixed (the `table4` preset).
-   */
-  baseSeed?: number;
-  /** RL systems trained after the SFT base (base is always evaluated). */
-  systems: SystemName[];
-  sft: Omit<SftConfigInput, 'env' | 'seed'>;
-  /** Per-env SFT overrides merged over `sft` (e.g. fog-courier's lossy p). */
-  sftByEnv?: Readonly<Record<string, Partial<Omit<SftConfigInput, 'env' | 'seed'>>>>;
-  train: TrainConfigInput;
-  eval: EvalPlan;
-}
 
 const rollout = { contextWindow: 256, maxWindows: 4 };
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { RUN_FILES } from '../report/run-files.ts';
 import type { EvalRequest } from './evaluate-policy.ts';
-import type { Preset } from './presets.ts';
+import type { Preset } from './preset-types.ts';
 import { DOUBLE_CONTEXT_SYSTEM, type SystemName } from './systems.ts';
 import type { ActorKind } from './trainer-models.ts';
 

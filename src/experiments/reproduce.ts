@@ -10,7 +10,7 @@ import { codeVersion, commandLine, configHash } from '../util/provenance.ts';
 import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
 import { evaluatePolicy, evalRequestRecord } from './evaluate-policy.ts';
 import { evalRequests, type PolicyRef } from './reproduce-evals.ts';
-import type { Preset } from './presets.ts';
+import type { Preset } from './preset-types.ts';
 import { createProgress, SFT_FIELDS } from './progress.ts';
 import { createReuseGuard } from './reuse-guard.ts';
 import { SftConfigSchema } from './sft-config.ts';

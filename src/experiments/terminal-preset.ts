@@ -1,6 +1,6 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import { SHELL_LEDGER_ROLLOUT } from '../env/shell-ledger/index.ts';
-import type { Preset } from './presets.ts';
+import type { Preset } from './preset-types.ts';
 import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
 import type { SftConfigInput } from './sft-config.ts';
 

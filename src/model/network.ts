@@ -1,7 +1,8 @@
 import { AdamW } from '../optim/adamw.ts';
 import { parseOptimizerConfig, type OptimizerConfig } from '../optim/config.ts';
 import { packWeight, type PackedWeight } from '../tensor/packed-weight.ts';
-import { ropeTable, type RopeTable } from '../tensor/rope.ts';
+import { ropeTable } from '../tensor/rope.ts';
+import type { RopeTable } from '../tensor/op-args.ts';
 import type { Rng } from '../util/random.ts';
 import { attentionShape, headDim, parseModelConfig, type ModelConfig } from './config.ts';
 import type { PackedLayer } from './llama-block.ts';

@@ -1,4 +1,5 @@
-import { attentionLayout, type AttentionLayout } from '../tensor/attention.ts';
+import { attentionLayout } from '../tensor/attention.ts';
+import type { AttentionLayout } from '../tensor/op-args.ts';
 import type { ModelConfig } from './config.ts';
 
 /**

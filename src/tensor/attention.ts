@@ -1,6 +1,7 @@
 import { gemm } from './gemm.ts';
 import { nativeOps } from './native-ops.ts';
 import { causalSoftmaxBackward, causalSoftmaxForward } from './softmax.ts';
+import type { AttentionLayout, AttentionForwardArgs, AttentionBackwardArgs } from './op-args.ts';
 
 /**
  * Causal multi-head self-attention over packed ragged sequences: each sequence attends only to
@@ -15,14 +16,6 @@ import { causalSoftmaxBackward, causalSoftmaxForward } from './softmax.ts';
  */
 /** Query rows per causal block (see attentionForward). */
 const QUERY_BLOCK = 64;
-
-export interface AttentionLayout {
-  starts: Int32Array; // [S] first row of each sequence
-  lengths: Int32Array; // [S]
-  probStarts: Float64Array; // [S] offset of each sequence's [H, L, L] block in probs
-  probSize: number; // sum over sequences of H * L^2
-  maxLen: number;
-}
 
 export function attentionLayout({ lengths, nHeads }: { lengths: ArrayLike<number>; nHeads: number }): AttentionLayout {
   const s = lengths.length;
@@ -42,17 +35,6 @@ export function attentionLayout({ lengths, nHeads }: { lengths: ArrayLike<number
     if (l > maxLen) maxLen = l;
   }
   return { starts, lengths: lens, probStarts, probSize: p, maxLen };
-}
-
-export interface AttentionForwardArgs {
-  out: Float32Array; // [N, H D]
-  probs: Float32Array; // [probSize] saved for backward
-  qkv: Float32Array; // [N, (H + 2 Hkv) D]: q heads, then k heads, then v heads
-  layout: AttentionLayout;
-  nHeads: number;
-  headDim: number;
-  /** Key/value heads (grouped-query attention): query head h reads kv head floor(h / (H / Hkv)). Default nHeads. */
-  nKvHeads?: number;
 }
 
 /** Column offsets of one qkv row and the head grouping. G = H / Hkv query heads per kv head. */
@@ -137,18 +119,6 @@ export function attentionForwardTs(a: AttentionForwardArgs): void {
       }
     }
   }
-}
-
-export interface AttentionBackwardArgs {
-  dqkv: Float32Array; // [N, (H + 2 Hkv) D] accumulated
-  dout: Float32Array; // [N, H D]
-  qkv: Float32Array; // [N, (H + 2 Hkv) D]
-  probs: Float32Array; // [probSize]
-  scratch: Float32Array; // [H, maxLen, maxLen]
-  layout: AttentionLayout;
-  nHeads: number;
-  headDim: number;
-  nKvHeads?: number;
 }
 
 export function attentionBackward(a: AttentionBackwardArgs): void {

@@ -4,15 +4,7 @@
  * Computed in float64 accumulators so training log-probs match the sampler's to ~1e-6.
  */
 import { nativeOps } from './native-ops.ts';
-
-export interface LogprobForwardArgs {
-  probs: Float32Array; // [N, V] logits in, probabilities out (in place, kept for backward)
-  targets: Int32Array; // [N] target id per row; -1 = no target (logprob 0)
-  logprobs: Float32Array; // [N] out
-  entropies: Float32Array; // [N] out
-  n: number;
-  v: number;
-}
+import type { LogprobForwardArgs, LogprobBackwardArgs } from './op-args.ts';
 
 /** The native twin when available (native-ops.ts: bit-identical, both threads); logprobForwardTs otherwise. */
 export function logprobForward(a: LogprobForwardArgs): void {
@@ -39,17 +31,6 @@ export function logprobForwardTs({ probs, targets, logprobs, entropies, n, v }: 
     }
     entropies[r] = ent;
   }
-}
-
-export interface LogprobBackwardArgs {
-  dlogits: Float32Array; // [N, V] accumulated
-  probs: Float32Array; // [N, V]
-  targets: Int32Array; // [N]
-  dlogprobs: Float32Array; // [N]
-  dentropies: Float32Array | null; // [N]
-  entropies: Float32Array; // [N]
-  n: number;
-  v: number;
 }
 
 /**

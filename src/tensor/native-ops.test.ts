@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
 import { nativeOps } from './native-ops.ts';
-import { logprobForwardTs, type LogprobForwardArgs } from './logprob.ts';
+import { logprobForwardTs } from './logprob.ts';
+import type { LogprobForwardArgs } from './op-args.ts';
 import { rmsnormBackwardTs, rmsnormForwardTs } from './rmsnorm.ts';
 import { ropeRotateTs, ropeTable } from './rope.ts';
 import {

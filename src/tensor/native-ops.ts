@@ -12,12 +12,16 @@
  * layer instead of one per sequence / slot, parallel over (sequence, head) pairs / rows.
  */
 import { nativeAddon, type NativeAddon } from './native.ts';
-import type { AttentionBackwardArgs, AttentionForwardArgs } from './attention.ts';
-import type { LogprobForwardArgs } from './logprob.ts';
-import type { RmsnormBackwardArgs, RmsnormForwardArgs } from './rmsnorm.ts';
-import type { RopeArgs } from './rope.ts';
-import type { CausalSoftmaxArgs, CausalSoftmaxBackwardArgs } from './softmax.ts';
-import type { SwigluBackwardArgs, SwigluForwardArgs } from './swiglu.ts';
+import type { AttentionBackwardArgs } from './op-args.ts';
+import type { AttentionForwardArgs } from './op-args.ts';
+import type { LogprobForwardArgs } from './op-args.ts';
+import type { RmsnormBackwardArgs } from './op-args.ts';
+import type { RmsnormForwardArgs } from './op-args.ts';
+import type { RopeArgs } from './op-args.ts';
+import type { CausalSoftmaxBackwardArgs } from './op-args.ts';
+import type { CausalSoftmaxArgs } from './op-args.ts';
+import type { SwigluBackwardArgs } from './op-args.ts';
+import type { SwigluForwardArgs } from './op-args.ts';
 
 /** Arguments of src/model/decode-attention.ts's decodeAttention (the whole decode step). */
 export interface DecodeStepArgs {

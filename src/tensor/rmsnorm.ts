@@ -4,16 +4,7 @@
  * the residual stream's gradient arrives already in dinp).
  */
 import { nativeOps } from './native-ops.ts';
-
-export interface RmsnormForwardArgs {
-  out: Float32Array; // [N, C]
-  rstd: Float32Array; // [N] saved for backward
-  inp: Float32Array; // [N, C]
-  weight: Float32Array; // [C]
-  n: number;
-  c: number;
-  eps: number;
-}
+import type { RmsnormForwardArgs, RmsnormBackwardArgs } from './op-args.ts';
 
 /** Dispatches to the native twin when the addon is loaded (native-ops.ts); rmsnormForwardTs otherwise. */
 export function rmsnormForward(args: RmsnormForwardArgs): void {
@@ -33,17 +24,6 @@ export function rmsnormForwardTs({ out, rstd, inp, weight, n, c, eps }: RmsnormF
     rstd[r] = s;
     for (let i = 0; i < c; i++) out[o + i] = inp[o + i]! * s * weight[i]!;
   }
-}
-
-export interface RmsnormBackwardArgs {
-  dinp: Float32Array; // [N, C] accumulated
-  dweight: Float32Array; // [C] accumulated
-  dout: Float32Array; // [N, C]
-  inp: Float32Array; // [N, C]
-  weight: Float32Array; // [C]
-  rstd: Float32Array; // [N]
-  n: number;
-  c: number;
 }
 
 /** Dispatches to the native twin when the addon is loaded (native-ops.ts); rmsnormBackwardTs otherwise. */

@@ -1,4 +1,5 @@
 import { nativeOps } from './native-ops.ts';
+import type { RopeTable, RopeArgs } from './op-args.ts';
 
 /**
  * Rotary position embeddings, Hugging Face Llama "rotate_half" layout: inside each head of size D,
@@ -64,13 +65,6 @@ export function ropeFrequencies({
   };
 }
 
-export interface RopeTable {
-  cos: Float32Array; // [P, D/2]
-  sin: Float32Array; // [P, D/2]
-  half: number; // D/2
-  maxPositions: number;
-}
-
 export function ropeTable({
   maxPositions,
   headDim,
@@ -95,16 +89,6 @@ export function ropeTable({
     }
   }
   return { cos, sin, half, maxPositions };
-}
-
-export interface RopeArgs {
-  x: Float32Array; // rows of [H, D] at x[offset + r * rowStride]
-  n: number;
-  nHeads: number;
-  rowStride: number;
-  offset: number;
-  positions: Int32Array; // [N] absolute position of each row
-  table: RopeTable;
 }
 
 /** The TypeScript body: fallback and the native twin's oracle (which computes in double too, so bit-identical). */

@@ -3,13 +3,7 @@
  * zeroes the rest (the causal mask). R = blocks (heads), L = sequence length.
  */
 import { nativeOps } from './native-ops.ts';
-
-export interface CausalSoftmaxArgs {
-  x: Float32Array; // [R, L, L] at offset, scores in, probabilities out (in place)
-  offset: number;
-  blocks: number;
-  l: number;
-}
+import type { CausalSoftmaxArgs, CausalSoftmaxBackwardArgs } from './op-args.ts';
 
 /** Dispatches to the native twin when the addon is loaded (native-ops.ts); causalSoftmaxForwardTs otherwise. */
 export function causalSoftmaxForward(args: CausalSoftmaxArgs): void {
@@ -34,15 +28,6 @@ export function causalSoftmaxForwardTs({ x, offset, blocks, l }: CausalSoftmaxAr
       for (let j = i + 1; j < l; j++) x[o + j] = 0;
     }
   }
-}
-
-export interface CausalSoftmaxBackwardArgs {
-  grad: Float32Array; // [R, L, L] at gradOffset: dL/dprobs in, dL/dscores out (in place)
-  gradOffset: number;
-  probs: Float32Array; // [R, L, L] at probsOffset
-  probsOffset: number;
-  blocks: number;
-  l: number;
 }
 
 /** dS_ij = P_ij * (dP_ij - sum_k P_ik dP_ik); masked entries get 0. */

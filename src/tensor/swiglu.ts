@@ -5,14 +5,7 @@
  * backward needs no exp (exp is most of this op's cost).
  */
 import { nativeOps } from './native-ops.ts';
-
-export interface SwigluForwardArgs {
-  out: Float32Array; // [N, F]
-  sig: Float32Array; // [N, F] sigmoid(gate), saved for backward
-  inp: Float32Array; // [N, 2F]
-  n: number;
-  f: number;
-}
+import type { SwigluForwardArgs, SwigluBackwardArgs } from './op-args.ts';
 
 /** Dispatches to the native twin when the addon is loaded (native-ops.ts); swigluForwardTs otherwise. */
 export function swigluForward(args: SwigluForwardArgs): void {
@@ -31,15 +24,6 @@ export function swigluForwardTs({ out, sig, inp, n, f }: SwigluForwardArgs): voi
       out[oo + i] = g * sg * inp[oi + f + i]!;
     }
   }
-}
-
-export interface SwigluBackwardArgs {
-  dinp: Float32Array; // [N, 2F] accumulated
-  dout: Float32Array; // [N, F]
-  inp: Float32Array; // [N, 2F]
-  sig: Float32Array; // [N, F] from the forward
-  n: number;
-  f: number;
 }
 
 /** Dispatches to the native twin when the addon is loaded (native-ops.ts); swigluBackwardTs otherwise. */

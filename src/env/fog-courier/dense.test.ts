@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkDenseDeterministicAndClosed } from '../testing/dense-laws.ts';
+import { checkDenseDeterministicAndClosed } from '../../experiments/testing/dense-laws.ts';
 import { Rng } from '../../util/random.ts';
 import { words } from '../visible-window.ts';
 import { fogCourier, fogCourierKnobs } from './index.ts';

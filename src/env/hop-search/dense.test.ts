@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../contracts/index.ts';
-import { checkDenseDeterministicAndClosed } from '../testing/dense-laws.ts';
+import { checkDenseDeterministicAndClosed } from '../../experiments/testing/dense-laws.ts';
 import { Rng } from '../../util/random.ts';
 import type { DensePart } from '../family.ts';
 import { hopSearch, hopSearchKnobs } from './index.ts';

@@ -12,7 +12,7 @@ import { Rng } from '../../util/random.ts';
 import { HarborEnv } from '../harbor/harbor-env.ts';
 import { loadHarborTasks } from '../harbor/load-tasks.ts';
 import { harborOraclePolicy } from '../harbor/oracle-policy.ts';
-import { runExpertEpisodes, windowsUsed, type WriterChoice } from '../testing/runtime-episodes.ts';
+import { runExpertEpisodes, windowsUsed, type WriterChoice } from '../../experiments/testing/runtime-episodes.ts';
 import { generateShellLedger, partText, shellLedger, shellLedgerKnobs } from './index.ts';
 import { END_OF_LOG } from './generate.ts';
 import { isValueWord } from '../value-words.ts';

@@ -1,8 +1,8 @@
 import { pathToFileURL } from 'node:url';
-import { BUILTIN_FAMILIES } from '../builtin.ts';
-import type { TaskFamily } from '../family.ts';
-import { TERMINAL_FAMILIES } from '../terminal.ts';
-import { variantKnobs } from '../knobs.ts';
+import { BUILTIN_FAMILIES } from '../../env/builtin.ts';
+import type { TaskFamily } from '../../env/family.ts';
+import { TERMINAL_FAMILIES } from '../../env/terminal.ts';
+import { variantKnobs } from '../../env/knobs.ts';
 import { runExpertEpisodes, windowsUsed, type WriterChoice } from './runtime-episodes.ts';
 
 /**
@@ -12,7 +12,7 @@ import { runExpertEpisodes, windowsUsed, type WriterChoice } from './runtime-epi
  * runtime at its default config (C = 256), plus x1 at twice the context (C = 512, the window of the
  * 2x-context system, method §7). Markdown to stdout.
  *
- *   node --import tsx src/env/testing/measure-suite.ts [episodes=200] [--terminal]
+ *   node --import tsx src/experiments/testing/measure-suite.ts [episodes=200] [--terminal]
  *
  * --terminal measures the sandboxed families (shell-ledger) instead, in their own tokenizer and at
  * the rollout config they are sized for (TaskFamily.rollout), 16 sandboxes at a time.

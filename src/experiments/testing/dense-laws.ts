@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { WordTokenizer } from '../../model/tokenizer.ts';
-import type { DensePart } from '../family.ts';
+import type { DensePart } from '../../env/family.ts';
 
 /**
  * The laws every family's dense generator keeps (its test calls this): the same seed gives the

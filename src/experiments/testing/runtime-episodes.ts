@@ -4,7 +4,7 @@ import type { EpisodeRecord } from '../../rollout/record.ts';
 import { runEpisodes } from '../../rollout/runner.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
 import { Rng } from '../../util/random.ts';
-import type { TaskFamily } from '../family.ts';
+import type { TaskFamily } from '../../env/family.ts';
 import type { TextPolicy } from '../../contracts/index.ts';
 
 /**
