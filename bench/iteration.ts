@@ -35,7 +35,7 @@ import { writeCreditSamples } from '../src/experiments/credit-samples.ts';
 import { appendMetrics } from '../src/experiments/metrics-log.ts';
 import { getPreset } from '../src/experiments/presets.ts';
 import { systemOverrides } from '../src/experiments/systems.ts';
-import { taskFamily } from '../src/env/builtin.ts';
+import { getFamily } from '../src/env/registry.ts';
 import { buildTrainerModels, trainTokenizer } from '../src/experiments/trainer-models.ts';
 import { Profiler } from '../src/model/profiler.ts';
 import { ppoUpdate } from '../src/rl/ppo-update.ts';
@@ -131,7 +131,7 @@ export async function profileIterations(options: {
     ),
   );
   const tokenizer = await trainTokenizer(config);
-  const family = taskFamily(env);
+  const family = getFamily(env);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const algorithm = algorithmSpec(config.algorithm);
   const models = await buildTrainerModels({

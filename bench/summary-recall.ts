@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
 import { resolveCheckpointDir } from '../src/experiments/policy-source.ts';
 import { expertEpisodes } from '../src/experiments/sft-data.ts';
-import { taskFamily } from '../src/env/builtin.ts';
+import { getFamily } from '../src/env/registry.ts';
 import { loadCheckpoint } from '../src/model/checkpoint.ts';
 import { loadTokenizer } from '../src/model/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   });
   if (positionals.length === 0) throw new Error('give one or more run or checkpoint directories');
   const tokenizer = loadTokenizer('word');
-  const family = taskFamily(values.env);
+  const family = getFamily(values.env);
   const { config: rollout, layout } = resolveRolloutConfig({ input: JSON.parse(values.rollout), tokenizer });
   const records = await expertEpisodes({
     family,

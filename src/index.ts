@@ -135,7 +135,7 @@ export { textPolicySampler } from './rollout/text-policy-sampler.ts';
 export type { TaskFamily, SeedRange } from './env/family.ts';
 export type { SummaryContent, SummaryWriters } from './env/summary-content.ts';
 export { registerFamily, getFamily, familyNames } from './env/registry.ts';
-export { BUILTIN_FAMILIES, registerBuiltinFamilies } from './env/builtin.ts';
+export { BUILTIN_FAMILIES, TERMINAL_FAMILIES, KNOWN_FAMILIES } from './env/builtin.ts';
 export {
   kvLedger,
   KvLedgerEnv,

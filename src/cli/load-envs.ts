@@ -1,4 +1,4 @@
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 import type { TaskFamily } from '../env/family.ts';
 import { KnobsError, variantKnobs } from '../env/knobs.ts';
 import { CliError } from './errors.ts';
@@ -6,7 +6,7 @@ import { CliError } from './errors.ts';
 /** Looks up --env; an unknown name is a user error listing the valid names. */
 function familyFor(name: string): TaskFamily {
   try {
-    return taskFamily(name);
+    return getFamily(name);
   } catch (e) {
     throw new CliError(`--env: ${(e as Error).message}`);
   }

@@ -3,30 +3,16 @@ import type { TaskFamily } from './family.ts';
 import { fogCourier } from './fog-courier/index.ts';
 import { hopSearch } from './hop-search/index.ts';
 import { kvLedger } from './kv-ledger/index.ts';
-import { familyNames, getFamily, registerFamily } from './registry.ts';
-import { registerTerminalFamilies } from './terminal.ts';
+import { shellLedger } from './shell-ledger/index.ts';
 
-/** The built-in long-horizon task suite (docs/tasks.md). */
+/** The built-in long-horizon task suite in the word vocabulary (docs/tasks.md). */
 export const BUILTIN_FAMILIES: readonly TaskFamily[] = [kvLedger, fogCourier, hopSearch];
 
 /**
- * Registers the built-in suite and the chunk-sum smoke task once; calling it (or importing this
- * module) again is a no-op.
+ * Task families that run in the shell sandbox (docs/harbor.md). Kept apart from the word suite:
+ * their text needs a subword tokenizer, and their episodes need a sandbox.
  */
-export function registerBuiltinFamilies(): void {
-  const known = new Set(familyNames());
-  for (const f of [...BUILTIN_FAMILIES, chunkSumFamily]) if (!known.has(f.name)) registerFamily(f);
-}
+export const TERMINAL_FAMILIES: readonly TaskFamily[] = [shellLedger];
 
-/**
- * The one family lookup of the CLI and the experiments: every built-in family, the terminal
- * families (terminal.ts) and any family registered before, by name; an unknown name throws an
- * error that lists the valid ones.
- */
-export function taskFamily(name: string): TaskFamily {
-  registerBuiltinFamilies();
-  registerTerminalFamilies();
-  return getFamily(name);
-}
-
-registerBuiltinFamilies();
+/** Every family the registry knows from the start: the suites above and the chunk-sum smoke task. */
+export const KNOWN_FAMILIES: readonly TaskFamily[] = [...BUILTIN_FAMILIES, ...TERMINAL_FAMILIES, chunkSumFamily];

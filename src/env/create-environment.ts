@@ -1,6 +1,6 @@
 import type { EnvSpec, Environment } from '../contracts/index.ts';
 import { sandboxBackend } from '../sandbox/registry.ts';
-import { taskFamily } from './builtin.ts';
+import { getFamily } from './registry.ts';
 import { HarborEnv } from './harbor/harbor-env.ts';
 import { loadHarborTask } from './harbor/load-tasks.ts';
 
@@ -10,7 +10,7 @@ import { loadHarborTask } from './harbor/load-tasks.ts';
  * checked) here, so a worker reads them from its own file system.
  */
 export function createEnvironment(spec: EnvSpec): Environment {
-  if (spec.kind === 'family') return taskFamily(spec.family).create(spec.knobs);
+  if (spec.kind === 'family') return getFamily(spec.family).create(spec.knobs);
   return new HarborEnv({
     task: loadHarborTask(spec.taskDir),
     exposeSolution: spec.exposeSolution,

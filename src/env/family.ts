@@ -46,12 +46,8 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
   /** A scripted expert that acts well from the visible context alone. */
   readonly expert: TextPolicy;
   readonly summaryWriters: SummaryWriters;
-  /**
-   * Optional: how the expert's final decision goes wrong (a wrong value in the answer, `done`
-   * before the drop), for an SFT demonstrator that slips (`slipP`, src/env/slip.ts); undefined
-   * for an action that has no such mistake.
-   */
-  readonly slip?: Slip;
+  /** Optional: what the SFT recipe (docs/sft.md) needs beyond the expert and its writers. */
+  readonly sft?: SftRecipe<Knobs>;
   /**
    * Optional: the clauses a summary written now should keep (the oracle's goal, facts and meta),
    * read from the window the policy saw when asked to summarize (q_sum last). `crl view` marks
@@ -63,11 +59,6 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
    * Shell output holds characters the word vocabulary cannot encode (shell-ledger: 'qwen3').
    */
   readonly tokenizer?: string;
-  /**
-   * Optional: the family writes its values as value words (src/env/value-words.ts) whatever its
-   * knobs (shell-ledger), so the dense warm-up's recall stage does too (recallValueWords).
-   */
-  readonly valueWords?: boolean;
   /**
    * Optional: knobs a run in a subword tokenizer sets (`crl reproduce --tokenizer qwen3`):
    * kv-ledger's `{ valueWords: true }`, since the embedded model does not learn to copy numbers
@@ -92,8 +83,23 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
    * it (`crl export-tasks`); the folder then runs with `crl run --env harbor:DIR`.
    */
   writeTaskFolder?(options: { seed: number; knobs: Knobs; dir: string }): string;
+}
+
+/** A family's part of the SFT recipe (docs/sft.md): the demonstrator's slips and the dense warm-up. */
+export interface SftRecipe<Knobs extends Record<string, unknown> = Record<string, unknown>> {
   /**
-   * Optional dense warm-up generator: one sequence with many supervised lookups (seeded by rng,
+   * How the expert's final decision goes wrong (a wrong value in the answer, `done`
+   * before the drop), for an SFT demonstrator that slips (`slipP`, src/env/slip.ts); undefined
+   * for an action that has no such mistake.
+   */
+  readonly slip?: Slip;
+  /**
+   * The family writes its values as value words (src/env/value-words.ts) whatever its
+   * knobs (shell-ledger), so the dense warm-up's recall stage does too (recallValueWords).
+   */
+  readonly valueWords?: boolean;
+  /**
+   * Dense warm-up generator: one sequence with many supervised lookups (seeded by rng,
    * at most maxChunks chunks of stream, `probes` lookups, a summaryShare of them as summaries).
    * The recall stage before it is family independent (src/env/recall-form.ts).
    */

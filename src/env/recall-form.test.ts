@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { recallForm, recallValueWords } from './recall-form.ts';
-import { taskFamily } from './builtin.ts';
+import { getFamily } from './registry.ts';
 import { words } from './visible-window.ts';
 
 describe('recall form', () => {
@@ -28,8 +28,8 @@ describe('recall form', () => {
   });
 
   it('writes values as words when the family does, always or by its knobs', () => {
-    expect(recallValueWords(taskFamily('shell-ledger'), {})).toBe(true);
-    expect(recallValueWords(taskFamily('kv-ledger'), {})).toBe(false);
-    expect(recallValueWords(taskFamily('kv-ledger'), { valueWords: true })).toBe(true);
+    expect(recallValueWords(getFamily('shell-ledger'), {})).toBe(true);
+    expect(recallValueWords(getFamily('kv-ledger'), {})).toBe(false);
+    expect(recallValueWords(getFamily('kv-ledger'), { valueWords: true })).toBe(true);
   });
 });

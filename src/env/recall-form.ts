@@ -29,7 +29,5 @@ export function recallForm(options: { rng: Rng; probes: number; pairs?: number; 
  * The recall form writes values as words when the family does: always (shell-ledger) or by its
  * knobs (kv-ledger's valueWords). Recall learned on digits does not carry over to value words.
  */
-export const recallValueWords = (
-  family: Pick<TaskFamily, 'valueWords'>,
-  knobs: Readonly<Record<string, unknown>>,
-): boolean => family.valueWords === true || knobs.valueWords === true;
+export const recallValueWords = (family: Pick<TaskFamily, 'sft'>, knobs: Readonly<Record<string, unknown>>): boolean =>
+  family.sft?.valueWords === true || knobs.valueWords === true;

@@ -1,7 +1,12 @@
+import { KNOWN_FAMILIES } from './builtin.ts';
 import type { TaskFamily } from './family.ts';
 
-/** Registered task families by name (house style: registries, not branches). */
-const families = new Map<string, TaskFamily>();
+/**
+ * Task families by name (house style: registries, not branches). Every built-in family is
+ * registered when this module loads, so a lookup never depends on an earlier call; a library user
+ * adds families with registerFamily.
+ */
+const families = new Map<string, TaskFamily>(KNOWN_FAMILIES.map((f) => [f.name, f]));
 
 export function registerFamily(family: TaskFamily): void {
   if (families.has(family.name)) throw new Error(`task family ${family.name} is already registered`);

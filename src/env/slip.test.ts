@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../contracts/index.ts';
 import { Rng } from '../util/random.ts';
-import { taskFamily } from './builtin.ts';
+import { getFamily } from './registry.ts';
 import { slippingExpert } from './slip.ts';
 
 const chat = (...turns: [ChatMessage['role'], string][]): ChatMessage[] =>
@@ -9,37 +9,37 @@ const chat = (...turns: [ChatMessage['role'], string][]): ChatMessage[] =>
 
 describe('family slips', () => {
   it('kv-ledger: one answered value becomes another value in view; no slip before the answer', () => {
-    const kv = taskFamily('kv-ledger');
+    const kv = getFamily('kv-ledger');
     const m = chat(['user', 'queries a'], ['assistant', 'read'], ['observation', 'set a 5 set b 9 end']);
-    expect(kv.slip!('answer 5', m, new Rng(1))).toBe('answer 9');
-    expect(kv.slip!('read', m, new Rng(1))).toBeUndefined();
-    expect(kv.slip!('answer none', m, new Rng(1))).toBeUndefined();
+    expect(kv.sft!.slip!('answer 5', m, new Rng(1))).toBe('answer 9');
+    expect(kv.sft!.slip!('read', m, new Rng(1))).toBeUndefined();
+    expect(kv.sft!.slip!('answer none', m, new Rng(1))).toBeUndefined();
     // keyed answers keep their keys; with no other value in view, any other value word
     const w = chat(['user', 'queries a'], ['assistant', 'read'], ['observation', 'set a tiger end']);
-    const slipped = kv.slip!('answer a tiger', w, new Rng(2))!.split(' ');
+    const slipped = kv.sft!.slip!('answer a tiger', w, new Rng(2))!.split(' ');
     expect(slipped.slice(0, 2)).toEqual(['answer', 'a']);
     expect(slipped[2]).not.toBe('tiger');
   });
 
   it('hop-search: one answer becomes another entity of the opened documents', () => {
-    const hop = taskFamily('hop-search');
+    const hop = getFamily('hop-search');
     const m = chat(
       ['user', 'question q boss answer'],
       ['assistant', 'open 3'],
       ['observation', 'doc 3 : q boss e . k pet m'],
     );
-    const out = new Set(Array.from({ length: 20 }, (_, i) => hop.slip!('answer e', m, new Rng(i))));
+    const out = new Set(Array.from({ length: 20 }, (_, i) => hop.sft!.slip!('answer e', m, new Rng(i))));
     expect([...out].sort()).toEqual(['answer k', 'answer m', 'answer q']);
   });
 
   it('fog-courier: done instead of the drop, nothing else', () => {
-    const fog = taskFamily('fog-courier');
-    expect(fog.slip!('drop key', [], new Rng(0))).toBe('done');
-    expect(fog.slip!('go north', [], new Rng(0))).toBeUndefined();
+    const fog = getFamily('fog-courier');
+    expect(fog.sft!.slip!('drop key', [], new Rng(0))).toBe('done');
+    expect(fog.sft!.slip!('go north', [], new Rng(0))).toBeUndefined();
   });
 
   it('slippingExpert(p = 0) is the expert itself; at p the success rate of expert episodes drops by about p', async () => {
-    const kv = taskFamily('kv-ledger');
+    const kv = getFamily('kv-ledger');
     expect(slippingExpert(kv, 0)).toBe(kv.expert);
     const rate = async (p: number): Promise<number> => {
       const rng = new Rng(7);

@@ -9,7 +9,8 @@ import type { TaskFamily } from './family.ts';
  * (no rng is drawn, so runs without slips are unchanged).
  */
 export function slippingExpert(family: TaskFamily, p: number): TextPolicy {
-  const { expert, slip } = family;
+  const { expert } = family;
+  const slip = family.sft?.slip;
   if (p <= 0 || !slip) return expert;
   return (messages, rng) => {
     const action = expert(messages, rng);

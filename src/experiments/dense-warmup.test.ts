@@ -6,7 +6,7 @@ import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { createChatLayout, DEFAULT_CHAT_TEMPLATES } from '../rollout/chat-layout.ts';
 import { denseReplay, DenseWarmupSchema, encodeDense, RECALL_BLOCK } from './dense-warmup.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 import { Rng } from '../util/random.ts';
 import { readMetrics } from './metrics-log.ts';
 import { SftConfigSchema } from './sft-config.ts';
@@ -227,7 +227,7 @@ describe('dense warm-up', () => {
   }, 120_000);
 
   it('replay: dense sequences as SFT sequences, masked at the supervised positions, deterministic per rng', async () => {
-    const family = taskFamily('fog-courier');
+    const family = getFamily('fog-courier');
     const config = DenseWarmupSchema.parse({ probes: 6 });
     const make = (seed: number, n: number) =>
       denseReplay({ family, knobs: {}, layout, config, rng: new Rng(seed), n, maxTokens: 256 });
@@ -251,7 +251,13 @@ describe('dense warm-up', () => {
       expect(sup.every((t) => assistant[t])).toBe(true);
     }
     const first = encodeDense(
-      family.dense!({ rng: new Rng(3), knobs: family.knobs.parse({}), maxChunks: 8, probes: 6, summaryShare: 0.5 }),
+      family.sft!.dense!({
+        rng: new Rng(3),
+        knobs: family.knobs.parse({}),
+        maxChunks: 8,
+        probes: 6,
+        summaryShare: 0.5,
+      }),
       layout,
       256,
     );
@@ -260,7 +266,7 @@ describe('dense warm-up', () => {
     expect(make(3, 0)).toEqual([]);
     expect(
       denseReplay({
-        family: taskFamily('chunk-sum'),
+        family: getFamily('chunk-sum'),
         knobs: {},
         layout,
         config,

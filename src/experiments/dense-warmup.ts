@@ -193,10 +193,10 @@ function familyDense(
   knobsInput: Record<string, unknown>,
   config: DenseWarmupConfig,
 ): ((rng: Rng) => DensePart[]) | undefined {
-  if (!family.dense) return undefined;
+  if (!family.sft?.dense) return undefined;
   const knobs = family.knobs.parse(knobsInput);
   return (rng) =>
-    family.dense!({
+    family.sft!.dense!({
       rng,
       knobs,
       maxChunks: config.maxChunks,
@@ -206,8 +206,8 @@ function familyDense(
 }
 
 /** Steps the warm-up runs for a family: all of them, or only the recall stage without a dense generator. */
-export function denseWarmupSteps(family: Pick<TaskFamily, 'dense'>, config: DenseWarmupConfig): number {
-  return family.dense ? config.steps : Math.min(config.steps, config.recallSteps);
+export function denseWarmupSteps(family: Pick<TaskFamily, 'sft'>, config: DenseWarmupConfig): number {
+  return family.sft?.dense ? config.steps : Math.min(config.steps, config.recallSteps);
 }
 
 /**

@@ -8,7 +8,7 @@ import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
 import { canonicalJson, provenance } from '../util/provenance.ts';
 import { episodeBatchRunner, evalTaskSeeds } from './eval-runner.ts';
 import { policySource, summaryWriterSource, tokenizerForPolicy } from './policy-source.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 
 /** Everything `crl eval` needs; the pipeline calls this once per (system, env, variant, writer). */
 export interface EvalRequest {
@@ -54,7 +54,7 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
     policy: req.policy,
     ...(req.tokenizer ? { given: req.tokenizer } : {}),
   });
-  const family = taskFamily(req.env);
+  const family = getFamily(req.env);
   const knobs = { ...req.knobs, ...variantKnobs(family, req.variant) };
   const spec = parseSummaryWriter(req.summaryWriter);
   // C is the same in every mode (only K changes): the models are checked against it once.

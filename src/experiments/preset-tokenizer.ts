@@ -1,5 +1,5 @@
 import { scaleTokenCount, WORD_TOKEN_UNITS } from '../rollout/config.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 import type { Preset } from './preset-types.ts';
 
 const TOKEN_UNIT_KEYS = [
@@ -60,7 +60,7 @@ export function withTokenizer(preset: Preset, tokenizer: string): Preset {
 /** `{ knobs }` with every env's subwordKnobs merged in; nothing when no env of the preset has any. */
 function subwordKnobs(preset: Preset): Pick<Preset, 'knobs'> {
   const extra = preset.envs.flatMap((env) => {
-    const k = taskFamily(env).subwordKnobs;
+    const k = getFamily(env).subwordKnobs;
     return k ? [[env, { ...preset.knobs?.[env], ...k }] as const] : [];
   });
   return extra.length ? { knobs: { ...preset.knobs, ...Object.fromEntries(extra) } } : {};

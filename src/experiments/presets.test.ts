@@ -5,7 +5,7 @@ import { getPreset, presetNames } from './presets.ts';
 import { withTokenizer } from './preset-tokenizer.ts';
 import { SftConfigSchema } from './sft-config.ts';
 import { systemOverrides } from './systems.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 
 describe('reproduce presets', () => {
   it.each(presetNames())(
@@ -13,7 +13,7 @@ describe('reproduce presets', () => {
     async (name) => {
       const p = getPreset(name);
       for (const env of p.envs) {
-        const family = taskFamily(env);
+        const family = getFamily(env);
         const sftKnobs = p.knobs?.[env] ?? {};
         const knobs = { ...sftKnobs, ...(p.rlKnobs?.[env] ?? {}) };
         expect(() => family.create(knobs)).not.toThrow();

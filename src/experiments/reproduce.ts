@@ -16,7 +16,7 @@ import { createReuseGuard } from './reuse-guard.ts';
 import { SftConfigSchema } from './sft-config.ts';
 import { runSft } from './sft.ts';
 import { contextWindowOf, DOUBLE_CONTEXT_SYSTEM, systemOverrides, type SystemName } from './systems.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 import { train } from './train-loop.ts';
 import type { ActorKind } from './trainer-models.ts';
 
@@ -106,7 +106,7 @@ export async function reproduce(options: {
       for (const req of evalRequests({
         preset,
         env,
-        variants: Object.keys(taskFamily(env).variants),
+        variants: Object.keys(getFamily(env).variants),
         seed,
         trainingWindows: K,
         contextWindow: C,

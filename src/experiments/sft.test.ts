@@ -10,7 +10,7 @@ import { readMetrics } from './metrics-log.ts';
 import { SftConfigSchema } from './sft-config.ts';
 import { runSft } from './sft.ts';
 import { expertEpisodes, toSequences } from './sft-data.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 
 describe('SFT base policy', () => {
   it('a fast smoke run lowers the training loss (tiny model, chunk-sum, fresh episodes)', async () => {
@@ -44,7 +44,7 @@ describe('SFT base policy', () => {
   it('merges exec_j into sum_j without losing or inventing trained tokens, and labels answer values', async () => {
     const source = loadTokenizer('word');
     const tokenizer = source.tokenizer as WordTokenizer;
-    const family = taskFamily('kv-ledger');
+    const family = getFamily('kv-ledger');
     const { config: rollout, layout } = resolveRolloutConfig({
       input: { contextWindow: 256, maxWindows: 4 },
       tokenizer: source,
@@ -79,7 +79,7 @@ describe('SFT base policy', () => {
 
   it('mixes in episodes with extra knobs at the given share (short kv-ledger streams)', async () => {
     const source = loadTokenizer('word');
-    const family = taskFamily('kv-ledger');
+    const family = getFamily('kv-ledger');
     const { config: rollout, layout } = resolveRolloutConfig({
       input: { contextWindow: 256, maxWindows: 4 },
       tokenizer: source,
@@ -124,7 +124,7 @@ describe('SFT base policy', () => {
   it('lossyGoalP sets how often the summaries drop the question, separately from the facts (hop-search)', async () => {
     const source = loadTokenizer('word');
     const tokenizer = source.tokenizer as WordTokenizer;
-    const family = taskFamily('hop-search');
+    const family = getFamily('hop-search');
     const { config: rollout, layout } = resolveRolloutConfig({
       input: { contextWindow: 256, maxWindows: 4 },
       tokenizer: source,

@@ -19,7 +19,7 @@ import { maskedNll, type MaskedNll } from './sft-loss.ts';
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 import { chooseVocabulary } from './trimmed-vocabulary.ts';
 import type { VocabMap } from '../model/vocab-map.ts';
 
@@ -40,7 +40,7 @@ export async function runSft(options: {
   const done = latestCheckpoint(paths.root);
   if (done && done.iteration >= config.epochs) return { checkpoint: done.dir }; // finished earlier: nothing to redo
   const tokenizer = loadTokenizer(config.tokenizer);
-  const family = taskFamily(config.env.name);
+  const family = getFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
   const mix = config.mix[config.env.name] ?? [];

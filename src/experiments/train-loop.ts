@@ -24,7 +24,7 @@ import {
 import { appendMetrics, truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 import { buildTrainerModels, trainTokenizer, type ActorKind, type TrainerModels } from './trainer-models.ts';
 
 /**
@@ -48,7 +48,7 @@ export async function train(options: {
   const { config } = options;
   const paths = runPaths(options.runDir);
   const tokenizer: LoadedTokenizer = await trainTokenizer(config);
-  const family = taskFamily(config.env.name);
+  const family = getFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const algorithm = algorithmSpec(config.algorithm);
   const models = await buildTrainerModels({

@@ -102,10 +102,10 @@ export async function chooseVocabulary(options: {
   };
   const valueWords = recallValueWords(family, options.knobs);
   for (let i = 0; i < DENSE; i++) denseTexts(recallForm({ rng, probes: 8, valueWords }));
-  if (family.dense) {
+  if (family.sft?.dense) {
     const knobs = family.knobs.parse(options.knobs);
     for (let i = 0; i < DENSE; i++)
-      denseTexts(family.dense({ rng, knobs, maxChunks: 12, probes: 16, summaryShare: 0.5 }));
+      denseTexts(family.sft?.dense({ rng, knobs, maxChunks: 12, probes: 16, summaryShare: 0.5 }));
   }
   return VocabMap.trimmed(ids, ref);
 }

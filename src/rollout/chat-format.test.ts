@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TextPolicy } from '../contracts/index.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { glmStyleDir, llama3BaseDir, llama3InstructDir } from '../model/testing/tokenizer-dirs.ts';
 import { Rng } from '../util/random.ts';
@@ -47,7 +47,7 @@ interface Logged {
 }
 
 async function loggedEpisode(source: LoadedTokenizer, seed: number): Promise<Logged> {
-  const family = taskFamily('kv-ledger');
+  const family = getFamily('kv-ledger');
   // The word vocabulary's defaults are sized for kv-ledger (decision 0006); real tokenizers get room.
   const sizes = source.tokenizer.wordLevel ? {} : ROLLOUT;
   const input = { ...sizes, maxWindows: 4, tailSteps: seed % 3 };

@@ -1,5 +1,5 @@
 import { markFacts, oracleSummary } from '../env/summary-facts.ts';
-import { taskFamily } from '../env/builtin.ts';
+import { getFamily } from '../env/registry.ts';
 import type { EpisodeCredit } from '../report/sample-files.ts';
 import { parseChat } from '../rollout/parse-chat.ts';
 import type { CompactionEvent, EpisodeRecord, Segment } from '../rollout/record.ts';
@@ -55,7 +55,7 @@ async function summaryFacts(options: {
 }): Promise<Pick<SummaryView, 'oracle' | 'facts'>> {
   let family;
   try {
-    family = taskFamily(options.env);
+    family = getFamily(options.env);
   } catch {
     return { oracle: null, facts: null }; // a family this version does not know: no facts, still viewable
   }

@@ -7,7 +7,7 @@ import type { DensePart } from '../family.ts';
 
 const knobs = fogCourierKnobs.parse({});
 const dense = (seed: number, summaryShare = 0.5): DensePart[] =>
-  fogCourier.dense!({ rng: new Rng(seed), knobs, maxChunks: 8, probes: 16, summaryShare });
+  fogCourier.sft!.dense!({ rng: new Rng(seed), knobs, maxChunks: 8, probes: 16, summaryShare });
 
 /** Signposts of the instruction: `path 12 east , 17 north , …` -> room id -> direction. */
 function signposts(instruction: string): Map<string, string> {

@@ -14,9 +14,11 @@ export const fogCourier: TaskFamily<FogCourierKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new FogCourierEnv(knobs),
   expert: fogCourierExpert,
-  slip: fogCourierSlip,
-  dense: (o) => fogCourierDense(o),
   summaryWriters: makeSummaryWriters(fogCourierNeeded),
+  sft: {
+    slip: fogCourierSlip,
+    dense: (o) => fogCourierDense(o),
+  },
   summaryFacts: summaryFactsOf(fogCourierNeeded),
 };
 

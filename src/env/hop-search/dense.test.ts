@@ -7,7 +7,7 @@ import { hopSearch, hopSearchKnobs } from './index.ts';
 
 const knobs = hopSearchKnobs.parse({});
 const dense = (seed: number, summaryShare = 0.5): DensePart[] =>
-  hopSearch.dense!({ rng: new Rng(seed), knobs, maxChunks: 8, probes: 8, summaryShare });
+  hopSearch.sft!.dense!({ rng: new Rng(seed), knobs, maxChunks: 8, probes: 8, summaryShare });
 const ROLE: Partial<Record<DensePart['kind'], ChatMessage['role']>> = {
   instruction: 'user',
   action: 'assistant',

@@ -14,9 +14,11 @@ export const hopSearch: TaskFamily<HopSearchKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new HopSearchEnv(knobs),
   expert: hopSearchExpert,
-  slip: hopSearchSlip,
-  dense: (o) => hopSearchDense(o),
   summaryWriters: makeSummaryWriters(hopSearchNeeded),
+  sft: {
+    slip: hopSearchSlip,
+    dense: (o) => hopSearchDense(o),
+  },
   summaryFacts: summaryFactsOf(hopSearchNeeded),
 };
 

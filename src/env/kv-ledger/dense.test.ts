@@ -7,7 +7,7 @@ import { kvLedger, kvLedgerKnobs } from './index.ts';
 
 const knobs = kvLedgerKnobs.parse({ queries: 1, keys: 4 });
 const dense = (seed: number, summaryShare = 0.5) =>
-  kvLedger.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare });
+  kvLedger.sft!.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare });
 
 describe('kv-ledger dense warm-up text', () => {
   it('is deterministic per seed and uses only vocabulary words', () => checkDenseDeterministicAndClosed(dense));

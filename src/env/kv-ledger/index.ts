@@ -14,10 +14,12 @@ export const kvLedger: TaskFamily<KvLedgerKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new KvLedgerEnv(knobs),
   expert: kvLedgerExpert,
-  slip: kvLedgerSlip,
   summaryWriters: makeSummaryWriters(kvLedgerNeeded),
+  sft: {
+    slip: kvLedgerSlip,
+    dense: (o) => kvLedgerDense(o),
+  },
   summaryFacts: summaryFactsOf(kvLedgerNeeded),
-  dense: (o) => kvLedgerDense(o),
   subwordKnobs: { valueWords: true },
 };
 

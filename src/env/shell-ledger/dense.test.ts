@@ -8,7 +8,7 @@ import { shellLedger, shellLedgerKnobs } from './index.ts';
 
 const knobs = shellLedgerKnobs.parse({});
 const dense = (seed: number, summaryShare = 0.5) =>
-  shellLedger.dense!({ rng: new Rng(seed), knobs, maxChunks: 6, probes: 8, summaryShare });
+  shellLedger.sft!.dense!({ rng: new Rng(seed), knobs, maxChunks: 6, probes: 8, summaryShare });
 
 describe('shell-ledger dense warm-up text', () => {
   it('is deterministic per seed and encodes in Qwen3 tokens', () => {

@@ -31,10 +31,12 @@ export const shellLedger: TaskFamily<ShellLedgerKnobs> = {
   create: (knobs) => new ShellLedgerEnv(knobs),
   expert: shellLedgerExpert,
   summaryWriters: makeSummaryWriters(shellLedgerNeeded),
+  sft: {
+    dense: (o) => shellLedgerDense(o),
+    valueWords: true,
+  },
   summaryFacts: summaryFactsOf(shellLedgerNeeded),
-  dense: (o) => shellLedgerDense(o),
   tokenizer: 'qwen3',
-  valueWords: true,
   // Sized in Qwen3 tokens (docs/tasks.md): about three parts fit a window, a summary needs < 20.
   rollout: SHELL_LEDGER_ROLLOUT,
   writeTaskFolder: ({ seed, knobs, dir }) =>

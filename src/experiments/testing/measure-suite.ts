@@ -1,7 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { BUILTIN_FAMILIES } from '../../env/builtin.ts';
 import type { TaskFamily } from '../../env/family.ts';
-import { TERMINAL_FAMILIES } from '../../env/terminal.ts';
+import { TERMINAL_FAMILIES } from '../../env/builtin.ts';
 import { variantKnobs } from '../../env/knobs.ts';
 import { runExpertEpisodes, windowsUsed, type WriterChoice } from './runtime-episodes.ts';
 
