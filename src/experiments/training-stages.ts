@@ -50,34 +50,34 @@ export interface TrainingRun {
  */
 export interface TrainingStages {
   /** Makes the sampler act with the weights after `version` updates (a remote engine loads them). */
-  publish(input: { version: number }): MaybePromise<void>;
+  publish: (input: { version: number }) => MaybePromise<void>;
   /** B episodes on training seeds with the weights after iteration - 1 updates (method §3). */
-  sample(input: { iteration: number; samplerRng: Rng; rng: Rng }): MaybePromise<EpisodeRecord[]>;
-  segments(input: { records: EpisodeRecord[] }): MaybePromise<BatchSegment[]>;
+  sample: (input: { iteration: number; samplerRng: Rng; rng: Rng }) => MaybePromise<EpisodeRecord[]>;
+  segments: (input: { records: EpisodeRecord[] }) => MaybePromise<BatchSegment[]>;
   /** The trainer's own old log-probs, entropies and the critic's old values. */
-  recompute(input: { segments: BatchSegment[] }): MaybePromise<RecomputeResult>;
-  advantages(input: {
+  recompute: (input: { segments: BatchSegment[] }) => MaybePromise<RecomputeResult>;
+  advantages: (input: {
     records: EpisodeRecord[];
     segments: BatchSegment[];
     old: RecomputeResult;
-  }): MaybePromise<{ advantages: Float32Array[]; returns: Float32Array[] }>;
-  batch(input: {
+  }) => MaybePromise<{ advantages: Float32Array[]; returns: Float32Array[] }>;
+  batch: (input: {
     segments: BatchSegment[];
     old: RecomputeResult;
     advantages: Float32Array[];
     returns: Float32Array[];
-  }): MaybePromise<PpoSegment[]>;
-  update(input: { batch: PpoSegment[]; iteration: number; rng: Rng }): MaybePromise<PpoMetrics>;
+  }) => MaybePromise<PpoSegment[]>;
+  update: (input: { batch: PpoSegment[]; iteration: number; rng: Rng }) => MaybePromise<PpoMetrics>;
   /** The iteration's metrics line; `sampleSeconds` includes publishing, `elapsedSeconds` runs to here. */
-  metrics(input: {
+  metrics: (input: {
     records: EpisodeRecord[];
     old: RecomputeResult;
     ppo: PpoMetrics;
     sampleSeconds: number;
     elapsedSeconds: number;
-  }): MaybePromise<Record<string, number>>;
+  }) => MaybePromise<Record<string, number>>;
   /** The run's records: the metrics line, sample trajectories and their per-token credit. */
-  write(input: {
+  write: (input: {
     iteration: number;
     records: EpisodeRecord[];
     segments: BatchSegment[];
@@ -86,9 +86,9 @@ export interface TrainingStages {
     returns: Float32Array[];
     ppo: PpoMetrics;
     metrics: Record<string, number>;
-  }): MaybePromise<void>;
+  }) => MaybePromise<void>;
   /** Saves a checkpoint when the run's cadence says so. */
-  checkpoint(input: { iteration: number }): MaybePromise<void>;
+  checkpoint: (input: { iteration: number }) => MaybePromise<void>;
 }
 
 export type StageName = keyof TrainingStages;
