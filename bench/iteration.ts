@@ -3,13 +3,15 @@
  * --init <checkpoint dir> [--system compaction-rl] [--preset quick] [--env kv-ledger] [--iterations 3]
  * [--no-merge]` (--no-merge: ppo.mergePrefixes false, every segment run on its own).
  *
- * Runs the stages of src/experiments/train-loop.ts's iteration (the same exported functions, in
- * the same order) on a preset's training config, with the policy past its critic warm-up so every
- * iteration has both updates, and charges wall and CPU time to:
- *   sampling | old-log-prob recompute (policy, critic) | advantages | PPO update (policy forward,
- *   policy backward, policy optimizer, critic forward, critic backward, critic optimizer, loss math)
- *   | records and I/O (metrics, sample trajectories with per-token credit) | checkpoint (one save amortized over
- *   the preset's checkpointEvery iterations)
+ * Runs the training loop itself (src/experiments/train-loop.ts's train(), in a temporary run
+ * directory) on a preset's training config, from the first iteration past the critic warm-up so
+ * every iteration has both updates, with every stage wrapped (train's wrapStages) to charge wall
+ * and CPU time to:
+ *   sampling (publish and sample) | segments and batch | old-log-prob recompute (policy, critic) |
+ *   advantages | PPO update (policy forward, policy backward, policy optimizer, critic forward,
+ *   critic backward, critic optimizer) | records and I/O (metrics, sample trajectories with
+ *   per-token credit) | checkpoint (the bench's own stage: one save every iteration, charged
+ *   1/checkpointEvery, the share the loop's cadence gives each iteration)
  * and, inside each stage, to the model's ops (LlamaNetwork.profiler). `--init` should be an SFT
  * base (crl sft or crl reproduce write one): a fresh model samples until every token budget runs
  * out, which is not what training sees. Timings on a shared machine are noisy; compare CPU seconds
@@ -21,28 +23,17 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { deepMerge } from '../src/config/config-flags.ts';
 import { parseTrainConfig } from '../src/config/load-config.ts';
-import { algorithmSpec } from '../src/experiments/algorithms.ts';
-import { writeFileAtomic } from '../src/util/atomic-write.ts';
-import {
-  buildSegments,
-  computeAdvantages,
-  oldLogprobsAndValues,
-  ppoSegments,
-  rolloutMetrics,
-  sampleEpisodes,
-} from '../src/experiments/iteration-stages.ts';
-import { writeCreditSamples } from '../src/experiments/credit-samples.ts';
-import { appendMetrics } from '../src/experiments/metrics-log.ts';
 import { getPreset } from '../src/experiments/presets.ts';
 import { systemOverrides } from '../src/experiments/systems.ts';
-import { getFamily } from '../src/env/registry.ts';
-import { buildTrainerModels, trainTokenizer } from '../src/experiments/trainer-models.ts';
+import { train } from '../src/experiments/train-loop.ts';
+import {
+  aroundStages,
+  type StageName,
+  type TrainingRun,
+  type TrainingStages,
+} from '../src/experiments/training-stages.ts';
 import { Profiler } from '../src/model/profiler.ts';
-import { ppoUpdate } from '../src/rl/ppo-update.ts';
 import { carrierLengths, prefixGroups } from '../src/rl/shared-prefix.ts';
-import { resolveRolloutConfig } from '../src/rollout/config.ts';
-import { renderEpisode } from '../src/rollout/render.ts';
-import { mixSeed, Rng } from '../src/util/random.ts';
 
 export interface StageTotals {
   wallMs: number;
@@ -107,6 +98,27 @@ function charge<T extends object, K extends keyof T>(
   };
 }
 
+/**
+ * The bench's row for each stage of the loop. Publishing the weights is part of sampling, as in
+ * the loop's perf/tokens_per_s; in process it costs nothing (the run's first and last publish,
+ * outside any iteration, are charged there too).
+ */
+const ROW: Record<StageName, string> = {
+  publish: 'sampling',
+  sample: 'sampling',
+  segments: 'segments and batch',
+  recompute: 'recompute',
+  advantages: 'advantages',
+  batch: 'segments and batch',
+  update: 'ppo update',
+  metrics: 'records and I/O',
+  write: 'records and I/O',
+  checkpoint: 'checkpoint',
+};
+
+/** Where a stage's model calls are itemized (indented rows under the stage's own). */
+const ITEMIZED: Partial<Record<StageName, string>> = { recompute: 'recompute', update: 'ppo' };
+
 export async function profileIterations(options: {
   init: string;
   preset: string;
@@ -130,125 +142,66 @@ export async function profileIterations(options: {
       deepMerge(systemOverrides(options.system), { ppo: { mergePrefixes: options.merge } }),
     ),
   );
-  const tokenizer = await trainTokenizer(config);
-  const family = getFamily(env);
-  const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
-  const algorithm = algorithmSpec(config.algorithm);
-  const models = await buildTrainerModels({
-    config,
-    tokenizer,
-    family,
-    needsCritic: algorithm.needsCritic,
-    actor: 'policy',
-    rollout,
-    layout,
-    rng: new Rng(mixSeed(config.seed, 0)),
-  });
   const prof = new Profiler();
-  models.policy.net.profiler = prof;
-  if (models.critic) models.critic.net.profiler = prof;
   const clock = new StageClock(prof, options.onStageEnd);
   const sub = new Map<string, { wallMs: number; cpuMs: number }>();
-  charge(models.policy, 'forward', 'policy forward', sub);
-  charge(models.policy, 'backward', 'policy backward', sub);
-  charge(models.policy, 'step', 'policy optimizer', sub);
-  if (models.critic) {
-    charge(models.critic, 'forward', 'critic forward', sub);
-    charge(models.critic, 'backward', 'critic backward', sub);
-    charge(models.critic, 'step', 'critic optimizer', sub);
-  }
-  const ppoConfig = {
-    ...config.ppo,
-    trainSummaries: config.ablation.trainSummaries,
-    lossAggregation: config.ablation.lossAggregation,
-  };
-  const dir = mkdtempSync(join(tmpdir(), 'crl-bench-iteration-'));
   const tokens = { generated: 0, segments: 0, segmentTokens: 0, sequenceTokens: 0 };
-  try {
-    for (let i = 1; i <= options.iterations; i++) {
-      // Past the critic warm-up: a steady-state iteration updates both networks.
-      const iteration = config.ppo.criticWarmupIterations + i;
-      const rng = new Rng(mixSeed(config.seed, iteration));
-      const records = await clock.time('sampling', () =>
-        sampleEpisodes({
-          family,
-          knobs: config.env.knobs,
-          rollout,
-          layout,
-          sampler: models.sampler(rng.fork()),
-          batchEpisodes: config.batchEpisodes,
-          groupSize: config.groupSize,
-          iteration,
-          rng: rng.fork(),
-        }),
-      );
-      const segments = buildSegments(records);
-      tokens.segments += segments.length;
-      tokens.segmentTokens += segments.reduce((a, s) => a + s.tokens.length, 0);
-      const segTokens = segments.map((s) => s.tokens);
-      const groups = prefixGroups({ tokens: segTokens, merge: options.merge });
-      tokens.sequenceTokens += carrierLengths({ groups, tokens: segTokens }).reduce((a, b) => a + b, 0);
-      sub.clear();
-      const old = await clock.time('recompute', () =>
-        oldLogprobsAndValues({
-          segments,
-          models,
-          batchTokens: config.ppo.minibatchTokens,
-          mergePrefixes: config.ppo.mergePrefixes,
-        }),
-      );
-      for (const [k, v] of sub) clock.stages.set(`  recompute: ${k}`, addTo(clock.stages.get(`  recompute: ${k}`), v));
-      const { advantages, returns } = await clock.time('advantages', () =>
-        computeAdvantages({ records, segments, values: old.oldValues, algorithm, config }),
-      );
-      const batch = ppoSegments({
-        segments,
-        oldLogprobs: old.oldLogprobs,
-        oldValues: old.oldValues,
-        advantages,
-        returns,
-      });
-      sub.clear();
-      const ppo = await clock.time('ppo update', () =>
-        ppoUpdate({
-          segments: batch,
-          policy: models.policy,
-          ...(models.critic ? { critic: models.critic } : {}),
-          config: ppoConfig,
-          iteration,
-          rng: rng.fork(),
-        }),
-      );
-      for (const [k, v] of sub) clock.stages.set(`  ppo: ${k}`, addTo(clock.stages.get(`  ppo: ${k}`), v));
-      await clock.time('records and I/O', () => {
-        const stats = rolloutMetrics(records);
-        tokens.generated += stats['rollout/generated_tokens']!;
-        appendMetrics({ path: join(dir, 'metrics.jsonl'), iteration, metrics: stats });
-        const text = records
-          .slice(0, config.sampleTrajectories)
-          .map((r) => renderEpisode(r, layout))
-          .join('\n\n');
-        writeFileAtomic(join(dir, `samples-${iteration}.txt`), text);
-        writeCreditSamples({
-          dir,
-          iteration,
-          count: config.sampleTrajectories,
-          records,
-          segments,
-          old,
-          advantages,
-          returns,
-          ppo: { ...ppoConfig, policyUpdated: ppo['train/policy_updated'] === 1 },
-          policy: models.policy,
-        });
-      });
-      // train-loop.ts saves every checkpointEvery iterations: each iteration is charged its share.
-      await clock.time(
-        'checkpoint',
-        () => models.save(join(dir, `ckpt-${i}`), { iteration }),
-        1 / config.checkpointEvery,
-      );
+  const dir = mkdtempSync(join(tmpdir(), 'crl-bench-iteration-'));
+  /** The loop's own stages, each timed; the checkpoint is the bench's (below). */
+  const timed = (stages: TrainingStages, run: TrainingRun): TrainingStages => {
+    const { models } = run;
+    models.policy.net.profiler = prof;
+    if (models.critic) models.critic.net.profiler = prof;
+    charge(models.policy, 'forward', 'policy forward', sub);
+    charge(models.policy, 'backward', 'policy backward', sub);
+    charge(models.policy, 'step', 'policy optimizer', sub);
+    if (models.critic) {
+      charge(models.critic, 'forward', 'critic forward', sub);
+      charge(models.critic, 'backward', 'critic backward', sub);
+      charge(models.critic, 'step', 'critic optimizer', sub);
     }
+    const counted: TrainingStages = {
+      ...stages,
+      segments: async (input) => {
+        const segments = await stages.segments(input);
+        tokens.segments += segments.length;
+        tokens.segmentTokens += segments.reduce((a, s) => a + s.tokens.length, 0);
+        const segTokens = segments.map((s) => s.tokens);
+        const groups = prefixGroups({ tokens: segTokens, merge: options.merge });
+        tokens.sequenceTokens += carrierLengths({ groups, tokens: segTokens }).reduce((a, b) => a + b, 0);
+        return segments;
+      },
+      metrics: async (input) => {
+        const metrics = await stages.metrics(input);
+        tokens.generated += metrics['rollout/generated_tokens']!;
+        return metrics;
+      },
+      // train-loop.ts saves every checkpointEvery iterations: the bench saves every iteration and
+      // charges each its share (below), so a short bench still sees the steady-state cost.
+      checkpoint: ({ iteration }) => models.save(join(dir, `ckpt-${iteration}`), { iteration }),
+    };
+    return aroundStages(counted, async (name, call) => {
+      const weight = name === 'checkpoint' ? 1 / config.checkpointEvery : 1;
+      const item = ITEMIZED[name];
+      if (item === undefined) return clock.time(ROW[name], call, weight);
+      sub.clear();
+      const out = await clock.time(ROW[name], call, weight);
+      for (const [k, v] of sub) clock.stages.set(`  ${item}: ${k}`, addTo(clock.stages.get(`  ${item}: ${k}`), v));
+      return out;
+    });
+  };
+  try {
+    // Past the critic warm-up: a steady-state iteration updates both networks.
+    const first = config.ppo.criticWarmupIterations + 1;
+    await train({
+      runDir: join(dir, 'run'),
+      config,
+      actor: 'policy',
+      system: options.system,
+      wrapStages: timed,
+      firstIteration: first,
+      lastIteration: first + options.iterations - 1,
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

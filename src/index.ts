@@ -184,6 +184,9 @@ export type { TrainConfig, TrainConfigInput, Algorithm } from './config/train-co
 export { loadTrainConfig, parseTrainConfig } from './config/load-config.ts';
 export { ConfigError, formatConfigIssues } from './config/config-error.ts';
 export { train } from './experiments/train-loop.ts';
+export { runIteration, iterationRngs } from './experiments/run-iteration.ts';
+export { defaultStages, aroundStages, STAGE_NAMES } from './experiments/training-stages.ts';
+export type { TrainingStages, TrainingRun, StageName } from './experiments/training-stages.ts';
 export { runSft } from './experiments/sft.ts';
 export { SftConfigSchema } from './experiments/sft-config.ts';
 export type { SftConfig } from './experiments/sft-config.ts';

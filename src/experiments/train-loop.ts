@@ -1,35 +1,23 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ppoUpdate } from '../rl/ppo-update.ts';
-import type { ChatLayout } from '../rollout/chat-layout.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
-import type { EpisodeRecord } from '../rollout/record.ts';
-import { renderEpisode } from '../rollout/render.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
-import { iterationDirName } from '../report/run-files.ts';
 import { algorithmSpec } from './algorithms.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
-import { writeCreditSamples } from './credit-samples.ts';
-import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
-import {
-  buildSegments,
-  computeAdvantages,
-  oldLogprobsAndValues,
-  ppoSegments,
-  rolloutMetrics,
-  sampleEpisodes,
-} from './iteration-stages.ts';
-import { appendMetrics, truncateMetrics } from './metrics-log.ts';
+import { latestCheckpoint } from './checkpoint-store.ts';
+import { truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
 import { getFamily } from '../env/registry.ts';
+import { runIteration } from './run-iteration.ts';
+import { defaultStages, type TrainingRun, type TrainingStages } from './training-stages.ts';
 import { buildTrainerModels, trainTokenizer, type ActorKind, type TrainerModels } from './trainer-models.ts';
 
 /**
- * The training spine (method §6), CleanRL style: every stage is a named function and the loop fits
- * a screen. All randomness of iteration i comes from Rng(mixSeed(seed, i)), and a checkpoint holds
+ * The training spine (method §6), CleanRL style: every stage is a named function
+ * (training-stages.ts; runIteration runs one iteration through them) and the loop fits a screen.
+ * All randomness of iteration i comes from Rng(mixSeed(seed, i)), and a checkpoint holds
  * weights and optimizer moments exactly, so a run resumed from its checkpoint at iteration c
  * replays iterations c+1.. exactly as an uninterrupted run would (docs/decisions/0007).
  */
@@ -44,6 +32,15 @@ export async function train(options: {
   /** A remote engine's admin token (config.engine), from the environment, never from the config. */
   engineToken?: string;
   progress?: ProgressReporter;
+  /**
+   * Replaces or wraps the loop's stages (a benchmark times them, a rollout queue replaces
+   * `sample`, engine replicas replace `publish`); called once, before the run's first publish.
+   */
+  wrapStages?: (stages: TrainingStages, run: TrainingRun) => TrainingStages;
+  /** Start here instead of right after the latest checkpoint (a benchmark starts past the critic warm-up). */
+  firstIteration?: number;
+  /** Stop after this iteration instead of config.iterations. */
+  lastIteration?: number;
 }): Promise<{ lastIteration: number; models: TrainerModels }> {
   const { config } = options;
   const paths = runPaths(options.runDir);
@@ -63,6 +60,22 @@ export async function train(options: {
     engineWeightsDir: join(paths.root, 'engine-weights'),
     ...(options.engineToken ? { engineToken: options.engineToken } : {}),
   });
+  const run: TrainingRun = {
+    config,
+    models,
+    family,
+    rollout,
+    layout,
+    algorithm,
+    paths,
+    ppoConfig: {
+      ...config.ppo,
+      trainSummaries: config.ablation.trainSummaries,
+      lossAggregation: config.ablation.lossAggregation,
+    },
+  };
+  const wrap = options.wrapStages ?? ((stages: TrainingStages) => stages);
+  const stages = wrap(defaultStages(run), run);
   // The run directory appears only now, once the config resolved and every input loaded (task
   // family, rollout config, model or init checkpoint): a failed start leaves nothing behind.
   const fresh = !existsSync(paths.config);
@@ -73,7 +86,7 @@ export async function train(options: {
     // A remote engine is an input too: it must load the first weights before the run counts as
     // started, so a wrong URL or admin token leaves nothing behind either.
     try {
-      await models.publish();
+      await stages.publish({ version: 0 });
       published = config.engine !== undefined;
     } catch (e) {
       if (before === null) rmSync(paths.root, { recursive: true, force: true });
@@ -83,88 +96,23 @@ export async function train(options: {
       throw e;
     }
   }
-  const ppoConfig = {
-    ...config.ppo,
-    trainSummaries: config.ablation.trainSummaries,
-    lossAggregation: config.ablation.lossAggregation,
-  };
 
-  const start = await resumePoint({ runDir: paths.root, metricsPath: paths.metrics, models });
-  options.progress?.start({ total: config.iterations, first: start + 1 });
-  for (let iteration = start + 1; iteration <= config.iterations; iteration++) {
-    const rng = new Rng(mixSeed(config.seed, iteration));
-    const t0 = performance.now();
-    if (!published) await models.publish();
+  const resumed = await resumePoint({ runDir: paths.root, metricsPath: paths.metrics, models });
+  const first = options.firstIteration ?? resumed + 1;
+  if (first <= resumed)
+    throw new Error(
+      `firstIteration ${first} would repeat iterations the run already logged (it resumes after ${resumed})`,
+    );
+  const last = options.lastIteration ?? config.iterations;
+  options.progress?.start({ total: last, first });
+  for (let iteration = first; iteration <= last; iteration++) {
+    const metrics = await runIteration({ stages, iteration, seed: config.seed, published });
     published = false;
-    const records = await sampleEpisodes({
-      family,
-      knobs: config.env.knobs,
-      rollout,
-      layout,
-      sampler: models.sampler(rng.fork()),
-      batchEpisodes: config.batchEpisodes,
-      groupSize: config.groupSize,
-      iteration,
-      rng: rng.fork(),
-    });
-    const sampleSeconds = (performance.now() - t0) / 1000;
-    const segments = buildSegments(records);
-    const old = oldLogprobsAndValues({
-      segments,
-      models,
-      batchTokens: config.ppo.minibatchTokens,
-      mergePrefixes: config.ppo.mergePrefixes,
-    });
-    const { advantages, returns } = computeAdvantages({ records, segments, values: old.oldValues, algorithm, config });
-    const batch = ppoSegments({
-      segments,
-      oldLogprobs: old.oldLogprobs,
-      oldValues: old.oldValues,
-      advantages,
-      returns,
-    });
-    const ppo = ppoUpdate({
-      segments: batch,
-      policy: models.policy,
-      ...(models.critic ? { critic: models.critic } : {}),
-      config: ppoConfig,
-      iteration,
-      rng: rng.fork(),
-    });
-    const rolloutStats = rolloutMetrics(records);
-    const metrics = {
-      ...rolloutStats,
-      ...ppo,
-      'policy/sampler_logprob_mismatch': old.meanLogprobMismatch,
-      'perf/tokens_per_s': rolloutStats['rollout/generated_tokens']! / Math.max(1e-9, sampleSeconds),
-      'perf/iteration_s': (performance.now() - t0) / 1000,
-    };
-    appendMetrics({ path: paths.metrics, iteration, metrics });
-    writeSamples({ dir: paths.samples, iteration, records: records.slice(0, config.sampleTrajectories), layout });
-    writeCreditSamples({
-      dir: paths.samples,
-      iteration,
-      count: config.sampleTrajectories,
-      records,
-      segments,
-      old,
-      advantages,
-      returns,
-      ppo: { ...ppoConfig, policyUpdated: ppo['train/policy_updated'] === 1 },
-      policy: models.policy,
-    });
-    if (iteration % config.checkpointEvery === 0 || iteration === config.iterations) {
-      await saveCheckpointDir({
-        runDir: paths.root,
-        iteration,
-        write: (dir) => models.save(dir, { iteration, system: config.name }),
-      });
-    }
     options.progress?.update({ iteration, metrics });
   }
-  await models.publish(); // a remote engine ends on the final weights, ready for evaluation
+  await stages.publish({ version: last }); // a remote engine ends on the final weights, ready for evaluation
   options.progress?.stop();
-  return { lastIteration: config.iterations, models };
+  return { lastIteration: last, models };
 }
 
 /** Restores the latest checkpoint (if any) and cuts metrics back to it; returns its iteration. */
@@ -174,16 +122,4 @@ async function resumePoint(options: { runDir: string; metricsPath: string; model
   const iteration = ckpt?.iteration ?? 0;
   truncateMetrics({ path: options.metricsPath, lastIteration: iteration });
   return iteration;
-}
-
-/** Human-readable sample trajectories (method §3 records rendered), one file per iteration. */
-function writeSamples(options: {
-  dir: string;
-  iteration: number;
-  records: readonly EpisodeRecord[];
-  layout: ChatLayout;
-}): void {
-  if (options.records.length === 0) return;
-  const text = options.records.map((r) => renderEpisode(r, options.layout)).join('\n\n');
-  writeFileAtomic(join(options.dir, `${iterationDirName(options.iteration)}.txt`), text);
 }

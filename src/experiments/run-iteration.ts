@@ -1,0 +1,45 @@
+import { mixSeed, Rng } from '../util/random.ts';
+import type { TrainingStages } from './training-stages.ts';
+
+/**
+ * The three random streams of iteration i, all forked from Rng(mixSeed(seed, i)) in a fixed order
+ * (the sampler's, the task seeds', the PPO minibatch order), so a replaced stage that draws
+ * nothing leaves the others' streams as they were, and a resumed run replays an iteration
+ * exactly (docs/decisions/0007).
+ */
+export function iterationRngs(options: { seed: number; iteration: number }): { sampler: Rng; sample: Rng; ppo: Rng } {
+  const rng = new Rng(mixSeed(options.seed, options.iteration));
+  const sampler = rng.fork();
+  const sample = rng.fork();
+  return { sampler, sample, ppo: rng.fork() };
+}
+
+/**
+ * One training iteration (method §6) through the stages, in order: publish (unless the weights
+ * after iteration - 1 updates are already published), sample, segments, recompute, advantages,
+ * batch, update, metrics, write, checkpoint. Returns the iteration's metrics line.
+ */
+export async function runIteration(options: {
+  stages: TrainingStages;
+  iteration: number;
+  seed: number;
+  /** The sampler already acts with the weights after iteration - 1 updates (the run's first publish). */
+  published?: boolean;
+}): Promise<Record<string, number>> {
+  const { stages, iteration } = options;
+  const rngs = iterationRngs({ seed: options.seed, iteration });
+  const t0 = performance.now();
+  if (!options.published) await stages.publish({ version: iteration - 1 });
+  const records = await stages.sample({ iteration, samplerRng: rngs.sampler, rng: rngs.sample });
+  const sampleSeconds = (performance.now() - t0) / 1000;
+  const segments = await stages.segments({ records });
+  const old = await stages.recompute({ segments });
+  const { advantages, returns } = await stages.advantages({ records, segments, old });
+  const batch = await stages.batch({ segments, old, advantages, returns });
+  const ppo = await stages.update({ batch, iteration, rng: rngs.ppo });
+  const elapsedSeconds = (performance.now() - t0) / 1000;
+  const metrics = await stages.metrics({ records, old, ppo, sampleSeconds, elapsedSeconds });
+  await stages.write({ iteration, records, segments, old, advantages, returns, ppo, metrics });
+  await stages.checkpoint({ iteration });
+  return metrics;
+}
