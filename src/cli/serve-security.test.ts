@@ -50,6 +50,8 @@ describe('crl serve security (a real crl serve process)', () => {
       TOKEN,
       '--max-concurrent',
       '3',
+      '--max-reading',
+      '3',
     ]);
   }, 60_000);
   afterAll(() => server?.stop());
@@ -180,7 +182,8 @@ describe('crl serve security (a real crl serve process)', () => {
     expect(chunked.status).toBe(413);
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
 
-    // --max-concurrent 3: three clients that never finish their bodies hold every slot.
+    // --max-reading 3: three clients that never finish their bodies hold every reading place
+    // (never a serving slot: src/cli/serve-slow-clients.test.ts).
     const slow = Array.from({ length: 3 }, () =>
       rawRequest({
         port: server.port,
