@@ -206,6 +206,11 @@ export { createHttpSampler, EngineError } from './adapters/http-sampler.ts';
 export type { HttpSamplerOptions } from './adapters/http-sampler.ts';
 export { ENGINE_PROTOCOLS, engineProtocol } from './adapters/engine-protocols.ts';
 export type { EngineProtocol, EngineProtocolName } from './adapters/engine-protocols.ts';
-export { startSamplerServer } from './adapters/sampler-server.ts';
-export type { SamplerServer } from './adapters/sampler-server.ts';
 export { updateWeightsFromDisk, UPDATE_WEIGHTS_PATH } from './adapters/engine-weights.ts';
+
+// --- serve (the embedded engine server, src/serve/) ---
+export { startSamplerServer } from './serve/sampler-server.ts';
+export type { SamplerServer, SamplerServerOptions, ServerLimits } from './serve/sampler-server.ts';
+export { serveCheckpoint } from './serve/serve-checkpoint.ts';
+export type { ServeCheckpointOptions, ServedCheckpoint, ServeReady } from './serve/serve-checkpoint.ts';
+export { ServeError } from './serve/serve-error.ts';

@@ -1,7 +1,7 @@
 import type { Tokenizer } from '../contracts/index.ts';
 
 /**
- * Text for the OpenAI completions answer (openai-completions.ts): each token's piece of text, so
+ * Text for the OpenAI completions answer (src/serve/openai-completions.ts): each token's piece of text, so
  * that the pieces concatenate to the decoded text and `text_offset` points into it, and the cut
  * at the first stop string. A token's piece is what it adds to the decoded text of the tokens
  * before it (incremental detokenization over a short window, as vLLM detokenizes), so spacing

@@ -11,9 +11,9 @@ import type { SampleRequest, SampleResult, SamplingParams } from '../contracts/i
  *   `meta_info.output_token_logprobs` as `[logprob, token_id, text]` triples; `no_stop_trim` keeps
  *   the stop token in the output.
  * The client (http-sampler.ts) builds requests and parses responses. `crl serve`
- * (sampler-server.ts) answers /generate with the SGLang schemas here, and /v1/completions with the
- * whole OpenAI completions API (openai-completions.ts), so the client's tests run against a real
- * server process.
+ * (src/serve/) answers /generate with the SGLang schemas here, and /v1/completions with the
+ * whole OpenAI completions API (src/serve/openai-completions.ts), so the client's tests run against
+ * a real server process.
  */
 export type EngineProtocolName = 'vllm' | 'sglang';
 

@@ -1,18 +1,10 @@
 import type { Command } from 'commander';
-import { basename } from 'node:path';
 import { z } from 'zod';
-import { ENGINE_PROTOCOLS } from '../adapters/engine-protocols.ts';
 import { ADMIN_TOKEN_ENV, UPDATE_WEIGHTS_PATH } from '../adapters/engine-weights.ts';
-import { isLoopback } from '../adapters/http-guard.ts';
-import { startSamplerServer } from '../adapters/sampler-server.ts';
-import { loadPolicyDir } from '../model/load-policy.ts';
-import { ModelSampler } from '../model/sampler.ts';
-import { tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
-import { topLogprobs } from '../model/top-logprobs.ts';
-import { resolveCheckpointDir } from '../experiments/policy-source.ts';
-import { mixSeed, Rng } from '../util/random.ts';
+import { DEFAULT_LIMITS } from '../serve/sampler-server.ts';
+import { serveCheckpoint, type ServedCheckpoint } from '../serve/serve-checkpoint.ts';
+import { ServeError } from '../serve/serve-error.ts';
 import { CliError } from './errors.ts';
-import { loadServedWeights, weightRoots } from './serve-weights.ts';
 
 const int = (min: number, max: number) =>
   z.coerce
@@ -30,19 +22,14 @@ const ServeFlags = z.object({
   adminToken: z.string().min(1, { error: 'must not be empty' }).optional(),
   weightsDir: z.array(z.string().min(1)).default([]),
   allowHost: z.array(z.string().min(1)).default([]),
-  maxConcurrent: int(1, 4096).default(32),
+  maxConcurrent: int(1, 4096).default(DEFAULT_LIMITS.concurrent),
+  maxReading: int(1, 65536).default(DEFAULT_LIMITS.reading),
+  maxConnections: int(1, 65536).default(DEFAULT_LIMITS.connections),
+  bodyTimeoutMs: int(1, 600_000).default(DEFAULT_LIMITS.bodyTimeoutMs),
   tokenizer: z.string().min(1).optional(),
 });
 
-/** The first stdout line of `crl serve`, once it listens (scripts and tests wait for it). */
-export interface ServeReady {
-  url: string;
-  model: string;
-  protocols: Record<string, string>;
-}
-
-/** Below this an admin token is called out as guessable (16 hex digits are 64 bits). */
-const MIN_TOKEN_LENGTH = 16;
+export type { ServeReady } from '../serve/serve-checkpoint.ts';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
@@ -74,10 +61,33 @@ export function registerServeCommand(program: Command): void {
       'a host name clients may use besides the bound address and localhost (repeatable)',
       collect,
     )
-    .option('--max-concurrent <n>', 'requests served at once; more get 503 (default 32)')
+    .option(
+      '--max-concurrent <n>',
+      `requests served at once, counted once their body has arrived; more get 503 (default ${DEFAULT_LIMITS.concurrent})`,
+    )
+    .option(
+      '--max-reading <n>',
+      `request bodies being received at once (each at most 1 MiB); more get 503 (default ${DEFAULT_LIMITS.reading})`,
+    )
+    .option(
+      '--max-connections <n>',
+      `open connections; the server closes any beyond them at once (default ${DEFAULT_LIMITS.connections})`,
+    )
+    .option(
+      '--body-timeout-ms <ms>',
+      `a request body must arrive within this many ms of its headers; a slower one gets 408 and its connection is closed (default ${DEFAULT_LIMITS.bodyTimeoutMs})`,
+    )
     .option('--tokenizer <name|dir>', "the checkpoint's tokenizer (default: its own; another one is refused)")
     .action(async (opts: Record<string, unknown>) => {
-      const r = ServeFlags.safeParse({ ...opts, adminToken: opts.adminToken ?? process.env[ADMIN_TOKEN_ENV] });
+      const log = (l: string) => process.stderr.write(`${l}\n`);
+      // An empty CRL_ADMIN_TOKEN (e.g. `CRL_ADMIN_TOKEN=$UNSET_VAR`) counts as unset: weight loading stays off.
+      const envToken = process.env[ADMIN_TOKEN_ENV];
+      if (opts.adminToken === undefined && envToken !== undefined && envToken.trim() === '')
+        log(
+          `crl: warning: ${ADMIN_TOKEN_ENV} is set but empty, so it is ignored and ${UPDATE_WEIGHTS_PATH} stays disabled; set it to a token (openssl rand -hex 16) or unset it`,
+        );
+      const adminToken = opts.adminToken ?? (envToken?.trim() ? envToken : undefined);
+      const r = ServeFlags.safeParse({ ...opts, adminToken });
       if (!r.success)
         throw new CliError(
           r.error.issues
@@ -85,84 +95,39 @@ export function registerServeCommand(program: Command): void {
             .join('\n'),
         );
       const f = r.data;
-      if (f.adminToken && f.weightsDir.length === 0)
-        throw new CliError(
-          `an admin token enables ${UPDATE_WEIGHTS_PATH}, which loads only from the directories named with --weights-dir; name at least one`,
-        );
-      const roots = weightRoots(f.weightsDir);
-      let policy;
+      let served: ServedCheckpoint;
       try {
-        policy = (await loadPolicyDir(resolveCheckpointDir(f.policy))).policy;
-      } catch (e) {
-        throw new CliError(`--policy: ${(e as Error).message}`);
-      }
-      // Requests and responses speak the tokenizer's real ids (a trimmed model maps them, docs/decisions/0013).
-      const loaded = tokenizerForCheckpoint({
-        what: `checkpoint ${f.policy}`,
-        ref: policy.vocab.tokenizer,
-        given: f.tokenizer,
-      });
-      const { tokenizer } = loaded;
-      if (!policy.net.params.every(Number.isFinite))
-        throw new CliError(
-          `--policy ${f.policy} holds non-finite weights (NaN or infinity); serve an earlier checkpoint`,
-        );
-      const served = policy;
-      const sampler = new ModelSampler({ policy, rng: new Rng(mixSeed(f.seed, 3)) });
-      const model = f.model ?? basename(f.policy);
-      const log = (l: string) => process.stderr.write(`${l}\n`);
-      let server;
-      try {
-        server = await startSamplerServer({
-          sampler,
-          tokenizer,
-          vocabSize: tokenizer.vocabSize,
-          maxModelLen: policy.config.maxSeqLen,
+        served = await serveCheckpoint({
+          policy: f.policy,
           host: f.host,
           port: f.port,
-          model,
-          score: (seq, from, k) => topLogprobs({ policy: served, seq, from, k }),
-          ...(f.adminToken
-            ? {
-                admin: {
-                  token: f.adminToken,
-                  loadWeights: (path: string) =>
-                    loadServedWeights({ policy: served, tokenizer: loaded, roots, requested: path }),
-                },
-              }
-            : {}),
+          ...(f.model ? { model: f.model } : {}),
+          seed: f.seed,
+          ...(f.adminToken ? { adminToken: f.adminToken } : {}),
+          weightsDirs: f.weightsDir,
           allowHosts: f.allowHost,
-          limits: { concurrent: f.maxConcurrent },
+          ...(f.tokenizer ? { tokenizer: f.tokenizer } : {}),
+          limits: {
+            concurrent: f.maxConcurrent,
+            reading: f.maxReading,
+            connections: f.maxConnections,
+            bodyTimeoutMs: f.bodyTimeoutMs,
+          },
           log,
         });
       } catch (e) {
-        throw new CliError(`cannot listen on ${f.host}:${f.port}: ${(e as Error).message}`);
+        throw e instanceof ServeError ? new CliError(e.message) : e;
       }
-      const ready: ServeReady = {
-        url: server.url,
-        model,
-        protocols: Object.fromEntries(Object.entries(ENGINE_PROTOCOLS).map(([k, p]) => [k, p.path])),
-      };
-      if (!isLoopback(f.host))
-        log(
-          `crl: warning: listening on ${f.host}, reachable from other machines: anyone who can connect can sample from this model; use --host 127.0.0.1 unless that is what you want`,
-        );
+      const { server, ready, roots } = served;
+      for (const w of served.warnings) log(`crl: warning: ${w}`);
       if (f.adminToken && opts.adminToken !== undefined)
         log(
           `crl: warning: --admin-token is visible to other users of this machine in the process list; set ${ADMIN_TOKEN_ENV} instead`,
         );
-      if (f.adminToken && f.adminToken.length < MIN_TOKEN_LENGTH)
-        log(
-          `crl: warning: the admin token has ${f.adminToken.length} characters, short enough to guess; use at least ${MIN_TOKEN_LENGTH} random ones (openssl rand -hex 16)`,
-        );
-      if (!f.adminToken && roots.length > 0)
-        log(
-          `crl: warning: --weights-dir without an admin token: ${UPDATE_WEIGHTS_PATH} stays disabled (set ${ADMIN_TOKEN_ENV} or --admin-token)`,
-        );
       // Warnings first: whoever waits for the ready line has them by then.
       process.stdout.write(`${JSON.stringify(ready)}\n`);
       log(
-        `crl serve: ${model} at ${server.url} (vllm ${ready.protocols.vllm}, sglang ${ready.protocols.sglang}; weight loading ${f.adminToken ? `enabled from ${roots.join(', ')}` : 'disabled'}); Ctrl-C stops`,
+        `crl serve: ${ready.model} at ${server.url} (vllm ${ready.protocols.vllm}, sglang ${ready.protocols.sglang}; weight loading ${roots.length > 0 ? `enabled from ${roots.join(', ')}` : 'disabled'}); Ctrl-C stops`,
       );
       await new Promise<void>((resolve) => {
         const stop = () => void server.close().then(resolve);

@@ -50,6 +50,8 @@ describe('crl serve security (a real crl serve process)', () => {
       TOKEN,
       '--max-concurrent',
       '3',
+      '--max-reading',
+      '3',
     ]);
   }, 60_000);
   afterAll(() => server?.stop());
@@ -180,7 +182,8 @@ describe('crl serve security (a real crl serve process)', () => {
     expect(chunked.status).toBe(413);
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
 
-    // --max-concurrent 3: three clients that never finish their bodies hold every slot.
+    // --max-reading 3: three clients that never finish their bodies hold every reading place
+    // (never a serving slot: src/cli/serve-slow-clients.test.ts).
     const slow = Array.from({ length: 3 }, () =>
       rawRequest({
         port: server.port,
@@ -256,5 +259,32 @@ describe('crl serve: the endpoint is off without a token; risky flags are called
     short.stop();
     expect(short.stderr()).toMatch(/the admin token has 6 characters, short enough to guess/);
     expect(short.stderr()).not.toMatch(/process list/);
+  });
+});
+
+describe('crl serve: an empty CRL_ADMIN_TOKEN', () => {
+  it('counts as unset: the server starts with weight loading off and a warning that names the variable', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'crl-serve-empty-token-'));
+    await tinyCheckpoint(join(root, 'ckpt'), { seed: 1 });
+    const served = await startServe(['--policy', join(root, 'ckpt'), '--weights-dir', root], {
+      ...process.env,
+      CRL_ADMIN_TOKEN: '',
+    });
+    try {
+      await until(() => /Ctrl-C stops/.test(served.stderr()));
+      expect(served.stderr()).toMatch(/warning: CRL_ADMIN_TOKEN is set but empty, so it is ignored/);
+      expect(served.stderr()).toMatch(/weight loading disabled/);
+      const r = await rawRequest({
+        port: served.port,
+        method: 'POST',
+        path: '/update_weights_from_disk',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer ' },
+        body: JSON.stringify({ model_path: join(root, 'ckpt') }),
+      }).response;
+      expect(r.status).toBe(403);
+      expect(JSON.parse(r.body).message).toMatch(/weight loading is disabled/);
+    } finally {
+      served.stop();
+    }
   });
 });

@@ -1,18 +1,23 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { HttpError } from '../adapters/http-guard.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { UpdateWeightsRequest } from '../adapters/engine-weights.ts';
 import { loadPolicyDir } from '../model/load-policy.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { checkTokenizer } from '../model/tokenizer-match.ts';
 import type { PolicyModel } from '../model/policy.ts';
 import { resolveCheckpointDir } from '../experiments/policy-source.ts';
-import { CliError } from './errors.ts';
+import { send } from './http-errors.ts';
+import { checkBearer, HttpError } from './http-guard.ts';
+import type { Route } from './route.ts';
+import { ServeError } from './serve-error.ts';
 
 /**
- * `crl serve`'s weight loading (/update_weights_from_disk, docs/decisions/0019): only from the
- * directories named with --weights-dir, by real path (no `..` or symlink escape), and only a
- * checkpoint whose model matches the served one and whose weights are finite; the swap happens
- * after every check, so on any failure the old weights keep serving.
+ * `crl serve`'s weight loading (SGLang's /update_weights_from_disk, docs/decisions/0019): one
+ * update at a time (429 otherwise), only from the directories named with --weights-dir, by real
+ * path (no `..` or symlink escape), and only a checkpoint whose model matches the served one and
+ * whose weights are finite; the swap happens after every check, so on any failure the old weights
+ * keep serving.
  */
 
 /** --weights-dir values as real paths; each must be an existing directory. */
@@ -24,7 +29,9 @@ export function weightRoots(dirs: readonly string[]): string[] {
     } catch {
       // reported below
     }
-    throw new CliError(`--weights-dir ${d} is not a directory; name the directories a trainer writes checkpoints into`);
+    throw new ServeError(
+      `--weights-dir ${d} is not a directory; name the directories a trainer writes checkpoints into`,
+    );
   });
 }
 
@@ -93,4 +100,52 @@ export async function loadServedWeights(options: {
   options.policy.net.params.set(next.net.params);
   options.policy.net.markWeightsChanged(); // drops the sampler's KV cache
   return `loaded ${options.requested}`;
+}
+
+/** What the admin endpoint needs; absent, it answers 403 (disabled). */
+export interface WeightAdmin {
+  token: string;
+  /** Validates and swaps, or throws with a message safe to show (loadServedWeights). */
+  loadWeights: (path: string) => Promise<string>;
+}
+
+/** The admin gate, before any byte of the body is read: 403 when disabled, 401 without the token. */
+export function checkAdmin(req: IncomingMessage, admin: WeightAdmin | undefined): void {
+  if (!admin)
+    throw new HttpError(
+      403,
+      'weight loading is disabled; start crl serve with --admin-token (and --weights-dir) to enable it',
+    );
+  checkBearer(req, admin.token);
+}
+
+/**
+ * `POST /update_weights_from_disk`, single-flight: a second update while one runs gets 429.
+ * The server lets a request through to it only past checkAdmin.
+ */
+export function weightAdminRoute(options: { admin: WeightAdmin | undefined; log?: (line: string) => void }): Route {
+  let loading = false;
+  const { log } = options;
+  return {
+    post: true,
+    admin: true,
+    handle: async (res: ServerResponse, body: unknown) => {
+      const r = UpdateWeightsRequest.safeParse(body);
+      if (!r.success) throw new HttpError(400, `model_path: ${r.error.issues[0]!.message}`);
+      if (loading) throw new HttpError(429, 'a weight update is already running; retry when it has finished');
+      loading = true;
+      try {
+        // The swap itself is synchronous, so it never lands inside a generation; on any failure
+        // the served weights stay as they were.
+        const message = await options.admin!.loadWeights(r.data.model_path);
+        log?.(`crl serve: ${message}`);
+        send(res, 200, { success: true, message });
+      } catch (e) {
+        log?.(`crl serve: refused a weight update: ${(e as Error).message}`);
+        throw e instanceof HttpError ? e : new HttpError(400, (e as Error).message);
+      } finally {
+        loading = false;
+      }
+    },
+  };
 }

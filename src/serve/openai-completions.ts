@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { PositionLogprobs } from '../model/top-logprobs.ts';
 import type { SampleRequest, SampleResult, SamplingParams, Tokenizer } from '../contracts/index.ts';
-import { applyStopStrings, Detokenizer } from './completion-text.ts';
+import { applyStopStrings, Detokenizer } from '../adapters/completion-text.ts';
 import { HttpError } from './http-guard.ts';
 
 /**

@@ -1,0 +1,66 @@
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
+
+interface Pending {
+  request: SampleRequest;
+  params: SamplingParams;
+  resolve(r: SampleResult): void;
+  reject(e: Error): void;
+}
+
+/**
+ * Continuous batching in front of one TokenSampler, as an engine batches on its side: requests
+ * that arrive in the same turn of the event loop, or while the sampler is busy with an earlier
+ * batch, go into one sample() call per (temperature, top-p). A batch that fails is retried one
+ * request at a time, so one bad request fails only itself, never its batch-mates.
+ */
+export class RequestBatcher {
+  private queue: Pending[] = [];
+  private scheduled = false;
+
+  constructor(private readonly sampler: TokenSampler) {}
+
+  /** Samples `requests` with `params`, batched with whatever else is waiting; rejects with the sampler's error. */
+  sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]> {
+    return Promise.all(
+      requests.map(
+        (request) =>
+          new Promise<SampleResult>((resolve, reject) => {
+            this.queue.push({ request, params, resolve, reject });
+            if (!this.scheduled) {
+              this.scheduled = true;
+              setImmediate(() => void this.flush());
+            }
+          }),
+      ),
+    );
+  }
+
+  private async flush(): Promise<void> {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    const groups = new Map<string, Pending[]>();
+    for (const p of batch) {
+      const key = `${p.params.temperature}/${p.params.topP}`;
+      const group = groups.get(key);
+      if (group) group.push(p);
+      else groups.set(key, [p]);
+    }
+    for (const group of groups.values()) {
+      try {
+        const results = await this.sampler.sample(
+          group.map((p) => p.request),
+          group[0]!.params,
+        );
+        group.forEach((p, i) => p.resolve(results[i]!));
+      } catch {
+        // One bad request must not fail its batch-mates: run each alone to find whose it was.
+        for (const p of group)
+          await this.sampler.sample([p.request], p.params).then(
+            (r) => p.resolve(r[0]!),
+            (e: Error) => p.reject(e),
+          );
+      }
+    }
+  }
+}

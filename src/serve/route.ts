@@ -1,0 +1,33 @@
+import type { ServerResponse } from 'node:http';
+import type { PositionLogprobs } from '../model/top-logprobs.ts';
+import type { SampleRequest, SampleResult, SamplingParams, Tokenizer } from '../contracts/index.ts';
+import { send } from './http-errors.ts';
+
+/**
+ * One endpoint of `crl serve`. A POST route's handler gets the parsed JSON body, read within the
+ * server's limits before the request takes a serving slot (request-slots.ts); a GET route none.
+ */
+export interface Route {
+  post: boolean;
+  /** Behind the admin token (and answered in SGLang's `{ success, message }` error shape). */
+  admin?: boolean;
+  handle(res: ServerResponse, body: unknown): Promise<void> | void;
+}
+
+/** What the sampling routes share: the served model and the batching queue. */
+export interface SamplingContext {
+  model: string;
+  tokenizer: Tokenizer;
+  vocabSize: number;
+  /** The model's maxSeqLen: prompt + max_tokens may not exceed it. */
+  maxModelLen: number;
+  /** The batcher; a sampler error comes back as a 400. */
+  sample: (requests: readonly SampleRequest[], params: SamplingParams) => Promise<SampleResult[]>;
+  /** Top-k teacher-forced log-probs (the embedded model), for logprobs > 0 and echo. */
+  score?: (seq: readonly number[], from: number, k: number) => PositionLogprobs[];
+}
+
+/** `GET /health`: the process is up and answering. */
+export const healthRoutes: Record<string, Route> = {
+  'GET /health': { post: false, handle: (res) => send(res, 200, { status: 'ok' }) },
+};

@@ -1,0 +1,31 @@
+import { ENGINE_PROTOCOLS } from '../adapters/engine-protocols.ts';
+import { send } from './http-errors.ts';
+import { HttpError } from './http-guard.ts';
+import type { Route, SamplingContext } from './route.ts';
+
+/** SGLang's native `POST /generate`, with the schemas of engine-protocols.ts (the client's own). */
+export function sglangRoutes(ctx: SamplingContext): Record<string, Route> {
+  const sglang = ENGINE_PROTOCOLS.sglang;
+  return {
+    [`POST ${sglang.path}`]: {
+      post: true,
+      handle: async (res, body) => {
+        let parsed: ReturnType<NonNullable<typeof sglang.parseRequest>>;
+        try {
+          parsed = sglang.parseRequest!(body);
+        } catch (e) {
+          throw new HttpError(400, (e as Error).message);
+        }
+        const v = ctx.vocabSize;
+        if ([...parsed.request.prompt, ...parsed.request.stopTokens].some((t) => t >= v))
+          throw new HttpError(400, `token ids must be below the vocabulary size ${v}`);
+        const [result] = await ctx.sample([parsed.request], parsed.params);
+        send(
+          res,
+          200,
+          sglang.responseBody!({ result: result!, model: ctx.model, promptTokens: parsed.request.prompt.length }),
+        );
+      },
+    },
+  };
+}
