@@ -44,8 +44,7 @@ export const TrainAdvantageSchema = compactionGaeConfigSchema.omit({ crossTrajec
 export const OptimSchema = z
   .object({
     /**
-     * 1e-4: at 3e-4, two of the fifteen RL runs of the 3-seed kv-ledger `full` preset collapsed
-     * late (x4 28% and 23%); rerun at 1e-4 both stayed stable (93.8% x4; docs/results/README.md).
+     * 1e-4: at 3e-4 RL runs collapsed late; at 1e-4 they stayed stable (docs/decisions/0030).
      */
     policyLr: z.number().positive().default(1e-4),
     criticLr: z.number().positive().default(5e-4),

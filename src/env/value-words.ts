@@ -6,8 +6,7 @@
  * token and a lone space token before them (`set`, ` h`, ` `, `3`, `4`), so a value read back by
  * key is a copy of one to two tokens that start two positions after the key, where the word
  * vocabulary copies the one token right after it. The 2-layer embedded model learns the one-token
- * lookup in a few hundred steps and never left the plateau on the digits (docs/results/README.md,
- * quick-qwen3-7da8892). Each word here is one token after a space in Qwen3's vocabulary (a test
+ * lookup and not the copy of digits (docs/decisions/0026, 0030). Each word here is one token after a space in Qwen3's vocabulary (a test
  * checks it), so with value words the lookup has the word vocabulary's shape again.
  * Order is the value: VALUE_WORDS[v] spells v. Append only.
  */

@@ -13,58 +13,21 @@ import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
 const rollout = { contextWindow: 256, maxWindows: 4 };
 
 /**
- * SFT recipe (docs/sft.md has the measurements behind each choice): a dense warm-up first, whose
- * first 300 steps (longer, up to 900, until held-out recall accuracy reaches 0.9: in Qwen3 ids
- * one seed of three took off only after step 300) are plain key -> value recall at 128 sequences
- * per step (with it the base's own
- * first summaries find the value in the stream; without it they never did, value accuracy 0.000),
- * then the lookup and episode forms (without them the base never read a value back even from an
- * oracle summary), then episode SFT on fresh episodes every epoch (a fixed set was memorised)
- * with short kv-ledger streams mixed in. Summaries are lossy(0.2): at 0.1 the base passed x4 65-73%,
- * at 0.3 25-27% (2 seeds each), so 0.2 leaves RL room on both sides. The 2-layer model: it learns
- * associative recall in hundreds of steps where 4 layers stayed on the plateau (recall probe).
+ * SFT recipe (docs/sft.md): a dense warm-up whose recall stage runs until held-out recall accuracy
+ * reaches 0.9, then the lookup and episode forms, then episode SFT on fresh episodes every epoch
+ * with short kv-ledger streams mixed in; lossy(0.2) summaries leave RL room on both sides; two
+ * layers. The measurements behind each choice: docs/decisions/0030.
  */
-const QUICK_SFT = {
-  episodes: 512,
-  epochs: 20,
-  data: 'fresh',
-  lossyP: 0.2,
-  lr: 1e-3,
-  batchTokens: 2048,
-  mix: {
-    'kv-ledger': [
-      { share: 0.45, knobs: { chunks: 1 } },
-      { share: 0.2, knobs: { chunks: 2 } },
-    ],
-  },
-  dense: { steps: 3000, ...PRESET_RECALL_STAGE, summaryShare: 0.5, maxChunks: 8, evalEvery: 500 },
-  // Positions up to 2C, so that the base also acts in the 2x-context system's single window (method
-  // §7). RoPE has no parameters: the training itself is the same as with maxSeqLen = C.
-  model: { preset: 'reference-2l', maxSeqLen: 2 * rollout.contextWindow },
-  rollout,
-} as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
-
 /**
- * The full preset's base imitates a demonstrator whose final decision slips with p = 0.2
- * (docs/decisions/0028-demonstrator-slips.md): with the plain expert, the bases of full-69044e5
- * solved a task at x1 either never or 4 times in 4 (56 of the 61 task-seed pairs they solved at
- * all), so RL w/o compaction had nothing to learn at x1 (x1 − base −1.2).
+ * The full preset's base imitates a demonstrator whose final decision slips with p = 0.2, so RL
+ * w/o compaction has something to learn at x1 (docs/decisions/0028-demonstrator-slips.md).
  */
 const FULL_SFT = { ...QUICK_SFT, slipP: 0.2 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
 
 /**
- * Per-family SFT overrides (docs/sft.md). At lossy(0.2) the fog-courier and hop-search
- * bases left RL little room (x4 75.0 and 75.0%, oracle 97.9 and 100%); at lossy(0.3), same warm-up,
- * x4 58.3 and 60.4%, oracle 97.9 and 85.4%, null 0% (12 tasks x 4 each). hop-search trains at
- * p = 0.4 (docs/sft.md, "hop-search into the band"): at 5 hops no p put its base in 20-70% with oracle >= 85%
- * (p 0.3 / 0.4: x4 76.6 / 76.6, oracle 94.8 / 99.5; p 0.5: 49.0, oracle 83.3, 3 seeds each), and
- * 6 hops broke one seed's acting (oracle 25.0). A base that reads its summaries fails where its
- * own summary lost the question, at the goal-drop rate it was taught (p / 2), so commit 3b0be0a raised
- * only that rate: lossyGoalP 0.4 (probe, 16 tasks x 4, seeds 0 / 1 / 2: x4 31.3 / 62.5 / 60.9,
- * oracle 67.2 / 100 / 100; docs/sft.md). kv-ledger slips at p = 0.1 instead of FULL_SFT's 0.2: at
- * 0.2 its bases scored x1 21.9 / 12.5 / 25.0 (seeds 0 / 1 / 2; 19.8 pooled, under the
- * 20% that leaves the x1 comparison room on both sides): a wrong value copied from another key in
- * view cost it more than p.
+ * Per-family SFT overrides: lossy p (and hop-search's goal-drop rate) put each base where RL has
+ * room on both sides; kv-ledger slips less because a wrong value in view costs it more than p
+ * (docs/decisions/0030).
  */
 const SFT_BY_ENV = {
   'kv-ledger': { slipP: 0.1 },
@@ -73,22 +36,17 @@ const SFT_BY_ENV = {
 } as const;
 
 /**
- * kv-ledger knobs of the presets: 1 query (at 3 queries the base scored 0 everywhere) and no
- * overwrites, so a key is written about once per window and the summary is plain long-range recall
- * (with overwrites the queried key was written 3+ times in 2/3 of summary windows and the base
- * never found the latest value; docs/sft.md). The long horizon (11 chunks, ~3 windows) is kept.
- * These are kv-ledger's defaults since commit 36429e2; kept explicit so that a later change of the
- * defaults does not silently change what the presets measure.
+ * kv-ledger knobs of the presets: 1 query and no overwrites, so the summary is plain long-range
+ * recall; the long horizon (up to 12 chunks, ~3 windows) is kept. The family's defaults, kept
+ * explicit so that a later change of the defaults does not silently change what the presets
+ * measure (docs/decisions/0030).
  */
 const KV_KNOBS = { queries: 1, overwriteRate: 0, minChunks: 1, chunks: 12 };
 
 /**
- * Task lengths of the presets, drawn per task (docs/tasks.md, "Task lengths"): with the expert and
- * oracle summaries at C = 256, 43.0% (kv-ledger), 48.0% (fog-courier) and 36.5% (hop-search) of
- * the evaluation tasks fit one window and the rest need two or three, so RL w/o compaction earns
- * reward on the short ones. kv-ledger stops at 12 chunks, not 14 (4 windows): with 1..14 only 5 of
- * the first 16 evaluation tasks fit one window and a base that misses some of them would score x1
- * under 20% (docs/sft.md, "Per-task lengths"). The families' defaults; kept explicit.
+ * Task lengths of the presets, drawn per task (docs/tasks.md, "Task lengths"): a third to a half
+ * of the evaluation tasks fit one window and the rest need two or three, so RL w/o compaction earns
+ * reward on the short ones (the shares: docs/decisions/0030). The families' defaults; kept explicit.
  */
 const KNOBS = {
   'kv-ledger': KV_KNOBS,

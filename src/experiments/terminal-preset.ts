@@ -11,10 +11,8 @@ const TERMINAL_ROLLOUT = { ...SHELL_LEDGER_ROLLOUT, maxWindows: 4 };
  * The terminal family's SFT: the quick recipe (docs/sft.md) in shell-ledger's sizes: a 3000-step
  * dense warm-up whose recall stage runs until held-out recall accuracy reaches 0.9, then 12 epochs
  * of 512 fresh expert episodes with short logs mixed in (the quick recipe runs 20; every episode
- * here runs in the sandbox). Summaries lossy(0.3): at 0.2 the base passed x4 77.1% (seed 0),
- * above the paper's bases and with little room for RL; lossy p is how the presets set a base's
- * summary quality (fog-courier 0.3, hop-search 0.4). A 700-step warm-up with 16 x 256 episodes
- * left the base at 0% even with oracle summaries (docs/results/README.md, terminal-c6d0610).
+ * here runs in the sandbox). Summaries lossy(0.3), as fog-courier: lossy p is how the presets set
+ * a base's summary quality; at 0.2 this base left RL little room (docs/decisions/0030).
  */
 const TERMINAL_SFT = {
   episodes: 512,

@@ -17,8 +17,8 @@ import {
  * fog-courier: the agent sees one room at a time and is told the way once, in the instruction.
  * Actions: `go <dir>`, `look`, `take <item>`, `drop <item>`, `done`. Reward 1 iff at `done` the
  * item lies in the target room; running out of the step budget ends the episode with 0. No step
- * counter is shown (before commit d383b6e it was): with one, the base learned to drop at a fixed step
- * number instead of in the target room.
+ * counter is shown: with one, the base learned to drop at a fixed step number instead of in the
+ * target room (docs/decisions/0030).
  */
 export class FogCourierEnv implements Environment {
   readonly name = 'fog-courier';

@@ -31,9 +31,9 @@ export interface Signpost {
  * besides the way back. The instruction gives the way as signposts keyed by room id (`path 12
  * east , 17 north , … , 3 drop`): the clue seen at the start and needed at every later step, so
  * after a compaction the summary must carry the signposts still ahead (docs/tasks.md). Each
- * decision is a one-key lookup (room id in view -> signpost), the kind the embedded 2-layer model learns; the
- * depth-first search this family used before commit d383b6e needed the whole search state right at
- * every step, and the base never held it (docs/sft.md, "Family dense forms").
+ * decision is a one-key lookup (room id in view -> signpost), the kind the embedded 2-layer model
+ * learns; a depth-first search needs the whole search state at every step, which the base never
+ * held (docs/decisions/0030).
  */
 export interface FogCourierTask {
   rooms: Room[];

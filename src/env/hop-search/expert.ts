@@ -113,8 +113,8 @@ export function hopSearchAct(s: HopSearchState): string {
  * order (a finished question's last document may be gone from the rebuilt window). Where the
  * search stands is not kept: the tail's newest document shows it (each hop is a search and an
  * open, so the last two steps always hold one). Without `found` for the last question (its
- * document is in the tail) the base answered after the first compaction instead of searching on:
- * oracle x4 0.0 (docs/sft.md, "One-key task designs"); with it, `found` marks "answer now".
+ * document is in the tail) the base answered after the first compaction instead of searching on
+ * (docs/decisions/0030); with it, `found` marks "answer now".
  */
 export function hopSearchNeeded(w: VisibleWindow): SummaryContent {
   const s = readHopSearch(w);

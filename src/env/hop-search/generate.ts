@@ -109,8 +109,7 @@ export function generateHopSearch(seed: number, k: HopSearchKnobs): HopSearchTas
     rng.shuffle(d.facts);
     // The chain fact heads its document, as a search hit heads a result page: the value the hop
     // needs sits at a fixed place after `doc N :`, like fog-courier's room id in a view. With the
-    // chain fact anywhere in the document the base picked a wrong fact's value (an earlier form:
-    // oracle x4 22.9%, answer value accuracy 0.16; docs/sft.md).
+    // chain fact anywhere in the document the base picked a wrong fact's value (docs/decisions/0030).
     const head = d.facts.findIndex((f) => chainFacts.has(f));
     if (head > 0) d.facts.unshift(...d.facts.splice(head, 1));
   }
