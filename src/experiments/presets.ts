@@ -18,6 +18,26 @@ const rollout = { contextWindow: 256, maxWindows: 4 };
  * with short kv-ledger streams mixed in; lossy(0.2) summaries leave RL room on both sides; two
  * layers. The measurements behind each choice: docs/decisions/0030.
  */
+const QUICK_SFT = {
+  episodes: 512,
+  epochs: 20,
+  data: 'fresh',
+  lossyP: 0.2,
+  lr: 1e-3,
+  batchTokens: 2048,
+  mix: {
+    'kv-ledger': [
+      { share: 0.45, knobs: { chunks: 1 } },
+      { share: 0.2, knobs: { chunks: 2 } },
+    ],
+  },
+  dense: { steps: 3000, ...PRESET_RECALL_STAGE, summaryShare: 0.5, maxChunks: 8, evalEvery: 500 },
+  // Positions up to 2C, so that the base also acts in the 2x-context system's single window (method
+  // §7). RoPE has no parameters: the training itself is the same as with maxSeqLen = C.
+  model: { preset: 'reference-2l', maxSeqLen: 2 * rollout.contextWindow },
+  rollout,
+} as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
+
 /**
  * The full preset's base imitates a demonstrator whose final decision slips with p = 0.2, so RL
  * w/o compaction has something to learn at x1 (docs/decisions/0028-demonstrator-slips.md).
