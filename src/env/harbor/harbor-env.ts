@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxHostIds } from '../../adapters/sandbox/bwrap.ts';
 import { chownTree } from '../../adapters/sandbox/host-files.ts';
@@ -10,6 +10,7 @@ import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../rollo
 import { ACTION_HINT, parseShellAction } from './action.ts';
 import type { HarborTask } from './load-tasks.ts';
 import { readReward } from './reward-file.ts';
+import { copyTaskTree } from './task-files.ts';
 
 /**
  * One Harbor task as an Environment (docs/harbor.md). reset() starts a sandbox whose workspace
@@ -70,16 +71,12 @@ export class HarborEnv implements Environment {
       },
       prepare: (hostDir) => {
         if (task.environmentDir) {
-          cpSync(task.environmentDir, hostDir(WORKDIR), {
-            recursive: true,
-            verbatimSymlinks: true,
-            filter: (src) => !task.environmentSkip.some((s) => src === join(task.environmentDir!, s)),
-          });
+          copyTaskTree({ from: task.environmentDir, to: hostDir(WORKDIR), skip: task.environmentSkip });
         }
         mkdirSync(join(hostDir('/logs'), 'agent'));
         mkdirSync(join(hostDir('/logs'), 'verifier'));
         if (this.options.exposeSolution && task.solutionDir) {
-          cpSync(task.solutionDir, hostDir('/solution'), { recursive: true, verbatimSymlinks: true });
+          copyTaskTree({ from: task.solutionDir, to: hostDir('/solution') });
         }
       },
     });
@@ -137,7 +134,7 @@ export class HarborEnv implements Environment {
     const { task } = this.options;
     const tests = sandbox.hostPath('/tests');
     const verifierDir = join(sandbox.hostPath('/logs'), 'verifier');
-    cpSync(task.testsDir, tests, { recursive: true, verbatimSymlinks: true });
+    copyTaskTree({ from: task.testsDir, to: tests });
     rmSync(verifierDir, { recursive: true, force: true }); // whatever the agent left there (links too)
     mkdirSync(verifierDir);
     const ids = sandboxHostIds();
@@ -151,10 +148,12 @@ export class HarborEnv implements Environment {
       signal,
     });
     const reading = readReward(verifierDir);
+    // A reward file that is there but not a number is a broken verifier, not a score of 0.
+    if (reading.source === 'invalid') throw new Error(`/logs/verifier/${reading.detail}`);
     const notes = [
       r.timedOut ? `the verifier timed out after ${seconds} s` : null,
       reading.detail ?? null,
-      reading.source === 'missing' || reading.source === 'invalid' ? `test.sh exit ${r.exitCode ?? 'none'}` : null,
+      reading.source === 'missing' ? `test.sh exit ${r.exitCode ?? 'none'}` : null,
     ].filter((x): x is string => x !== null);
     return {
       observation: `[${why}; verifier reward ${reading.reward}${notes.length ? `: ${notes.join('; ')}` : ''}]`,
