@@ -228,7 +228,9 @@ async function runAndWrite(options: {
   const { count, out } = options;
   const concurrency = Math.min(options.concurrency ?? EPISODE_WAVE, EPISODE_WAVE);
   if (options.concurrency !== undefined && options.concurrency > EPISODE_WAVE)
-    process.stderr.write(`crl: note: --concurrency ${options.concurrency} is capped at ${EPISODE_WAVE} episodes in flight\n`);
+    process.stderr.write(
+      `crl: note: --concurrency ${options.concurrency} is capped at ${EPISODE_WAVE} episodes in flight\n`,
+    );
   // Records go to a partial file as episodes end and replace --out only when all have run.
   const writer = new AtomicLineWriter(out);
   const bar = new SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | pass {pass}' });

@@ -1,4 +1,14 @@
-import { closeSync, constants, cpSync, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  cpSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+} from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /**
@@ -20,7 +30,15 @@ export const MAX_TASK_FILE_BYTES = 1024 * 1024;
 /** Most entries in one tree: a bound on the load-time walk and on what each episode copies. */
 export const MAX_TREE_ENTRIES = 100_000;
 
-function kindOf(st: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean; isFIFO(): boolean; isSocket(): boolean; isBlockDevice(): boolean; isCharacterDevice(): boolean }): string {
+function kindOf(st: {
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isBlockDevice(): boolean;
+  isCharacterDevice(): boolean;
+}): string {
   if (st.isSymbolicLink()) return 'a symbolic link';
   if (st.isFIFO()) return 'a FIFO';
   if (st.isSocket()) return 'a socket';
@@ -35,7 +53,15 @@ function kindOf(st: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(
  * real (no link), the file regular and at most `maxBytes`. Opened with O_NOFOLLOW | O_NONBLOCK, so
  * a link swapped in after the check, or a FIFO, neither follows nor blocks.
  */
-export function readTaskFile({ dir, rel, maxBytes = MAX_TASK_FILE_BYTES }: { dir: string; rel: string; maxBytes?: number }): string {
+export function readTaskFile({
+  dir,
+  rel,
+  maxBytes = MAX_TASK_FILE_BYTES,
+}: {
+  dir: string;
+  rel: string;
+  maxBytes?: number;
+}): string {
   const path = join(dir, rel);
   checkNoLinkOnTheWay(dir, rel);
   let fd: number;
@@ -103,8 +129,7 @@ export function checkTaskTree(root: string): void {
   while (stack.length > 0) {
     const d = stack.pop()!;
     for (const name of readdirSync(d)) {
-      if (++entries > MAX_TREE_ENTRIES)
-        throw new TaskFileError(`${root} holds more than ${MAX_TREE_ENTRIES} entries`);
+      if (++entries > MAX_TREE_ENTRIES) throw new TaskFileError(`${root} holds more than ${MAX_TREE_ENTRIES} entries`);
       const p = join(d, name);
       const st = lstatSync(p);
       if (st.isDirectory()) stack.push(p);
@@ -114,7 +139,8 @@ export function checkTaskTree(root: string): void {
           throw new TaskFileError(
             `${p} is a symbolic link that points outside ${root}; links in a task folder must be relative and stay inside it`,
           );
-      } else if (!st.isFile()) throw new TaskFileError(`${p} is ${kindOf(st)}; a task folder holds only files and directories`);
+      } else if (!st.isFile())
+        throw new TaskFileError(`${p} is ${kindOf(st)}; a task folder holds only files and directories`);
     }
   }
 }
