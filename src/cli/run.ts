@@ -110,6 +110,12 @@ export function registerRunCommand(program: Command): void {
     .option('--context <C>', 'context window C in tokens (default 256)')
     .option('--threshold <T>', 'compaction threshold T_comp (default 112)')
     .option('--tail <k>', 'whole steps carried into the rebuilt window (default 2)')
+    .option('--max-action-tokens <n>', "longest action in tokens (default: the family's, 384 for task folders)")
+    .option(
+      '--max-observation-tokens <n>',
+      "longest observation kept in tokens (default: the family's, 1024 for task folders)",
+    )
+    .option('--summary-max-tokens <n>', "longest summary in tokens (default: the family's, 512 for task folders)")
     .option('--seed <s>', 'offset into the eval seed range; also seeds the samplers', '0')
     .option(
       '--summary-writer <w>',
@@ -293,7 +299,8 @@ function resolveWithFlagNames<T>(f: () => T): T {
   } catch (e) {
     if (e instanceof RolloutConfigError) {
       throw new CliError(
-        `${e.message}\n(flags: --context sets contextWindow, --threshold compactThreshold, --tail tailSteps, --windows maxWindows)`,
+        `${e.message}\n(flags: --context sets contextWindow, --threshold compactThreshold, --tail tailSteps, --windows maxWindows, ` +
+          '--max-action-tokens maxActionTokens, --max-observation-tokens maxObservationTokens, --summary-max-tokens summaryMaxTokens)',
       );
     }
     throw e;
@@ -306,6 +313,9 @@ function rolloutInput(flags: RunFlags): Record<string, unknown> {
   if (flags.context !== undefined) input.contextWindow = flags.context;
   if (flags.threshold !== undefined) input.compactThreshold = flags.threshold;
   if (flags.tail !== undefined) input.tailSteps = flags.tail;
+  if (flags.maxActionTokens !== undefined) input.maxActionTokens = flags.maxActionTokens;
+  if (flags.maxObservationTokens !== undefined) input.maxObservationTokens = flags.maxObservationTokens;
+  if (flags.summaryMaxTokens !== undefined) input.summaryMaxTokens = flags.summaryMaxTokens;
   if (flags.temperature !== undefined) input.temperature = flags.temperature;
   if (flags.topP !== undefined) input.topP = flags.topP;
   return input;
