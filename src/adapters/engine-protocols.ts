@@ -26,8 +26,11 @@ export interface EngineProtocol {
   parseResponse(json: unknown, request: SampleRequest): SampleResult;
   /** Server (SGLang only): an HTTP body -> the request and its sampling params (zod errors name the field). */
   parseRequest?(json: unknown): { request: SampleRequest; params: SamplingParams };
-  /** Server (SGLang only): a SampleResult -> the engine's JSON answer. */
-  responseBody?(o: { result: SampleResult; model: string; promptTokens: number }): unknown;
+  /**
+   * Server (SGLang only): a SampleResult -> the engine's JSON answer. `text` is the sampled tokens
+   * decoded by the server's tokenizer (SGLang returns it; absent: "", for a server without one).
+   */
+  responseBody?(o: { result: SampleResult; model: string; promptTokens: number; text?: string }): unknown;
 }
 
 const TokenIds = z.array(z.number().int().nonnegative());
@@ -151,8 +154,8 @@ const sglang: EngineProtocol = {
       params: { temperature: s.temperature, topP: s.top_p },
     };
   },
-  responseBody: ({ result, promptTokens }) => ({
-    text: '',
+  responseBody: ({ result, promptTokens, text }) => ({
+    text: text ?? '',
     output_ids: result.tokens,
     meta_info: {
       prompt_tokens: promptTokens,

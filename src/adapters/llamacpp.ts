@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { checkGgufFile } from '../model/gguf-check.ts';
 import type {
   ControlledEvaluateInputItem,
   Llama,
@@ -51,6 +52,8 @@ export function llamaRuntime(): Promise<Llama> {
 
 export async function loadGgufModel(path: string): Promise<LlamaModel> {
   if (!existsSync(path)) throw new LlamaCppError(`no such GGUF file: ${path}`);
+  // Header counts and weights checked first: a corrupt header would hang the loader, NaN weights sample silently.
+  checkGgufFile(path);
   const llama = await llamaRuntime();
   try {
     return await llama.loadModel({ modelPath: path, gpuLayers: 0 });

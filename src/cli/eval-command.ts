@@ -15,6 +15,9 @@ import { checkTask } from './load-envs.ts';
 import { parseSummaryWriter } from './run-flags.ts';
 
 const int = (min: number) => z.coerce.number().int().min(min);
+/** Largest K of --windows: far beyond any horizon evaluated, and a bound on the episode's length. */
+const MAX_EVAL_WINDOWS = 1024;
+
 const EvalFlagsSchema = z
   .object({
     policy: z.string().min(1),
@@ -28,6 +31,9 @@ const EvalFlagsSchema = z
     windows: z
       .string()
       .regex(/^\d+(,\d+)*$/, 'a comma-separated list of K, e.g. 1,4')
+      .refine((w) => w.split(',').every((k) => Number(k) >= 1 && Number(k) <= MAX_EVAL_WINDOWS), {
+        error: `each K must be from 1 to ${MAX_EVAL_WINDOWS} (context windows per episode)`,
+      })
       .default('1,4'),
     trainingWindows: int(1).optional(),
     context: int(8).optional(),

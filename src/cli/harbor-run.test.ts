@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -142,5 +142,45 @@ describe.skipIf(!available)('crl run --env harbor:DIR (spawned)', () => {
     const again = crl(['export-tasks', '--env', 'shell-ledger', '--out', gen]);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/exists and is not empty/);
+  });
+
+  it('refuses instruction.md linked to a host file or to /dev/zero with exit 2, quoting nothing of it', () => {
+    const secret = 'host-secret-4be0a1';
+    const target = join(root, 'secret.txt');
+    writeFileSync(target, `${secret}\n`);
+    for (const [name, to] of [
+      ['linked-host', target],
+      ['linked-zero', '/dev/zero'],
+    ] as const) {
+      const dir = writeTaskFolder(join(root, name), { 'task.toml': TASK_TOML, 'tests/test.sh': 'true\n' });
+      symlinkSync(to, join(dir, 'instruction.md'));
+      const outDir = mkdtempSync(join(root, `${name}-out-`));
+      const r = crl(['run', '--env', `harbor:${dir}`, '--policy', 'harbor-oracle', '--out', join(outDir, 'r.jsonl')], {
+        timeoutMs: 60_000,
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/instruction\.md is a symbolic link/);
+      expect(r.stdout + r.stderr).not.toContain(secret);
+      for (const f of readdirSync(outDir)) expect(readFileSync(join(outDir, f), 'utf8')).not.toContain(secret);
+    }
+  });
+
+  it('a reward.txt of 0x10 is an env error: reward 0, counted in envErrors, with a warning naming the file', () => {
+    const dir = writeTaskFolder(join(root, 'hex-reward'), {
+      'instruction.md': 'x',
+      'task.toml': TASK_TOML,
+      'tests/test.sh': 'echo 0x10 > /logs/verifier/reward.txt\n',
+    });
+    const out = join(root, 'hex.jsonl');
+    const r = crl(['run', '--env', `harbor:${dir}`, '--policy', 'harbor-nop', '--episodes', '2', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.last)).toMatchObject({ passAt1: 0, episodes: 2, truncated: 0, envErrors: 2 });
+    expect(r.stderr).toMatch(/warning: 2 of 2 episodes ended in an environment error.*reward\.txt holds "0x10"/);
+    const records = readRecordsFile(out);
+    expect(records.map((x) => [x.outcome, x.reward])).toEqual([
+      ['env-error', 0],
+      ['env-error', 0],
+    ]);
+    expect(existsSync(out)).toBe(true);
   });
 });

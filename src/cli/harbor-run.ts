@@ -67,21 +67,16 @@ export function loadHarborSuite(env: string, policy: string): HarborTask[] {
   return tasks;
 }
 
-export function harborEpisodes(options: {
-  tasks: readonly HarborTask[];
-  episodes: number;
-  policy: string;
-}): EpisodeSpec[] {
-  const { tasks, episodes, policy } = options;
-  return Array.from({ length: episodes }, (_, i) => {
-    const index = i % tasks.length;
-    const task = tasks[index]!;
-    return {
-      episodeId: `harbor-${task.name}-${i}`,
-      env: new HarborEnv({ task, exposeSolution: policy === HARBOR_ORACLE }),
-      seed: index,
-    };
-  });
+/** Episode i: task i mod T, its seed the task's index (built when its wave starts, run.ts). */
+export function harborEpisode(options: { tasks: readonly HarborTask[]; index: number; policy: string }): EpisodeSpec {
+  const { tasks, index: i, policy } = options;
+  const index = i % tasks.length;
+  const task = tasks[index]!;
+  return {
+    episodeId: `harbor-${task.name}-${i}`,
+    env: new HarborEnv({ task, exposeSolution: policy === HARBOR_ORACLE }),
+    seed: index,
+  };
 }
 
 /** The harbor-oracle and harbor-nop policies as samplers (null for any other --policy). */

@@ -23,8 +23,16 @@ export const RunFlagsSchema = z
     seed: int(0).default(0),
     summaryWriter: z.string().default('self'),
     concurrency: int(1).optional(),
-    temperature: z.coerce.number({ error: 'expected a number' }).min(0).optional(),
-    topP: z.coerce.number({ error: 'expected a number' }).gt(0).max(1).optional(),
+    maxActionTokens: int(1).optional(),
+    maxObservationTokens: int(2).optional(),
+    summaryMaxTokens: int(1).optional(),
+    // Range messages on the checks themselves: the schema-level one would say "expected a number" for -1 too.
+    temperature: z.coerce.number({ error: 'expected a number' }).min(0, { error: 'must be 0 or more' }).optional(),
+    topP: z.coerce
+      .number({ error: 'expected a number' })
+      .gt(0, { error: 'must be above 0 and at most 1' })
+      .max(1, { error: 'must be above 0 and at most 1' })
+      .optional(),
     /** Task knobs as JSON text (validated by the family's knob schema when the env is built). */
     knobs: z.string().optional(),
     /** --tokenizer: word | qwen3 | DIR (default: the checkpoint's own, else word). */
@@ -34,7 +42,13 @@ export const RunFlagsSchema = z
   .strict();
 export type RunFlags = z.infer<typeof RunFlagsSchema>;
 
-const FLAG_NAMES: Record<string, string> = { summaryWriter: '--summary-writer', topP: '--top-p' };
+const FLAG_NAMES: Record<string, string> = {
+  summaryWriter: '--summary-writer',
+  topP: '--top-p',
+  maxActionTokens: '--max-action-tokens',
+  maxObservationTokens: '--max-observation-tokens',
+  summaryMaxTokens: '--summary-max-tokens',
+};
 
 /** Parses commander's raw option values; a bad value names its flag. */
 export function parseRunFlags(raw: Record<string, unknown>): RunFlags & { writer: SummaryWriterChoice } {

@@ -38,6 +38,7 @@ describe('crl run (spawned)', () => {
     const last = r.stdout.trim().split('\n').pop()!;
     const summary = JSON.parse(last);
     expect(Object.keys(summary).sort()).toEqual([
+      'envErrors',
       'episodes',
       'meanCompactions',
       'meanGeneratedTokens',
@@ -47,6 +48,7 @@ describe('crl run (spawned)', () => {
     const records = readRecordsFile(out);
     expect(records).toHaveLength(4);
     expect(summary.episodes).toBe(4);
+    expect(summary.envErrors).toBe(0);
     expect(summary.passAt1).toBeCloseTo(1, 12);
     expect(summary.meanCompactions).toBeCloseTo(records.reduce((a, x) => a + x.compactions, 0) / 4, 12);
     expect(summary.meanCompactions).toBeGreaterThan(0);

@@ -14,7 +14,7 @@ import { CliError, InterruptedError } from './errors.ts';
 import {
   checkHarborWriter,
   HARBOR_ROLLOUT_DEFAULTS,
-  harborEpisodes,
+  harborEpisode,
   harborPolicySampler,
   isHarborEnv,
   loadHarborSuite,
@@ -33,19 +33,66 @@ export interface RunSummary {
   meanCompactions: number;
   meanGeneratedTokens: number;
   truncated: number;
+  /** Episodes whose environment failed (outcome 'env-error'); a warning on stderr names the first reason. */
+  envErrors: number;
+}
+
+/**
+ * The summary, accumulated as records arrive, so a run of any length holds no record in memory.
+ * `firstEnvError` is the first env-error's reason (for the warning).
+ */
+export class RunTally {
+  private n = 0;
+  private passed = 0;
+  private compactions = 0;
+  private generated = 0;
+  private truncated = 0;
+  private envErrors = 0;
+  firstEnvError: string | null = null;
+
+  add(r: EpisodeRecord): void {
+    this.n++;
+    if (isSuccess(r.reward)) this.passed++;
+    this.compactions += r.compactions;
+    this.generated += r.generatedTokens;
+    if (r.outcome === 'truncated') this.truncated++;
+    if (r.outcome === 'env-error') {
+      this.envErrors++;
+      if (this.firstEnvError === null) {
+        const ev = r.events.find((e) => e.kind === 'env-error');
+        this.firstEnvError = `${r.episodeId}: ${ev && 'message' in ev ? ev.message : 'no reason recorded'}`;
+      }
+    }
+  }
+
+  get passes(): number {
+    return this.passed;
+  }
+
+  summary(): RunSummary {
+    const mean = (x: number) => (this.n === 0 ? 0 : x / this.n);
+    return {
+      passAt1: mean(this.passed),
+      episodes: this.n,
+      meanCompactions: mean(this.compactions),
+      meanGeneratedTokens: mean(this.generated),
+      truncated: this.truncated,
+      envErrors: this.envErrors,
+    };
+  }
 }
 
 export function summarizeRecords(records: readonly EpisodeRecord[]): RunSummary {
-  const n = records.length;
-  const mean = (f: (r: EpisodeRecord) => number) => (n === 0 ? 0 : records.reduce((a, r) => a + f(r), 0) / n);
-  return {
-    passAt1: mean((r) => (isSuccess(r.reward) ? 1 : 0)),
-    episodes: n,
-    meanCompactions: mean((r) => r.compactions),
-    meanGeneratedTokens: mean((r) => r.generatedTokens),
-    truncated: records.filter((r) => r.outcome === 'truncated').length,
-  };
+  const tally = new RunTally();
+  for (const r of records) tally.add(r);
+  return tally.summary();
 }
+
+/**
+ * Episodes are built and run in waves of at most this many: an environment (a sandbox, a task
+ * state) exists only while its wave runs, so `--episodes` of any size runs in bounded memory.
+ */
+export const EPISODE_WAVE = 1024;
 
 export function registerRunCommand(program: Command): void {
   program
@@ -63,6 +110,12 @@ export function registerRunCommand(program: Command): void {
     .option('--context <C>', 'context window C in tokens (default 256)')
     .option('--threshold <T>', 'compaction threshold T_comp (default 112)')
     .option('--tail <k>', 'whole steps carried into the rebuilt window (default 2)')
+    .option('--max-action-tokens <n>', "longest action in tokens (default: the family's, 384 for task folders)")
+    .option(
+      '--max-observation-tokens <n>',
+      "longest observation kept in tokens (default: the family's, 1024 for task folders)",
+    )
+    .option('--summary-max-tokens <n>', "longest summary in tokens (default: the family's, 512 for task folders)")
     .option('--seed <s>', 'offset into the eval seed range; also seeds the samplers', '0')
     .option(
       '--summary-writer <w>',
@@ -110,12 +163,20 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
     process.stderr.write(
       `crl: warning: ${flags.episodes} episodes exceed the ${size} eval seeds of ${family.name}; seeds repeat\n`,
     );
-  const episodes = evalTaskSeeds(family, { tasks: flags.episodes, offset: flags.seed }).map((seed, i) => ({
-    episodeId: `${family.name}-${seed}-${i}`,
-    env: family.create(knobs),
-    seed,
-  }));
-  return runAndWrite({ episodes, config, layout, actor, summarizer, concurrency: flags.concurrency, out: flags.out });
+  const episodeAt = (i: number): EpisodeSpec => {
+    const seed = evalTaskSeeds(family, { tasks: 1, offset: flags.seed + i })[0]!;
+    return { episodeId: `${family.name}-${seed}-${i}`, env: family.create(knobs), seed };
+  };
+  return runAndWrite({
+    count: flags.episodes,
+    episodeAt,
+    config,
+    layout,
+    actor,
+    summarizer,
+    concurrency: flags.concurrency,
+    out: flags.out,
+  });
 }
 
 /**
@@ -142,10 +203,10 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
     seed: flags.seed,
     contextWindow: config.contextWindow,
   });
-  const episodes = harborEpisodes({ tasks, episodes: flags.episodes, policy: flags.policy });
   // Each episode holds a sandbox: a few at a time unless asked.
   return runAndWrite({
-    episodes,
+    count: flags.episodes,
+    episodeAt: (i) => harborEpisode({ tasks, index: i, policy: flags.policy }),
     config,
     layout,
     actor,
@@ -155,9 +216,14 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
   });
 }
 
-/** Runs the episodes, streaming each record to --out as it ends, with a progress bar on stderr. */
+/**
+ * Runs the episodes in waves (EPISODE_WAVE), streaming each record to --out as it ends, with a
+ * progress bar on stderr; the summary is tallied as records arrive.
+ */
 async function runAndWrite(options: {
-  episodes: EpisodeSpec[];
+  count: number;
+  /** Episode i, built only when its wave starts. */
+  episodeAt: (i: number) => EpisodeSpec;
   config: RolloutConfig;
   layout: ChatLayout;
   actor: TokenSampler;
@@ -165,13 +231,17 @@ async function runAndWrite(options: {
   concurrency: number | undefined;
   out: string;
 }): Promise<RunSummary> {
-  const { episodes, out } = options;
+  const { count, out } = options;
+  const concurrency = Math.min(options.concurrency ?? EPISODE_WAVE, EPISODE_WAVE);
+  if (options.concurrency !== undefined && options.concurrency > EPISODE_WAVE)
+    process.stderr.write(
+      `crl: note: --concurrency ${options.concurrency} is capped at ${EPISODE_WAVE} episodes in flight\n`,
+    );
   // Records go to a partial file as episodes end and replace --out only when all have run.
   const writer = new AtomicLineWriter(out);
   const bar = new SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | pass {pass}' });
-  bar.start(episodes.length, 0, { pass: 0 });
-  let passed = 0;
-  let records: EpisodeRecord[];
+  bar.start(count, 0, { pass: 0 });
+  const tally = new RunTally();
   // Ctrl-C / SIGTERM end the run through the runtime (every env closed, sandboxes removed) and
   // say where the records so far are, instead of the process dying silently.
   const stop = new AbortController();
@@ -179,20 +249,23 @@ async function runAndWrite(options: {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    records = await runEpisodes({
-      signal: stop.signal,
-      episodes,
-      config: options.config,
-      layout: options.layout,
-      actor: options.actor,
-      summarizer: options.summarizer,
-      concurrency: options.concurrency,
-      onEpisodeEnd: (rec) => {
-        writer.append(recordLine(rec));
-        if (isSuccess(rec.reward)) passed++;
-        bar.increment(1, { pass: passed });
-      },
-    });
+    for (let start = 0; start < count; start += EPISODE_WAVE) {
+      const size = Math.min(EPISODE_WAVE, count - start);
+      await runEpisodes({
+        signal: stop.signal,
+        episodes: Array.from({ length: size }, (_, j) => options.episodeAt(start + j)),
+        config: options.config,
+        layout: options.layout,
+        actor: options.actor,
+        summarizer: options.summarizer,
+        concurrency,
+        onEpisodeEnd: (rec) => {
+          writer.append(recordLine(rec));
+          tally.add(rec);
+          bar.increment(1, { pass: tally.passes });
+        },
+      });
+    }
     writer.commit();
   } catch (e) {
     bar.stop();
@@ -210,8 +283,13 @@ async function runAndWrite(options: {
     process.off('SIGTERM', onSignal);
   }
   bar.stop();
-  process.stderr.write(`crl: wrote ${records.length} episode records to ${out}\n`);
-  return summarizeRecords(records);
+  const summary = tally.summary();
+  process.stderr.write(`crl: wrote ${summary.episodes} episode records to ${out}\n`);
+  if (summary.envErrors > 0)
+    process.stderr.write(
+      `crl: warning: ${summary.envErrors} of ${summary.episodes} episodes ended in an environment error (scored 0); the first: ${tally.firstEnvError}\n`,
+    );
+  return summary;
 }
 
 /** Rollout config messages use config names; say which flag sets each. */
@@ -221,7 +299,8 @@ function resolveWithFlagNames<T>(f: () => T): T {
   } catch (e) {
     if (e instanceof RolloutConfigError) {
       throw new CliError(
-        `${e.message}\n(flags: --context sets contextWindow, --threshold compactThreshold, --tail tailSteps, --windows maxWindows)`,
+        `${e.message}\n(flags: --context sets contextWindow, --threshold compactThreshold, --tail tailSteps, --windows maxWindows, ` +
+          '--max-action-tokens maxActionTokens, --max-observation-tokens maxObservationTokens, --summary-max-tokens summaryMaxTokens)',
       );
     }
     throw e;
@@ -234,6 +313,9 @@ function rolloutInput(flags: RunFlags): Record<string, unknown> {
   if (flags.context !== undefined) input.contextWindow = flags.context;
   if (flags.threshold !== undefined) input.compactThreshold = flags.threshold;
   if (flags.tail !== undefined) input.tailSteps = flags.tail;
+  if (flags.maxActionTokens !== undefined) input.maxActionTokens = flags.maxActionTokens;
+  if (flags.maxObservationTokens !== undefined) input.maxObservationTokens = flags.maxObservationTokens;
+  if (flags.summaryMaxTokens !== undefined) input.summaryMaxTokens = flags.summaryMaxTokens;
   if (flags.temperature !== undefined) input.temperature = flags.temperature;
   if (flags.topP !== undefined) input.topP = flags.topP;
   return input;

@@ -50,7 +50,12 @@ export function createProgress(options: {
         total = t;
         first = f;
         started = Date.now(); // work before start() (e.g. SFT's dense warm-up) is not in the ETA
-        stream.write(`[${options.label}] starting at iteration ${f} of ${t}\n`);
+        // A resumed run whose iterations all ran says so, instead of "starting at iteration 3 of 2".
+        stream.write(
+          f > t
+            ? `[${options.label}] all ${t} iterations already done\n`
+            : `[${options.label}] starting at iteration ${f} of ${t}\n`,
+        );
       },
       update: ({ iteration, metrics }) => {
         const done = iteration - first + 1;

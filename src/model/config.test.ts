@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { modelConfig, modelPresetNames, parseModelConfig } from './config.ts';
+import { modelConfig, modelParamCount, modelPresetNames, parseModelConfig } from './config.ts';
 import { fromHfConfig, toHfConfig } from './hf-config.ts';
 import { paramCount, tensorSpecs } from './weights.ts';
 
@@ -71,6 +71,19 @@ describe('ModelConfig', () => {
       [16, 32],
     ]);
     expect([shape('q_norm'), shape('k_norm')]).toEqual([[8], [8]]);
+  });
+
+  it('counts parameters without allocating, as the layout does, and refuses a model no memory holds', () => {
+    for (const cfg of [
+      modelConfig('reference'),
+      modelConfig('tiny', { tiedEmbeddings: true }),
+      modelConfig('tiny', { nHeads: 4, nKvHeads: 2, headDim: 6, qkNorm: true }),
+    ])
+      expect(modelParamCount(cfg)).toBe(paramCount(tensorSpecs(cfg, 'lm')));
+    expect(() => modelConfig('tiny', { dModel: 1e9 })).toThrow(/dModel: must be at most 65536/);
+    expect(() => modelConfig('tiny', { dModel: 65536, nHeads: 64, mlpHidden: 1 << 20, nLayers: 1024 })).toThrow(
+      /parameters and needs about .* more than this machine's/,
+    );
   });
 
   it('counts parameters: Llama names and shapes', () => {

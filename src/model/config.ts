@@ -1,3 +1,4 @@
+import { totalmem } from 'node:os';
 import { z } from 'zod';
 import type { RopeScaling } from '../tensor/rope.ts';
 
@@ -26,25 +27,49 @@ export const RopeScalingSchema: z.ZodType<RopeScaling> = z.discriminatedUnion('t
 ]);
 
 /**
+ * Largest value of each size field: well above any released model (vocabularies reach ~262k,
+ * widths 16k, depths ~130 layers, contexts ~10M), so a real checkpoint passes and a corrupt one
+ * (hidden_size 1e9) is refused before anything is allocated. hf-config.ts applies the same bounds
+ * under config.json's names.
+ */
+export const MODEL_FIELD_MAX = {
+  vocabSize: 1 << 22,
+  dModel: 1 << 16,
+  nLayers: 1024,
+  nHeads: 1024,
+  nKvHeads: 1024,
+  headDim: 4096,
+  mlpHidden: 1 << 20,
+  maxSeqLen: 1 << 24,
+} as const;
+
+const size = (field: keyof typeof MODEL_FIELD_MAX) =>
+  z
+    .number()
+    .int()
+    .positive()
+    .max(MODEL_FIELD_MAX[field], { error: `must be at most ${MODEL_FIELD_MAX[field]}` });
+
+/**
  * The transformer's shape (Llama architecture). Field names are ours; checkpoint.ts maps them to
  * Hugging Face config.json names.
  */
 export const ModelConfigSchema = z
   .object({
-    vocabSize: z.number().int().positive(),
-    dModel: z.number().int().positive(),
-    nLayers: z.number().int().positive(),
-    nHeads: z.number().int().positive(),
-    mlpHidden: z.number().int().positive(),
-    maxSeqLen: z.number().int().positive(),
+    vocabSize: size('vocabSize'),
+    dModel: size('dModel'),
+    nLayers: size('nLayers'),
+    nHeads: size('nHeads'),
+    mlpHidden: size('mlpHidden'),
+    maxSeqLen: size('maxSeqLen'),
     tiedEmbeddings: z.boolean(),
     ropeTheta: z.number().positive(),
     normEps: z.number().positive(),
     ropeScaling: RopeScalingSchema.optional(),
     /** Key/value heads (grouped-query attention when below nHeads). Default nHeads. */
-    nKvHeads: z.number().int().positive().optional(),
+    nKvHeads: size('nKvHeads').optional(),
     /** Per-head size D. Default dModel / nHeads; q_proj is [nHeads * D, dModel]. */
-    headDim: z.number().int().positive().optional(),
+    headDim: size('headDim').optional(),
     /** RMSNorm over each q and k head before RoPE (Qwen3's q_norm / k_norm). Default false. */
     qkNorm: z.boolean().optional(),
   })
@@ -57,7 +82,40 @@ export const ModelConfigSchema = z
   })
   .refine((c) => c.nHeads % (c.nKvHeads ?? c.nHeads) === 0, {
     message: 'nHeads must be a multiple of nKvHeads (each key/value head serves a whole group of query heads)',
+  })
+  .superRefine((c, ctx) => {
+    const problem = modelMemoryProblem(c);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
+
+/** Parameters of the language model cfg describes (weights.ts lays them out; this counts them without allocating). */
+export function modelParamCount(cfg: z.input<typeof ModelConfigSchema>): number {
+  const d = cfg.headDim ?? cfg.dModel / cfg.nHeads;
+  const q = cfg.nHeads * d;
+  const kv = (cfg.nKvHeads ?? cfg.nHeads) * d;
+  const layer =
+    2 * cfg.dModel + cfg.dModel * (2 * q + 2 * kv) + 3 * cfg.dModel * cfg.mlpHidden + (cfg.qkNorm ? 2 * d : 0);
+  return cfg.vocabSize * cfg.dModel * (cfg.tiedEmbeddings ? 1 : 2) + cfg.nLayers * layer + cfg.dModel;
+}
+
+/**
+ * A loaded model holds four float32 buffers of its parameter count (weights, gradients, AdamW's m
+ * and v: network.ts) and a RoPE table of maxSeqLen x headDim floats; refused when that exceeds the
+ * machine's memory (os.totalmem), with the count and the fields that set it.
+ */
+export function modelMemoryProblem(cfg: z.input<typeof ModelConfigSchema>): string | null {
+  const d = cfg.headDim ?? cfg.dModel / cfg.nHeads;
+  const params = modelParamCount(cfg);
+  const bytes = 16 * params + 4 * cfg.maxSeqLen * d;
+  const limit = totalmem();
+  if (bytes <= limit) return null;
+  const gb = (b: number) => `${(b / 1e9).toPrecision(3)} GB`;
+  return (
+    `the model has ${params.toExponential(2)} parameters and needs about ${gb(bytes)} loaded (weights, gradients, ` +
+    `optimizer state, RoPE table), more than this machine's ${gb(limit)} of memory; check vocabSize (vocab_size), ` +
+    `dModel (hidden_size), nLayers (num_hidden_layers), mlpHidden (intermediate_size) and maxSeqLen (max_position_embeddings)`
+  );
+}
 
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 

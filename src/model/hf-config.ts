@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RopeScaling } from '../tensor/rope.ts';
-import { headDim, kvHeads, parseModelConfig, type ModelConfig } from './config.ts';
+import { headDim, kvHeads, MODEL_FIELD_MAX, parseModelConfig, type ModelConfig } from './config.ts';
 import { CheckpointFormatError } from './safetensors.ts';
 
 /**
@@ -14,22 +14,30 @@ const RopeScalingSchema = z.looseObject({
   type: z.string().optional(),
 });
 
+/** A size field, bounded as our own config's field is (config.ts MODEL_FIELD_MAX), so the error names config.json's key. */
+const size = (ours: keyof typeof MODEL_FIELD_MAX) =>
+  z
+    .number()
+    .int()
+    .positive()
+    .max(MODEL_FIELD_MAX[ours], { error: `must be at most ${MODEL_FIELD_MAX[ours]}` });
+
 const HfConfigSchema = z.looseObject({
   architectures: z.array(z.string()).min(1),
   model_type: z.string().optional(),
-  hidden_size: z.number().int().positive(),
-  num_hidden_layers: z.number().int().positive(),
-  num_attention_heads: z.number().int().positive(),
-  num_key_value_heads: z.number().int().positive().nullish(),
-  head_dim: z.number().int().positive().nullish(),
-  intermediate_size: z.number().int().positive(),
-  vocab_size: z.number().int().positive(),
+  hidden_size: size('dModel'),
+  num_hidden_layers: size('nLayers'),
+  num_attention_heads: size('nHeads'),
+  num_key_value_heads: size('nKvHeads').nullish(),
+  head_dim: size('headDim').nullish(),
+  intermediate_size: size('mlpHidden'),
+  vocab_size: size('vocabSize'),
   rms_norm_eps: z.number().positive(),
   rope_theta: z.number().positive().optional(),
   /** transformers >= 5 moves rope_theta and the scaling here. */
   rope_parameters: RopeScalingSchema.extend({ rope_theta: z.number().positive().optional() }).nullish(),
   rope_scaling: RopeScalingSchema.nullish(),
-  max_position_embeddings: z.number().int().positive(),
+  max_position_embeddings: size('maxSeqLen'),
   tie_word_embeddings: z.boolean().optional(),
   hidden_act: z.string().optional(),
   attention_bias: z.boolean().optional(),

@@ -123,4 +123,41 @@ describe('Hugging Face model directories', () => {
     );
     await expect(loadPolicyDir(root)).rejects.toThrow(/neither a checkpoint .* nor a Hugging Face model directory/);
   });
+
+  it('refuses sizes no machine holds before allocating, naming the field, and weights that are not finite', async () => {
+    const policy = makePolicy({}, 5);
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ hidden_size: 1e9 }, /hidden_size: must be at most 65536/],
+      [{ vocab_size: 1e9 }, /vocab_size: must be at most 4194304/],
+      [{ max_position_embeddings: 1e12 }, /max_position_embeddings: must be at most 16777216/],
+      [{ num_hidden_layers: 1e6 }, /num_hidden_layers: must be at most 1024/],
+      [
+        { hidden_size: 65536, intermediate_size: 1 << 20, num_hidden_layers: 1024, head_dim: null },
+        /parameters and needs about .* more than this machine's .* of memory; check vocabSize \(vocab_size\)/,
+      ],
+    ];
+    for (const [config, msg] of cases) {
+      const dir = writeHfDir({
+        root,
+        policy,
+        dtype: 'F32',
+        shards: 1,
+        name: `huge-${Object.keys(config).join('-')}`,
+        config,
+      });
+      await expect(loadHfModel(dir)).rejects.toThrow(msg);
+    }
+    for (const [dtype, bad] of [
+      ['F32', NaN],
+      ['BF16', Infinity],
+      ['F16', -Infinity],
+    ] as const) {
+      const spoiled = makePolicy({}, 5);
+      spoiled.net.params[spoiled.net.specs[3]!.offset + 1] = bad;
+      const dir = writeHfDir({ root, policy: spoiled, dtype, shards: 1, name: `nonfinite-${dtype}` });
+      await expect(loadHfModel(dir)).rejects.toThrow(
+        new RegExp(`tensor ${spoiled.net.specs[3]!.name.replace(/\./g, '\\.')} holds 1 non-finite values`),
+      );
+    }
+  });
 });

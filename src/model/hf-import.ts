@@ -7,7 +7,7 @@ import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import type { ModelConfig } from './config.ts';
 import { parseHfConfig, type HfArchitecture } from './hf-config.ts';
 import { PolicyModel } from './policy.ts';
-import { CheckpointFormatError, decodeSafetensors, type SafetensorsFile } from './safetensors.ts';
+import { CheckpointFormatError, checkFinite, decodeSafetensors, type SafetensorsFile } from './safetensors.ts';
 import type { VocabMap } from './vocab-map.ts';
 import { paramCount, tensorSpecs } from './weights.ts';
 
@@ -137,6 +137,7 @@ export async function loadHfModel(
     const data = tensorToF32(t, s.name, src.what);
     if (data.length !== s.size)
       throw new CheckpointFormatError(`${src.what}: tensor ${s.name} holds ${data.length} values, its shape ${s.size}`);
+    checkFinite({ data, name: s.name, what: src.what });
     params.set(data, s.offset);
   }
   const vocab = await options.vocab?.(cfg.vocabSize);

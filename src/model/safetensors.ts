@@ -132,3 +132,17 @@ export function readTensorInto({
     throw new CheckpointFormatError(`${what}: tensor ${name} has ${t.bytes.length} bytes, expected ${dst.byteLength}`);
   new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(t.bytes);
 }
+
+/**
+ * Refuses a tensor holding NaN or ±Infinity (Hugging Face directories here, checkpoints in
+ * checkpoint.ts, GGUF files in gguf-check.ts): such weights make every log-probability NaN or 0,
+ * so a corrupt file would otherwise sample and score silently.
+ */
+export function checkFinite({ data, name, what }: { data: Float32Array; name: string; what: string }): void {
+  let bad = 0;
+  for (let i = 0; i < data.length; i++) if (!Number.isFinite(data[i]!)) bad++;
+  if (bad > 0)
+    throw new CheckpointFormatError(
+      `${what}: tensor ${name} holds ${bad} non-finite values (NaN or infinity); weights must be finite numbers`,
+    );
+}

@@ -192,6 +192,16 @@ describe('report', () => {
     expect(label(join(tmpdir(), 'a', 'systems', 'x'))).toBe('../systems/x');
   });
 
+  it('shows a system evaluated under its own name as its own row of the main table', () => {
+    const t2 = buildTables([
+      evalFile({ system: 'compaction-rl', p: 0.5 }),
+      evalFile({ system: 'my-variant', p: 0.25 }),
+    ]).find((t) => t.id === 'table2')!;
+    const row = t2.rows.find((r) => r.label === 'my-variant')!;
+    expect(row).toBeDefined();
+    expect(row.cells.filter((c) => c !== null).length).toBeGreaterThan(0);
+  });
+
   it('pools several seeds of one system into one cell', () => {
     const evals = [
       evalFile({ system: 'compaction-rl', p: 0.5, seed: 0 }),

@@ -98,12 +98,14 @@ export function buildTables(evals: readonly EvalResult[], options: TableOptions 
   const ctx: Ctx = { evals, envs: envs.length ? envs : ['(no env evaluated)'], xk: `x${o.trainingWindows}`, C };
   const { xk } = ctx;
   const has2x = evals.some((e) => e.system === DOUBLE);
+  // A system evaluated under its own name (crl eval --system NAME) gets its own row after the standard ones.
+  const custom = [...new Set(evals.map((e) => e.system))].filter((s) => !(s in SYSTEM_LABELS)).sort();
   const tables: Omit<Table, 'notes'>[] = [
     systemTable(ctx, {
       id: 'table2',
       title: 'Table 2 analogue: Pass@1',
       caption: `single window x1 and compacted ${xk}, both at C = ${C}${has2x ? `; the 2x-context system's x1 is its own single window at 2C = ${2 * C}, its ${xk} its policy with compaction at C` : ''}. Δ A vs B: A minus B in points, paired on the same family, seed and tasks, 95% bootstrap interval, then each seed`,
-      systems: ['base', 'ppo-single-window', ...(has2x ? [DOUBLE] : []), 'compaction-rl'],
+      systems: ['base', 'ppo-single-window', ...(has2x ? [DOUBLE] : []), 'compaction-rl', ...custom],
       diffs: [
         ['compaction-rl', 'base', xk],
         ['compaction-rl', 'ppo-single-window', xk],

@@ -20,10 +20,13 @@ export function sglangRoutes(ctx: SamplingContext): Record<string, Route> {
         if ([...parsed.request.prompt, ...parsed.request.stopTokens].some((t) => t >= v))
           throw new HttpError(400, `token ids must be below the vocabulary size ${v}`);
         const [result] = await ctx.sample([parsed.request], parsed.params);
+        // SGLang's `text` is the decoded output without the stop token that ended it.
+        const stopped = result!.finishReason === 'stop' && parsed.request.stopTokens.includes(result!.tokens.at(-1)!);
+        const text = ctx.tokenizer.decode(stopped ? result!.tokens.slice(0, -1) : result!.tokens);
         send(
           res,
           200,
-          sglang.responseBody!({ result: result!, model: ctx.model, promptTokens: parsed.request.prompt.length }),
+          sglang.responseBody!({ result: result!, model: ctx.model, promptTokens: parsed.request.prompt.length, text }),
         );
       },
     },

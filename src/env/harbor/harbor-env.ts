@@ -7,6 +7,7 @@ import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contr
 import { ACTION_HINT, parseShellAction } from './action.ts';
 import type { HarborTask } from './load-tasks.ts';
 import { readReward } from './reward-file.ts';
+import { checkTaskTree } from './task-files.ts';
 
 /**
  * One Harbor task as an Environment (docs/harbor.md). reset() starts a sandbox whose workspace
@@ -48,6 +49,9 @@ export class HarborEnv implements Environment {
     if (this.sandbox) throw new Error(`internal: ${this.name} was reset twice`);
     const { task } = this.options;
     const cfg = task.config;
+    // Checked again before they are copied: the folder may have changed since it was loaded.
+    if (task.environmentDir) checkTaskTree(task.environmentDir);
+    if (this.options.exposeSolution && task.solutionDir) checkTaskTree(task.solutionDir);
     const backend = this.options.sandbox ?? sandboxBackend(DEFAULT_SANDBOX_BACKEND);
     this.sandbox = await backend.start({
       dirs: [
@@ -123,6 +127,7 @@ export class HarborEnv implements Environment {
     const sandbox = this.sandbox!;
     this.finished = true;
     const { task } = this.options;
+    checkTaskTree(task.testsDir); // checked again: the folder may have changed since it was loaded
     await sandbox.copyIn({ from: task.testsDir, to: '/tests' });
     await sandbox.copyIn({ from: null, to: '/logs/verifier' }); // whatever the agent left there (links too) goes
     const seconds = task.config.verifier.timeout_sec;
@@ -131,10 +136,12 @@ export class HarborEnv implements Environment {
       signal,
     });
     const reading = await readReward(sandbox);
+    // A reward file that is there but not a number is a broken verifier, not a score of 0.
+    if (reading.source === 'invalid') throw new Error(`/logs/verifier/${reading.detail}`);
     const notes = [
       r.timedOut ? `the verifier timed out after ${seconds} s` : null,
       reading.detail ?? null,
-      reading.source === 'missing' || reading.source === 'invalid' ? `test.sh exit ${r.exitCode ?? 'none'}` : null,
+      reading.source === 'missing' ? `test.sh exit ${r.exitCode ?? 'none'}` : null,
     ].filter((x): x is string => x !== null);
     return {
       observation: `[${why}; verifier reward ${reading.reward}${notes.length ? `: ${notes.join('; ')}` : ''}]`,

@@ -1,6 +1,7 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { checkTaskTree, readTaskFile, TaskFileError } from './task-files.ts';
 import { TaskTomlSchema, type TaskToml } from './task-toml.ts';
 
 /**
@@ -51,17 +52,30 @@ const SUPPORTED =
 
 /** Loads one task folder, checking everything a run needs before any sandbox starts. */
 export function loadHarborTask(dir: string): HarborTask {
-  const abs = resolve(dir);
+  try {
+    return loadTask(dir);
+  } catch (e) {
+    // A file that is a link, a device, a FIFO or too large: the message names it, never its content.
+    if (e instanceof TaskFileError) throw new HarborTaskError(e.message);
+    throw e;
+  }
+}
+
+function loadTask(dir: string): HarborTask {
+  // The folder itself may be reached through a link; everything in it must then stay inside it.
+  const abs = realpathSync(resolve(dir));
   const need = (rel: string, what: string): string => {
     const p = join(abs, rel);
-    if (!existsSync(p)) throw new HarborTaskError(`${abs}: ${rel} is missing (${what})`);
+    if (!existsSync(p) && lstatOrNull(p) === null) throw new HarborTaskError(`${abs}: ${rel} is missing (${what})`);
     return p;
   };
-  const instruction = readFileSync(need('instruction.md', 'the task instruction'), 'utf8');
+  need('instruction.md', 'the task instruction');
+  const instruction = readTaskFile({ dir: abs, rel: 'instruction.md' });
   const tomlPath = need('task.toml', 'timeouts and resources');
+  const tomlText = readTaskFile({ dir: abs, rel: 'task.toml' });
   let config: TaskToml;
   try {
-    const parsed = TaskTomlSchema.safeParse(parseToml(readFileSync(tomlPath, 'utf8')));
+    const parsed = TaskTomlSchema.safeParse(parseToml(tomlText));
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
       throw new HarborTaskError(`${tomlPath}: ${issues}`);
@@ -69,23 +83,26 @@ export function loadHarborTask(dir: string): HarborTask {
     config = parsed.data;
   } catch (e) {
     if (e instanceof HarborTaskError) throw e;
-    throw new HarborTaskError(`${tomlPath} is not valid TOML: ${(e as Error).message}`);
+    // smol-toml's message quotes the offending line; say where it is instead.
+    const at = e as { line?: unknown; column?: unknown };
+    const where = typeof at.line === 'number' ? ` (line ${at.line}, column ${String(at.column)})` : '';
+    throw new HarborTaskError(`${tomlPath} is not valid TOML${where}`);
   }
   const testsDir = join(abs, 'tests');
   need(join('tests', 'test.sh'), 'the verifier, which writes /logs/verifier/reward.txt or reward.json');
+  checkTaskTree(testsDir);
+  requireRegularFile(join(testsDir, 'test.sh'));
 
   const envDir = join(abs, 'environment');
   let environmentDir: string | null = null;
   let setupScript: string | null = null;
   const skip: string[] = [];
-  if (existsSync(envDir)) {
-    if (!statSync(envDir).isDirectory()) throw new HarborTaskError(`${envDir} is not a directory`);
+  if (lstatOrNull(envDir) !== null) {
+    checkTaskTree(envDir);
     const entries = readdirSync(envDir);
     const build = entries.filter((e) => BUILD_FILES.includes(e));
     if (entries.includes(SETUP_SCRIPT)) {
-      const p = join(envDir, SETUP_SCRIPT);
-      if (lstatSync(p).isSymbolicLink() || !statSync(p).isFile()) throw new HarborTaskError(`${p} must be a file`);
-      setupScript = readFileSync(p, 'utf8');
+      setupScript = readTaskFile({ dir: abs, rel: join('environment', SETUP_SCRIPT) });
     } else if (build.length > 0) {
       throw new HarborTaskError(
         `${abs}: environment/${build[0]} needs a container engine, which this runtime does not use. ${SUPPORTED}`,
@@ -94,7 +111,15 @@ export function loadHarborTask(dir: string): HarborTask {
     skip.push(...build, ...(setupScript !== null ? [SETUP_SCRIPT] : []));
     if (entries.some((e) => !skip.includes(e))) environmentDir = envDir;
   }
-  const solutionDir = existsSync(join(abs, 'solution', 'solve.sh')) ? join(abs, 'solution') : null;
+  const solution = join(abs, 'solution');
+  let solutionDir: string | null = null;
+  if (lstatOrNull(solution) !== null) {
+    checkTaskTree(solution);
+    if (lstatOrNull(join(solution, 'solve.sh')) !== null) {
+      requireRegularFile(join(solution, 'solve.sh'));
+      solutionDir = solution;
+    }
+  }
   return {
     name: config.task?.name ?? basename(abs),
     dir: abs,
@@ -108,6 +133,20 @@ export function loadHarborTask(dir: string): HarborTask {
   };
 }
 
+function lstatOrNull(p: string) {
+  try {
+    return lstatSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/** The script a sandbox runs by name must be a file (a link inside the tree is not enough). */
+function requireRegularFile(p: string): void {
+  const st = lstatOrNull(p);
+  if (!st?.isFile()) throw new HarborTaskError(`${p} must be a regular file`);
+}
+
 /** `harbor:PATH`: one task folder, or a folder whose subfolders are task folders (sorted by name). */
 export function loadHarborTasks(path: string): HarborTask[] {
   const abs = resolve(path);
@@ -118,13 +157,21 @@ export function loadHarborTasks(path: string): HarborTask[] {
   const subdirs = readdirSync(abs)
     .sort()
     .map((n) => join(abs, n))
-    .filter((p) => statSync(p).isDirectory() && isTaskFolder(p));
+    .filter((p) => isDirectory(p) && isTaskFolder(p));
   if (subdirs.length === 0) {
     throw new HarborTaskError(
       `${abs} holds no Harbor task folder (a folder with task.toml or instruction.md, and tests/test.sh)`,
     );
   }
   return subdirs.map(loadHarborTask);
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false; // a dangling link is not a task folder
+  }
 }
 
 function isTaskFolder(dir: string): boolean {

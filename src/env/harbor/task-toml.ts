@@ -7,7 +7,15 @@ import { z } from 'zod';
  * are enforced and how.
  */
 const envVars = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({});
-const seconds = z.number().positive();
+/**
+ * Timeouts become Node timers, which hold at most 2^31 - 1 ms (about 24.8 days); a longer one
+ * would fire at once (TimeoutOverflowWarning), so it is refused here, naming the key.
+ */
+export const MAX_TIMEOUT_SEC = Math.floor((2 ** 31 - 1) / 1000);
+const seconds = z
+  .number()
+  .positive()
+  .max(MAX_TIMEOUT_SEC, { error: `must be at most ${MAX_TIMEOUT_SEC} s (the longest a timer can wait)` });
 
 export const TaskTomlSchema = z
   .looseObject({

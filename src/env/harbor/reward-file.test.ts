@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { parseReward, parseRewardNumber } from './reward-file.ts';
+
+describe('reward files', () => {
+  it('reward.txt: a finite decimal number within ±1e6, nothing looser', () => {
+    for (const [text, want] of [
+      ['1\n', 1],
+      [' 0.5 ', 0.5],
+      ['-2', -2],
+      ['.25', 0.25],
+      ['1e-3', 0.001],
+      ['+3.', 3],
+    ] as const)
+      expect(parseRewardNumber(text)).toBe(want);
+    for (const text of ['0x10', '1e308', 'Infinity', 'NaN', '', '1_000', '0b1', '1 2', '2000000'])
+      expect(parseRewardNumber(text)).toBeNull();
+    expect(parseReward({ txt: '0x10\n', json: null })).toMatchObject({ reward: 0, source: 'invalid' });
+    expect(parseReward({ txt: '0x10\n', json: null }).detail).toMatch(/^reward\.txt holds "0x10", not a decimal/);
+  });
+
+  it('reward.json: a number or a flat object of finite numbers', () => {
+    expect(parseReward({ txt: null, json: '{"reward": 1, "speed": 0.5}' })).toEqual({
+      reward: 1,
+      source: 'reward.json',
+    });
+    expect(parseReward({ txt: null, json: '{"a": 1, "b": 0}' }).reward).toBe(0.5);
+    expect(parseReward({ txt: null, json: '0.75' }).reward).toBe(0.75);
+    for (const text of ['{"reward": 1e308}', '{"reward": 1, "note": "ok"}', '{"r": {"x": 1}}', '[1]', '{}', 'nope'])
+      expect(parseReward({ txt: null, json: text }).source).toBe('invalid');
+  });
+});
