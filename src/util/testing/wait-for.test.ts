@@ -32,6 +32,6 @@ describe('waitFor', () => {
         },
         { what: 'x', timeoutMs: 10, intervalMs: 5 },
       ),
-    ).rejects.toThrow(/waiting for x \(last error: Error: boom\)/);
+    ).rejects.toThrow(/waiting for x \(last error: boom\)/);
   });
 });

@@ -21,18 +21,18 @@ export interface WaitForOptions {
 export async function waitFor<T>(
   condition: () => T | Promise<T>,
   { what, timeoutMs = 20_000, intervalMs = 20 }: WaitForOptions,
-): Promise<NonNullable<T>> {
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
       const value = await condition();
-      if (value) return value as NonNullable<T>;
+      if (value) return value;
     } catch (e) {
       lastError = e;
     }
     if (Date.now() >= deadline) {
-      const why = lastError === undefined ? '' : ` (last error: ${String(lastError)})`;
+      const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
     }
     await new Promise((r) => setTimeout(r, intervalMs));
