@@ -253,7 +253,7 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
         expect(await s.run('while :; do :; done')).toMatchObject({ timedOut: true, shellRestarted: true });
         expect((await s.run('pwd; echo "[$X]"')).text).toBe('/app\n[]\n');
       },
-      { commandTimeoutSec: 1 },
+      { commandTimeoutSec: 2 }, // far below the commands' own 5 s and forever; above a loaded machine's `cd`
     );
   });
 

@@ -21,7 +21,7 @@ export interface WaitForOptions {
 export async function waitFor<T>(
   condition: () => T | Promise<T>,
   { what, timeoutMs = 20_000, intervalMs = 20 }: WaitForOptions,
-): Promise<T> {
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
