@@ -33,8 +33,9 @@ const releaseDir = join(nativeDir, 'build', 'Release');
 const addonPath = join(releaseDir, 'crl_native.node');
 const failurePath = join(nativeDir, 'build', 'BUILD_FAILED.txt');
 const logPath = join(nativeDir, 'build', 'last-build.log');
-// CRL_NATIVE_BUILD_TIMEOUT_SEC shortens or lengthens it (a slow or loaded machine).
-const TIMEOUT_MS = 1000 * (Number(process.env.CRL_NATIVE_BUILD_TIMEOUT_SEC) || 300);
+// Generous: on a loaded shared machine the compile can take minutes, and a build stopped early
+// costs every later run the 50x slower kernels. CRL_NATIVE_BUILD_TIMEOUT_SEC overrides it.
+const TIMEOUT_MS = 1000 * (Number(process.env.CRL_NATIVE_BUILD_TIMEOUT_SEC) || 900);
 // Keep in sync with src/tensor/native.ts.
 const ISA_FLAGS = [
   'avx',
