@@ -88,5 +88,5 @@ describe.skipIf(!available)('many sandboxed episodes', () => {
     }).catch(() => {});
     expect(processesWithArg('9876010')).toEqual([]);
     expect(now()).toEqual(before);
-  }, 120_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
 });
