@@ -1,19 +1,41 @@
 #!/usr/bin/env node
 // Builds the native kernels (native/) with node-gyp at `npm install` time.
-// Never fails the install: on any error it records why in native/build/BUILD_FAILED.txt (read by
-// src/tensor/native.ts, which then warns once and uses the TypeScript kernels) and exits 0.
-// See docs/decisions/0002-native-kernels.md.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Never removes a working addon before its replacement exists: it builds in a private staging
+// directory under native/ and renames the result over native/build/Release/crl_native.node (atomic
+// on one filesystem; a process that has already loaded the old file keeps it). Other crl processes
+// therefore never fall back to the TypeScript kernels because a rebuild is under way.
+// Never fails the install: on any error or timeout it prints a loud warning on stderr, keeps the old
+// addon if it still loads, and records why in native/build/BUILD_FAILED.txt only when no working
+// addon remains (read by src/tensor/native.ts, which then warns once and uses the TypeScript
+// kernels); exit status 0 either way. See docs/decisions/0002-native-kernels.md.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
+import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const nativeDir = join(root, 'native');
+const releaseDir = join(nativeDir, 'build', 'Release');
+const addonPath = join(releaseDir, 'crl_native.node');
 const failurePath = join(nativeDir, 'build', 'BUILD_FAILED.txt');
-const TIMEOUT_MS = 300_000;
+const logPath = join(nativeDir, 'build', 'last-build.log');
+// Generous: on a loaded shared machine the compile can take minutes, and a build stopped early
+// costs every later run the 50x slower kernels. CRL_NATIVE_BUILD_TIMEOUT_SEC overrides it.
+const TIMEOUT_MS = 1000 * (Number(process.env.CRL_NATIVE_BUILD_TIMEOUT_SEC) || 900);
 // Keep in sync with src/tensor/native.ts.
 const ISA_FLAGS = [
   'avx',
@@ -79,36 +101,157 @@ function summarize(log) {
   return pick.replace(/^gyp ERR! (stack )?/, '').slice(0, 300);
 }
 
+/** The interface version the sources in native/ build (the loader refuses any other). */
+function sourceAbi() {
+  const m = /kAbiVersion\s*=\s*(\d+)/.exec(readFileSync(join(nativeDir, 'src', 'addon.cc'), 'utf8'));
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Whether the addon now in place still works here: it loads (in a child process, since a build for
+ * another CPU can die with SIGILL) and has the interface these sources build.
+ */
+function workingAddon() {
+  if (!existsSync(addonPath)) return false;
+  // The loader refuses an addon whose cpu.json names another CPU (src/tensor/native.ts); so does this.
+  try {
+    const built = JSON.parse(readFileSync(join(releaseDir, 'cpu.json'), 'utf8'));
+    const portable = built.march !== undefined && built.march !== 'native';
+    const model = cpus()[0]?.model ?? 'unknown';
+    if (built.arch !== process.arch || (!portable && (built.model !== model || (built.isa ?? '') !== isaFlags())))
+      return false;
+  } catch {
+    // no cpu.json (or unreadable): the loader does not check either
+  }
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', 'process.stdout.write(String(require(process.argv[1]).info().abi ?? 1))', addonPath],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  return probe.status === 0 && Number(probe.stdout) === sourceAbi();
+}
+
+/** What the addon is built from: the sources, the build file, the target CPU. */
+function sourcesDigest(march) {
+  const hash = createHash('sha256').update(`${march} ${process.arch}\n`);
+  hash.update(readFileSync(join(nativeDir, 'binding.gyp')));
+  for (const name of readdirSync(join(nativeDir, 'src')).sort())
+    hash.update(`\n${name}\n`).update(readFileSync(join(nativeDir, 'src', name)));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Runs node-gyp in its own process group, so a timeout can stop make and the compilers too. */
+function runNodeGyp(args, cwd) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    child.stdout.on('data', (d) => (log += d));
+    child.stderr.on('data', (d) => (log += d));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, TIMEOUT_MS);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      resolve({ error, log, status: null, timedOut });
+    });
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ error: null, log, status, timedOut });
+    });
+  });
+}
+
 function fail(reason, log = '') {
   mkdirSync(dirname(failurePath), { recursive: true });
-  writeFileSync(failurePath, `${reason}\n\n${log}`);
-  console.warn(
-    `compaction-rl: native kernels not built (${reason}); the TypeScript kernels will be used (~50x slower training).`,
+  writeFileSync(logPath, `${reason}\n\n${log}`);
+  const kept = workingAddon();
+  if (kept) rmSync(failurePath, { force: true });
+  else writeFileSync(failurePath, `${reason}\n\n${log}`);
+  const built = kept ? ` (built ${statSync(addonPath).mtime.toISOString()})` : '';
+  const bar = '='.repeat(78);
+  console.error(
+    [
+      bar,
+      'compaction-rl: WARNING: the native kernels were NOT built.',
+      `  why: ${reason}`,
+      kept
+        ? `  kept: the existing addon native/build/Release/crl_native.node${built} still loads and is used;`
+        : '  no working native addon remains: crl will use the TypeScript kernels (~50x slower training).',
+      kept ? '        it was built before this attempt, so it may predate changes to native/src.' : null,
+      `  log:  native/build/last-build.log${kept ? '' : ' (and native/build/BUILD_FAILED.txt)'}`,
+      '  retry: node scripts/build-native.mjs',
+      bar,
+    ]
+      .filter((l) => l !== null)
+      .join('\n'),
   );
   process.exit(0);
 }
 
 // CRL_NATIVE_MARCH=x86-64-v3 (say) builds a portable addon, e.g. for a container image.
 const march = process.env.CRL_NATIVE_MARCH || 'native';
-rmSync(failurePath, { force: true });
 if (process.env.CRL_NATIVE === '0') {
   console.log('compaction-rl: CRL_NATIVE=0, skipping the native build');
   process.exit(0);
 }
+// `npx crl` inside the repository installs the package into npx's cache, which runs this install
+// script: skip the build when the addon in place is built from these very sources and still loads.
+const digest = sourcesDigest(march);
+if (process.env.CRL_NATIVE_REBUILD !== '1') {
+  let built = {};
+  try {
+    built = JSON.parse(readFileSync(join(releaseDir, 'cpu.json'), 'utf8'));
+  } catch {
+    // no record: build
+  }
+  if (built.sources === digest && workingAddon()) {
+    rmSync(failurePath, { force: true });
+    console.log('compaction-rl: native kernels up to date (CRL_NATIVE_REBUILD=1 rebuilds them anyway)');
+    process.exit(0);
+  }
+}
 const nodeGyp = findNodeGyp();
 if (!nodeGyp) fail('node-gyp not found');
-const args = [nodeGyp, 'rebuild', '--directory', nativeDir];
+// A private copy of the sources (under native/, so the final rename stays on one filesystem):
+// node-gyp's rebuild empties <dir>/build first, which must never be the build other processes load.
+const staging = join(nativeDir, `.staging-${process.pid}`);
+rmSync(staging, { recursive: true, force: true });
+mkdirSync(staging);
+cpSync(join(nativeDir, 'binding.gyp'), join(staging, 'binding.gyp'));
+cpSync(join(nativeDir, 'src'), join(staging, 'src'), { recursive: true });
+const cleanUp = () => rmSync(staging, { recursive: true, force: true });
+process.on('exit', cleanUp);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+  process.on(signal, () => {
+    cleanUp();
+    process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+  });
+const args = [nodeGyp, 'rebuild', '--directory', staging];
 const nodeDir = localNodeDir();
 if (nodeDir) args.push(`--nodedir=${nodeDir}`);
-const res = spawnSync(process.execPath, args, { cwd: nativeDir, encoding: 'utf8', timeout: TIMEOUT_MS });
-const log = `${res.stdout ?? ''}\n${res.stderr ?? ''}`;
+const res = await runNodeGyp(args, staging);
+const log = res.log;
 if (res.error) fail(`node-gyp did not run: ${res.error.message}`, log);
+if (res.timedOut) fail(`the build did not finish within ${TIMEOUT_MS / 1000} s and was stopped`, log);
 if (res.status !== 0) fail(summarize(log), log);
-if (!existsSync(join(nativeDir, 'build', 'Release', 'crl_native.node')))
-  fail('node-gyp produced no crl_native.node', log);
-// -march=native code can crash (SIGILL) on another CPU; the loader compares this signature.
+const builtAddon = join(staging, 'build', 'Release', 'crl_native.node');
+if (!existsSync(builtAddon)) fail('node-gyp produced no crl_native.node', log);
+// -march=native code can crash (SIGILL) on another CPU; the loader compares this signature. It goes
+// in first: it describes this machine, so a process reading it beside the old addon loses nothing.
+mkdirSync(releaseDir, { recursive: true });
+const cpuStaged = join(staging, 'cpu.json');
 writeFileSync(
-  join(nativeDir, 'build', 'Release', 'cpu.json'),
-  JSON.stringify({ march, arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() }),
+  cpuStaged,
+  JSON.stringify({ march, arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags(), sources: digest }),
 );
+renameSync(cpuStaged, join(releaseDir, 'cpu.json'));
+renameSync(builtAddon, addonPath);
+rmSync(failurePath, { force: true });
+writeFileSync(logPath, log);
 console.log('compaction-rl: native kernels built (native/build/Release/crl_native.node)');

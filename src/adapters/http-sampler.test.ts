@@ -47,7 +47,7 @@ describe('remote engine adapter: HTTP sampler against a real `crl serve` process
     });
     local = (await loadCheckpoint(dir)).policy;
     server = await serve(dir);
-  }, 60_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
   afterAll(() => {
     server?.child.kill('SIGTERM');
   });
@@ -82,7 +82,7 @@ describe('remote engine adapter: HTTP sampler against a real `crl serve` process
         const lp = local.forward([seq]).logprobs[0]!;
         r.tokens.forEach((_, t) => expect(r.logprobs[t]!).toBeCloseTo(lp[prompts[i]!.length + t]!, 4));
       }
-    }, 30_000);
+    }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
   }
 
   it('crl run --policy sglang:URL runs episodes through the server and records sampler logprobs', () => {
@@ -112,7 +112,7 @@ describe('remote engine adapter: HTTP sampler against a real `crl serve` process
     );
     expect(generated.length).toBeGreaterThan(0);
     expect(generated.every((x) => typeof x === 'number' && x <= 0)).toBe(true);
-  }, 60_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
 
   it('crl eval --policy vllm:URL evaluates through the server', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'crl-eval-remote-')), 'eval.json');
@@ -139,7 +139,7 @@ describe('remote engine adapter: HTTP sampler against a real `crl serve` process
     const result = JSON.parse(readFileSync(out, 'utf8'));
     expect(result.policy).toBe(`vllm:${server.url}`);
     expect(Object.keys(result.modes).sort()).toEqual(['x1', 'x4']);
-  }, 60_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
 
   it('a request the server refuses is an EngineError with its reason', async () => {
     const sampler = createHttpSampler({ url: server.url, protocol: 'vllm' });

@@ -9,6 +9,7 @@ import { PolicyModel } from '../model/policy.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { Rng } from '../util/random.ts';
+import { waitFor } from '../util/testing/wait-for.ts';
 import { reportError } from './errors.ts';
 import { CRL_BIN, crlAsync, type CrlOptions, type CrlResult } from './testing/spawn-crl.ts';
 
@@ -215,10 +216,15 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const partial = join(dir, `eps.jsonl.partial-${child.pid}`);
-    const deadline = Date.now() + 200_000;
-    while (Date.now() < deadline && !(existsSync(partial) && readFileSync(partial, 'utf8').includes('\n')))
-      await new Promise((r) => setTimeout(r, 100));
-    child.kill('SIGINT');
+    try {
+      await waitFor(() => existsSync(partial) && readFileSync(partial, 'utf8').includes('\n'), {
+        what: 'the first finished episode in the partial file',
+        timeoutMs: 200_000,
+        intervalMs: 100,
+      });
+    } finally {
+      child.kill('SIGINT');
+    }
     const code = await new Promise((r) => child.on('close', (c) => r(c)));
     expect(code, stderr).toBe(130);
     const kept = readFileSync(partial, 'utf8').split('\n').filter(Boolean);

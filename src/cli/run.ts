@@ -6,7 +6,6 @@ import type { ChatLayout } from '../rollout/chat-layout.ts';
 import { resolveRolloutConfig, RolloutConfigError, type RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeSpec } from '../rollout/episode.ts';
 import type { TokenSampler } from '../contracts/index.ts';
-import type { EpisodeRecord } from '../rollout/record.ts';
 import { AtomicLineWriter } from '../util/atomic-write.ts';
 import { recordLine } from '../rollout/record-file.ts';
 import { runEpisodes } from '../rollout/runner.ts';

@@ -6,12 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest, startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import type { PolicyModel } from '../model/policy.ts';
+import { waitFor } from '../util/testing/wait-for.ts';
 
 const TOKEN = 'a-long-random-admin-token-for-tests';
 
-/** Waits (up to 20 s) for a condition on a child's output, which arrives on its own schedule. */
+/** Waits (up to 60 s) for a condition on a child's output, which arrives on its own schedule. */
 async function until(ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(ok, { what: "a line in the server's output", timeoutMs: 60_000, intervalMs: 100 }).catch(() => {});
 }
 const { tokenizer } = loadTokenizer('word');
 const PROMPT = tokenizer.encode('<bos> <sys> you are an agent <eot> <user>');
@@ -53,7 +54,7 @@ describe('crl serve security (a real crl serve process)', () => {
       '--max-reading',
       '3',
     ]);
-  }, 60_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
   afterAll(() => server?.stop());
 
   const update = (modelPath: string, headers: Record<string, string> = {}) =>
@@ -193,17 +194,21 @@ describe('crl serve security (a real crl serve process)', () => {
         slow: true,
       }),
     );
-    let busy: Response | null = null;
-    for (let i = 0; i < 100 && !busy; i++) {
-      const r = await fetch(`${server.url}/v1/completions`, {
+    const complete = () =>
+      fetch(`${server.url}/v1/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ prompt: PROMPT, max_tokens: 1 }),
       });
-      if (r.status === 503) busy = r;
-      else await new Promise((res) => setTimeout(res, 50));
-    }
-    expect(busy?.status).toBe(503);
+    // The server takes the slow clients' slots on its own schedule: ask until it answers busy.
+    const busy = await waitFor(
+      async () => {
+        const r = await complete();
+        return r.status === 503 ? r : null;
+      },
+      { what: 'a 503 while the slow clients hold every slot', timeoutMs: 60_000, intervalMs: 50 },
+    );
+    expect(busy.status).toBe(503);
     expect(busy?.headers.get('retry-after')).toBe('1');
     for (const s of slow) {
       s.response.catch(() => {}); // they end without an answer: we hang up on them
@@ -211,15 +216,11 @@ describe('crl serve security (a real crl serve process)', () => {
     }
     // Slots come back once those clients are gone.
     let served = 0;
-    for (let i = 0; i < 100 && served !== 200; i++) {
-      const r = await fetch(`${server.url}/v1/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ prompt: PROMPT, max_tokens: 1 }),
-      });
-      served = r.status;
-      if (served !== 200) await new Promise((res) => setTimeout(res, 50));
-    }
+    await waitFor(async () => (served = (await complete()).status) === 200, {
+      what: 'a 200 once the slow clients are gone',
+      timeoutMs: 60_000,
+      intervalMs: 50,
+    }).catch(() => {}); // the expectation below shows the last status
     expect(served).toBe(200);
   });
 });

@@ -142,7 +142,7 @@ describe('dense warm-up', () => {
     await runSft({ runDir, config: { ...config, epochs: 2 }, log: (l) => lines.push(l) });
     expect(lines).toHaveLength(4);
     expect(readMetrics(join(runDir, 'metrics.jsonl')).map((m) => m.iteration)).toEqual([1, 2]);
-  }, 120_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
 
   it('runs the recall stage first with its own batch size and reports held-out recall', async () => {
     const runDir = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
@@ -224,7 +224,7 @@ describe('dense warm-up', () => {
       true,
       false,
     ]);
-  }, 120_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
 
   it('replay: dense sequences as SFT sequences, masked at the supervised positions, deterministic per rng', async () => {
     const family = getFamily('fog-courier');
@@ -293,7 +293,7 @@ describe('dense warm-up', () => {
     };
     const [without, withReplay] = [await steps(0), await steps(16)];
     expect(withReplay).toBeGreaterThan(without);
-  }, 120_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
 
   it('gives a family without a dense generator the recall stage only', async () => {
     const base = { env: { name: 'chunk-sum' }, model: { preset: 'tiny' }, episodes: 2, epochs: 1, heldOutEpisodes: 0 };
@@ -311,5 +311,5 @@ describe('dense warm-up', () => {
     const dir2 = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
     await runSft({ runDir: dir2, config: SftConfigSchema.parse({ ...base, dense: { steps: 100 } }), log: () => {} });
     expect(existsSync(join(dir2, 'dense-warmup.json'))).toBe(false);
-  }, 120_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
 });

@@ -1,52 +1,124 @@
 import { describe, expect, it } from 'vitest';
 import { deepMerge } from '../config/config-flags.ts';
 import { parseTrainConfig } from '../config/load-config.ts';
-import { getPreset, presetNames } from './presets.ts';
-import { withTokenizer } from './preset-tokenizer.ts';
-import { SftConfigSchema } from './sft-config.ts';
-import { systemOverrides } from './systems.ts';
 import { getFamily } from '../env/registry.ts';
+import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { resolveRolloutConfig } from '../rollout/config.ts';
+import { evalTaskSeeds } from './eval-runner.ts';
+import { getPreset, presetNames } from './presets.ts';
+import type { Preset } from './preset-types.ts';
+import { withTokenizer } from './preset-tokenizer.ts';
+import { evalRequests } from './reproduce-evals.ts';
+import { trainingWindowsOf } from './reproduce.ts';
+import { SftConfigSchema } from './sft-config.ts';
+import { contextWindowOf, RL_SYSTEMS, SYSTEM_NAMES, systemOverrides, type SystemName } from './systems.ts';
+
+/** The SFT config `crl reproduce` builds for (preset, env), sftByEnv merged as there. */
+const sftConfigOf = (p: Preset, env: string) =>
+  SftConfigSchema.parse(
+    deepMerge(deepMerge(p.sft, p.sftByEnv?.[env] ?? {}), {
+      env: { name: env, knobs: p.knobs?.[env] ?? {} },
+      seed: p.baseSeed ?? p.seeds[0],
+    }),
+  );
+
+/** Throws (with the budget's problems) if the rollout config cannot run with this tokenizer. */
+const resolves = (input: unknown, tokenizer: string | undefined) =>
+  resolveRolloutConfig({ input, tokenizer: loadTokenizer(tokenizer ?? 'word') });
+
+/**
+ * Every stage of a preset, as `crl reproduce` would run it, resolves: families and systems exist,
+ * seeds are sound, evaluation tasks come from the evaluation seeds only, every SFT, training and
+ * evaluation rollout fits its token budget (resolveRolloutConfig), the evaluated systems are trained.
+ */
+function checkPreset(p: Preset): void {
+  expect(p.envs.length).toBeGreaterThan(0);
+  expect(p.seeds.length).toBeGreaterThan(0);
+  expect(new Set(p.seeds).size).toBe(p.seeds.length);
+  for (const seed of p.seeds) expect(Number.isInteger(seed) && seed >= 0).toBe(true);
+  if (p.baseSeed !== undefined) expect(p.seeds).toContain(p.baseSeed);
+  expect(p.systems.length).toBeGreaterThan(0);
+  expect(new Set(p.systems).size).toBe(p.systems.length);
+  for (const s of p.systems) expect(RL_SYSTEMS).toContain(s);
+  const trained = new Set<SystemName>(['base', ...p.systems]);
+  for (const s of [...p.eval.writerSystems, ...p.eval.heldOutSystems]) {
+    expect(SYSTEM_NAMES).toContain(s);
+    expect(trained.has(s), `${s} is evaluated but not trained`).toBe(true);
+  }
+  const K = trainingWindowsOf(p);
+  expect(p.eval.windows).toContain(K); // the xK mode of method §8
+  for (const w of p.eval.longerWindows) expect(w).toBeGreaterThan(K);
+  const C = contextWindowOf(p.train);
+  for (const env of p.envs) {
+    const family = getFamily(env);
+    // Evaluation tasks: distinct, from the evaluation range, never a training seed (method §8).
+    const { trainSeeds: tr, evalSeeds: ev } = family;
+    expect(tr.end <= ev.start || ev.end <= tr.start).toBe(true);
+    const tasks = evalTaskSeeds(family, { tasks: p.eval.tasks });
+    expect(new Set(tasks).size).toBe(p.eval.tasks);
+    for (const t of tasks) expect(t >= ev.start && t < ev.end && !(t >= tr.start && t < tr.end)).toBe(true);
+    expect(p.eval.heldOutVariants).toBeLessThanOrEqual(Object.keys(family.variants).length);
+    const sftKnobs = p.knobs?.[env] ?? {};
+    const knobs = { ...sftKnobs, ...(p.rlKnobs?.[env] ?? {}) };
+    expect(() => family.create(knobs)).not.toThrow();
+    const sft = sftConfigOf(p, env);
+    expect(() => resolves(sft.rollout, sft.tokenizer)).not.toThrow();
+    for (const system of p.systems) {
+      const train = parseTrainConfig(
+        deepMerge(
+          deepMerge(p.train, { env: { name: env, knobs }, seed: p.seeds[0] }),
+          systemOverrides(system, p.train),
+        ),
+        system,
+      );
+      expect(() => resolves(train.rollout, train.tokenizer ?? sft.tokenizer)).not.toThrow();
+      // RL starts from a checkpoint of the SFT model; the base's positions cover every system's C
+      // (C itself, and 2C for the 2x-context system).
+      expect(train.model.preset).toBe(sft.model.preset);
+      const sftC = sft.rollout.contextWindow ?? C;
+      expect(train.rollout.contextWindow ?? C).toBeLessThanOrEqual(Math.max(sftC, sft.model.maxSeqLen ?? 0));
+      if (system === 'ppo-single-window-2x') {
+        expect(train.rollout.contextWindow).toBe(2 * sftC);
+        expect(train.rollout.maxWindows).toBe(1);
+      } else expect(train.rollout.contextWindow ?? C).toBe(sftC);
+    }
+    const policies = Object.fromEntries([...trained].map((s) => [s, { dir: s, configHash: s }]));
+    const reqs = evalRequests({
+      preset: p,
+      env,
+      variants: Object.keys(family.variants),
+      seed: p.seeds[0]!,
+      trainingWindows: K,
+      contextWindow: C,
+      policies,
+      actor: 'expert',
+      outDir: 'out',
+    });
+    expect(reqs.length).toBeGreaterThan(0);
+    for (const req of reqs)
+      for (const windows of req.windows)
+        expect(() => resolves({ ...req.rollout, maxWindows: windows }, req.tokenizer)).not.toThrow();
+  }
+}
 
 describe('reproduce presets', () => {
-  it.each(presetNames())(
-    '%s: every stage config parses, and RL starts from a checkpoint of the same model',
-    async (name) => {
-      const p = getPreset(name);
-      for (const env of p.envs) {
-        const family = getFamily(env);
-        const sftKnobs = p.knobs?.[env] ?? {};
-        const knobs = { ...sftKnobs, ...(p.rlKnobs?.[env] ?? {}) };
-        expect(() => family.create(knobs)).not.toThrow();
-        const sft = SftConfigSchema.parse({ ...p.sft, env: { name: env, knobs: sftKnobs }, seed: p.seeds[0] });
-        for (const system of p.systems) {
-          const train = parseTrainConfig(
-            deepMerge(
-              deepMerge(p.train, { env: { name: env, knobs }, seed: p.seeds[0] }),
-              systemOverrides(system, p.train),
-            ),
-            name,
-          );
-          expect(train.model.preset).toBe(sft.model.preset);
-          // The base's positions cover every system's C: C itself, and 2C for the 2x-context system.
-          const C = sft.rollout.contextWindow ?? 256;
-          const positions = Math.max(C, sft.model.maxSeqLen ?? 0);
-          expect(train.rollout.contextWindow ?? 256).toBeLessThanOrEqual(positions);
-          if (system === 'ppo-single-window-2x') {
-            expect(train.rollout.contextWindow).toBe(2 * C);
-            expect(train.rollout.maxWindows).toBe(1);
-          } else expect(train.rollout.contextWindow ?? 256).toBe(C);
-        }
-      }
-      expect(p.systems.length).toBeGreaterThan(0);
+  it.each(presetNames())('%s: every stage resolves and fits its budget, as reproduce runs it', (name) => {
+    checkPreset(getPreset(name));
+  });
+
+  it.each(presetNames().filter((n) => getPreset(n).tokenizer === undefined))(
+    '%s with --tokenizer qwen3: every stage still resolves and fits its budget',
+    (name) => {
+      checkPreset(withTokenizer(getPreset(name), 'qwen3'));
     },
   );
 
-  // table4-mixed reuses the quick preset's base and its seed 0: same SFT config, same RL config per system.
-  it('table4-mixed: the quick preset with one shared base and five RL seeds', () => {
+  // table4-mixed reuses the quick preset's base and its seed: same SFT config, same RL config per system.
+  it("table4-mixed: the quick preset's base, shared by several RL seeds", () => {
     const quick = getPreset('quick');
     const t4 = getPreset('table4-mixed');
-    expect(t4.baseSeed).toBe(0);
-    expect(t4.seeds).toEqual([0, 1, 2, 3, 4]);
+    expect(quick.seeds).toContain(t4.baseSeed);
+    expect(t4.seeds.length).toBeGreaterThan(1);
     expect(t4.sft).toEqual(quick.sft);
     expect(t4.knobs).toEqual(quick.knobs);
     expect(t4.train).toEqual(quick.train);
@@ -59,22 +131,31 @@ describe('reproduce presets', () => {
     expect(withTokenizer(quick, 'word')).toBe(quick);
     const q = withTokenizer(quick, 'qwen3');
     expect(q.knobs?.['kv-ledger']).toEqual({ ...quick.knobs?.['kv-ledger'], valueWords: true });
-    expect(q.sft.rollout?.contextWindow).toBe(461);
+    // The window grows with the tokenizer's tokens per word, and SFT and RL keep one C between them.
+    const wordC = contextWindowOf(quick.train);
+    expect(q.sft.rollout?.contextWindow).toBeGreaterThan(wordC);
+    expect(contextWindowOf(q.train)).toBe(q.sft.rollout?.contextWindow);
     expect(q.train.tokenizer).toBe('qwen3');
+    expect(sftConfigOf(q, 'kv-ledger').tokenizer).toBe('qwen3');
     const terminal = getPreset('terminal');
     expect(withTokenizer(terminal, 'qwen3').knobs).toEqual(terminal.knobs);
   });
 
   // Slips (docs/decisions/0028) make the full preset's base err where it acts; the other presets keep the plain expert.
-  it("only the full preset's demonstrator slips: 0.2, kv-ledger 0.1", () => {
+  it("only the full preset's demonstrator slips, and its per-family rate reaches that family's SFT config", () => {
     const full = getPreset('full');
-    expect(full.sft.slipP).toBe(0.2);
-    expect(full.sftByEnv?.['kv-ledger']?.slipP).toBe(0.1);
-    for (const name of ['quick', 'table4', 'table4-mixed', 'terminal'])
-      expect(getPreset(name).sft.slipP).toBeUndefined();
+    const slips = Object.fromEntries(full.envs.map((env) => [env, sftConfigOf(full, env).slipP]));
+    for (const [env, p] of Object.entries(slips)) {
+      expect(p, env).toBeGreaterThan(0);
+      expect(p, env).toBeLessThan(0.5); // a demonstrator that mostly slips would teach the wrong answer
+      expect(p, env).toBe(full.sftByEnv?.[env]?.slipP ?? full.sft.slipP);
+    }
+    expect(new Set(Object.values(slips)).size).toBeGreaterThan(1); // the kv-ledger override differs
+    for (const name of presetNames().filter((n) => n !== 'full'))
+      for (const env of getPreset(name).envs) expect(sftConfigOf(getPreset(name), env).slipP ?? 0, name).toBe(0);
   });
 
   it('an unknown preset names the valid ones', () => {
-    expect(() => getPreset('nope')).toThrow(/quick, full, table4, table4-mixed, smoke, terminal/);
+    expect(() => getPreset('nope')).toThrow(`valid presets: ${presetNames().join(', ')}`);
   });
 });

@@ -34,12 +34,17 @@ describe('SFT base policy', () => {
     // From ~ln(vocab) at init; six epochs must remove a clear share of it, not just noise.
     expect(first).toBeGreaterThan(2);
     expect(last).toBeLessThan(first * 0.8);
-    // Held-out accuracy (evaluation seeds) is reported at the last epoch, in [0, 1].
-    expect(m[5]!.metrics['heldout/acc_action']).toBeGreaterThanOrEqual(0);
-    expect(m[5]!.metrics['heldout/acc_action']).toBeLessThanOrEqual(1);
+    // Held-out accuracy (evaluation seeds, teacher-forced: the share of expert action tokens given
+    // p > 0.5) at the last epoch. A model near its initialisation gives p > 0.5 to almost no token:
+    // epoch 1's running training accuracy, an upper bound for the untrained model's since it
+    // includes epoch 1's learning, is near 0 (measured 0.00). Six epochs reach 0.75 (native and
+    // TypeScript kernels alike), so 0.5 leaves a wide margin while failing a model that learned little.
+    expect(m[0]!.metrics['sft/token_acc_p50']).toBeLessThan(0.1);
+    expect(m[5]!.metrics['heldout/acc_action']).toBeGreaterThan(0.5);
+    expect(m[5]!.metrics['heldout/loss']).toBeLessThan(first / 2); // it generalises to unseen seeds
     const data = JSON.parse(readFileSync(join(runDir, 'sft-data.json'), 'utf8'));
     expect(data.episodesSeen).toBe(48); // 8 fresh episodes x 6 epochs
-  }, 60_000);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
 
   it('merges exec_j into sum_j without losing or inventing trained tokens, and labels answer values', async () => {
     const source = loadTokenizer('word');

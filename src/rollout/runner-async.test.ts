@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
+import { waitFor } from '../util/testing/wait-for.ts';
 import { resolveRolloutConfig } from './config.ts';
 import type { EpisodeSpec } from './episode.ts';
 import { runEpisodes } from './runner.ts';
@@ -76,7 +77,7 @@ describe('runEpisodes with asynchronous environments', () => {
     // Episode 0's first step answers only after the others have been sampled four more times.
     const slow = new ScriptedAsyncEnv({
       step: async (n) => {
-        if (n === 1) while (sampler.batches.length < 5) await new Promise((r) => setTimeout(r, 2));
+        if (n === 1) await waitFor(() => sampler.batches.length >= 5, { what: 'four more batches', intervalMs: 2 });
         return { observation: 'ok', done: n >= 3, reward: 1 };
       },
     });

@@ -11,6 +11,7 @@ import type { SandboxLimitsInput } from './limits.ts';
 import { Sandbox } from './bwrap-sandbox.ts';
 import { processesInNamespace, processesWithArg, sandboxPidNamespace } from './testing/host-processes.ts';
 import { sandboxAvailable } from './testing/sandbox-available.ts';
+import { waitFor } from '../util/testing/wait-for.ts';
 
 /**
  * Escape attempts, each run by real bash in a real sandbox; every test fails if the sandbox lets
@@ -38,7 +39,8 @@ const secret = randomBytes(12).toString('hex');
 const projectMarker = join(process.cwd(), `.crl-sandbox-marker-${secret}`);
 const homeMarker = join(homedir(), `.crl-sandbox-marker-${secret}`);
 
-async function until(f: () => boolean, ms = 3000): Promise<boolean> {
+/** Polls until `f` holds; the deadline is generous because a passing check returns at once. */
+async function until(f: () => boolean, ms = 20_000): Promise<boolean> {
   for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 25))) if (f()) return true;
   return f();
 }
@@ -79,8 +81,9 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
 
   it('cannot resolve names or send datagrams to the host (no DNS path out)', async () => {
     let datagrams = 0;
+    let controlArrived = false;
     const udp = createSocket('udp4');
-    udp.on('message', () => datagrams++);
+    udp.on('message', (m) => (m.toString() === `control ${secret}\n` ? (controlArrived = true) : datagrams++));
     await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
     const port = udp.address().port;
     const name = 'registry.npmjs.org';
@@ -95,7 +98,11 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
         ),
       );
       expect(r.text).toMatch(/rc=2/); // getent: key not found
-      await new Promise((res) => setTimeout(res, 200));
+      // Loopback delivery happens inside the sender's syscall, so a datagram the sandbox got out would
+      // already be queued ahead of this one, sent by the host after the sandbox's command returned.
+      const control = createSocket('udp4');
+      control.send(`control ${secret}\n`, port, '127.0.0.1', () => control.close());
+      await waitFor(() => controlArrived, { what: "the host's control datagram" });
       expect(datagrams).toBe(0);
       if (!hostResolves)
         process.stderr.write(`note: the host cannot resolve ${name} either; the UDP check carries this test\n`);
@@ -176,6 +183,9 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
         ns = sandboxPidNamespace(s.pid!);
         expect(ns).not.toBeNull();
         await s.run(':(){ :|:& };:');
+        // The bomb fills the table on its own schedule: wait (with a deadline) until it has, then keep
+        // sampling a while for the upper bound.
+        await until(() => (peak = Math.max(peak, processesInNamespace(ns!).length)) > limit / 2, 10_000);
         for (let i = 0; i < 10; i++) {
           peak = Math.max(peak, processesInNamespace(ns!).length);
           await new Promise((r) => setTimeout(r, 30));
@@ -243,7 +253,7 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
         expect(await s.run('while :; do :; done')).toMatchObject({ timedOut: true, shellRestarted: true });
         expect((await s.run('pwd; echo "[$X]"')).text).toBe('/app\n[]\n');
       },
-      { commandTimeoutSec: 1 },
+      { commandTimeoutSec: 2 }, // far below the commands' own 5 s and forever; above a loaded machine's `cd`
     );
   });
 

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../util/testing/wait-for.ts';
 import { Sandbox } from './bwrap-sandbox.ts';
 import { sandboxAvailable } from './testing/sandbox-available.ts';
 
@@ -69,8 +72,9 @@ describe.skipIf(!available)('Sandbox: one persistent shell', () => {
 
   it('puts output a background job prints between commands into the next observation', async () => {
     await withSandbox(async (s) => {
-      await s.run('(sleep 0.2; echo late) &');
-      await new Promise((r) => setTimeout(r, 600));
+      await s.run('(sleep 0.2; echo late; touch /app/late.done) &');
+      // The marker is written after the echo, so by the time the host sees it "late" is in the pipe.
+      await waitFor(() => existsSync(join(s.hostPath('/app'), 'late.done')), { what: 'the background job to print' });
       expect((await s.run('echo now')).text).toBe('late\nnow\n');
     });
   });

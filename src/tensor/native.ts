@@ -176,8 +176,18 @@ const NATIVE_DIR = fileURLToPath(new URL('../../native/', import.meta.url));
 // CRL_NATIVE_PATH=/dir/crl_native.node loads another build (kernel development: test a new
 // addon without replacing the one other processes use); its cpu.json is read beside it.
 const ADDON_PATH = process.env.CRL_NATIVE_PATH || `${NATIVE_DIR}build/Release/crl_native.node`;
-/** Written by scripts/build-native.mjs when the build fails at install time. */
+/**
+ * Written by scripts/build-native.mjs when a build fails and leaves no working addon (none at all, or
+ * one that no longer loads or predates the sources); a failed rebuild that keeps a working addon
+ * removes it instead.
+ */
 export const BUILD_FAILURE_PATH = `${NATIVE_DIR}build/BUILD_FAILED.txt`;
+
+/** "; the last build failed: <why>" when BUILD_FAILED.txt says so (the default addon only). */
+function lastBuildFailure(): string {
+  if (process.env.CRL_NATIVE_PATH || !existsSync(BUILD_FAILURE_PATH)) return '';
+  return `; the last build failed: ${readFileSync(BUILD_FAILURE_PATH, 'utf8').trim().split('\n')[0]}`;
+}
 
 // Keep in sync with scripts/build-native.mjs.
 const ISA_FLAGS = [
@@ -244,13 +254,16 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
     const addon = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;
     const abi = addon.info().abi;
     if (abi !== NATIVE_ABI) {
-      const reason = `addon was built from older sources (interface ${abi ?? 1}, these need ${NATIVE_ABI}); rebuild with \`node scripts/build-native.mjs\``;
+      const reason = `addon was built from older sources (interface ${abi ?? 1}, these need ${NATIVE_ABI}); rebuild with \`node scripts/build-native.mjs\`${lastBuildFailure()}`;
       return { addon: null, status: { available: false, reason } };
     }
     return { addon, status: { available: true } };
   } catch (err) {
     const msg = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    return { addon: null, status: { available: false, reason: `cannot load ${ADDON_PATH}: ${msg}` } };
+    return {
+      addon: null,
+      status: { available: false, reason: `cannot load ${ADDON_PATH}: ${msg}${lastBuildFailure()}` },
+    };
   }
 }
 

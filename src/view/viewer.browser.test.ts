@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,18 +10,16 @@ import { WordTokenizer } from '../model/tokenizer.ts';
 import { listSampleFiles, readSampleFile, type SampledEpisode } from '../report/sample-files.ts';
 import { bundleStatus, buildViewer } from './bundle.ts';
 import { haveChromium, launchChromium, startCrlView } from './testing/browser.ts';
-import { replicateRun } from './testing/replicate-run.ts';
 import { makeTinyRun } from './testing/tiny-run.ts';
 
 /**
  * `crl view` in a real headless Chromium (Debian's, driven by playwright-core) over a run directory
  * made by a small real training run. Screenshots of each view go to build/viewer-screenshots/ for
- * people to look at; the timings on a 40 x 16 run are printed and written there, never asserted.
+ * people to look at. Speed is measured by bench/viewer.ts (`npm run bench:viewer`), not here.
  */
 // The callbacks given to page.evaluate run in the page, where these exist; Node's types lack them.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-declare const document: any, location: any, window: any, getComputedStyle: any;
-declare const MutationObserver: any, requestAnimationFrame: any;
+declare const document: any, location: any, getComputedStyle: any;
 
 const SHOTS = fileURLToPath(new URL('../../build/viewer-screenshots/', import.meta.url));
 const required = process.env.CRL_REQUIRE_BROWSER === '1';
@@ -160,72 +158,5 @@ describe.runIf(available || required)('crl view in a real browser', () => {
     }
     expect(new Set(tokens.map((t) => Math.sign(t.v))).size).toBeGreaterThan(1); // both signs occur
     await page.screenshot({ path: join(SHOTS, 'credit.png') });
-  });
-
-  it('measures first paint and episode switch on a 40-iteration x 16-episode run (reported, not asserted)', async () => {
-    const big = join(root, 'big-run');
-    replicateRun({ from: run, to: big, iterations: 40, episodes: 16 });
-    const bigView = await startCrlView([big]);
-    try {
-      const p = await browser.newPage();
-      // Stamps, in page time, when the first episode and the last curve appear.
-      await p.addInitScript(() => {
-        const w = window as { crlMarks: Record<string, number> };
-        w.crlMarks = {};
-        new MutationObserver(() => {
-          if (!w.crlMarks.episode && document.querySelector('[data-testid="episode"]'))
-            w.crlMarks.episode = performance.now();
-          if (!w.crlMarks.curves && document.querySelectorAll('[data-testid="curve"][data-drawn]').length >= 7)
-            w.crlMarks.curves = performance.now();
-        }).observe(document, { childList: true, subtree: true, attributes: true });
-      });
-      const loads: { fcp: number; episode: number }[] = [];
-      for (let i = 0; i < 3; i++) {
-        await p.goto('about:blank'); // a fresh document each time (a hash change alone would not reload)
-        await p.goto(`${bigView.url}#/episodes/0/40/0`);
-        await p.waitForSelector('[data-testid="episode"][data-episode-id="it40-ep0"]');
-        loads.push(
-          await p.evaluate(() => ({
-            fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? Number.NaN,
-            episode: (window as { crlMarks: Record<string, number> }).crlMarks.episode ?? Number.NaN,
-          })),
-        );
-      }
-      const curves: number[] = [];
-      for (let i = 0; i < 3; i++) {
-        await p.goto('about:blank');
-        await p.goto(`${bigView.url}#/runs`);
-        await p.waitForFunction(() => (window as { crlMarks: Record<string, number> }).crlMarks.curves);
-        curves.push(await p.evaluate(() => (window as { crlMarks: Record<string, number> }).crlMarks.curves!));
-      }
-      await p.goto(`${bigView.url}#/episodes/0/40/0`);
-      await p.waitForSelector('[data-testid="episode"][data-episode-id="it40-ep0"]');
-      const switches: number[] = [];
-      for (let k = 1; k < 16; k++) {
-        switches.push(
-          await p.evaluate(async (k) => {
-            const t0 = performance.now();
-            location.hash = `#/episodes/0/40/${k}`;
-            while (!document.querySelector(`[data-episode-id="it40-ep${k}"]`))
-              await new Promise((r) => requestAnimationFrame(r));
-            return performance.now() - t0;
-          }, k),
-        );
-      }
-      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-      const figures = {
-        run: '40 iterations x 16 sampled episodes (replicated from a real tiny kv-ledger run)',
-        firstContentfulPaintMs: loads.map((x) => Math.round(x.fcp)),
-        episodeRenderedAfterNavigationMs: loads.map((x) => Math.round(x.episode)),
-        allCurvesDrawnAfterNavigationMs: curves.map((x) => Math.round(x)),
-        episodeSwitchMs: { median: Math.round(median(switches)), max: Math.round(Math.max(...switches)) },
-      };
-      process.stdout.write(`crl view timings: ${JSON.stringify(figures)}\n`);
-      writeFileSync(join(SHOTS, 'timings.json'), `${JSON.stringify(figures, null, 2)}\n`);
-      await p.screenshot({ path: join(SHOTS, 'big-run-episode.png') });
-      await p.close();
-    } finally {
-      bigView.proc.kill('SIGTERM');
-    }
   });
 });

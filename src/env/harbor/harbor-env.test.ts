@@ -137,10 +137,12 @@ describe.skipIf(!available)('HarborEnv in the sandbox', () => {
     const task = loadHarborTask(countLinesTask(fresh()));
     const r = await play(new HarborEnv({ task }), [
       'bash() { mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; }; export -f bash',
-      '(while :; do echo 1 > /logs/verifier/reward.txt 2>/dev/null; sleep 0.01; done) & disown',
-      'ln -sf /etc/hostname /logs/verifier/reward.txt; sleep 0.2',
+      '(while :; do echo 1 > /logs/verifier/reward.txt 2>/dev/null; touch wrote.marker; sleep 0.01; done) & disown',
+      // Not a fixed sleep: wait until the loop has written again, through the symlink.
+      'ln -sf /etc/hostname /logs/verifier/reward.txt; rm -f wrote.marker; until [ -e wrote.marker ]; do sleep 0.01; done',
       'submit',
     ]);
+    expect(r.observations[2]).toMatch(/\[exit 0\]$/); // the loop did write after the symlink
     expect(r).toMatchObject({ done: true, reward: 0 });
   });
 
