@@ -12,6 +12,19 @@ import type { SandboxLimits } from './limits.ts';
 /** Host system directories the sandbox sees, read-only (merged-/usr symlinks are reproduced as links). */
 export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const;
 
+/** Fresh namespaces (user, pid, net with loopback only, ipc, uts, cgroup, mount), root inside, no capabilities. */
+const NAMESPACE_ARGS = [
+  '--unshare-all',
+  '--unshare-user',
+  '--uid',
+  '0',
+  '--gid',
+  '0',
+  '--cap-drop',
+  'ALL',
+  '--die-with-parent',
+];
+
 export interface SandboxMount {
   /** Host directory. */
   hostPath: string;
@@ -37,15 +50,7 @@ export function bwrapArgs(options: {
 }): string[] {
   const { mounts, workdir, env, limits, command } = options;
   const args = [
-    '--unshare-all', // user, pid, net (loopback only), ipc, uts, cgroup, mount
-    '--unshare-user',
-    '--uid',
-    '0',
-    '--gid',
-    '0',
-    '--cap-drop',
-    'ALL',
-    '--die-with-parent',
+    ...NAMESPACE_ARGS,
     '--as-pid-1', // the supervisor is init: nothing inside can kill it (kill -9 -1 spares pid 1)
     '--new-session', // no controlling terminal: TIOCSTI cannot type into the host's
     '--hostname',
@@ -73,28 +78,11 @@ let probed: string | null | undefined;
 export function sandboxUnavailableReason(): string | null {
   if (probed !== undefined) return probed;
   const ids = sandboxHostIds();
-  const r = spawnSync(
-    'bwrap',
-    [
-      '--unshare-all',
-      '--unshare-user',
-      '--uid',
-      '0',
-      '--gid',
-      '0',
-      '--cap-drop',
-      'ALL',
-      '--die-with-parent',
-      '--ro-bind',
-      '/',
-      '/',
-      '--proc',
-      '/proc',
-      '--',
-      'true',
-    ],
-    { encoding: 'utf8', timeout: 10_000, ...(ids ?? {}) },
-  );
+  const r = spawnSync('bwrap', [...NAMESPACE_ARGS, '--ro-bind', '/', '/', '--proc', '/proc', '--', 'true'], {
+    encoding: 'utf8',
+    timeout: 10_000,
+    ...(ids ?? {}),
+  });
   const err: NodeJS.ErrnoException | undefined = r.error;
   if (err?.code === 'ENOENT') {
     probed = 'bubblewrap (bwrap) is not installed; install it with `apt-get install -y bubblewrap` (as root)';

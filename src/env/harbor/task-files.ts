@@ -1,14 +1,4 @@
-import {
-  closeSync,
-  constants,
-  cpSync,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readlinkSync,
-  readSync,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /**
@@ -143,17 +133,4 @@ export function checkTaskTree(root: string): void {
         throw new TaskFileError(`${p} is ${kindOf(st)}; a task folder holds only files and directories`);
     }
   }
-}
-
-/**
- * Copies a checked tree into the sandbox's host directory, checking it again first (the folder may
- * have changed since it was loaded). Links are copied as links (they stay inside the tree).
- */
-export function copyTaskTree({ from, to, skip = [] }: { from: string; to: string; skip?: readonly string[] }): void {
-  checkTaskTree(from);
-  cpSync(from, to, {
-    recursive: true,
-    verbatimSymlinks: true,
-    filter: (src) => !skip.some((s) => src === join(from, s)),
-  });
 }
