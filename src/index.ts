@@ -105,7 +105,8 @@ export {
 export type { RolloutConfig, RolloutConfigInput, BudgetTerms } from './rollout/config.ts';
 export { runEpisodes } from './rollout/runner.ts';
 export type { RunEpisodesOptions } from './rollout/runner.ts';
-export { EpisodeRun, InstructionTooLongError } from './rollout/episode.ts';
+export { EpisodeRun } from './rollout/episode.ts';
+export { InstructionTooLongError } from './rollout/episode-errors.ts';
 export type { EpisodeSpec, EpisodePhase } from './rollout/episode.ts';
 export {
   EpisodeRecordSchema,

@@ -3,7 +3,7 @@ import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { WordTokenizer } from '../model/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { resolveRolloutConfig } from './config.ts';
-import { InstructionTooLongError } from './episode.ts';
+import { InstructionTooLongError } from './episode-errors.ts';
 import { runEpisodes } from './runner.ts';
 import { randomTokenSampler, RandomEnv } from './testing/scripted.ts';
 import type { SampleRequest, SamplingParams, TokenSampler } from '../contracts/index.ts';
