@@ -8,7 +8,7 @@ import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
 import { VocabMap } from './vocab-map.ts';
 
 /**
- * The policy: Llama trunk + lm_head, implementing TrainablePolicy (rl/trainable.ts).
+ * The policy: Llama trunk + lm_head, implementing TrainablePolicy (contracts/trainable.ts).
  * Row r of the packed batch predicts the token at r + 1, which the position convention reports
  * at index t = r + 1 - start. SFT is backward with dL/dlogprob = -1/N at the target tokens.
  */
