@@ -1,3 +1,8 @@
+/**
+ * The CLI's user mistakes, each run as a real `crl` process: exit 2, one short paragraph, no stack;
+ * then internal errors, which must say so. One file over 300 lines on purpose: the table is the
+ * point (one case per mistake, read side by side), and the cases share fixtures built once.
+ */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

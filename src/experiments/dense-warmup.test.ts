@@ -1,3 +1,8 @@
+/**
+ * The dense warm-up: its encoding, its replay and the recall gate, end to end on small runs.
+ * One file over 300 lines on purpose: the cases share the tokenizer and chat-layout fixtures, and
+ * the gate's checks only make sense beside the encoding they gate.
+ */
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -18,6 +18,11 @@ import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript }
  * Commands run one at a time in the same shell, so `cd` and variables persist; each has a wall-time
  * limit after which everything it started is killed; its output is capped. close() kills every
  * process inside (the pid namespace dies with its first process) and deletes the host directories.
+ *
+ * Over 300 lines on purpose: the class is one state machine over one child process (the pipes,
+ * the pending command's capture, the exit watcher). Its parts that need none of that state already
+ * live beside it (bwrap.ts, shell-script.ts, output-capture.ts, reply-lines.ts, host-files.ts);
+ * splitting the rest would pass that private state between files.
  */
 
 const START_TIMEOUT_MS = 15_000;

@@ -1,3 +1,8 @@
+/**
+ * What a command inside the sandbox must not reach: the host's files, network, processes.
+ * One file over 300 lines on purpose: every escape attempt shares the same sandbox fixtures and
+ * host-side probes, and reading them together shows what is and is not covered.
+ */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
