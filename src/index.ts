@@ -207,7 +207,26 @@ export { createHttpSampler, EngineError } from './adapters/http-sampler.ts';
 export type { HttpSamplerOptions } from './adapters/http-sampler.ts';
 export { ENGINE_PROTOCOLS, engineProtocol } from './adapters/engine-protocols.ts';
 export type { EngineProtocol, EngineProtocolName } from './adapters/engine-protocols.ts';
-export { updateWeightsFromDisk, UPDATE_WEIGHTS_PATH } from './adapters/engine-weights.ts';
+export {
+  getWeightVersion,
+  updateWeightsFromDisk,
+  UPDATE_WEIGHTS_PATH,
+  WEIGHT_VERSION_PATH,
+} from './adapters/engine-weights.ts';
+export { EnginePool } from './adapters/engine-pool.ts';
+export type { EnginePoolOptions, ReplicaHealth } from './adapters/engine-pool.ts';
+
+// --- the rollout queue (Redis, BullMQ; docs/distributed.md) ---
+export { EpisodeMessageSchema, episodeJobId } from './queue/episode-message.ts';
+export type { EpisodeMessage, EpisodeMessageInput } from './queue/episode-message.ts';
+export { EpisodeQueue } from './queue/episode-queue.ts';
+export type { BatchOutcome, BatchProgress } from './queue/episode-queue.ts';
+export { JobRejected, startQueueWorker } from './queue/queue-worker.ts';
+export type { QueueWorkerOptions } from './queue/queue-worker.ts';
+export { QueueError } from './queue/redis-connection.ts';
+export { RolloutWorker } from './experiments/rollout-worker.ts';
+export { queueSampling, FAILED_EPISODES_FILE } from './experiments/queue-sampling.ts';
+export { withStepDelay } from './env/step-delay.ts';
 
 // --- serve (the embedded engine server, src/serve/) ---
 export { startSamplerServer } from './serve/sampler-server.ts';

@@ -63,6 +63,8 @@ const SglangResponse = z.object({
     finish_reason: z
       .object({ type: z.string(), matched: z.union([z.number(), z.string()]).nullable().optional() })
       .nullable(),
+    /** The weights that answered (SGLang since its weight-version API; absent in older servers). */
+    weight_version: z.string().optional(),
   }),
 });
 
@@ -143,6 +145,7 @@ const sglang: EngineProtocol = {
       tokens: m.output_token_logprobs.map((x) => x[1]),
       logprobs: m.output_token_logprobs.map((x) => x[0]),
       finishReason: m.finish_reason?.type === 'stop' ? 'stop' : 'length',
+      ...(m.weight_version !== undefined ? { weightVersion: m.weight_version } : {}),
     };
     return withStopToken(r, m.finish_reason?.matched, request);
   },
@@ -165,6 +168,7 @@ const sglang: EngineProtocol = {
         result.finishReason === 'stop'
           ? { type: 'stop', matched: result.tokens[result.tokens.length - 1] }
           : { type: 'length', length: result.tokens.length },
+      ...(result.weightVersion !== undefined ? { weight_version: result.weightVersion } : {}),
     },
   }),
 };

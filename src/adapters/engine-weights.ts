@@ -9,7 +9,18 @@ import { EngineError } from './http-sampler.ts';
  */
 export const UPDATE_WEIGHTS_PATH = '/update_weights_from_disk';
 
-export const UpdateWeightsRequest = z.object({ model_path: z.string().min(1) });
+/**
+ * `weight_version` is SGLang's label for the loaded weights: reported by `GET /get_weight_version`
+ * and in every `/generate` answer's `meta_info`, so a client can tell which weights sampled.
+ */
+export const UpdateWeightsRequest = z.object({
+  model_path: z.string().min(1),
+  weight_version: z.string().min(1).optional(),
+});
+
+/** SGLang's `GET /get_weight_version` (crl serve answers it too). */
+export const WEIGHT_VERSION_PATH = '/get_weight_version';
+const WeightVersionResponse = z.object({ weight_version: z.string().nullable() });
 const UpdateWeightsResponse = z.object({ success: z.boolean(), message: z.string().default('') });
 
 /** The environment variable that holds the engine's admin token, on both sides (crl serve, crl train). */
@@ -18,6 +29,8 @@ export const ADMIN_TOKEN_ENV = 'CRL_ADMIN_TOKEN';
 export async function updateWeightsFromDisk(options: {
   url: string;
   modelPath: string;
+  /** Labels the loaded weights (SGLang's weight_version); the trainer sends its policy version. */
+  weightVersion?: string;
   /** Sent as `Authorization: Bearer <token>` (crl serve refuses weight loads without it). */
   token?: string;
   timeoutMs?: number;
@@ -31,7 +44,10 @@ export async function updateWeightsFromDisk(options: {
         'content-type': 'application/json',
         ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
       },
-      body: JSON.stringify({ model_path: options.modelPath }),
+      body: JSON.stringify({
+        model_path: options.modelPath,
+        ...(options.weightVersion !== undefined ? { weight_version: options.weightVersion } : {}),
+      }),
       signal: AbortSignal.timeout(options.timeoutMs ?? 300_000),
     });
   } catch (e) {
@@ -52,4 +68,30 @@ export async function updateWeightsFromDisk(options: {
     throw new EngineError(
       `${endpoint.href}: weight update failed (HTTP ${res.status}): ${parsed?.message || text.slice(0, 300)}`,
     );
+}
+
+/** The engine's current weight version (null when it reports none); throws EngineError when it cannot be reached or answers with an error. */
+export async function getWeightVersion(options: { url: string; timeoutMs?: number }): Promise<string | null> {
+  const endpoint = new URL(WEIGHT_VERSION_PATH, options.url);
+  let text: string;
+  let status: number;
+  try {
+    const res = await fetch(endpoint, { signal: AbortSignal.timeout(options.timeoutMs ?? 5_000) });
+    status = res.status;
+    text = await res.text();
+  } catch (e) {
+    throw new EngineError(`${endpoint.href}: cannot reach the engine (${(e as Error).message})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  // An engine without the endpoint (older SGLang) answers, so it is up; it reports no version.
+  if (status === 404) return null;
+  const r = WeightVersionResponse.safeParse(json);
+  if (status !== 200 || !r.success)
+    throw new EngineError(`${endpoint.href}: no weight version (HTTP ${status}): ${text.slice(0, 200)}`);
+  return r.data.weight_version;
 }

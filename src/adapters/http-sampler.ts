@@ -1,4 +1,5 @@
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
+import { postOnce } from './engine-http.ts';
 import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
 
 /** A remote engine failed in a way retrying did not fix; the message says which URL and why. */
@@ -44,29 +45,14 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
     let last = '';
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, 200 * 2 ** (attempt - 1)));
-      let res: Response;
-      try {
-        res = await fetch(endpoint, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (e) {
-        const cause = (e as { cause?: Error }).cause;
-        last = `cannot reach the engine (${(e as Error).message}${cause ? `: ${cause.message}` : ''}); is it running at ${options.url}?`;
+      const r = await postOnce(endpoint, body, timeoutMs);
+      if (r.kind === 'ok') return r.json;
+      if (r.kind === 'unreachable') {
+        last = `cannot reach the engine (${r.message}); is it running at ${options.url}?`;
         continue; // connection refused, reset, timeout: worth another try
       }
-      const text = await res.text();
-      if (res.ok) {
-        try {
-          return JSON.parse(text);
-        } catch {
-          throw new EngineError(`${endpoint.href}: the answer is not JSON: ${text.slice(0, 200)}`);
-        }
-      }
-      last = `HTTP ${res.status}: ${text.slice(0, 300)}`;
-      if (res.status < 500) break; // the request itself is wrong; retrying will not help
+      last = `HTTP ${r.status}: ${r.text.slice(0, 300)}`;
+      if (r.status < 500) break; // the request itself is wrong; retrying will not help
     }
     throw new EngineError(`${endpoint.href}: ${last}`);
   }

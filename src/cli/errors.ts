@@ -46,6 +46,7 @@ const USER_ERRORS = new Set([
   'ViewInputError',
   'SandboxUnavailableError',
   'PolicySourceError',
+  'QueueError',
 ]);
 
 /**

@@ -14,6 +14,7 @@ import { registerServeCommand } from './serve-command.ts';
 import { registerExportTasksCommand } from './export-tasks-command.ts';
 import { registerViewCommand } from './view-command.ts';
 import { registerExportCommand } from './export-command.ts';
+import { registerWorkerCommand } from './worker-command.ts';
 
 /** Builds the `crl` program with every registered subcommand. */
 export function buildProgram(): Command {
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerExportTasksCommand(program);
   registerViewCommand(program);
   registerExportCommand(program);
+  registerWorkerCommand(program);
   return program;
 }
 

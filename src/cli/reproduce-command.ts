@@ -1,3 +1,4 @@
+import { ADMIN_TOKEN_ENV } from '../adapters/engine-weights.ts';
 import type { Command } from 'commander';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -55,6 +56,14 @@ export function registerReproduceCommand(program: Command): void {
       '--allow-mixed',
       'reuse run directories and evaluations made with another config than the preset asks for (refused by default); the report marks every table they reach as mixed',
     )
+    .option(
+      '--engine-url <urls>',
+      'the RL systems sample on these SGLang-API engines (comma-separated replicas, e.g. crl serve processes; admin token from CRL_ADMIN_TOKEN); SFT and evaluation stay in this process',
+    )
+    .option(
+      '--queue <url>',
+      'the RL systems run their episodes on rollout workers (crl worker) through this redis:// queue',
+    )
     .addOption(actorOption())
     .action(
       async (opts: {
@@ -66,6 +75,8 @@ export function registerReproduceCommand(program: Command): void {
         tokenizer?: string;
         actor: ActorKind;
         allowMixed?: boolean;
+        engineUrl?: string;
+        queue?: string;
       }) => {
         let presetName = opts.preset;
         let outDir = opts.out ?? join('runs', newRunName(`reproduce-${presetName}`));
@@ -115,6 +126,11 @@ export function registerReproduceCommand(program: Command): void {
           outDir,
           actor: opts.actor,
           allowMixed: opts.allowMixed ?? false,
+          deployment: {
+            ...(opts.engineUrl ? { engineUrl: opts.engineUrl } : {}),
+            ...(opts.queue ? { queueUrl: opts.queue } : {}),
+            ...(process.env[ADMIN_TOKEN_ENV] ? { engineToken: process.env[ADMIN_TOKEN_ENV] } : {}),
+          },
           log: (l) => process.stderr.write(`crl reproduce: ${l}\n`),
         });
         process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -23,6 +23,7 @@ export const RunFlagsSchema = z
     seed: int(0).default(0),
     summaryWriter: z.string().default('self'),
     concurrency: int(1).optional(),
+    stepDelayMs: int(0).default(0),
     maxActionTokens: int(1).optional(),
     maxObservationTokens: int(2).optional(),
     summaryMaxTokens: int(1).optional(),
@@ -48,6 +49,7 @@ const FLAG_NAMES: Record<string, string> = {
   maxActionTokens: '--max-action-tokens',
   maxObservationTokens: '--max-observation-tokens',
   summaryMaxTokens: '--summary-max-tokens',
+  stepDelayMs: '--step-delay-ms',
 };
 
 /** Parses commander's raw option values; a bad value names its flag. */

@@ -1,5 +1,6 @@
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
+import { withStepDelay } from '../env/step-delay.ts';
 import { tokenizerForPolicy } from '../experiments/policy-source.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
@@ -65,6 +66,10 @@ export function registerRunCommand(program: Command): void {
       "word (the built-in vocabulary) | qwen3 | a directory with tokenizer.json (+ tokenizer_config.json / chat_template.jinja); default: the checkpoint's own, else word",
     )
     .option('--concurrency <n>', 'episodes in flight at once (default: all)')
+    .option(
+      '--step-delay-ms <n>',
+      'every environment step waits this many ms first (an I/O-bound setting for throughput measurements)',
+    )
     .option('--temperature <t>', 'sampling temperature (default 1)')
     .option('--top-p <p>', 'nucleus sampling mass (default 1)')
     .requiredOption('--out <file.jsonl>', 'where to write the episode records (written whole when the run succeeds)')
@@ -113,6 +118,7 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
     actor,
     summarizer,
     concurrency: flags.concurrency,
+    stepDelayMs: flags.stepDelayMs,
     out: flags.out,
   });
 }
@@ -150,6 +156,7 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
     actor,
     summarizer,
     concurrency: flags.concurrency ?? 4,
+    stepDelayMs: flags.stepDelayMs,
     out: flags.out,
   });
 }
@@ -167,6 +174,8 @@ async function runAndWrite(options: {
   actor: TokenSampler;
   summarizer: TokenSampler;
   concurrency: number | undefined;
+  /** Every environment step waits this long first (ms; env/step-delay.ts). */
+  stepDelayMs: number;
   out: string;
 }): Promise<RunSummary> {
   const { count, out } = options;
@@ -191,7 +200,10 @@ async function runAndWrite(options: {
       const size = Math.min(EPISODE_WAVE, count - start);
       await runEpisodes({
         signal: stop.signal,
-        episodes: Array.from({ length: size }, (_, j) => options.episodeAt(start + j)),
+        episodes: Array.from({ length: size }, (_, j) => {
+          const e = options.episodeAt(start + j);
+          return { ...e, env: withStepDelay(e.env, options.stepDelayMs) };
+        }),
         config: options.config,
         layout: options.layout,
         actor: options.actor,

@@ -27,6 +27,7 @@ const ServeFlags = z.object({
   maxConnections: int(1, 65536).default(DEFAULT_LIMITS.connections),
   bodyTimeoutMs: int(1, 600_000).default(DEFAULT_LIMITS.bodyTimeoutMs),
   tokenizer: z.string().min(1).optional(),
+  weightVersion: z.string().min(1).default('default'),
 });
 
 export type { ServeReady } from '../serve/serve-checkpoint.ts';
@@ -51,6 +52,11 @@ export function registerServeCommand(program: Command): void {
       'model name served (/v1/models); requests naming another model get 404 (default: the directory name)',
     )
     .option('--seed <s>', 'sampling seed', '0')
+    .option(
+      '--weight-version <label>',
+      "the served weights' label (SGLang's weight_version: GET /get_weight_version, meta_info of every /generate answer); a weight update may set a new one",
+      'default',
+    )
     .option(
       '--admin-token <token>',
       `enables ${UPDATE_WEIGHTS_PATH}: requests must send "Authorization: Bearer <token>" (better: set ${ADMIN_TOKEN_ENV}, which other users cannot read from the process list); without a token the endpoint is disabled`,
@@ -107,6 +113,7 @@ export function registerServeCommand(program: Command): void {
           weightsDirs: f.weightsDir,
           allowHosts: f.allowHost,
           ...(f.tokenizer ? { tokenizer: f.tokenizer } : {}),
+          weightVersion: f.weightVersion,
           limits: {
             concurrent: f.maxConcurrent,
             reading: f.maxReading,

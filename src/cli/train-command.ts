@@ -10,6 +10,7 @@ import { createProgress } from '../experiments/progress.ts';
 import { latestCheckpoint } from '../experiments/checkpoint-store.ts';
 import { resolveCheckpointDir } from '../experiments/policy-source.ts';
 import { newRunName, readRunConfig, runDirState } from '../experiments/run-dir.ts';
+import { queueSampling } from '../experiments/queue-sampling.ts';
 import { train } from '../experiments/train-loop.ts';
 import type { ActorKind } from '../experiments/trainer-models.ts';
 import { CliError } from './errors.ts';
@@ -48,6 +49,18 @@ export function actorOption(): Option {
     .default('policy');
 }
 
+/** Flags `--resume` accepts: where episodes run and engines answer, not what the run learns. */
+const RESUME_FLAGS: readonly string[] = ['engine-url', 'queue', 'queue-timeout', 'step-delay-ms'];
+
+/** `over` laid onto `base`, objects merged key by key (flag overrides onto a stored config). */
+function mergeDeep(base: unknown, over: unknown): unknown {
+  if (typeof base !== 'object' || base === null || typeof over !== 'object' || over === null || Array.isArray(over))
+    return over;
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(over)) out[k] = mergeDeep(out[k], v);
+  return out;
+}
+
 /** What commander parses for `crl train`: the fixed options plus one string per config flag. */
 interface TrainOptions extends Record<string, unknown> {
   actor: ActorKind;
@@ -75,7 +88,9 @@ export function registerTrainCommand(program: Command): void {
     let runDir: string;
     let config: TrainConfig;
     if (opts.resume) {
-      const given = CONFIG_FLAGS.filter((f) => opts[camelFlag(f.flag)] !== undefined).map((f) => `--${f.flag}`);
+      const given = CONFIG_FLAGS.filter(
+        (f) => opts[camelFlag(f.flag)] !== undefined && !RESUME_FLAGS.includes(f.flag),
+      ).map((f) => `--${f.flag}`);
       if (opts.config || opts.out || given.length) {
         const drop = [...(opts.config ? ['--config'] : []), ...(opts.out ? ['--out'] : []), ...given].join(', ');
         throw new CliError(`--resume continues a run with its stored config; drop ${drop}`);
@@ -88,6 +103,19 @@ export function registerTrainCommand(program: Command): void {
           `${runDir} holds an SFT run (crl sft), not an RL run: continue it with crl sft --out ${runDir}, or start RL from it with crl train --init ${runDir}`,
         );
       config = parseTrainConfig(stored.config, stored.paths.config);
+      // Where the run's episodes and engines are may change between sessions (a restarted engine
+      // on a new port, another queue); what the run learns may not.
+      const moved = Object.fromEntries(RESUME_FLAGS.map((f) => [camelFlag(f), opts[camelFlag(f)]]));
+      if (Object.values(moved).some((v) => v !== undefined))
+        config = withFlagNames(() =>
+          parseTrainConfig(
+            mergeDeep(
+              config,
+              asUserError(() => flagsToConfig(moved)),
+            ),
+            `${stored.paths.config} with flags`,
+          ),
+        );
       const done = asUserError(() => latestCheckpoint(stored.paths.root))?.iteration ?? 0;
       if (done >= config.iterations) {
         process.stderr.write(
@@ -124,13 +152,21 @@ export function registerTrainCommand(program: Command): void {
     }
     // train() creates the run directory only once the config and every input have loaded.
     const engineToken = process.env[ADMIN_TOKEN_ENV];
-    await train({
-      runDir,
-      config,
-      actor,
-      progress: createProgress({ label: config.name }),
-      ...(engineToken ? { engineToken } : {}),
-    });
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const queue = config.queue ? await queueSampling({ config, actor, runDir, log }) : null;
+    try {
+      await train({
+        runDir,
+        config,
+        actor,
+        log,
+        progress: createProgress({ label: config.name }),
+        ...(engineToken ? { engineToken } : {}),
+        ...(queue ? { wrapStages: queue.wrap } : {}),
+      });
+    } finally {
+      await queue?.close();
+    }
     printSummary(runDir);
   });
 }

@@ -70,7 +70,25 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     flag: 'engine-url',
     path: ['engine', 'url'],
     kind: 'string',
-    help: "sample on a remote SGLang-API engine at this URL (e.g. one `crl serve` started); weights are pushed each iteration, with the engine's admin token from CRL_ADMIN_TOKEN",
+    help: "sample on remote SGLang-API engines at these URLs (comma-separated replicas, e.g. `crl serve` processes); weights are pushed to every replica each iteration, with the engines' admin token from CRL_ADMIN_TOKEN",
+  },
+  {
+    flag: 'queue',
+    path: ['queue', 'url'],
+    kind: 'string',
+    help: 'run episodes on rollout workers (crl worker) through the Redis queue at this redis:// URL',
+  },
+  {
+    flag: 'queue-timeout',
+    path: ['queue', 'timeoutSec'],
+    kind: 'number',
+    help: 'with --queue: fail when no episode job starts or finishes for this many seconds (default 60)',
+  },
+  {
+    flag: 'step-delay-ms',
+    path: ['env', 'stepDelayMs'],
+    kind: 'int',
+    help: 'every environment step waits this many ms first (an I/O-bound setting for throughput measurements)',
   },
 ];
 

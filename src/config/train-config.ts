@@ -32,6 +32,11 @@ export const EnvConfigSchema = z
     name: z.string().min(1).default('kv-ledger'),
     /** Overrides of the family's default knobs; validated by the family's own schema at run time. */
     knobs: z.record(z.string(), z.unknown()).default({}),
+    /**
+     * Every environment step waits this long (ms) first, as a sandbox or a test suite does: an
+     * I/O-bound setting for measuring rollout throughput (docs/distributed.md). Absent: 0.
+     */
+    stepDelayMs: z.number().int().nonnegative().optional(),
   })
   .strict();
 
@@ -98,7 +103,40 @@ export const TrainConfigSchema = z
      * does not replay the same episodes.
      */
     engine: z
-      .object({ url: z.url(), protocol: z.enum(['sglang']).default('sglang') })
+      .object({
+        /**
+         * One engine URL, or several replicas comma-separated (docs/distributed.md): each
+         * episode sticks to one, new episodes go to the least-loaded, a replica that stops
+         * answering is taken out and its requests retried on another.
+         */
+        url: z
+          .string()
+          .refine((s) => engineUrls(s).every((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol)), {
+            message:
+              'expected one or more http(s) URLs, comma-separated, e.g. http://127.0.0.1:30000,http://127.0.0.1:30001',
+          }),
+        protocol: z.enum(['sglang']).default('sglang'),
+      })
+      .strict()
+      .optional(),
+    /**
+     * Run each iteration's episodes on rollout workers (`crl worker`) through a Redis queue
+     * instead of in this process (docs/distributed.md). Workers sample on the engines of
+     * `engine` (or run the scripted expert); the trainer waits for the whole batch.
+     */
+    queue: z
+      .object({
+        /** redis://host:port[/db] of the queue's Redis. */
+        url: z.string().refine((s) => URL.canParse(s) && /^rediss?:$/.test(new URL(s).protocol), {
+          message: 'expected a redis:// URL, e.g. redis://127.0.0.1:6379',
+        }),
+        /** The queue's name: workers listening on the same name take the jobs. */
+        name: z.string().min(1).default('crl-episodes'),
+        /** Fail the iteration when no job starts or finishes for this long (seconds). */
+        timeoutSec: z.number().positive().default(60),
+        /** Times a job runs before it counts as failed (a lost worker's stalled job counts too). */
+        attempts: z.number().int().positive().default(3),
+      })
       .strict()
       .optional(),
   })
@@ -115,5 +153,29 @@ export const TrainConfigSchema = z
   });
 
 export type TrainConfig = z.infer<typeof TrainConfigSchema>;
+
+/**
+ * The config without where its episodes run (`engine`, `queue`, `env.stepDelayMs`): what a run
+ * learns. Reuse checks and policy hashes compare this, so the same run made in one process or
+ * on rollout workers and engine replicas counts as the same run (docs/distributed.md).
+ */
+export function learningConfig(config: unknown): unknown {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) return config;
+  const { engine: _engine, queue: _queue, ...rest } = config as Record<string, unknown>;
+  const env = rest.env;
+  if (env !== null && typeof env === 'object' && !Array.isArray(env)) {
+    const { stepDelayMs: _delay, ...envRest } = env as Record<string, unknown>;
+    return { ...rest, env: envRest };
+  }
+  return rest;
+}
+
+/** `engine.url` as its replicas: comma-separated, blanks dropped. */
+export function engineUrls(url: string): string[] {
+  return url
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0);
+}
 /** What a config file or flags may contain before defaults are applied. */
 export type TrainConfigInput = z.input<typeof TrainConfigSchema>;

@@ -38,6 +38,11 @@ export interface SampleResult {
   /** Entropy of pi(. | prefix) at each new token, when the sampler knows it (the embedded model does). */
   entropies?: number[];
   finishReason: 'stop' | 'length';
+  /**
+   * The engine's weight version that produced these tokens, when it reports one (SGLang's
+   * `meta_info.weight_version`, `crl serve`): lets a client refuse tokens from stale weights.
+   */
+  weightVersion?: string;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { EpisodeRecord } from '../rollout/record.ts';
 import { episodeOfJob, type EpisodeJob } from '../rollout/episode-job.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import { createEnvironment } from '../env/create-environment.ts';
+import { withStepDelay } from '../env/step-delay.ts';
 import type { TokenSampler } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
@@ -54,14 +55,21 @@ export async function sampleEpisodes(options: {
   rollout: RolloutConfig;
   layout: ChatLayout;
   sampler: TokenSampler;
+  /** Every environment step waits this long first (ms; env/step-delay.ts). */
+  stepDelayMs?: number;
+  /** Called with each episode's id as it ends (an engine pool frees the episode's replica slot). */
+  onEpisodeEnd?: (episodeId: string) => void;
   batchEpisodes: number;
   groupSize: number;
   iteration: number;
   rng: Rng;
 }): Promise<EpisodeRecord[]> {
   const jobs = episodeJobs(options);
+  const delay = options.stepDelayMs ?? 0;
+  const onEnd = options.onEpisodeEnd;
   return runEpisodes({
-    episodes: jobs.map((job) => episodeOfJob(job, createEnvironment)),
+    episodes: jobs.map((job) => episodeOfJob(job, (spec) => withStepDelay(createEnvironment(spec), delay))),
+    ...(onEnd ? { onEpisodeEnd: (record: EpisodeRecord) => onEnd(record.episodeId) } : {}),
     config: options.rollout,
     layout: options.layout,
     actor: options.sampler,
@@ -176,6 +184,7 @@ export function rolloutMetrics(records: readonly EpisodeRecord[]): Record<string
   }
   const frac = (o: string) => records.filter((r) => r.outcome === o).length / n;
   return {
+    'rollout/episodes': records.length,
     'rollout/success_rate': frac('success'),
     'rollout/truncated_rate': frac('truncated'),
     'rollout/step_limit_rate': frac('step-limit'),

@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { deepMerge } from '../config/config-flags.ts';
 import { parseTrainConfig } from '../config/load-config.ts';
+import { learningConfig } from '../config/train-config.ts';
+import { queueSampling } from './queue-sampling.ts';
 import { collectReportData } from '../report/collect-runs.ts';
 import { headlineCell } from '../report/cells.ts';
 import { PipelineFileSchema, RUN_FILES, type Invocation, type MixedNote } from '../report/run-files.ts';
@@ -46,6 +48,12 @@ export async function reproduce(options: {
   outDir: string;
   actor: ActorKind;
   allowMixed?: boolean;
+  /**
+   * Where the RL systems' episodes run (docs/distributed.md): engine replicas (`engine.url`) and
+   * rollout workers on a queue (`queue.url`); SFT and evaluation stay in this process. Not part
+   * of what a run learns: reuse checks and policy hashes leave it out.
+   */
+  deployment?: { engineUrl?: string; queueUrl?: string; engineToken?: string };
   log: Log;
 }): Promise<ReproduceSummary> {
   const { preset, log } = options;
@@ -86,22 +94,35 @@ export async function reproduce(options: {
       };
       for (const system of preset.systems) {
         const runDir = join(outDir, RUN_FILES.systems, `${system}--${tag}`);
+        const dep = options.deployment ?? {};
         const raw = deepMerge(
           deepMerge(preset.train, { env: { name: env, knobs }, seed, model: { init: base.checkpoint } }),
-          systemOverrides(system, preset.train),
+          deepMerge(systemOverrides(system, preset.train), {
+            ...(dep.engineUrl ? { engine: { url: dep.engineUrl } } : {}),
+            ...(dep.queueUrl ? { queue: { url: dep.queueUrl } } : {}),
+          }),
         );
         const config = parseTrainConfig(raw, `${system} config`);
         guard.run({ dir: runDir, config, what: `${system} training`, env, seed, system });
         log(`train ${system} ${tag}`);
-        await train({
-          runDir,
-          config,
-          system,
-          root,
-          actor: options.actor,
-          progress: createProgress({ label: `${system} ${tag}` }),
-        });
-        policies[system] = { dir: runDir, configHash: configHash(config, root) };
+        const queue = config.queue
+          ? await queueSampling({ config, actor: options.actor, runDir, log: (l) => log(`${system} ${tag}: ${l}`) })
+          : null;
+        try {
+          await train({
+            runDir,
+            config,
+            system,
+            root,
+            actor: options.actor,
+            progress: createProgress({ label: `${system} ${tag}` }),
+            ...(dep.engineToken ? { engineToken: dep.engineToken } : {}),
+            ...(queue ? { wrapStages: queue.wrap } : {}),
+          });
+        } finally {
+          await queue?.close();
+        }
+        policies[system] = { dir: runDir, configHash: configHash(learningConfig(config), root) };
       }
       for (const req of evalRequests({
         preset,

@@ -41,6 +41,27 @@ describe('reuse guard (crl reproduce reuses only what the preset would make)', (
     expect(notes).toEqual([]);
   });
 
+  it('a run made on engines or rollout workers is the same run: engine, queue and step delay are left out', () => {
+    const { root, guard } = setup(false);
+    const dir = join(root, 'systems', 'r');
+    const config = { optim: { policyLr: 1e-4 }, env: { name: 'kv-ledger' } };
+    createRunDir({
+      dir,
+      system: 'compaction-rl',
+      config: {
+        ...config,
+        env: { name: 'kv-ledger', stepDelayMs: 50 },
+        engine: { url: 'http://127.0.0.1:30000' },
+        queue: { url: 'redis://127.0.0.1:6379' },
+      },
+      root,
+    });
+    guard.run({ dir, config, what: 'training', ...where });
+    expect(() =>
+      guard.run({ dir, config: { ...config, env: { name: 'fog-courier' } }, what: 'training', ...where }),
+    ).toThrow(/env\.name/);
+  });
+
   it('with allowMixed, records the reuse instead; evaluation files without a request count as different', () => {
     const { root, guard, notes } = setup(true);
     const dir = join(root, 'systems', 'r');

@@ -3,6 +3,7 @@ import { relative, resolve, sep } from 'node:path';
 import { EvalResultSchema } from '../eval/eval-result.ts';
 import type { MixedNote } from '../report/run-files.ts';
 import { configDiff, configHash } from '../util/provenance.ts';
+import { learningConfig } from '../config/train-config.ts';
 import { readRunConfig } from './run-dir.ts';
 
 /**
@@ -54,12 +55,14 @@ export function createReuseGuard(options: {
       } catch {
         return; // no run there yet: it will be created with the wanted config
       }
-      const wanted = JSON.parse(JSON.stringify(config)) as unknown;
-      if (configHash(stored.config, root) === configHash(wanted, root)) return;
+      // Where the episodes ran (engines, a queue) is not what the run learned.
+      const wanted = learningConfig(JSON.parse(JSON.stringify(config)));
+      const have = learningConfig(stored.config);
+      if (configHash(have, root) === configHash(wanted, root)) return;
       mismatch({
         path: dir,
         what,
-        differs: configDiff({ stored: stored.config, wanted, root }),
+        differs: configDiff({ stored: have, wanted, root }),
         note: { kind: 'run', env, seed, system },
       });
     },

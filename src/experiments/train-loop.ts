@@ -32,6 +32,8 @@ export async function train(options: {
   /** A remote engine's admin token (config.engine), from the environment, never from the config. */
   engineToken?: string;
   progress?: ProgressReporter;
+  /** Where the engine replicas' health changes are reported (default: stderr). */
+  log?: (line: string) => void;
   /**
    * Replaces or wraps the loop's stages (a benchmark times them, a rollout queue replaces
    * `sample`, engine replicas replace `publish`); called once, before the run's first publish.
@@ -59,10 +61,12 @@ export async function train(options: {
     rng: new Rng(mixSeed(config.seed, 0)),
     engineWeightsDir: join(paths.root, 'engine-weights'),
     ...(options.engineToken ? { engineToken: options.engineToken } : {}),
+    log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
   });
   const run: TrainingRun = {
     config,
     models,
+    tokenizer,
     family,
     rollout,
     layout,

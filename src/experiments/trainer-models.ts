@@ -14,11 +14,10 @@ import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import type { TokenSampler } from '../contracts/index.ts';
-import { createHttpSampler } from '../adapters/http-sampler.ts';
-import { updateWeightsFromDisk } from '../adapters/engine-weights.ts';
+import { EnginePool } from '../adapters/engine-pool.ts';
 import type { Rng } from '../util/random.ts';
 import { ConfigError } from '../config/config-error.ts';
-import type { TrainConfig } from '../config/train-config.ts';
+import { engineUrls, type TrainConfig } from '../config/train-config.ts';
 
 /**
  * What the training loop holds: the policy and critic models, a sampler that follows the policy's
@@ -29,8 +28,13 @@ export interface TrainerModels {
   policy: PolicyModel;
   critic: CriticModel | null;
   sampler(rng: Rng): TokenSampler;
-  /** Makes the sampler act with the policy's current weights (a remote engine loads them; in-process: nothing to do). */
-  publish(): Promise<void>;
+  /**
+   * Makes the sampler act with the policy's current weights, the weights after `version` updates
+   * (every engine replica loads them, labelled with the version; in-process: nothing to do).
+   */
+  publish(version: number): Promise<void>;
+  /** The remote engine replicas (config.engine), null when the policy samples in this process. */
+  engines: EnginePool | null;
   save(dir: string, meta: unknown): Promise<void>;
   restore(dir: string): Promise<void>;
 }
@@ -71,6 +75,8 @@ export async function buildTrainerModels(options: {
   engineWeightsDir?: string;
   /** The engine's admin token for its weight endpoint (never stored in the config). */
   engineToken?: string;
+  /** Where the engine pool reports a replica going down or coming back. */
+  log?: (line: string) => void;
 }): Promise<TrainerModels> {
   const { config, tokenizer, family, rng } = options;
   const optim = (lr: number): OptimizerConfig => ({
@@ -118,21 +124,28 @@ export async function buildTrainerModels(options: {
       'engine: a remote engine samples the policy; it cannot be combined with the scripted-expert actor (--actor expert)',
     ]);
   if (engine && !options.engineWeightsDir) throw new Error('engine: needs a directory to write the weights to');
-  const remote = engine ? createHttpSampler({ url: engine.url, protocol: engine.protocol }) : null;
+  const engines = engine
+    ? new EnginePool({
+        urls: engineUrls(engine.url),
+        protocol: engine.protocol,
+        ...(options.log ? { log: options.log } : {}),
+      })
+    : null;
   return {
     policy,
     critic,
+    engines,
     sampler: (r) =>
-      remote ??
+      engines?.sampler() ??
       (options.actor === 'expert'
         ? textPolicySampler({ tokenizer, policy: family.expert, rng: r })
         : new ModelSampler({ policy, rng: r })),
-    publish: async () => {
-      if (!engine) return; // the ModelSampler reads the live parameter buffer
+    publish: async (version) => {
+      if (!engines) return; // the ModelSampler reads the live parameter buffer
       await saveCheckpoint(options.engineWeightsDir!, { policy });
-      await updateWeightsFromDisk({
-        url: engine.url,
+      await engines.publish({
         modelPath: options.engineWeightsDir!,
+        version: String(version),
         ...(options.engineToken ? { token: options.engineToken } : {}),
       });
     },

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { TrainConfig } from '../config/train-config.ts';
 import type { TaskFamily } from '../env/family.ts';
+import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { iterationDirName } from '../report/run-files.ts';
 import { ppoUpdate, type PpoMetrics, type PpoSegment } from '../rl/ppo-update.ts';
 import type { RecomputeResult } from '../rl/recompute-old.ts';
@@ -32,6 +33,8 @@ type MaybePromise<T> = T | Promise<T>;
 export interface TrainingRun {
   config: TrainConfig;
   models: TrainerModels;
+  /** The tokenizer the run's records are in (a rollout worker loads the same one, checked by its sha256). */
+  tokenizer: LoadedTokenizer;
   family: TaskFamily;
   rollout: RolloutConfig;
   layout: ChatLayout;
@@ -111,7 +114,7 @@ export const STAGE_NAMES: readonly StageName[] = [
 export function defaultStages(run: TrainingRun): TrainingStages {
   const { config, models, ppoConfig, paths } = run;
   return {
-    publish: () => models.publish(),
+    publish: ({ version }) => models.publish(version),
     sample: ({ iteration, samplerRng, rng }) =>
       sampleEpisodes({
         family: run.family,
@@ -119,6 +122,8 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         rollout: run.rollout,
         layout: run.layout,
         sampler: models.sampler(samplerRng),
+        ...(models.engines ? { onEpisodeEnd: (id: string) => models.engines!.forget(id) } : {}),
+        stepDelayMs: config.env.stepDelayMs ?? 0,
         batchEpisodes: config.batchEpisodes,
         groupSize: config.groupSize,
         iteration,
@@ -149,6 +154,9 @@ export function defaultStages(run: TrainingRun): TrainingStages {
       const rolloutStats = rolloutMetrics(records);
       return {
         ...rolloutStats,
+        // In this process no episode runs twice or is given up; a rollout queue replaces these.
+        'rollout/retried': 0,
+        'rollout/failed': 0,
         ...ppo,
         'policy/sampler_logprob_mismatch': old.meanLogprobMismatch,
         'perf/tokens_per_s': rolloutStats['rollout/generated_tokens']! / Math.max(1e-9, sampleSeconds),

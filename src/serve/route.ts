@@ -31,3 +31,24 @@ export interface SamplingContext {
 export const healthRoutes: Record<string, Route> = {
   'GET /health': { post: false, handle: (res) => send(res, 200, { status: 'ok' }) },
 };
+
+/**
+ * SGLang's weight-version reads: `GET /get_weight_version` and `GET /model_info` (which newer
+ * SGLang answers with the version too), so a rollout client can check which weights a replica
+ * serves before it routes an episode there.
+ */
+export function weightVersionRoutes(o: { model: string; weightVersion: () => string }): Record<string, Route> {
+  return {
+    'GET /get_weight_version': { post: false, handle: (res) => send(res, 200, { weight_version: o.weightVersion() }) },
+    'GET /model_info': {
+      post: false,
+      handle: (res) =>
+        send(res, 200, {
+          model_path: o.model,
+          tokenizer_path: null,
+          is_generation: true,
+          weight_version: o.weightVersion(),
+        }),
+    },
+  };
+}

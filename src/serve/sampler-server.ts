@@ -8,7 +8,7 @@ import { checkJsonContentType, checkOrigin, hostChecker, HttpError } from './htt
 import { openaiRoutes } from './openai-routes.ts';
 import { RequestBatcher } from './request-batcher.ts';
 import { DEFAULT_LIMITS, RequestSlots, startBodyDeadline, type ServerLimits } from './request-slots.ts';
-import { healthRoutes, type Route, type SamplingContext } from './route.ts';
+import { healthRoutes, weightVersionRoutes, type Route, type SamplingContext } from './route.ts';
 import { sglangRoutes } from './sglang-routes.ts';
 import { checkAdmin, weightAdminRoute, type WeightAdmin } from './weight-admin.ts';
 
@@ -39,6 +39,8 @@ export interface SamplerServerOptions {
   /** Host names accepted besides the bound address and localhost (DNS rebinding guard). */
   allowHosts?: readonly string[];
   limits?: Partial<ServerLimits>;
+  /** The label of the weights served at start (SGLang's --weight-version, default 'default'). */
+  weightVersion?: string;
   log?: (line: string) => void;
 }
 
@@ -54,7 +56,16 @@ export async function startSamplerServer(options: SamplerServerOptions): Promise
   const model = options.model ?? 'default';
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const slots = new RequestSlots(limits);
-  const batcher = new RequestBatcher(options.sampler);
+  let weightVersion = options.weightVersion ?? 'default';
+  // Every result says which weights sampled it: the label is read as the batch starts, and a
+  // weight swap is synchronous, so it never lands inside a batch (weight-admin.ts).
+  const batcher = new RequestBatcher({
+    sample: async (requests, params) => {
+      const version = weightVersion;
+      const results = await options.sampler.sample(requests, params);
+      return results.map((r) => ({ ...r, weightVersion: version }));
+    },
+  });
   const ctx: SamplingContext = {
     model,
     tokenizer: options.tokenizer,
@@ -68,10 +79,14 @@ export async function startSamplerServer(options: SamplerServerOptions): Promise
   };
   const routes: Record<string, Route> = {
     ...healthRoutes,
+    ...weightVersionRoutes({ model, weightVersion: () => weightVersion }),
     ...openaiRoutes({ ...ctx, startedAt: Math.floor(Date.now() / 1000) }),
     ...sglangRoutes(ctx),
     [`POST ${UPDATE_WEIGHTS_PATH}`]: weightAdminRoute({
       admin: options.admin,
+      onLoaded: (v) => {
+        if (v !== undefined) weightVersion = v;
+      },
       ...(options.log ? { log: options.log } : {}),
     }),
   };

@@ -32,6 +32,8 @@ export interface ServeCheckpointOptions {
   /** The checkpoint's tokenizer by name or directory (default: its own; another one is refused). */
   tokenizer?: string;
   limits?: Partial<ServerLimits>;
+  /** The label of the weights served at start (SGLang's --weight-version; default 'default'). */
+  weightVersion?: string;
   /** Where the server's lines go (weight updates, internal errors). */
   log?: (line: string) => void;
 }
@@ -113,6 +115,7 @@ export async function serveCheckpoint(options: ServeCheckpointOptions): Promise<
         : {}),
       allowHosts: options.allowHosts ?? [],
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.weightVersion ? { weightVersion: options.weightVersion } : {}),
       ...(options.log ? { log: options.log } : {}),
     });
   } catch (e) {

@@ -123,7 +123,12 @@ export function checkAdmin(req: IncomingMessage, admin: WeightAdmin | undefined)
  * `POST /update_weights_from_disk`, single-flight: a second update while one runs gets 429.
  * The server lets a request through to it only past checkAdmin.
  */
-export function weightAdminRoute(options: { admin: WeightAdmin | undefined; log?: (line: string) => void }): Route {
+export function weightAdminRoute(options: {
+  admin: WeightAdmin | undefined;
+  /** Called after a successful swap with the request's weight_version (SGLang: absent keeps the old label). */
+  onLoaded?: (weightVersion: string | undefined) => void;
+  log?: (line: string) => void;
+}): Route {
   let loading = false;
   const { log } = options;
   return {
@@ -138,7 +143,10 @@ export function weightAdminRoute(options: { admin: WeightAdmin | undefined; log?
         // The swap itself is synchronous, so it never lands inside a generation; on any failure
         // the served weights stay as they were.
         const message = await options.admin!.loadWeights(r.data.model_path);
-        log?.(`crl serve: ${message}`);
+        options.onLoaded?.(r.data.weight_version);
+        log?.(
+          `crl serve: ${message}${r.data.weight_version !== undefined ? ` as weight version ${r.data.weight_version}` : ''}`,
+        );
         send(res, 200, { success: true, message });
       } catch (e) {
         log?.(`crl serve: refused a weight update: ${(e as Error).message}`);

@@ -21,9 +21,9 @@ export interface Served {
   stop(): void;
 }
 
-/** Starts `crl serve ARGS --port 0` and resolves with its ready line's URL. */
-export function startServe(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Served> {
-  const child = spawn(CRL, ['serve', ...args, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+/** Starts `crl serve ARGS --port PORT` (default 0: any free port) and resolves with its ready line's URL. */
+export function startServe(args: readonly string[], env: NodeJS.ProcessEnv = process.env, port = 0): Promise<Served> {
+  const child = spawn(CRL, ['serve', ...args, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   return new Promise((resolve, reject) => {

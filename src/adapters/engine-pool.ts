@@ -1,0 +1,258 @@
+import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
+import { postOnce } from './engine-http.ts';
+import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
+import { getWeightVersion, updateWeightsFromDisk } from './engine-weights.ts';
+import { EngineError } from './http-sampler.ts';
+
+/** What the pool knows of one replica (shown in progress lines and errors). */
+export interface ReplicaHealth {
+  url: string;
+  up: boolean;
+  /** The weights it serves, as it last reported them; null: unknown or not reported. */
+  weightVersion: string | null;
+  inFlight: number;
+  lastError?: string;
+}
+
+interface Replica extends ReplicaHealth {
+  endpoint: URL;
+  /** Episodes that stick to it now. */
+  episodes: number;
+  /** When it was last probed (ms): a down replica is probed at most once per probe interval. */
+  probedAt: number;
+  probing: boolean;
+}
+
+export interface EnginePoolOptions {
+  /** Base URLs of the replicas, e.g. the ready lines of several `crl serve` processes. */
+  urls: readonly string[];
+  protocol?: EngineProtocolName;
+  /** One HTTP request's limit (ms, default 120 s). */
+  timeoutMs?: number;
+  /** How long a request waits for a usable replica before it fails (ms, default 60 s). */
+  waitMs?: number;
+  /** Down or stale replicas are probed at most this often (ms, default 500). */
+  probeMs?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Several engine replicas behind one TokenSampler (docs/distributed.md). The requests of one
+ * episode (SampleRequest.episodeId) stick to one replica, which keeps its prefix cache warm; an
+ * episode's first request goes to the least-loaded live replica (fewest requests in flight, then
+ * fewest episodes), as verl's agent loop and slime's router do. A replica that stops answering is
+ * taken out and the request is retried on another (the episode moves with it); a down replica is
+ * probed again and taken back in once it answers. A sampler that asks for a weight version uses
+ * only replicas that serve it (SGLang's weight_version), so no segment is sampled by stale
+ * weights: a replica restarted with old weights serves nothing until the next publish reaches it.
+ */
+export class EnginePool {
+  private readonly replicas: Replica[];
+  private readonly sticky = new Map<string, Replica>();
+  private readonly protocolName: EngineProtocolName;
+  private readonly timeoutMs: number;
+  private readonly waitMs: number;
+  private readonly probeMs: number;
+  /** The version the last publish loaded; a sampler without its own asks for this one. */
+  private published: string | undefined;
+
+  constructor(private readonly options: EnginePoolOptions) {
+    if (options.urls.length === 0) throw new EngineError('an engine pool needs at least one engine URL');
+    this.protocolName = options.protocol ?? 'sglang';
+    const protocol = engineProtocol(this.protocolName);
+    this.replicas = options.urls.map((url) => {
+      let endpoint: URL;
+      try {
+        endpoint = new URL(protocol.path, url);
+      } catch {
+        throw new EngineError(`engine URL ${JSON.stringify(url)} is not a URL; expected e.g. http://127.0.0.1:30000`);
+      }
+      return { url, endpoint, up: true, weightVersion: null, inFlight: 0, episodes: 0, probedAt: 0, probing: false };
+    });
+    this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.waitMs = options.waitMs ?? 60_000;
+    this.probeMs = options.probeMs ?? 500;
+  }
+
+  health(): ReplicaHealth[] {
+    return this.replicas.map(({ url, up, weightVersion, inFlight, lastError }) => ({
+      url,
+      up,
+      weightVersion,
+      inFlight,
+      ...(lastError !== undefined ? { lastError } : {}),
+    }));
+  }
+
+  /** One line for progress output: `2/2 up (v3, v3)`. */
+  describe(): string {
+    const up = this.replicas.filter((r) => r.up).length;
+    const each = this.replicas.map((r) => (r.up ? `v${r.weightVersion ?? '?'}` : 'down')).join(', ');
+    return `${up}/${this.replicas.length} up (${each})`;
+  }
+
+  /**
+   * A sampler over the pool. `weightVersion`: only replicas serving it answer (default: the
+   * version the last publish loaded, if any).
+   */
+  sampler(options: { weightVersion?: string } = {}): TokenSampler {
+    return {
+      sample: (requests: readonly SampleRequest[], params: SamplingParams) =>
+        Promise.all(requests.map((r) => this.one(r, params, options.weightVersion ?? this.published))),
+    };
+  }
+
+  /** The replica an episode's requests go to now (undefined before its first request). */
+  replicaOf(episodeId: string): string | undefined {
+    return this.sticky.get(episodeId)?.url;
+  }
+
+  /** The episode ended: its replica's slot is free for the next one. */
+  forget(episodeId: string): void {
+    const r = this.sticky.get(episodeId);
+    if (!r) return;
+    r.episodes--;
+    this.sticky.delete(episodeId);
+  }
+
+  /**
+   * Loads a checkpoint directory into every replica that answers, labelled `version` (method §6
+   * "publish new weights"). A replica that cannot be reached is taken out (the next publish
+   * tries it again); one that answers with an error (wrong token, refused path) fails the
+   * publish, since it would never take weights. Throws when no replica took them.
+   */
+  async publish(options: { modelPath: string; version: string; token?: string }): Promise<void> {
+    const results = await Promise.all(
+      this.replicas.map(async (r) => {
+        try {
+          await updateWeightsFromDisk({
+            url: r.url,
+            modelPath: options.modelPath,
+            weightVersion: options.version,
+            ...(options.token ? { token: options.token } : {}),
+          });
+          this.markUp(r, options.version);
+          return null;
+        } catch (e) {
+          const message = (e as Error).message;
+          if (!/cannot reach the engine/.test(message)) return message;
+          this.markDown(r, message);
+          return undefined;
+        }
+      }),
+    );
+    const refused = results.filter((m): m is string => typeof m === 'string');
+    if (refused.length > 0) throw new EngineError(refused.join('; '));
+    if (!this.replicas.some((r) => r.up && r.weightVersion === options.version))
+      throw new EngineError(
+        `no engine replica took the weights (version ${options.version}): ${this.replicas.map((r) => `${r.url}: ${r.lastError ?? 'down'}`).join('; ')}`,
+      );
+    this.published = options.version;
+  }
+
+  private async one(
+    request: SampleRequest,
+    params: SamplingParams,
+    version: string | undefined,
+  ): Promise<SampleResult> {
+    const protocol = engineProtocol(this.protocolName);
+    const body = protocol.requestBody({ request, params });
+    const deadline = Date.now() + this.waitMs;
+    for (;;) {
+      const r = await this.pick(request.episodeId, version, deadline);
+      r.inFlight++;
+      let answer;
+      try {
+        answer = await postOnce(r.endpoint, body, this.timeoutMs);
+      } finally {
+        r.inFlight--;
+      }
+      if (answer.kind === 'unreachable' || (answer.kind === 'http' && answer.status >= 500)) {
+        const why =
+          answer.kind === 'unreachable' ? answer.message : `HTTP ${answer.status}: ${answer.text.slice(0, 200)}`;
+        this.markDown(r, why);
+        continue; // another replica takes the request (and the episode)
+      }
+      if (answer.kind === 'http')
+        throw new EngineError(`${r.endpoint.href}: HTTP ${answer.status}: ${answer.text.slice(0, 300)}`);
+      let result: SampleResult;
+      try {
+        result = protocol.parseResponse(answer.json, request);
+      } catch (e) {
+        throw new EngineError(`${r.endpoint.href}: ${(e as Error).message}`);
+      }
+      if (version !== undefined && result.weightVersion !== undefined && result.weightVersion !== version) {
+        r.weightVersion = result.weightVersion; // swapped under us: stale for this request
+        continue;
+      }
+      return result;
+    }
+  }
+
+  /** The episode's replica if it can serve `version`, else the least-loaded one that can; waits (probing) until the deadline. */
+  private async pick(episodeId: string | undefined, version: string | undefined, deadline: number): Promise<Replica> {
+    // A down replica is asked again in the background while the others serve: once it answers
+    // (with the weights asked for) it takes new episodes again.
+    if (this.replicas.some((r) => !r.up)) void this.probeAll();
+    for (;;) {
+      const usable = (r: Replica) =>
+        r.up && (version === undefined || r.weightVersion === null || r.weightVersion === version);
+      const stuck = episodeId === undefined ? undefined : this.sticky.get(episodeId);
+      if (stuck && usable(stuck)) return stuck;
+      const candidates = this.replicas.filter(usable);
+      if (candidates.length > 0) {
+        const best = candidates.reduce((a, b) =>
+          b.inFlight < a.inFlight || (b.inFlight === a.inFlight && b.episodes < a.episodes) ? b : a,
+        );
+        if (episodeId !== undefined) {
+          if (stuck) stuck.episodes--;
+          best.episodes++;
+          this.sticky.set(episodeId, best);
+        }
+        return best;
+      }
+      if (Date.now() >= deadline)
+        throw new EngineError(
+          `no engine replica${version !== undefined ? ` serving weight version ${version}` : ''} answered within ${Math.round(this.waitMs / 1000)} s: ${this.replicas.map((r) => `${r.url} ${r.up ? `serves ${r.weightVersion ?? '?'}` : `down (${r.lastError ?? 'no answer'})`}`).join('; ')}`,
+        );
+      await this.probeAll();
+      await new Promise((res) => setTimeout(res, Math.min(this.probeMs, Math.max(1, deadline - Date.now()))));
+    }
+  }
+
+  /** Asks every replica not probed within the interval which weights it serves; one that answers is up. */
+  private async probeAll(): Promise<void> {
+    const now = Date.now();
+    await Promise.all(
+      this.replicas
+        .filter((r) => !r.probing && now - r.probedAt >= this.probeMs)
+        .map(async (r) => {
+          r.probedAt = now;
+          r.probing = true;
+          try {
+            const v = await getWeightVersion({ url: r.url, timeoutMs: Math.min(5_000, this.timeoutMs) });
+            this.markUp(r, v);
+          } catch (e) {
+            if (r.up) this.markDown(r, (e as Error).message);
+            else r.lastError = (e as Error).message;
+          } finally {
+            r.probing = false;
+          }
+        }),
+    );
+  }
+
+  private markUp(r: Replica, version: string | null): void {
+    if (!r.up) this.options.log?.(`engine ${r.url} is back (weight version ${version ?? '?'})`);
+    r.up = true;
+    r.weightVersion = version;
+    delete r.lastError;
+  }
+
+  private markDown(r: Replica, why: string): void {
+    if (r.up) this.options.log?.(`engine ${r.url} stopped answering (${why}); its requests go to the other replicas`);
+    r.up = false;
+    r.lastError = why;
+    r.probedAt = Date.now();
+  }
+}

@@ -1,0 +1,120 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ConfigError } from '../config/config-error.ts';
+import { engineUrls, type TrainConfig } from '../config/train-config.ts';
+import { EpisodeQueue, type BatchProgress } from '../queue/episode-queue.ts';
+import type { EpisodeMessageInput } from '../queue/episode-message.ts';
+import { QueueError } from '../queue/redis-connection.ts';
+import { episodeJobs } from './iteration-stages.ts';
+import type { ActorKind } from './trainer-models.ts';
+import type { TrainingRun, TrainingStages } from './training-stages.ts';
+
+/** Jobs given up after their last attempt, one JSON line each (episode id, iteration, reason). */
+export const FAILED_EPISODES_FILE = 'failed-episodes.jsonl';
+
+/** Progress lines at most this often while a batch runs (ms), and always when the batch ends. */
+const PROGRESS_EVERY_MS = 5_000;
+
+/**
+ * The training loop's `sample` stage on rollout workers (docs/distributed.md): the iteration's
+ * episode jobs, the same ones the trainer would run itself (same ids, task seeds, policy version),
+ * go to the Redis queue; `crl worker` processes run them against the engine replicas (or the
+ * scripted expert) and the trainer takes each record once, in job order. `metrics` gains
+ * `rollout/retried` and `rollout/failed` from the batch; failed jobs and their reasons are
+ * appended to failed-episodes.jsonl in the run directory.
+ */
+export async function queueSampling(options: {
+  config: TrainConfig;
+  actor: ActorKind;
+  runDir: string;
+  log: (line: string) => void;
+}): Promise<{ wrap: (stages: TrainingStages, run: TrainingRun) => TrainingStages; close: () => Promise<void> }> {
+  const { config, log } = options;
+  const q = config.queue;
+  if (!q) throw new Error('internal: queueSampling without config.queue');
+  if (options.actor === 'policy' && !config.engine)
+    throw new ConfigError([
+      'queue: rollout workers sample the policy on engine replicas; add --engine-url (crl serve processes), or use --actor expert',
+    ]);
+  if (options.actor === 'expert' && config.engine)
+    throw new ConfigError(['engine: the scripted-expert actor (--actor expert) samples no engine; drop --engine-url']);
+  const queue = await EpisodeQueue.open({ url: q.url, name: q.name, timeoutMs: q.timeoutSec * 1000 });
+  const runKey = createHash('sha256').update(resolve(options.runDir)).digest('hex').slice(0, 16);
+  const session = randomBytes(6).toString('hex');
+  try {
+    const dropped = await queue.dropOtherSessions(runKey, session);
+    if (dropped > 0) log(`[queue] dropped ${dropped} waiting job(s) of this run's earlier trainer`);
+  } catch (e) {
+    await queue.close();
+    throw e;
+  }
+  const stats = { retried: 0, failed: 0 };
+
+  const wrap = (stages: TrainingStages, run: TrainingRun): TrainingStages => ({
+    ...stages,
+    sample: async ({ iteration, rng }) => {
+      const jobs = episodeJobs({
+        family: run.family,
+        knobs: config.env.knobs,
+        batchEpisodes: config.batchEpisodes,
+        groupSize: config.groupSize,
+        iteration,
+        rng,
+      });
+      const sampler: EpisodeMessageInput['sampler'] = config.engine
+        ? {
+            kind: 'engines',
+            urls: engineUrls(config.engine.url),
+            protocol: config.engine.protocol,
+            weightVersion: String(iteration - 1),
+          }
+        : { kind: 'expert' };
+      const messages: EpisodeMessageInput[] = jobs.map((job) => ({
+        run: runKey,
+        session,
+        job,
+        tokenizer: { name: run.tokenizer.name, sha256: run.tokenizer.sha256 },
+        rollout: config.rollout,
+        sampler,
+        stepDelayMs: config.env.stepDelayMs ?? 0,
+      }));
+      let shownAt = 0;
+      const show = (p: BatchProgress, force = false) => {
+        if (!force && Date.now() - shownAt < PROGRESS_EVERY_MS) return;
+        shownAt = Date.now();
+        const engines = run.models.engines ? `; engines ${run.models.engines.describe()}` : '';
+        log(
+          `[queue] iteration ${iteration}: ${p.done}/${jobs.length} done, ${p.inFlight} in flight, ${p.waiting} waiting, ${p.retried} retried, ${p.failed} failed; ${p.workers} worker(s)${engines}`,
+        );
+      };
+      let last: BatchProgress | null = null;
+      const out = await queue.runBatch({
+        messages,
+        attempts: q.attempts,
+        onProgress: (p) => {
+          last = p;
+          show(p);
+        },
+      });
+      if (last) show(last, true);
+      stats.retried = out.retried;
+      stats.failed = out.failed.length;
+      for (const f of out.failed) {
+        appendFileSync(join(run.paths.root, FAILED_EPISODES_FILE), JSON.stringify({ iteration, ...f }) + '\n');
+        log(`[queue] iteration ${iteration}: episode ${f.episodeId} failed: ${f.reason}`);
+      }
+      if (out.records.length === 0)
+        throw new QueueError(
+          `iteration ${iteration}: every episode job failed (${FAILED_EPISODES_FILE} in the run directory says why)`,
+        );
+      return out.records;
+    },
+    metrics: async (input) => ({
+      ...(await stages.metrics(input)),
+      'rollout/retried': stats.retried,
+      'rollout/failed': stats.failed,
+    }),
+  });
+  return { wrap, close: () => queue.close() };
+}

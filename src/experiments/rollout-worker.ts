@@ -1,0 +1,108 @@
+import { EnginePool } from '../adapters/engine-pool.ts';
+import type { TokenSampler } from '../contracts/index.ts';
+import { createEnvironment } from '../env/create-environment.ts';
+import { getFamily } from '../env/registry.ts';
+import { withStepDelay } from '../env/step-delay.ts';
+import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
+import type { EpisodeMessage } from '../queue/episode-message.ts';
+import { JobRejected } from '../queue/queue-worker.ts';
+import { resolveRolloutConfig } from '../rollout/config.ts';
+import { episodeOfJob } from '../rollout/episode-job.ts';
+import type { EpisodeRecord } from '../rollout/record.ts';
+import { runEpisodes } from '../rollout/runner.ts';
+import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
+import { mixSeed, Rng } from '../util/random.ts';
+
+/**
+ * What `crl worker` does with one episode job (docs/distributed.md): builds the environment from
+ * the job's description where the episode runs, the tokenizer and rollout settings the trainer
+ * named, and the sampler the job asks for (the engine replicas, held to the job's weight version,
+ * or the family's scripted expert), then runs the episode exactly as the trainer's own process
+ * would (rollout/runner.ts) and returns its record.
+ */
+export class RolloutWorker {
+  private readonly pools = new Map<string, EnginePool>();
+  private readonly tokenizers = new Map<string, LoadedTokenizer>();
+
+  constructor(private readonly options: { stepDelayMs?: number; log?: (line: string) => void } = {}) {}
+
+  async run(message: EpisodeMessage, signal: AbortSignal): Promise<EpisodeRecord> {
+    const tokenizer = this.tokenizer(message.tokenizer);
+    let rollout;
+    try {
+      rollout = resolveRolloutConfig({ input: message.rollout, tokenizer });
+    } catch (e) {
+      throw new JobRejected(`the job's rollout settings: ${(e as Error).message}`);
+    }
+    const { job } = message;
+    let sampler: TokenSampler;
+    let pool: EnginePool | null = null;
+    if (message.sampler.kind === 'engines') {
+      pool = this.pool(message.sampler.urls, message.sampler.protocol);
+      sampler = pool.sampler({ weightVersion: message.sampler.weightVersion });
+    } else {
+      if (job.env.kind !== 'family') throw new JobRejected('the scripted expert acts in task families only');
+      let expert;
+      try {
+        expert = getFamily(job.env.family).expert;
+      } catch (e) {
+        throw new JobRejected((e as Error).message);
+      }
+      sampler = textPolicySampler({ tokenizer, policy: expert, rng: new Rng(mixSeed(job.seed, job.policyVersion)) });
+    }
+    // The worker's own --step-delay-ms wins over the job's (a measurement on this machine).
+    const delay = this.options.stepDelayMs ?? message.stepDelayMs;
+    let episode;
+    try {
+      episode = episodeOfJob(job, (spec) => withStepDelay(createEnvironment(spec), delay));
+    } catch (e) {
+      throw new JobRejected(`cannot build the environment: ${(e as Error).message}`);
+    }
+    try {
+      const [record] = await runEpisodes({
+        episodes: [episode],
+        config: rollout.config,
+        layout: rollout.layout,
+        actor: sampler,
+        policyVersion: () => job.policyVersion,
+        signal,
+      });
+      return record!;
+    } finally {
+      pool?.forget(job.episodeId);
+    }
+  }
+
+  private tokenizer(t: EpisodeMessage['tokenizer']): LoadedTokenizer {
+    let loaded = this.tokenizers.get(t.name);
+    if (!loaded) {
+      try {
+        loaded = loadTokenizer(t.name);
+      } catch (e) {
+        throw new JobRejected(`tokenizer ${t.name}: ${(e as Error).message}`);
+      }
+      this.tokenizers.set(t.name, loaded);
+    }
+    if (loaded.sha256 !== t.sha256)
+      throw new JobRejected(
+        `tokenizer ${t.name} on this worker (sha256 ${loaded.sha256.slice(0, 12)}) differs from the trainer's (${t.sha256.slice(0, 12)})`,
+      );
+    return loaded;
+  }
+
+  /** One pool per replica set, shared by the jobs that name it (stickiness and health carry over). */
+  private pool(urls: readonly string[], protocol: 'sglang'): EnginePool {
+    const key = `${protocol} ${urls.join(',')}`;
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = new EnginePool({ urls, protocol, ...(this.options.log ? { log: this.options.log } : {}) });
+      this.pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  /** Replica health of every pool, for progress lines. */
+  describeEngines(): string {
+    return [...this.pools.values()].map((p) => p.describe()).join('; ');
+  }
+}
