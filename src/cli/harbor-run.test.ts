@@ -80,7 +80,7 @@ describe.skipIf(!available)('crl run --env harbor:DIR (spawned)', () => {
     expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toMatchObject({ passAt1: 0, episodes: 3 });
   });
 
-  it('refuses a Dockerfile-only task and a missing solution with exit 2 and a clear message', () => {
+  it('refuses a Dockerfile-only task on bwrap and a missing solution with exit 2 and a clear message', () => {
     const docker = writeTaskFolder(join(root, 'docker-only'), {
       'instruction.md': 'x',
       'task.toml': TASK_TOML,
@@ -88,9 +88,21 @@ describe.skipIf(!available)('crl run --env harbor:DIR (spawned)', () => {
       'tests/test.sh': 'true',
       'solution/solve.sh': 'true',
     });
-    const a = crl(['run', '--env', `harbor:${docker}`, '--policy', 'harbor-oracle', '--out', join(root, 'x.jsonl')]);
+    const a = crl([
+      'run',
+      '--env',
+      `harbor:${docker}`,
+      '--sandbox',
+      'bwrap',
+      '--policy',
+      'harbor-oracle',
+      '--out',
+      join(root, 'x.jsonl'),
+    ]);
     expect(a.code).toBe(2);
-    expect(a.stderr).toMatch(/environment\/Dockerfile needs a container engine.*Supported here/s);
+    expect(a.stderr).toMatch(
+      /environment\/Dockerfile needs a container engine \(--sandbox docker\)\. The bwrap sandbox runs/s,
+    );
     expect(a.stderr).not.toMatch(/\n\s+at /);
     const noSolution = writeTaskFolder(join(root, 'no-solution'), {
       'instruction.md': 'x',

@@ -1,4 +1,6 @@
-import { DEFAULT_SANDBOX_BACKEND, sandboxBackend } from '../sandbox/registry.ts';
+import { sandboxBackend } from '../sandbox/registry.ts';
+import { taskSandbox, type SandboxChoice } from '../env/harbor/task-sandbox.ts';
+import { taskNetwork } from '../env/harbor/task-image.ts';
 import { SUBMIT } from '../env/harbor/action.ts';
 import type { TextPolicy } from '../contracts/index.ts';
 import { HarborEnv } from '../env/harbor/harbor-env.ts';
@@ -37,18 +39,27 @@ export const HARBOR_ROLLOUT_DEFAULTS = {
   stepLimit: 100,
 } as const;
 
-export function loadHarborSuite(env: string, policy: string): HarborTask[] {
+/** A task folder and the sandbox backend its episodes run in (task-sandbox.ts). */
+export interface SuiteTask {
+  task: HarborTask;
+  sandbox: 'docker' | 'bwrap';
+}
+
+export function loadHarborSuite(env: string, policy: string, choice: SandboxChoice = 'auto'): SuiteTask[] {
   const path = env.slice(HARBOR_PREFIX.length);
   if (path === '') throw new CliError('--env harbor:PATH needs a path: a Harbor task folder or a folder of them');
-  const unavailable = sandboxBackend(DEFAULT_SANDBOX_BACKEND).unavailableReason(); // never an unsandboxed shell instead
-  if (unavailable) throw new CliError(`--env ${env}: task folders run in a sandbox, and ${unavailable}`);
-  let tasks: HarborTask[];
+  let suite: SuiteTask[];
   try {
-    tasks = loadHarborTasks(path);
+    suite = loadHarborTasks(path).map((task) => ({ task, sandbox: taskSandbox(task, choice) }));
   } catch (e) {
     if (e instanceof HarborTaskError) throw new CliError(`--env ${env}: ${e.message}`);
     throw e;
   }
+  for (const name of new Set(suite.map((s) => s.sandbox))) {
+    const unavailable = sandboxBackend(name).unavailableReason(); // never an unsandboxed shell instead
+    if (unavailable) throw new CliError(`--env ${env}: task folders run in a sandbox (${name}), and ${unavailable}`);
+  }
+  const tasks = suite.map((s) => s.task);
   if (policy === HARBOR_ORACLE) {
     const missing = tasks.filter((t) => t.solutionDir === null).map((t) => t.name);
     if (missing.length > 0) {
@@ -57,24 +68,29 @@ export function loadHarborSuite(env: string, policy: string): HarborTask[] {
       );
     }
   }
-  for (const t of tasks) {
-    if (t.config.environment.allow_internet === true) {
+  for (const { task: t, sandbox } of suite) {
+    const note =
+      sandbox === 'bwrap'
+        ? t.config.environment.allow_internet === true
+          ? 'the bwrap sandbox has no network'
+          : null
+        : taskNetwork(t).note;
+    if (note)
       process.stderr.write(
-        `crl: note: ${t.name} sets allow_internet = true; sandboxes have no network, it runs without\n`,
+        `crl: note: ${t.name} allows internet, but ${note.replace(/^the task allows internet, but /, '')}\n`,
       );
-    }
   }
-  return tasks;
+  return suite;
 }
 
 /** Episode i: task i mod T, its seed the task's index (built when its wave starts, run.ts). */
-export function harborEpisode(options: { tasks: readonly HarborTask[]; index: number; policy: string }): EpisodeSpec {
+export function harborEpisode(options: { tasks: readonly SuiteTask[]; index: number; policy: string }): EpisodeSpec {
   const { tasks, index: i, policy } = options;
   const index = i % tasks.length;
-  const task = tasks[index]!;
+  const { task, sandbox } = tasks[index]!;
   return {
     episodeId: `harbor-${task.name}-${i}`,
-    env: new HarborEnv({ task, exposeSolution: policy === HARBOR_ORACLE }),
+    env: new HarborEnv({ task, exposeSolution: policy === HARBOR_ORACLE, sandbox: sandboxBackend(sandbox) }),
     seed: index,
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseSummaryWriter as parseWriterSpec, type SummaryWriterSpec } from '../eval/summary-writer.ts';
+import { SANDBOX_CHOICES } from '../env/harbor/task-sandbox.ts';
 import { CliError } from './errors.ts';
 
 /** `--summary-writer`: who writes summaries (Table 1 analogue, method §8); one grammar, in eval/. */
@@ -38,6 +39,8 @@ export const RunFlagsSchema = z
     knobs: z.string().optional(),
     /** --tokenizer: word | qwen3 | DIR (default: the checkpoint's own, else word). */
     tokenizer: z.string().min(1).optional(),
+    /** --sandbox for task folders: auto | docker | bwrap (env/harbor/task-sandbox.ts). */
+    sandbox: z.enum(SANDBOX_CHOICES, { error: `expected one of ${SANDBOX_CHOICES.join(', ')}` }).default('auto'),
     out: z.string().min(1),
   })
   .strict();

@@ -65,6 +65,11 @@ export function registerRunCommand(program: Command): void {
       '--tokenizer <name|dir>',
       "word (the built-in vocabulary) | qwen3 | a directory with tokenizer.json (+ tokenizer_config.json / chat_template.jinja); default: the checkpoint's own, else word",
     )
+    .option(
+      '--sandbox <auto|docker|bwrap>',
+      'for task folders: docker builds environment/Dockerfile and runs each episode in a container (DOCKER_HOST names the daemon), bwrap runs folders without one (setup.sh), auto takes docker for a Dockerfile when a daemon answers, else bwrap',
+      'auto',
+    )
     .option('--concurrency <n>', 'episodes in flight at once (default: all)')
     .option(
       '--step-delay-ms <n>',
@@ -130,7 +135,7 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
 async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunSummary> {
   if (flags.knobs !== undefined) throw new CliError('--knobs: task folders have no knobs');
   checkHarborWriter(flags.writer);
-  const tasks = loadHarborSuite(flags.env, flags.policy);
+  const tasks = loadHarborSuite(flags.env, flags.policy, flags.sandbox);
   // Shell output needs a subword tokenizer: Qwen3's unless asked otherwise; a checkpoint names its own.
   const tokenizer = checkpointPolicy(flags.policy)
     ? await tokenizerForPolicy({ policy: flags.policy, ...(flags.tokenizer ? { given: flags.tokenizer } : {}) })

@@ -30,6 +30,15 @@ export interface SandboxSpec {
   seed?: readonly SandboxSeed[];
   /** Empty directories made (below dirs) before the shell starts, e.g. '/logs/verifier'. */
   emptyDirs?: readonly string[];
+  /**
+   * A container image whose file system the sandbox starts from (backends with images: docker).
+   * Its directories named in `dirs` are made if absent and keep what the image put there.
+   */
+  image?: string;
+  /** Container network (docker: 'none' unless given, e.g. 'bridge' for a task that allows internet). */
+  network?: string;
+  /** CPUs the sandbox may use (docker: a CFS quota). */
+  cpus?: number;
 }
 
 export interface RunOptions {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
 import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, type SandboxMount } from './bwrap.ts';
 import { chownTree, removeTree, trackRoot, untrackRoot } from './host-files.ts';
 import { SandboxLimitsSchema, type SandboxLimits } from './limits.ts';
@@ -26,6 +26,8 @@ import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript }
  */
 
 const START_TIMEOUT_MS = 15_000;
+/** The supervisor's replies (shell-script.ts). */
+const REPLY_LINE = /^(READY|SWEPT|RESTARTED|ERROR)( |$)/;
 
 /** Roots swept for dead processes' directories (stale-dirs.ts), once per process. */
 const swept = new Set<string>();
@@ -53,27 +55,81 @@ export class Sandbox {
   private readonly nonce: string;
 
   private constructor(
-    readonly root: string,
+    readonly root: string | null,
     private readonly mounts: readonly SandboxMount[],
     readonly limits: SandboxLimits,
-    options: { args: string[]; nonce: string },
+    options: { launch: SandboxLaunch; nonce: string },
   ) {
     this.nonce = options.nonce;
-    const ids = sandboxHostIds();
-    this.child = spawn('bwrap', options.args, {
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-      ...(ids ?? {}),
+    const { launch } = options;
+    this.child = spawn(launch.command, launch.args, {
+      stdio: launch.muxed ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      ...(launch.ids ?? {}),
     });
-    this.control = this.child.stdin!;
-    this.commands = this.child.stdio[3] as Writable;
-    for (const w of [this.control, this.commands]) w.on('error', () => undefined); // EPIPE after exit: seen via 'exit'
+    const stdin = this.child.stdin!;
+    stdin.on('error', () => undefined); // EPIPE after exit: seen via 'exit'
+    if (launch.muxed) {
+      // One stream in, tagged per line (shell-script.ts); every write here is whole lines.
+      this.control = taggedLines(stdin, 'C');
+      this.commands = taggedLines(stdin, 'A');
+      // stderr carries the replies and whatever else bash or the engine's client prints there
+      // (job notices, errors): only reply lines are replies, the rest is diagnostics.
+      let partial = '';
+      this.child.stderr!.on('data', (d: Buffer) => {
+        const lines = (partial + d.toString('utf8')).split('\n');
+        partial = lines.pop()!;
+        for (const line of lines) {
+          if (REPLY_LINE.test(line)) this.replies.push(Buffer.from(`${line}\n`));
+          else if (this.stderrText.length < 4096) this.stderrText += `${line}\n`;
+        }
+      });
+    } else {
+      this.control = stdin;
+      this.commands = this.child.stdio[3] as Writable;
+      this.commands.on('error', () => undefined);
+      this.child.stderr!.on('data', (d: Buffer) => {
+        if (this.stderrText.length < 4096) this.stderrText += d.toString('utf8');
+      });
+      (this.child.stdio[4] as Readable).on('data', (d: Buffer) => this.replies.push(d));
+    }
     this.child.stdout!.on('data', (d: Buffer) => this.onOutput(d));
-    this.child.stderr!.on('data', (d: Buffer) => {
-      if (this.stderrText.length < 4096) this.stderrText += d.toString('utf8');
-    });
-    (this.child.stdio[4] as Readable).on('data', (d: Buffer) => this.replies.push(d));
-    this.child.on('error', (e) => this.onExit(`could not start bwrap: ${e.message}`));
+    this.child.on('error', (e) => this.onExit(`could not start ${launch.command}: ${e.message}`));
     this.child.on('exit', (code, signal) => this.onExit(signal ? `killed by ${signal}` : `exited with status ${code}`));
+  }
+
+  /**
+   * A sandbox whose supervisor another program starts (a container engine's client, docker-backend.ts):
+   * `launch(script, nonce)` gives the command line that runs `bash -c script crl-sandbox nonce`
+   * inside, with stdin, stdout and stderr passed through. Resolves once its shell is ready.
+   */
+  static async connect(options: {
+    limits: SandboxLimits;
+    workdir: string;
+    launch: (script: string, nonce: string) => SandboxLaunch;
+    startTimeoutMs?: number;
+  }): Promise<Sandbox> {
+    const script = supervisorScript({
+      limits: options.limits,
+      workdir: options.workdir,
+      muxed: true,
+      engineLimits: true,
+    });
+    const nonce = randomBytes(8).toString('hex');
+    const sandbox = new Sandbox(null, [], options.limits, { launch: options.launch(script, nonce), nonce });
+    try {
+      await sandbox.awaitReady(options.startTimeoutMs ?? START_TIMEOUT_MS);
+      return sandbox;
+    } catch (e) {
+      await sandbox.close();
+      throw e;
+    }
+  }
+
+  private async awaitReady(timeoutMs: number): Promise<void> {
+    const ready = await this.replies.next(timeoutMs);
+    if (ready !== `READY ${this.nonce}`) {
+      throw new SandboxError(`the sandbox did not start: ${ready ?? 'no answer'}${this.diagnostics()}`);
+    }
   }
 
   /** Starts a sandbox; resolves once its shell is ready. */
@@ -97,7 +153,7 @@ export class Sandbox {
       });
       const hostDir = (path: string): string => hostPathOf(mounts, path);
       await options.prepare?.(hostDir);
-      const ids = sandboxHostIds();
+      const ids = sandboxHostIds() ?? undefined;
       if (ids) chownTree(root, ids);
       const home = options.dirs.some((d) => d.path === '/root' && d.writable) ? '/root' : options.workdir;
       const env = {
@@ -112,13 +168,9 @@ export class Sandbox {
       const nonce = randomBytes(8).toString('hex');
       const command = ['/bin/bash', '--noprofile', '--norc', '-c', script, 'crl-sandbox', nonce];
       const args = bwrapArgs({ mounts, workdir: options.workdir, env, limits, command });
-      sandbox = new Sandbox(root, mounts, limits, { args, nonce });
-      const s = sandbox;
-      const ready = await s.replies.next(START_TIMEOUT_MS);
-      if (ready !== `READY ${nonce}`) {
-        throw new SandboxError(`the sandbox did not start: ${ready ?? 'no answer'}${s.diagnostics()}`);
-      }
-      return s;
+      sandbox = new Sandbox(root, mounts, limits, { launch: { command: 'bwrap', args, ids }, nonce });
+      await sandbox.awaitReady(START_TIMEOUT_MS);
+      return sandbox;
     } catch (e) {
       if (sandbox) await sandbox.close();
       else {
@@ -177,17 +229,11 @@ export class Sandbox {
       this.child.kill('SIGKILL'); // bwrap's init has --die-with-parent: the whole pid namespace goes
       await new Promise<void>((resolve) => (this.exited !== null ? resolve() : this.exitWaiters.push(resolve)));
     }
-    for (const s of [
-      this.child.stdin,
-      this.child.stdout,
-      this.child.stderr,
-      this.child.stdio[3],
-      this.child.stdio[4],
-    ]) {
-      (s as Readable | Writable | null)?.destroy();
+    for (const s of this.child.stdio) (s as Readable | Writable | null)?.destroy();
+    if (this.root !== null) {
+      untrackRoot(this.root);
+      removeTree(this.root);
     }
-    untrackRoot(this.root);
-    removeTree(this.root);
   }
 
   /** The host pid of bwrap (tests count what runs inside its namespaces). */
@@ -250,7 +296,8 @@ export class Sandbox {
       };
       const timer = setTimeout(() => void kill('timeout'), options.timeoutMs);
       const checkBytes = setInterval(() => {
-        if (capture.bytes > this.limits.outputKillBytes && !timedOut && !outputKilled) void kill('output');
+        const cap = this.limits.outputKillBytes;
+        if (cap !== undefined && capture.bytes > cap && !timedOut && !outputKilled) void kill('output');
       }, 50);
       const onAbort = (): void => {
         this.capture = null;
@@ -337,3 +384,24 @@ function hostPathOf(mounts: readonly SandboxMount[], path: string): string {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How the sandbox's first process is started. */
+export interface SandboxLaunch {
+  command: string;
+  args: readonly string[];
+  /** Only stdin, stdout and stderr reach the supervisor (shell-script.ts, muxed). */
+  muxed?: boolean;
+  /** Host uid/gid to run the launcher as. */
+  ids?: { uid: number; gid: number } | undefined;
+}
+
+/** A Writable that writes each line given to it to `out` behind a one-letter tag. */
+function taggedLines(out: Writable, tag: string): Writable {
+  return new Writable({
+    write(chunk: Buffer | string, _enc, done) {
+      const text = chunk.toString();
+      const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
+      out.write(lines.map((l) => `${tag}${l}\n`).join(''), () => done());
+    },
+  });
+}

@@ -24,12 +24,12 @@ export const SandboxLimitsSchema = z
     commandTimeoutSec: z.number().positive().default(60),
     /** Output kept per command, bytes: longer output keeps its head and tail around a marker. */
     outputBytes: z.number().int().min(256).default(16_384),
-    /** A command that prints more than this many bytes in all is killed (output without end), bytes. */
-    outputKillBytes: z
-      .number()
-      .int()
-      .min(1024)
-      .default(8 * 1024 * 1024),
+    /**
+     * A command that prints more than this many bytes in all is killed (output without end), bytes.
+     * Unset by default: output never changes what a command does (its head and tail are kept in
+     * bounded memory and it runs to its end or its timeout), as in Harbor.
+     */
+    outputKillBytes: z.number().int().min(1024).optional(),
   })
   .strict();
 

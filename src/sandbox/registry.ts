@@ -1,9 +1,11 @@
 import type { SandboxBackend } from './backend.ts';
 import { bwrapBackend } from './bwrap-backend.ts';
+import { dockerBackend } from './docker-backend.ts';
 
 /** Sandbox backends by name (house style: registries, not branches). */
 const BACKENDS: Record<string, () => SandboxBackend> = {
   bwrap: () => bwrapBackend(),
+  docker: () => dockerBackend(),
 };
 
 /** The backend of this name; an unknown name throws an error listing the valid ones. */

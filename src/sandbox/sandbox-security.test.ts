@@ -295,7 +295,7 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
     writeFileSync(join(hostDir, 'sub', 'keep.txt'), 'original');
     let root = '';
     await inSandbox(async (s) => {
-      root = s.root;
+      root = s.root!;
       const r = await s.run(
         `ln -s ${hostDir} /app/to-host; ln -s ${hostDir}/sub/keep.txt /app/file-link; ln -s ../../../.. /app/dots; ` +
           `ls /app/dots/ | tr '\\n' ' '; mkdir -p /app/locked/deep && touch /app/locked/deep/f && chmod 000 /app/locked/deep /app/locked`,

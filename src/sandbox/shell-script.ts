@@ -11,6 +11,11 @@ import type { SandboxLimits } from './limits.ts';
  *   2  the supervisor's own diagnostics
  *   3  command lines from the host to the agent shell
  *   4  replies from the supervisor to the host
+ *
+ * A transport with only stdin/stdout/stderr (`docker run -i`) runs the supervisor `muxed`: every
+ * host line arrives on fd 0 with a one-letter tag (C: control, A: a line for the agent shell,
+ * which the supervisor forwards through a FIFO that becomes the shell's fd 3), and replies go to
+ * fd 2.
  */
 
 /** `$'...'` quoting that survives `read -r` as one word: only [A-Za-z0-9_./,:=+-] stay literal. */
@@ -59,7 +64,18 @@ export function agentCommandLine(command: string, nonce: string): string {
  * Processes are stopped before they are killed, pass after pass, so a fork bomb cannot outrun it;
  * the loops use builtins only (no fork), so they work when the process limit is exhausted.
  */
-export function supervisorScript(options: { limits: SandboxLimits; workdir: string }): string {
+export function supervisorScript(options: {
+  limits: SandboxLimits;
+  workdir: string;
+  /** Host lines tagged on fd 0, replies on fd 2 (see the file comment). */
+  muxed?: boolean;
+  /**
+   * rlimits left to the container engine: address space (a cgroup memory limit instead, which
+   * counts what is used, not reserved) and processes (RLIMIT_NPROC counts per host uid, and root
+   * is exempt from it; a pids cgroup instead).
+   */
+  engineLimits?: boolean;
+}): string {
   const l = options.limits;
   // [flag, soft, hard]: the CPU hard limit is a second above the soft one, so a process gets
   // SIGXCPU (exit 152) before SIGKILL.
@@ -70,12 +86,20 @@ export function supervisorScript(options: { limits: SandboxLimits; workdir: stri
     ['u', l.processes, l.processes],
     ['f', l.fileSizeMb * 1024, l.fileSizeMb * 1024], // bash counts 1024-byte blocks
     ['n', l.openFiles, l.openFiles],
-  ] as const;
+  ].filter(([f]) => !(options.engineLimits && (f === 'v' || f === 'u')));
+  const muxSetup = options.muxed
+    ? `exec 4>&2
+F=$(mktemp -u /tmp/.crl-agent-XXXXXXXX) && mkfifo -m 600 "$F" && exec 3<>"$F" && rm -f "$F" || { printf 'ERROR cannot make the command pipe\\n' >&4; exit 95; }
+`
+    : '';
+  const dispatch = options.muxed
+    ? `case "$1" in C*) handle "\${1#C}" ;; A*) printf '%s\\n' "\${1#A}" >&3 ;; esac`
+    : 'handle "$1"';
   return `
 N=$1
 WS=${bashQuote(options.workdir)}
 trap '' HUP INT QUIT TERM USR1 USR2 PIPE ALRM
-${limits.map(([f, soft, hard]) => `{ ulimit -S -${f} ${soft} && ulimit -H -${f} ${hard}; } || { printf 'ERROR ulimit -${f} ${soft} failed\\n' >&4; exit 96; }`).join('\n')}
+${muxSetup}${limits.map(([f, soft, hard]) => `{ ulimit -S -${f} ${soft} && ulimit -H -${f} ${hard}; } || { printf 'ERROR ulimit -${f} ${soft} failed\\n' >&4; exit 96; }`).join('\n')}
 cd "$WS" || { printf 'ERROR cannot enter the workspace\\n' >&4; exit 97; }
 agent_loop() {
   trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM
@@ -146,13 +170,14 @@ handle() {
       ;;
   esac
 }
+dispatch() { ${dispatch}; }
 printf 'READY %s\\n' "$N" >&4
 # Lines from the host, polled each second so a killed shell loop is noticed; read -t keeps a
 # partial line, which is completed by the next read.
 buf=
 while :; do
   if IFS= read -r -t 1 part; then
-    handle "$buf$part"; buf=
+    dispatch "$buf$part"; buf=
   elif [ $? -gt 128 ]; then
     buf=$buf$part; check_loop
   else

@@ -46,6 +46,14 @@ export function removeStaleDirs(root: string): string[] {
   return removed;
 }
 
+/** Whether the process an ownerTag() names still runs (a reused pid with another start time does not count). */
+export function ownerAlive(tag: string): boolean {
+  const m = /^(\d+)\.(\d+)$/.exec(tag);
+  if (!m) return true; // not a tag of ours: never treated as stale
+  const pid = Number(m[1]);
+  return pid === process.pid || alive(pid, Number(m[2]));
+}
+
 function alive(pid: number, start: number): boolean {
   const now = processStart(pid);
   if (now === null) {

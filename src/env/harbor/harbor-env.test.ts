@@ -8,6 +8,7 @@ import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
 import { parseShellAction } from './action.ts';
 import { HarborEnv } from './harbor-env.ts';
 import { HarborTaskError, loadHarborTask, loadHarborTasks } from './load-tasks.ts';
+import { taskSandbox } from './task-sandbox.ts';
 import { countLinesTask, TASK_TOML, writeTaskFolder } from './testing/task-folders.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'crl-harbor-test-'));
@@ -33,13 +34,20 @@ describe('Harbor task folders: loading', () => {
     expect(bare.solutionDir).toBeNull();
   });
 
-  it('refuses a Dockerfile-only task, saying what is supported; accepts it with a setup script', () => {
+  it('puts a Dockerfile-only task on docker, refusing it on bwrap with what is supported; a setup script lets bwrap run it', () => {
     const files = { 'instruction.md': 'x', 'task.toml': TASK_TOML, 'tests/test.sh': 'true' };
-    const docker = writeTaskFolder(fresh(), { ...files, 'environment/Dockerfile': 'FROM ubuntu:24.04\n' });
-    expect(() => loadHarborTask(docker)).toThrow(HarborTaskError);
-    expect(() => loadHarborTask(docker)).toThrow(
-      /environment\/Dockerfile needs a container engine.*directory tree that is copied into the workspace.*setup\.sh/,
+    const docker = loadHarborTask(
+      writeTaskFolder(fresh(), { ...files, 'environment/Dockerfile': 'FROM ubuntu:24.04\n' }),
     );
+    expect(docker.dockerfile).toBe(true);
+    expect(taskSandbox(docker, 'docker')).toBe('docker');
+    expect(() => taskSandbox(docker, 'bwrap')).toThrow(HarborTaskError);
+    expect(() => taskSandbox(docker, 'bwrap')).toThrow(
+      /environment\/Dockerfile needs a container engine \(--sandbox docker\).*directory tree that is copied into the workspace.*setup\.sh/,
+    );
+    const plain = loadHarborTask(countLinesTask(fresh()));
+    expect(taskSandbox(plain, 'auto')).toBe('bwrap');
+    expect(() => taskSandbox(plain, 'docker')).toThrow(/needs environment\/Dockerfile or \[environment\] docker_image/);
     const withSetup = writeTaskFolder(fresh(), {
       ...files,
       'environment/Dockerfile': 'FROM ubuntu:24.04\n',
@@ -47,6 +55,7 @@ describe('Harbor task folders: loading', () => {
       'environment/keep.txt': 'k',
     });
     const t = loadHarborTask(withSetup);
+    expect(taskSandbox(t, 'bwrap')).toBe('bwrap');
     expect(t.setupScript).toBe('echo hi > /app/made\n');
     expect(t.environmentSkip).toEqual(['Dockerfile', 'setup.sh']);
   });

@@ -8,6 +8,7 @@ import { ACTION_HINT, parseShellAction } from './action.ts';
 import type { HarborTask } from './load-tasks.ts';
 import { readReward } from './reward-file.ts';
 import { checkTaskTree } from './task-files.ts';
+import { taskImage, type TaskNetwork } from './task-image.ts';
 
 /**
  * One Harbor task as an Environment (docs/harbor.md). reset() starts a sandbox whose workspace
@@ -39,6 +40,7 @@ export class HarborEnv implements Environment {
   readonly name: string;
   private sandbox: SandboxSession | null = null;
   private agentSeconds = 0;
+  private network: TaskNetwork | null = null;
   private finished = false;
 
   constructor(private readonly options: HarborEnvOptions) {
@@ -53,6 +55,32 @@ export class HarborEnv implements Environment {
     if (task.environmentDir) checkTaskTree(task.environmentDir);
     if (this.options.exposeSolution && task.solutionDir) checkTaskTree(task.solutionDir);
     const backend = this.options.sandbox ?? sandboxBackend(DEFAULT_SANDBOX_BACKEND);
+    if (backend.name === 'docker') {
+      // The image holds the starting state (its Dockerfile copied what it needs): Harbor's way.
+      const image = await taskImage(task);
+      this.network = image.network;
+      this.sandbox = await backend.start({
+        image: image.image,
+        workdir: image.workdir,
+        network: image.network.given,
+        cpus: cfg.environment.cpus,
+        // /tests appears only when the verifier's files are uploaded, as in Harbor.
+        dirs: [
+          { path: '/logs', writable: true },
+          ...(this.options.exposeSolution ? [{ path: '/solution', writable: false }] : []),
+        ],
+        env: cfg.environment.env,
+        limits: {
+          memoryMb: cfg.environment.memory_mb,
+          ...(cfg.environment.storage_mb ? { fileSizeMb: cfg.environment.storage_mb } : {}),
+          outputBytes: this.options.outputBytes ?? 16_384,
+          ...this.options.limits,
+        },
+        seed: this.options.exposeSolution && task.solutionDir ? [{ from: task.solutionDir, to: '/solution' }] : [],
+        emptyDirs: ['/logs/agent', '/logs/verifier'],
+      });
+      return this.afterStart(options);
+    }
     this.sandbox = await backend.start({
       dirs: [
         { path: WORKDIR, writable: true },
@@ -87,8 +115,14 @@ export class HarborEnv implements Environment {
         );
       }
     }
+    return this.afterStart(options);
+  }
+
+  private async afterStart(options: EnvCallOptions): Promise<EnvReset> {
+    const { task } = this.options;
+    const cfg = task.config;
     if (this.options.exposeSolution && Object.keys(cfg.solution.env).length > 0) {
-      await this.sandbox.run(exports(cfg.solution.env), { signal: options.signal });
+      await this.sandbox!.run(exports(cfg.solution.env), { signal: options.signal });
     }
     // A task may opt out in task.toml ([metadata] action_hint = false) when its instruction says how to act.
     const hint =
@@ -131,10 +165,14 @@ export class HarborEnv implements Environment {
     await sandbox.copyIn({ from: task.testsDir, to: '/tests' });
     await sandbox.copyIn({ from: null, to: '/logs/verifier' }); // whatever the agent left there (links too) goes
     const seconds = task.config.verifier.timeout_sec;
-    const r = await sandbox.runFresh(`${exports(task.config.verifier.env)}bash /tests/test.sh`, {
-      timeoutMs: seconds * 1000,
-      signal,
-    });
+    // As Harbor runs it: from the workdir, its output kept in /logs/verifier/test-stdout.txt.
+    const r = await sandbox.runFresh(
+      `${exports(task.config.verifier.env)}bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1`,
+      {
+        timeoutMs: seconds * 1000,
+        signal,
+      },
+    );
     const reading = await readReward(sandbox);
     // A reward file that is there but not a number is a broken verifier, not a score of 0.
     if (reading.source === 'invalid') throw new Error(`/logs/verifier/${reading.detail}`);
@@ -142,6 +180,7 @@ export class HarborEnv implements Environment {
       r.timedOut ? `the verifier timed out after ${seconds} s` : null,
       reading.detail ?? null,
       reading.source === 'missing' ? `test.sh exit ${r.exitCode ?? 'none'}` : null,
+      reading.source === 'missing' && this.network?.note ? this.network.note : null,
     ].filter((x): x is string => x !== null);
     return {
       observation: `[${why}; verifier reward ${reading.reward}${notes.length ? `: ${notes.join('; ')}` : ''}]`,

@@ -9,8 +9,9 @@ import { TaskTomlSchema, type TaskToml } from './task-toml.ts';
  *
  *   instruction.md      what the agent is told
  *   task.toml           timeouts and resources
- *   environment/        the starting state: here, a directory tree copied into the workspace
- *                       and/or setup.sh run inside the sandbox (a Dockerfile alone cannot run)
+ *   environment/        the starting state: a Dockerfile (built and run by the docker sandbox),
+ *                       or a directory tree copied into the workspace and/or setup.sh run inside
+ *                       the bwrap sandbox
  *   tests/test.sh       the verifier; writes /logs/verifier/reward.txt or reward.json
  *   solution/solve.sh   the reference solution (optional; the harbor-oracle policy runs it)
  */
@@ -38,14 +39,18 @@ export interface HarborTask {
   testsDir: string;
   /** solution/ (holding solve.sh), or null when the task has none. */
   solutionDir: string | null;
+  /** environment/ holds a Dockerfile (the docker sandbox builds it; env/harbor/task-sandbox.ts). */
+  dockerfile: boolean;
+  /** Build files in environment/ (Dockerfile, compose files): without setup.sh, bwrap cannot run the task. */
+  buildFiles: readonly string[];
 }
 
 /** Files in environment/ that describe a container build rather than the starting files. */
 const BUILD_FILES = ['Dockerfile', 'docker-compose.yaml', 'docker-compose.yml', 'compose.yaml', 'compose.yml'];
 export const SETUP_SCRIPT = 'setup.sh';
 
-const SUPPORTED =
-  'Supported here: environment/ as a directory tree that is copied into the workspace (/app), and/or ' +
+export const BWRAP_SUPPORTED =
+  'The bwrap sandbox runs environment/ as a directory tree that is copied into the workspace (/app), and/or ' +
   'environment/setup.sh, run with bash inside the sandbox before the agent starts (no network, system ' +
   'directories read-only). Add environment/setup.sh that does what the Dockerfile does with the tools ' +
   'already installed (an empty one if the Dockerfile only copies files), and the Dockerfile is then ignored.';
@@ -97,17 +102,15 @@ function loadTask(dir: string): HarborTask {
   let environmentDir: string | null = null;
   let setupScript: string | null = null;
   const skip: string[] = [];
+  const buildFiles: string[] = [];
   if (lstatOrNull(envDir) !== null) {
     checkTaskTree(envDir);
     const entries = readdirSync(envDir);
     const build = entries.filter((e) => BUILD_FILES.includes(e));
     if (entries.includes(SETUP_SCRIPT)) {
       setupScript = readTaskFile({ dir: abs, rel: join('environment', SETUP_SCRIPT) });
-    } else if (build.length > 0) {
-      throw new HarborTaskError(
-        `${abs}: environment/${build[0]} needs a container engine, which this runtime does not use. ${SUPPORTED}`,
-      );
     }
+    buildFiles.push(...build);
     skip.push(...build, ...(setupScript !== null ? [SETUP_SCRIPT] : []));
     if (entries.some((e) => !skip.includes(e))) environmentDir = envDir;
   }
@@ -130,6 +133,8 @@ function loadTask(dir: string): HarborTask {
     setupScript,
     testsDir,
     solutionDir,
+    dockerfile: buildFiles.includes('Dockerfile'),
+    buildFiles,
   };
 }
 

@@ -29,6 +29,10 @@ export const TaskTomlSchema = z
         memory_mb: z.number().int().positive().default(2048),
         storage_mb: z.number().int().positive().optional(),
         allow_internet: z.boolean().optional(),
+        /** Newer Harbor: public | no-network | allowlist (an allowlist runs as public where it cannot be enforced: never here). */
+        network_mode: z.string().optional(),
+        /** A prebuilt image used instead of building the Dockerfile, when the daemon has it or can pull it. */
+        docker_image: z.string().min(1).optional(),
         env: envVars,
       })
       .default({ build_timeout_sec: 600, cpus: 1, memory_mb: 2048, env: {} }),

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Makes the Docker tests runnable on a machine without an image registry: starts a Docker daemon
+# when none answers (root only; overlay2, else vfs; no bridge network, no iptables, as a CI
+# container allows), then builds the base image the tests' own task folders start FROM
+# (crl-test/debian:bookworm: Debian's minbase with python3) from Debian's packages with
+# mmdebstrap, `docker import`ed. Idempotent: an answering daemon and a present image are kept.
+# Usage: scripts/docker-setup.sh   (DOCKER_HOST, if set, names the daemon to use instead)
+set -euo pipefail
+IMAGE=crl-test/debian:bookworm
+LOG=${CRL_DOCKERD_LOG:-${TMPDIR:-/tmp}/crl-dockerd.log}
+
+answers() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+
+if ! answers; then
+  if [ -n "${DOCKER_HOST:-}" ]; then
+    echo "docker-setup: DOCKER_HOST=$DOCKER_HOST does not answer" >&2
+    exit 1
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "docker-setup: no Docker daemon answers, and starting one needs root" >&2
+    exit 1
+  fi
+  for driver in overlay2 vfs; do
+    echo "docker-setup: starting dockerd (storage driver $driver), log in $LOG" >&2
+    dockerd --storage-driver "$driver" --bridge none --iptables=false >"$LOG" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 60); do
+      answers && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 1
+    done
+    answers && break
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  answers || { echo "docker-setup: dockerd did not start; see $LOG" >&2; exit 1; }
+fi
+
+if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
+  echo "docker-setup: building $IMAGE from Debian packages (mmdebstrap, about a minute)" >&2
+  mmdebstrap --quiet --variant=minbase --include=python3 bookworm - | docker import - "$IMAGE" >/dev/null
+fi
+echo "docker-setup: daemon $(docker version --format '{{.Server.Version}}'), $IMAGE present" >&2

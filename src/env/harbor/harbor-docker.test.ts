@@ -1,0 +1,178 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { crl } from '../../cli/testing/spawn-crl.ts';
+import { readRecordsFile } from '../../rollout/record-file.ts';
+import { dockerBackend } from '../../sandbox/docker-backend.ts';
+import { SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
+import { dockerAvailable, TEST_BASE_IMAGE } from '../../sandbox/testing/docker-available.ts';
+import { HarborEnv } from './harbor-env.ts';
+import { loadHarborTask } from './load-tasks.ts';
+import { writeTaskFolder } from './testing/task-folders.ts';
+
+/**
+ * Harbor task folders whose environment is a Dockerfile, run in containers (docs/harbor.md),
+ * written here (FROM the offline test base image, scripts/docker-setup.sh) rather than copied
+ * from a task set.
+ */
+const available = dockerAvailable('Harbor task folders on docker');
+const root = mkdtempSync(join(tmpdir(), 'crl-harbor-docker-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const TOML = (extra = '') =>
+  `[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 30.0\n[environment]\nmemory_mb = 512\nallow_internet = false\n${extra}`;
+const DOCKERFILE = `FROM ${TEST_BASE_IMAGE}\nWORKDIR /work/app\nCOPY data /work/app/data\nRUN echo built > /opt/built\n`;
+const VERIFY_SUM =
+  '#!/bin/bash\ncd "$(pwd)"\n[ "$PWD" = /work/app ] && [ -f /opt/built ] && [ "$(cat answer.txt 2>/dev/null)" = 12 ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\necho verifier-ran\n';
+
+function sumTask(name: string, files: Record<string, string> = {}): string {
+  return writeTaskFolder(join(root, 'suite', name), {
+    'instruction.md': 'Add the numbers in data/nums and write the sum to answer.txt in the working directory.\n',
+    'task.toml': TOML(),
+    'environment/Dockerfile': DOCKERFILE,
+    'environment/data/nums': '3\n4\n5\n',
+    'tests/test.sh': VERIFY_SUM,
+    'solution/solve.sh': "#!/bin/bash\nawk '{s+=$1} END {print s}' data/nums > answer.txt\n",
+    ...files,
+  });
+}
+
+function images(): string[] {
+  return spawnSync('docker', ['images', '-q', '--filter', `label=${SANDBOX_LABEL}.image=1`], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean);
+}
+function containers(): string[] {
+  return spawnSync('docker', ['ps', '-aq', '--filter', `label=${SANDBOX_LABEL}`], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean);
+}
+
+/** One episode of a scripted agent: its commands in order, then submit. */
+async function episode(dir: string, commands: string[], options: { exposeSolution?: boolean } = {}) {
+  const env = new HarborEnv({ task: loadHarborTask(dir), sandbox: dockerBackend(), ...options });
+  try {
+    await env.reset(0);
+    const observations: string[] = [];
+    for (const c of commands) {
+      const s = await env.step(c);
+      observations.push(s.observation);
+      if (s.done) return { reward: s.reward, observations };
+    }
+    const end = await env.step('submit');
+    return { reward: end.reward, observations: [...observations, end.observation] };
+  } finally {
+    await env.close();
+  }
+}
+
+describe.skipIf(!available)('Harbor task folders with a Dockerfile, in containers', () => {
+  it('crl run --sandbox docker: harbor-oracle passes every task, harbor-nop none, records name each task', () => {
+    sumTask('sum-plain');
+    sumTask('sum-json', {
+      'tests/test.sh':
+        '#!/bin/bash\nif [ "$(cat answer.txt)" = 12 ]; then r=1; else r=0; fi\necho "{\\"reward\\": $r, \\"lines\\": 3}" > /logs/verifier/reward.json\n',
+    });
+    sumTask('sum-wrong-solution', { 'solution/solve.sh': '#!/bin/bash\necho 13 > answer.txt\n' });
+    const suite = join(root, 'suite');
+    const out = join(root, 'oracle.jsonl');
+    const a = crl([
+      'run',
+      '--env',
+      `harbor:${suite}`,
+      '--sandbox',
+      'docker',
+      '--policy',
+      'harbor-oracle',
+      '--episodes',
+      '3',
+      '--out',
+      out,
+    ]);
+    expect(a.stderr).toBe(a.code === 0 ? a.stderr : '');
+    expect(a.code).toBe(0);
+    expect(JSON.parse(a.stdout.trim().split('\n').pop()!)).toMatchObject({ episodes: 3, envErrors: 0 });
+    const records = readRecordsFile(out);
+    const byTask = Object.fromEntries(records.map((r) => [r.episodeId.replace(/-\d+$/, ''), r.reward]));
+    expect(byTask).toEqual({ 'harbor-sum-json': 1, 'harbor-sum-plain': 1, 'harbor-sum-wrong-solution': 0 });
+    const nop = crl([
+      'run',
+      '--env',
+      `harbor:${suite}`,
+      '--sandbox',
+      'docker',
+      '--policy',
+      'harbor-nop',
+      '--episodes',
+      '3',
+      '--out',
+      join(root, 'nop.jsonl'),
+    ]);
+    expect(nop.code).toBe(0);
+    expect(JSON.parse(nop.stdout.trim().split('\n').pop()!)).toMatchObject({ passAt1: 0, episodes: 3 });
+  });
+
+  it('uploads /tests only after the agent, keeps the verifier output in test-stdout.txt, and the agent cannot write the reward', async () => {
+    const dir = sumTask('sum-isolation', {
+      // reward 1 only when the answer is right (it is not) or when stdout is Harbor's log file and the agent left nothing running
+      'tests/test.sh':
+        '#!/bin/bash\n[ "$(readlink /proc/$$/fd/1)" = /logs/verifier/test-stdout.txt ] || exit 3\nif grep -qx sleep /proc/[0-9]*/comm 2>/dev/null; then echo 0.5 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n',
+    });
+    const r = await episode(dir, [
+      'ls /tests 2>&1; ls /solution 2>&1',
+      'echo 1 > /logs/verifier/reward.txt; (sleep 1; echo 1 > /logs/verifier/reward.txt) & disown; sleep 200 & disown',
+      'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "',
+    ]);
+    expect(r.observations[0]).toMatch(/ls: cannot access '\/tests': No such file/);
+    expect(r.observations[0]).toMatch(/ls: cannot access '\/solution'/);
+    expect(r.observations[2]).toMatch(/^lo\n\[exit 0\]$/);
+    // 0, not 1 (what the agent wrote and left running did not count), not 0.5 (a sleep survived), not missing (stdout elsewhere)
+    expect(r.reward).toBe(0);
+    expect(r.observations.at(-1)).toMatch(/verifier reward 0\]$/);
+  });
+
+  it('a 20 MB command completes; agent and verifier timeouts end the episode with a note', async () => {
+    const dir = sumTask('sum-timeouts', {
+      'task.toml': TOML()
+        .replace('[agent]\ntimeout_sec = 60.0', '[agent]\ntimeout_sec = 3.0')
+        .replace('[verifier]\ntimeout_sec = 30.0', '[verifier]\ntimeout_sec = 2.0'),
+      'tests/test.sh': '#!/bin/bash\necho 1 > /logs/verifier/reward.txt\nsleep 100\n',
+    });
+    const big = await episode(dir, ['head -c 20000000 /dev/zero | tr "\\0" y | wc -c; echo finished']);
+    expect(big.observations[0]).toContain('20000000');
+    expect(big.observations[0]).toContain('finished');
+    const slow = await episode(dir, ['sleep 30']);
+    expect(slow.observations.join('\n')).toMatch(/timed out after 3 s/);
+    expect(slow.observations.join('\n')).toMatch(/the verifier timed out after 2 s/);
+  });
+
+  it('builds each environment once (cached by content) and leaves no container behind after 100 episodes', async () => {
+    const dir = sumTask('sum-many');
+    await episode(dir, []);
+    const imagesBefore = images().length;
+    const containersBefore = containers().length;
+    let passed = 0;
+    const one = async () => {
+      const r = await episode(dir, ['bash /solution/solve.sh'], { exposeSolution: true });
+      passed += r.reward;
+    };
+    for (let wave = 0; wave < 25; wave++) await Promise.all([one(), one(), one(), one()]);
+    expect(passed).toBe(100);
+    expect(images().length).toBe(imagesBefore);
+    expect(containers().length).toBe(containersBefore);
+  }, 600_000);
+
+  it('a task that allows internet on a daemon without a bridge network runs without one, and says so when the verifier fails', async () => {
+    const hasBridge = spawnSync('docker', ['network', 'inspect', 'bridge']).status === 0;
+    const dir = sumTask('sum-net', {
+      'task.toml': TOML().replace('allow_internet = false', 'allow_internet = true'),
+      'tests/test.sh':
+        '#!/bin/bash\ncurl -sf http://example.com/tool > /dev/null || exit 1\necho 1 > /logs/verifier/reward.txt\n',
+    });
+    const r = await episode(dir, []);
+    expect(r.reward).toBe(0);
+    if (!hasBridge) expect(r.observations.at(-1)).toMatch(/no bridge network.*not for a wrong answer/);
+  });
+});

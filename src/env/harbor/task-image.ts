@@ -1,0 +1,91 @@
+import { join } from 'node:path';
+import { docker, DockerError, dockerNetworkExists } from '../../sandbox/docker-cli.ts';
+import { buildImage, imagePresent, imageWorkdir } from '../../sandbox/docker-images.ts';
+import type { HarborTask } from './load-tasks.ts';
+
+/**
+ * A task's container image and network for the docker sandbox (docs/harbor.md), as Harbor
+ * chooses them: `[environment] docker_image` when the daemon has it or can pull it, else the
+ * image built from environment/Dockerfile (once per content, docker-images.ts); the working
+ * directory is `[environment] workdir` or the image's WORKDIR. The network is given when the task
+ * allows internet (`allow_internet`, default true; or `network_mode` other than no-network) and
+ * the daemon has a bridge network; otherwise none, with a note saying so.
+ */
+export interface TaskNetwork {
+  /** docker run --network. */
+  given: 'bridge' | 'none';
+  /** Set when the task asked for a network this daemon cannot give. */
+  note: string | null;
+}
+
+export interface TaskImage {
+  image: string;
+  workdir: string;
+  network: TaskNetwork;
+}
+
+/** Whether the task asks for internet, Harbor's way. */
+export function asksForNetwork(task: HarborTask): boolean {
+  const env = task.config.environment;
+  if (env.network_mode !== undefined) return env.network_mode !== 'no-network';
+  return env.allow_internet !== false;
+}
+
+export function taskNetwork(task: HarborTask): TaskNetwork {
+  if (!asksForNetwork(task)) return { given: 'none', note: null };
+  if (dockerNetworkExists('bridge')) return { given: 'bridge', note: null };
+  return {
+    given: 'none',
+    note: 'the task allows internet, but this Docker daemon has no bridge network, so it ran without one (a verifier that downloads its tools fails for that reason, not for a wrong answer)',
+  };
+}
+
+/** Process-wide: a task's image is resolved once, whatever number of episodes run it. */
+const resolved = new Map<string, Promise<{ image: string; workdir: string }>>();
+
+export async function taskImage(task: HarborTask): Promise<TaskImage> {
+  let p = resolved.get(task.dir);
+  if (!p) {
+    p = resolveImage(task);
+    resolved.set(task.dir, p);
+    p.catch(() => resolved.delete(task.dir)); // a failed build is tried again by the next episode
+  }
+  const { image, workdir } = await p;
+  return { image, workdir, network: taskNetwork(task) };
+}
+
+async function resolveImage(task: HarborTask): Promise<{ image: string; workdir: string }> {
+  const env = task.config.environment;
+  const named = env.docker_image;
+  let image: string | null = null;
+  if (named !== undefined) {
+    if (await imagePresent(named)) image = named;
+    else if (!task.dockerfile) {
+      const pull = await docker(['pull', '--quiet', named], { timeoutMs: env.build_timeout_sec * 1000 });
+      if (pull.code !== 0) {
+        throw new DockerError(
+          `${task.dir}: [environment] docker_image ${named} is not present and could not be pulled (${pull.stderr.split('\n')[0]}); the folder has no Dockerfile to build instead`,
+        );
+      }
+      image = named;
+    }
+  }
+  if (image === null) {
+    const built = await buildImage({
+      contextDir: join(task.dir, 'environment'),
+      repo: `crl-task/${
+        task.name
+          .toLowerCase()
+          .replace(/[^a-z0-9._-]+/g, '-')
+          .replace(/^[^a-z0-9]+/, '') || 'task'
+      }`,
+      timeoutMs: env.build_timeout_sec * 1000,
+      // A daemon without a bridge network (dockerd --bridge none) builds with the host's.
+      network: process.env.CRL_DOCKER_BUILD_NETWORK ?? (dockerNetworkExists('bridge') ? undefined : 'host'),
+    });
+    image = built.image;
+  }
+  const workdir =
+    typeof env.workdir === 'string' && env.workdir.startsWith('/') ? env.workdir : await imageWorkdir(image);
+  return { image, workdir };
+}

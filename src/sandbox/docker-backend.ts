@@ -1,0 +1,182 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { SandboxBackend, SandboxSession, SandboxSpec } from './backend.ts';
+import { Sandbox } from './bwrap-sandbox.ts';
+import { docker, dockerOk, dockerUnavailableReason, OWNER_LABEL, SANDBOX_LABEL } from './docker-cli.ts';
+import { SandboxLimitsSchema } from './limits.ts';
+import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';
+import { bashQuote } from './shell-script.ts';
+import { ownerAlive, ownerTag } from './stale-dirs.ts';
+
+/**
+ * The Docker backend (docs/sandbox.md, docs/decisions/0032-docker-backend.md): one container per
+ * sandbox, from the image the spec names. Its first process is the same supervisor bwrap runs
+ * (shell-script.ts, muxed over `docker run -i`'s stdin and stderr), so commands, timeouts, the
+ * verifier's fresh shell and the process sweep behave as they do there. Memory, processes and
+ * CPUs are the daemon's cgroup limits. Nothing of the host is mounted: files go in and out with
+ * `docker cp` and `docker exec`. The container is started with --rm and ends when its stdin
+ * closes, so a killed `crl` leaves nothing running; stopped leftovers of dead owners are removed
+ * at the next start (labels name the owner process).
+ */
+export function dockerBackend(): SandboxBackend {
+  return {
+    name: 'docker',
+    unavailableReason: dockerUnavailableReason,
+    async start(spec: SandboxSpec): Promise<SandboxSession> {
+      const unavailable = dockerUnavailableReason();
+      if (unavailable) throw new SandboxUnavailableError(unavailable);
+      if (!spec.image)
+        throw new SandboxError('the docker sandbox needs an image (a task without a Dockerfile runs on bwrap)');
+      await sweepOnce();
+      const limits = SandboxLimitsSchema.parse(spec.limits ?? {});
+      const name = `crl-sandbox-${process.pid}-${randomBytes(5).toString('hex')}`;
+      const env = { LANG: 'C.UTF-8', TERM: 'dumb', ...spec.env };
+      const args = [
+        'run',
+        '-i',
+        '--rm',
+        '--name',
+        name,
+        '--label',
+        `${SANDBOX_LABEL}=1`,
+        '--label',
+        `${OWNER_LABEL}=${OWNER}`,
+        '--network',
+        spec.network ?? 'none',
+        '--memory',
+        `${limits.memoryMb}m`,
+        '--memory-swap',
+        `${limits.memoryMb}m`,
+        '--pids-limit',
+        String(limits.processes),
+        ...(spec.cpus ? ['--cpus', String(spec.cpus)] : []),
+        '--security-opt',
+        'no-new-privileges',
+        '--hostname',
+        'sandbox',
+        '--workdir',
+        spec.workdir,
+        ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
+        '--entrypoint',
+        '/bin/bash',
+        spec.image,
+      ];
+      const sandbox = await Sandbox.connect({
+        limits,
+        workdir: spec.workdir,
+        // The first start of an image also unpacks its layers: more time than bwrap needs.
+        startTimeoutMs: 120_000,
+        launch: (script, nonce) => ({
+          command: 'docker',
+          args: [...args, '--noprofile', '--norc', '-c', script, 'crl-sandbox', nonce],
+          muxed: true,
+        }),
+      });
+      const session = sessionOf(name, sandbox);
+      try {
+        const made = [spec.workdir, ...spec.dirs.map((d) => d.path), ...(spec.emptyDirs ?? [])];
+        await exec(name, `mkdir -p -- ${made.map(bashQuote).join(' ')}`);
+        for (const s of spec.seed ?? []) await copyTree(name, s.from, s.to, s.skip ?? []);
+        return session;
+      } catch (e) {
+        await session.close();
+        throw e;
+      }
+    },
+  };
+}
+
+const OWNER = `${hostname()}/${ownerTag()}`;
+
+function sessionOf(name: string, sandbox: Sandbox): SandboxSession {
+  let closed = false;
+  return {
+    run: (command, o) => sandbox.run(command, o),
+    runFresh: (command, o) => sandbox.runFresh(command, o),
+    copyIn: ({ from, to }) => copyTree(name, from, to, []),
+    async readFile(path, { maxBytes }) {
+      // Inside the container: no part of the path may be a link, the file must be regular and small enough.
+      const script =
+        'p=$1; max=$2; d=; IFS=/; set -f; for part in ${p#/}; do d="$d/$part"; [ -L "$d" ] && exit 3; done; ' +
+        '[ -f "$p" ] || exit 3; s=$(stat -c %s -- "$p") || exit 3; [ "$s" -le "$max" ] || exit 3; exec cat -- "$p"';
+      const r = await docker(['exec', name, '/bin/bash', '-c', script, 'crl-read', path, String(maxBytes)], {
+        maxBytes: maxBytes + 1,
+      });
+      return r.code === 0 ? r.stdout : null;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await docker(['rm', '-f', name], { timeoutMs: 60_000 });
+      await sandbox.close();
+    },
+  };
+}
+
+/** Runs a helper command as root inside the container (not in the agent's shell). */
+async function exec(name: string, command: string): Promise<void> {
+  await dockerOk(['exec', name, '/bin/bash', '-c', command], { timeoutMs: 60_000 });
+}
+
+/**
+ * Replaces the container directory `to` with a copy of the host tree `from` (empty when null),
+ * leaving out `skip`: one `docker exec` that removes what is there (a link the agent left is
+ * removed, never followed), then unpacks a tar stream of the tree made on the host (links kept as
+ * links), owned by root as Harbor's files are.
+ */
+async function copyTree(name: string, from: string | null, to: string, skip: readonly string[]): Promise<void> {
+  const q = bashQuote(to);
+  const script = `rm -rf -- ${q} && mkdir -p -- ${q} && ${from === null ? 'true' : `tar -x --no-same-owner --no-same-permissions -C ${q}`}`;
+  const exec = spawn('docker', ['exec', '-i', name, '/bin/bash', '-c', script], { stdio: ['pipe', 'ignore', 'pipe'] });
+  let err = '';
+  exec.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
+  const done = new Promise<number | null>((resolve) => {
+    exec.on('error', () => resolve(null));
+    exec.on('close', (code) => resolve(code));
+  });
+  if (from === null) exec.stdin.end();
+  else {
+    const tar = spawn('tar', ['-c', '-C', from, ...skip.flatMap((k) => ['--exclude', `./${k}`]), '.'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    tar.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
+    tar.stdout.pipe(exec.stdin);
+    exec.stdin.on('error', () => undefined);
+  }
+  const timer = setTimeout(() => exec.kill('SIGKILL'), 300_000);
+  const code = await done;
+  clearTimeout(timer);
+  if (code !== 0)
+    throw new SandboxError(
+      `copying ${from ?? 'nothing'} to ${to} in the container failed: ${err.trim().slice(0, 400)}`,
+    );
+}
+
+let swept: Promise<void> | null = null;
+/** Removes containers of this host's dead owner processes (a killed `crl`), once per process. */
+function sweepOnce(): Promise<void> {
+  swept ??= (async () => {
+    const r = await docker([
+      'ps',
+      '-a',
+      '--filter',
+      `label=${SANDBOX_LABEL}`,
+      '--format',
+      `{{.ID}} {{.Label "${OWNER_LABEL}"}}`,
+    ]);
+    if (r.code !== 0) return;
+    const stale = r.stdout
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim().split(' '))
+      .filter(([id, owner]) => {
+        if (!id || !owner) return false;
+        const [host, tag] = owner.split('/');
+        return host === hostname() && tag !== undefined && !ownerAlive(tag);
+      })
+      .map(([id]) => id!);
+    if (stale.length > 0) await docker(['rm', '-f', ...stale], { timeoutMs: 120_000 });
+  })();
+  return swept;
+}

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { docker, DockerError, SANDBOX_LABEL } from './docker-cli.ts';
+
+/**
+ * Images for the Docker backend (docs/sandbox.md): a build context (a task's environment/) is
+ * built once per content and tagged with its hash, so a second episode, a second run or a second
+ * worker on the same daemon reuses it; images other tools made (a task's `docker_image`) are used
+ * as they are when present.
+ */
+
+/** sha256 over a tree's relative paths, file modes, link targets and file bytes, in sorted order. */
+export function treeHash(dir: string): string {
+  const h = createHash('sha256');
+  const walk = (rel: string): void => {
+    for (const name of readdirSync(join(dir, rel)).sort()) {
+      const path = join(rel, name);
+      const st = lstatSync(join(dir, path));
+      h.update(`${path}\0${st.mode & 0o7777}\0${st.isDirectory() ? 'd' : st.isSymbolicLink() ? 'l' : 'f'}\0`);
+      if (st.isDirectory()) walk(path);
+      else if (st.isSymbolicLink()) h.update(readlinkSync(join(dir, path)));
+      else h.update(readFileSync(join(dir, path)));
+      h.update('\0');
+    }
+  };
+  walk('');
+  return h.digest('hex');
+}
+
+export async function imagePresent(image: string): Promise<boolean> {
+  return (await docker(['image', 'inspect', '--format', '{{.Id}}', image], { timeoutMs: 30_000 })).code === 0;
+}
+
+/** The image's WORKDIR ('/' when it sets none): where Harbor's agent and verifier start. */
+export async function imageWorkdir(image: string): Promise<string> {
+  const r = await docker(['image', 'inspect', '--format', '{{.Config.WorkingDir}}', image], { timeoutMs: 30_000 });
+  if (r.code !== 0) throw new DockerError(`docker image inspect ${image} failed: ${r.stderr.slice(0, 400)}`);
+  return r.stdout.toString('utf8').trim() || '/';
+}
+
+export interface BuiltImage {
+  image: string;
+  /** built: this call built it; cached: an earlier build of the same content. */
+  source: 'built' | 'cached';
+  seconds: number;
+}
+
+const building = new Map<string, Promise<BuiltImage>>();
+
+/**
+ * The image built from `contextDir` (its Dockerfile), tagged `<repo>:<content hash>`; built only
+ * when no image of that tag exists. Concurrent calls for the same content share one build.
+ * `network` is the build's network (`docker build --network`; default: the daemon's).
+ */
+export function buildImage(options: {
+  contextDir: string;
+  repo: string;
+  timeoutMs: number;
+  network?: string | undefined;
+}): Promise<BuiltImage> {
+  const tag = `${options.repo}:${treeHash(options.contextDir).slice(0, 16)}`;
+  let p = building.get(tag);
+  if (!p) {
+    p = build(tag, options).finally(() => building.delete(tag));
+    building.set(tag, p);
+  }
+  return p;
+}
+
+async function build(
+  tag: string,
+  options: { contextDir: string; timeoutMs: number; network?: string | undefined },
+): Promise<BuiltImage> {
+  const t0 = Date.now();
+  if (await imagePresent(tag)) return { image: tag, source: 'cached', seconds: 0 };
+  const r = await docker(
+    [
+      'build',
+      '--quiet',
+      '--tag',
+      tag,
+      '--label',
+      `${SANDBOX_LABEL}.image=1`,
+      ...(options.network ? ['--network', options.network] : []),
+      options.contextDir,
+    ],
+    { timeoutMs: options.timeoutMs },
+  );
+  if (r.code !== 0) {
+    const why = r.timedOut
+      ? `timed out after ${Math.round(options.timeoutMs / 1000)} s ([environment] build_timeout_sec)`
+      : r.stderr.split('\n').slice(-12).join('\n');
+    throw new DockerError(`docker build of ${options.contextDir} failed: ${why}`);
+  }
+  return { image: tag, source: 'built', seconds: (Date.now() - t0) / 1000 };
+}
