@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { Sandbox } from '../src/sandbox/bwrap-sandbox.ts';
+import { Sandbox } from '../src/sandbox/supervised-shell.ts';
 
 const arg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);

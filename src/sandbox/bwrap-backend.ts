@@ -12,11 +12,11 @@ import {
 import { join, posix } from 'node:path';
 import type { SandboxBackend, SandboxSession, SandboxSpec } from './backend.ts';
 import { sandboxHostIds, sandboxUnavailableReason } from './bwrap.ts';
-import { Sandbox } from './bwrap-sandbox.ts';
+import { Sandbox } from './supervised-shell.ts';
 import { chownTree, removeTree } from './host-files.ts';
 
 /**
- * The bubblewrap backend (docs/sandbox.md): each session is a Sandbox (bwrap-sandbox.ts) whose
+ * The bubblewrap backend (docs/sandbox.md): each session is a Sandbox (supervised-shell.ts) whose
  * directories are host directories bound into fresh namespaces, so copying in and reading out
  * are host-side file operations that never follow a link the sandbox made.
  */

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SandboxBackend, SandboxSession, SandboxSpec } from './backend.ts';
-import { Sandbox } from './bwrap-sandbox.ts';
+import { Sandbox } from './supervised-shell.ts';
 import { docker, dockerOk, dockerUnavailableReason, OWNER_LABEL, SANDBOX_LABEL } from './docker-cli.ts';
 import { SandboxLimitsSchema } from './limits.ts';
 import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';

@@ -13,7 +13,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxLimitsInput } from './limits.ts';
-import { Sandbox } from './bwrap-sandbox.ts';
+import { Sandbox } from './supervised-shell.ts';
 import { processesInNamespace, processesWithArg, sandboxPidNamespace } from './testing/host-processes.ts';
 import { sandboxAvailable } from './testing/sandbox-available.ts';
 import { waitFor } from '../util/testing/wait-for.ts';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../util/testing/wait-for.ts';
-import { Sandbox } from './bwrap-sandbox.ts';
+import { Sandbox } from './supervised-shell.ts';
 import { sandboxAvailable } from './testing/sandbox-available.ts';
 
 const available = sandboxAvailable('sandbox shell tests');

@@ -11,8 +11,9 @@ import { checkTaskTree } from './task-files.ts';
 import { taskImage, type TaskNetwork } from './task-image.ts';
 
 /**
- * One Harbor task as an Environment (docs/harbor.md). reset() starts a sandbox whose workspace
- * /app holds the task's environment/ tree, runs environment/setup.sh, and returns instruction.md;
+ * One Harbor task as an Environment (docs/harbor.md). reset() starts a sandbox: on docker, a
+ * container of the task's image (task-image.ts) in its WORKDIR; on bwrap, a workspace /app holding
+ * the task's environment/ tree, after which environment/setup.sh runs; it returns instruction.md;
  * each step runs one command in the persistent shell (action.ts); `submit`, or the agent's time
  * running out ([agent] timeout_sec, summed over commands), runs tests/test.sh: the tests are
  * copied in only then, every agent process is killed first, and the verifier gets its own
@@ -55,6 +56,18 @@ export class HarborEnv implements Environment {
     if (task.environmentDir) checkTaskTree(task.environmentDir);
     if (this.options.exposeSolution && task.solutionDir) checkTaskTree(task.solutionDir);
     const backend = this.options.sandbox ?? sandboxBackend(DEFAULT_SANDBOX_BACKEND);
+    const common = {
+      env: cfg.environment.env,
+      limits: {
+        memoryMb: cfg.environment.memory_mb,
+        ...(cfg.environment.storage_mb ? { fileSizeMb: cfg.environment.storage_mb } : {}),
+        outputBytes: this.options.outputBytes ?? 16_384,
+        ...this.options.limits,
+      },
+      emptyDirs: ['/logs/agent', '/logs/verifier'],
+    };
+    const solution =
+      this.options.exposeSolution && task.solutionDir ? [{ from: task.solutionDir, to: '/solution' }] : [];
     if (backend.name === 'docker') {
       // The image holds the starting state (its Dockerfile copied what it needs): Harbor's way.
       const image = await taskImage(task);
@@ -69,15 +82,8 @@ export class HarborEnv implements Environment {
           { path: '/logs', writable: true },
           ...(this.options.exposeSolution ? [{ path: '/solution', writable: false }] : []),
         ],
-        env: cfg.environment.env,
-        limits: {
-          memoryMb: cfg.environment.memory_mb,
-          ...(cfg.environment.storage_mb ? { fileSizeMb: cfg.environment.storage_mb } : {}),
-          outputBytes: this.options.outputBytes ?? 16_384,
-          ...this.options.limits,
-        },
-        seed: this.options.exposeSolution && task.solutionDir ? [{ from: task.solutionDir, to: '/solution' }] : [],
-        emptyDirs: ['/logs/agent', '/logs/verifier'],
+        ...common,
+        seed: solution,
       });
       return this.afterStart(options);
     }
@@ -90,18 +96,11 @@ export class HarborEnv implements Environment {
         ...(this.options.exposeSolution ? [{ path: '/solution', writable: false }] : []),
       ],
       workdir: WORKDIR,
-      env: cfg.environment.env,
-      limits: {
-        memoryMb: cfg.environment.memory_mb,
-        ...(cfg.environment.storage_mb ? { fileSizeMb: cfg.environment.storage_mb } : {}),
-        outputBytes: this.options.outputBytes ?? 16_384,
-        ...this.options.limits,
-      },
+      ...common,
       seed: [
         ...(task.environmentDir ? [{ from: task.environmentDir, to: WORKDIR, skip: task.environmentSkip }] : []),
-        ...(this.options.exposeSolution && task.solutionDir ? [{ from: task.solutionDir, to: '/solution' }] : []),
+        ...solution,
       ],
-      emptyDirs: ['/logs/agent', '/logs/verifier'],
     });
     if (task.setupScript !== null) {
       const r = await this.sandbox.runFresh(task.setupScript, {

@@ -14,15 +14,18 @@ import { ownedPrefix, removeStaleDirs } from './stale-dirs.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
 
 /**
- * One sandbox: a persistent bash in fresh namespaces (bwrap.ts), driven over pipes (shell-script.ts).
- * Commands run one at a time in the same shell, so `cd` and variables persist; each has a wall-time
- * limit after which everything it started is killed; its output is capped. close() kills every
- * process inside (the pid namespace dies with its first process) and deletes the host directories.
+ * One sandbox: a persistent bash under the supervisor of shell-script.ts, driven over pipes. Two
+ * launchers start it: Sandbox.start runs it in fresh namespaces with bwrap (bwrap.ts; five pipes),
+ * Sandbox.connect runs it through another program's stdin and stderr (docker-backend.ts: `docker
+ * run -i`, the supervisor muxed). Commands run one at a time in the same shell, so `cd` and
+ * variables persist; each has a wall-time limit after which everything it started is killed; its
+ * output is capped. close() kills every process inside (the pid namespace dies with its first
+ * process) and deletes the host directories bwrap bound.
  *
  * Over 300 lines on purpose: the class is one state machine over one child process (the pipes,
- * the pending command's capture, the exit watcher). Its parts that need none of that state already
- * live beside it (bwrap.ts, shell-script.ts, output-capture.ts, reply-lines.ts, host-files.ts);
- * splitting the rest would pass that private state between files.
+ * the pending command's capture, the exit watcher), shared by both launchers. Its parts that need
+ * none of that state already live beside it (bwrap.ts, shell-script.ts, output-capture.ts,
+ * reply-lines.ts, host-files.ts); splitting the rest would pass that private state between files.
  */
 
 const START_TIMEOUT_MS = 15_000;
