@@ -164,6 +164,18 @@ describe.skipIf(!available)('Harbor task folders with a Dockerfile, in container
     expect(containers().length).toBe(containersBefore);
   }, 600_000);
 
+  it('runs in [environment] docker_image when present, and builds the Dockerfile when that image cannot be had', async () => {
+    const present = sumTask('image-present', {
+      'task.toml': TOML(`docker_image = "${TEST_BASE_IMAGE}"\nworkdir = "/srv"\n`),
+      'environment/Dockerfile': 'FROM crl-test/never-built:none\n', // not used: the named image is present
+      'tests/test.sh':
+        '#!/bin/bash\n[ "$PWD" = /srv ] && [ ! -f /opt/built ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n',
+    });
+    expect((await episode(present, [])).reward).toBe(1);
+    const fallback = sumTask('image-absent', { 'task.toml': TOML('docker_image = "crl-test/absent:none"\n') });
+    expect((await episode(fallback, ['bash /solution/solve.sh'], { exposeSolution: true })).reward).toBe(1);
+  });
+
   it('a task that allows internet on a daemon without a bridge network runs without one, and says so when the verifier fails', async () => {
     const hasBridge = spawnSync('docker', ['network', 'inspect', 'bridge']).status === 0;
     const dir = sumTask('sum-net', {

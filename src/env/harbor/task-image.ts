@@ -59,26 +59,22 @@ async function resolveImage(task: HarborTask): Promise<{ image: string; workdir:
   const named = env.docker_image;
   let image: string | null = null;
   if (named !== undefined) {
+    // Harbor's order: the prebuilt image (present, else pulled), and the Dockerfile only without it.
     if (await imagePresent(named)) image = named;
-    else if (!task.dockerfile) {
+    else {
       const pull = await docker(['pull', '--quiet', named], { timeoutMs: env.build_timeout_sec * 1000 });
-      if (pull.code !== 0) {
+      if (pull.code === 0) image = named;
+      else if (!task.dockerfile) {
         throw new DockerError(
           `${task.dir}: [environment] docker_image ${named} is not present and could not be pulled (${pull.stderr.split('\n')[0]}); the folder has no Dockerfile to build instead`,
         );
       }
-      image = named;
     }
   }
   if (image === null) {
     const built = await buildImage({
       contextDir: join(task.dir, 'environment'),
-      repo: `crl-task/${
-        task.name
-          .toLowerCase()
-          .replace(/[^a-z0-9._-]+/g, '-')
-          .replace(/^[^a-z0-9]+/, '') || 'task'
-      }`,
+      repo: taskImageRepo(task),
       timeoutMs: env.build_timeout_sec * 1000,
       // A daemon without a bridge network (dockerd --bridge none) builds with the host's.
       network: process.env.CRL_DOCKER_BUILD_NETWORK ?? (dockerNetworkExists('bridge') ? undefined : 'host'),
@@ -88,4 +84,23 @@ async function resolveImage(task: HarborTask): Promise<{ image: string; workdir:
   const workdir =
     typeof env.workdir === 'string' && env.workdir.startsWith('/') ? env.workdir : await imageWorkdir(image);
   return { image, workdir };
+}
+
+/** The repository name a task's built image is tagged under (`crl-task/<task>:<content hash>`). */
+export function taskImageRepo(task: HarborTask): string {
+  const name = task.name
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '');
+  return `crl-task/${name || 'task'}`;
+}
+
+/** Which image a task will run, in words, before it runs (a user with a registry pulls; offline, one builds). */
+export function describeTaskImage(task: HarborTask, present: (image: string) => boolean): string {
+  const named = task.config.environment.docker_image;
+  if (named !== undefined && present(named)) return `image ${named} (present)`;
+  const build = `an image built from environment/Dockerfile (${taskImageRepo(task)}:<content hash>)`;
+  if (named !== undefined)
+    return task.dockerfile ? `image ${named} if it can be pulled, else ${build}` : `image ${named} (to be pulled)`;
+  return build;
 }
