@@ -33,10 +33,20 @@ async function withBox<T>(f: (s: SandboxSession) => Promise<T>, spec: Partial<Sa
   }
 }
 
-/** Containers of this tool on the daemon (running or not). */
-function ourContainers(): string[] {
-  const r = spawnSync('docker', ['ps', '-aq', '--filter', `label=${SANDBOX_LABEL}`], { encoding: 'utf8' });
-  return r.stdout.split('\n').filter(Boolean);
+/**
+ * Containers (running or not) whose owner label names process `pid`: other test files make
+ * containers on the same daemon at the same time, so only one's own are counted.
+ */
+function ownedBy(pid: number): string[] {
+  const r = spawnSync(
+    'docker',
+    ['ps', '-a', '--filter', `label=${SANDBOX_LABEL}`, '--format', `{{.ID}} {{.Label "${OWNER_LABEL}"}}`],
+    { encoding: 'utf8' },
+  );
+  return r.stdout
+    .split('\n')
+    .filter((l) => l.includes(`/${pid}.`))
+    .map((l) => l.split(' ')[0]!);
 }
 
 describe.skipIf(!available)('docker sandbox: one persistent shell in a container', () => {
@@ -119,12 +129,11 @@ describe.skipIf(!available)('docker sandbox: one persistent shell in a container
   });
 
   it('leaves no container behind when closed, or when the process that owns it is killed', async () => {
-    const before = ourContainers().length;
     await withBox(async (s) => {
-      expect(ourContainers().length).toBe(before + 1);
+      expect(ownedBy(process.pid).length).toBe(1);
       await s.run('true');
     });
-    await waitFor(() => ourContainers().length === before, { timeoutMs: 30_000, what: 'the closed container gone' });
+    await waitFor(() => ownedBy(process.pid).length === 0, { timeoutMs: 30_000, what: 'the closed container gone' });
     // A child process starts a sandbox and is killed with SIGKILL while it holds it.
     const script = `
       import { dockerBackend } from ${JSON.stringify(new URL('./docker-backend.ts', import.meta.url).pathname)};
@@ -136,19 +145,15 @@ describe.skipIf(!available)('docker sandbox: one persistent shell in a container
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await waitFor(() => out.includes('started'), { timeoutMs: 60_000, what: 'the child sandbox started' });
-    const owner = spawnSync(
-      'docker',
-      ['ps', '--filter', `label=${OWNER_LABEL}`, '--format', `{{.Label "${OWNER_LABEL}"}}`],
-      {
-        encoding: 'utf8',
-      },
-    ).stdout;
-    expect(owner).toMatch(new RegExp(`/${child.pid}\\.`));
-    child.kill('SIGKILL');
-    await waitFor(() => ourContainers().length === before, {
+    try {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      await waitFor(() => out.includes('started'), { timeoutMs: 60_000, what: 'the child sandbox started' });
+      expect(ownedBy(child.pid!).length).toBe(1);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    await waitFor(() => ownedBy(child.pid!).length === 0, {
       timeoutMs: 60_000,
       what: 'the killed owner’s container gone',
     });

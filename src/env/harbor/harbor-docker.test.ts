@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { crl } from '../../cli/testing/spawn-crl.ts';
 import { readRecordsFile } from '../../rollout/record-file.ts';
 import { dockerBackend } from '../../sandbox/docker-backend.ts';
-import { SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
+import { OWNER_LABEL, SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
 import { dockerAvailable, TEST_BASE_IMAGE } from '../../sandbox/testing/docker-available.ts';
 import { HarborEnv } from './harbor-env.ts';
 import { loadHarborTask } from './load-tasks.ts';
@@ -44,10 +44,15 @@ function images(): string[] {
     .stdout.split('\n')
     .filter(Boolean);
 }
+/** Containers of this process (other test files make their own on the same daemon meanwhile). */
 function containers(): string[] {
-  return spawnSync('docker', ['ps', '-aq', '--filter', `label=${SANDBOX_LABEL}`], { encoding: 'utf8' })
+  return spawnSync(
+    'docker',
+    ['ps', '-a', '--filter', `label=${SANDBOX_LABEL}`, '--format', `{{.ID}} {{.Label "${OWNER_LABEL}"}}`],
+    { encoding: 'utf8' },
+  )
     .stdout.split('\n')
-    .filter(Boolean);
+    .filter((l) => l.includes(`/${process.pid}.`));
 }
 
 /** One episode of a scripted agent: its commands in order, then submit. */
