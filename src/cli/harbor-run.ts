@@ -1,7 +1,7 @@
 import { sandboxBackend } from '../sandbox/registry.ts';
 import { taskSandbox, type SandboxChoice } from '../env/harbor/task-sandbox.ts';
 import { describeTaskImage, taskNetwork } from '../env/harbor/task-image.ts';
-import { spawnSync } from 'node:child_process';
+import { imagePresentSync } from '../sandbox/docker-images.ts';
 import { SUBMIT } from '../env/harbor/action.ts';
 import type { TextPolicy } from '../contracts/index.ts';
 import { HarborEnv } from '../env/harbor/harbor-env.ts';
@@ -69,11 +69,9 @@ export function loadHarborSuite(env: string, policy: string, choice: SandboxChoi
       );
     }
   }
-  const present = (image: string): boolean =>
-    spawnSync('docker', ['image', 'inspect', image], { stdio: 'ignore', timeout: 30_000 }).status === 0;
   for (const { task: t, sandbox } of suite) {
     if (sandbox === 'docker')
-      process.stderr.write(`crl: ${t.name} runs on docker in ${describeTaskImage(t, present)}\n`);
+      process.stderr.write(`crl: ${t.name} runs on docker in ${describeTaskImage(t, imagePresentSync)}\n`);
     const note =
       sandbox === 'bwrap'
         ? t.config.environment.allow_internet === true

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +27,11 @@ export function treeHash(dir: string): string {
   };
   walk('');
   return h.digest('hex');
+}
+
+/** The same, blocking: for checks made once before anything runs (a CLI's notes, a test's skip). */
+export function imagePresentSync(image: string): boolean {
+  return spawnSync('docker', ['image', 'inspect', image], { stdio: 'ignore', timeout: 30_000 }).status === 0;
 }
 
 export async function imagePresent(image: string): Promise<boolean> {

@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable, type Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, type SandboxMount } from './bwrap.ts';
 import { chownTree, removeTree, trackRoot, untrackRoot } from './host-files.ts';
 import { SandboxLimitsSchema, type SandboxLimits } from './limits.ts';
 import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
+import { launchStdio, shellPipes, type SandboxLaunch } from './shell-pipes.ts';
 import { SandboxError, SandboxUnavailableError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
 import { ownedPrefix, removeStaleDirs } from './stale-dirs.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
@@ -29,8 +30,6 @@ import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript }
  */
 
 const START_TIMEOUT_MS = 15_000;
-/** The supervisor's replies (shell-script.ts). */
-const REPLY_LINE = /^(READY|SWEPT|RESTARTED|ERROR)( |$)/;
 
 /** Roots swept for dead processes' directories (stale-dirs.ts), once per process. */
 const swept = new Set<string>();
@@ -65,36 +64,13 @@ export class Sandbox {
   ) {
     this.nonce = options.nonce;
     const { launch } = options;
-    this.child = spawn(launch.command, launch.args, {
-      stdio: launch.muxed ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-      ...(launch.ids ?? {}),
-    });
-    const stdin = this.child.stdin!;
-    stdin.on('error', () => undefined); // EPIPE after exit: seen via 'exit'
-    if (launch.muxed) {
-      // One stream in, tagged per line (shell-script.ts); every write here is whole lines.
-      this.control = taggedLines(stdin, 'C');
-      this.commands = taggedLines(stdin, 'A');
-      // stderr carries the replies and whatever else bash or the engine's client prints there
-      // (job notices, errors): only reply lines are replies, the rest is diagnostics.
-      let partial = '';
-      this.child.stderr!.on('data', (d: Buffer) => {
-        const lines = (partial + d.toString('utf8')).split('\n');
-        partial = lines.pop()!;
-        for (const line of lines) {
-          if (REPLY_LINE.test(line)) this.replies.push(Buffer.from(`${line}\n`));
-          else if (this.stderrText.length < 4096) this.stderrText += `${line}\n`;
-        }
-      });
-    } else {
-      this.control = stdin;
-      this.commands = this.child.stdio[3] as Writable;
-      this.commands.on('error', () => undefined);
-      this.child.stderr!.on('data', (d: Buffer) => {
-        if (this.stderrText.length < 4096) this.stderrText += d.toString('utf8');
-      });
-      (this.child.stdio[4] as Readable).on('data', (d: Buffer) => this.replies.push(d));
-    }
+    this.child = spawn(launch.command, launch.args, { stdio: launchStdio(launch), ...(launch.ids ?? {}) });
+    ({ control: this.control, commands: this.commands } = shellPipes(this.child, launch, {
+      reply: (d) => this.replies.push(d),
+      diagnostic: (text) => {
+        if (this.stderrText.length < 4096) this.stderrText += text;
+      },
+    }));
     this.child.stdout!.on('data', (d: Buffer) => this.onOutput(d));
     this.child.on('error', (e) => this.onExit(`could not start ${launch.command}: ${e.message}`));
     this.child.on('exit', (code, signal) => this.onExit(signal ? `killed by ${signal}` : `exited with status ${code}`));
@@ -387,24 +363,3 @@ function hostPathOf(mounts: readonly SandboxMount[], path: string): string {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** How the sandbox's first process is started. */
-export interface SandboxLaunch {
-  command: string;
-  args: readonly string[];
-  /** Only stdin, stdout and stderr reach the supervisor (shell-script.ts, muxed). */
-  muxed?: boolean;
-  /** Host uid/gid to run the launcher as. */
-  ids?: { uid: number; gid: number } | undefined;
-}
-
-/** A Writable that writes each line given to it to `out` behind a one-letter tag. */
-function taggedLines(out: Writable, tag: string): Writable {
-  return new Writable({
-    write(chunk: Buffer | string, _enc, done) {
-      const text = chunk.toString();
-      const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
-      out.write(lines.map((l) => `${tag}${l}\n`).join(''), () => done());
-    },
-  });
-}

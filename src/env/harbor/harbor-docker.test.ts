@@ -83,38 +83,27 @@ describe.skipIf(!available)('Harbor task folders with a Dockerfile, in container
     sumTask('sum-wrong-solution', { 'solution/solve.sh': '#!/bin/bash\necho 13 > answer.txt\n' });
     const suite = join(root, 'suite');
     const out = join(root, 'oracle.jsonl');
-    const a = crl([
-      'run',
-      '--env',
-      `harbor:${suite}`,
-      '--sandbox',
-      'docker',
-      '--policy',
-      'harbor-oracle',
-      '--episodes',
-      '3',
-      '--out',
-      out,
-    ]);
-    expect(a.stderr).toBe(a.code === 0 ? a.stderr : '');
-    expect(a.code).toBe(0);
+    const runSuite = (policy: string, to: string) =>
+      crl([
+        'run',
+        '--env',
+        `harbor:${suite}`,
+        '--sandbox',
+        'docker',
+        '--policy',
+        policy,
+        '--episodes',
+        '3',
+        '--out',
+        to,
+      ]);
+    const a = runSuite('harbor-oracle', out);
+    expect(a.code, a.stderr).toBe(0);
     expect(JSON.parse(a.stdout.trim().split('\n').pop()!)).toMatchObject({ episodes: 3, envErrors: 0 });
     const records = readRecordsFile(out);
     const byTask = Object.fromEntries(records.map((r) => [r.episodeId.replace(/-\d+$/, ''), r.reward]));
     expect(byTask).toEqual({ 'harbor-sum-json': 1, 'harbor-sum-plain': 1, 'harbor-sum-wrong-solution': 0 });
-    const nop = crl([
-      'run',
-      '--env',
-      `harbor:${suite}`,
-      '--sandbox',
-      'docker',
-      '--policy',
-      'harbor-nop',
-      '--episodes',
-      '3',
-      '--out',
-      join(root, 'nop.jsonl'),
-    ]);
+    const nop = runSuite('harbor-nop', join(root, 'nop.jsonl'));
     expect(nop.code).toBe(0);
     expect(JSON.parse(nop.stdout.trim().split('\n').pop()!)).toMatchObject({ passAt1: 0, episodes: 3 });
   });

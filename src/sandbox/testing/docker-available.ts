@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import { dockerUnavailableReason } from '../docker-cli.ts';
+import { imagePresentSync } from '../docker-images.ts';
 
 /** The base image the tests' own Dockerfiles start FROM, built offline by scripts/docker-setup.sh. */
 export const TEST_BASE_IMAGE = 'crl-test/debian:bookworm';
@@ -11,7 +11,7 @@ export const TEST_BASE_IMAGE = 'crl-test/debian:bookworm';
  */
 export function dockerAvailable(suite: string): boolean {
   let reason = dockerUnavailableReason();
-  if (reason === null && spawnSync('docker', ['image', 'inspect', TEST_BASE_IMAGE], { timeout: 30_000 }).status !== 0) {
+  if (reason === null && !imagePresentSync(TEST_BASE_IMAGE)) {
     reason = `the test base image ${TEST_BASE_IMAGE} is missing (scripts/docker-setup.sh builds it)`;
   }
   if (reason === null) return true;
