@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
+import { countLinesTask } from '../env/harbor/testing/task-folders.ts';
+import { sandboxAvailable } from '../sandbox/testing/sandbox-available.ts';
 import { redisAvailable, startRedis, type RedisProcess } from '../queue/testing/redis-server.ts';
 import { waitFor } from '../util/testing/wait-for.ts';
 import { CRL_BIN, crlAsync, withoutNativeNotice } from './testing/spawn-crl.ts';
@@ -156,6 +158,44 @@ describe.skipIf(!available)(
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(Date.now() - t0).toBeLessThan(100_000);
     });
+
+    it.skipIf(!sandboxAvailable('task folders through the queue'))(
+      'task folders through the queue: a worker loads the folder of each job and runs it in its sandbox',
+      async () => {
+        const root = mkdtempSync(join(tmpdir(), 'crl-dist-tasks-'));
+        countLinesTask(join(root, 'tasks', 'one'), 2);
+        countLinesTask(join(root, 'tasks', 'two'), 6);
+        const q = await redis();
+        worker(q.url);
+        const args = [
+          '--env',
+          `harbor:${join(root, 'tasks')}`,
+          '--knobs',
+          '{"exposeSolution":true}',
+          '--model',
+          'tiny',
+          '--context',
+          '1024',
+          '--from-scratch',
+          '--actor',
+          'expert',
+          '--batch',
+          '3',
+          '--iterations',
+          '1',
+        ];
+        const queued = await crlAsync(['train', ...args, '--queue', q.url, '--out', join(root, 'queued')]);
+        expect(queued.code, queued.stderr).toBe(0);
+        expect(JSON.parse(queued.last)).toMatchObject({ iteration: 1, successRate: 1 });
+        const local = await crlAsync(['train', ...args, '--out', join(root, 'local')]);
+        expect(local.code, local.stderr).toBe(0);
+        const strip = (m: Record<string, number | null>) =>
+          Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/')));
+        expect(readMetrics(join(root, 'queued', 'metrics.jsonl')).map((m) => strip(m.metrics))).toEqual(
+          readMetrics(join(root, 'local', 'metrics.jsonl')).map((m) => strip(m.metrics)),
+        );
+      },
+    );
 
     it('trainer killed mid-run and resumed, Redis killed and restarted empty: every iteration once, as the in-process run', async () => {
       const root = mkdtempSync(join(tmpdir(), 'crl-dist-resume-'));

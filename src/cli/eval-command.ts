@@ -12,6 +12,7 @@ import { CliError } from './errors.ts';
 import { FORCE_HELP, prepareOutputFile } from './outputs.ts';
 import { parseKnobsFlag } from './json-flag.ts';
 import { checkTask } from './load-envs.ts';
+import { checkHarborExpert, checkHarborWriter, isHarborEnv } from './harbor-run.ts';
 import { parseSummaryWriter } from './run-flags.ts';
 
 const int = (min: number) => z.coerce.number().int().min(min);
@@ -26,7 +27,7 @@ const EvalFlagsSchema = z
     knobs: z.string().optional(),
     summaryWriter: z.string().min(1).default('self'),
     system: z.string().min(1).optional(),
-    tasks: int(1).default(16),
+    tasks: int(1).optional(),
     samples: int(1).default(4),
     windows: z
       .string()
@@ -65,7 +66,7 @@ export function registerEvalCommand(program: Command): void {
       '--policy <expert|dir|engine:url|llamacpp:file>',
       'acting policy: "expert", a checkpoint directory, a run directory (latest checkpoint), a remote engine: vllm:URL or sglang:URL, or a GGUF file run by llama.cpp: llamacpp:FILE.gguf',
     )
-    .requiredOption('--env <name>', 'task family')
+    .requiredOption('--env <name>', 'task family, or harbor:PATH (a Harbor task folder or a folder of them)')
     .option('--variant <name>', 'held-out variant of the family, or "default"')
     .option('--knobs <json>', 'task knob overrides as JSON (the variant applies on top)')
     .option(
@@ -76,7 +77,7 @@ export function registerEvalCommand(program: Command): void {
       '--system <label>',
       'system name recorded in the result (default: the system in the run\'s config.json, e.g. "base" after crl sft; "policy" for a bare checkpoint or engine)',
     )
-    .option('--tasks <n>', 'evaluation tasks (eval seeds)')
+    .option('--tasks <n>', 'evaluation tasks (eval seeds; default 16, for task folders one per folder)')
     .option('--samples <n>', 'samples per task (at least 4 for a meaningful interval)')
     .option('--windows <list>', 'modes as K values, e.g. 1,4,8')
     .option('--training-windows <K>', 'K used in training (marks longer-horizon modes)')
@@ -105,8 +106,10 @@ export function registerEvalCommand(program: Command): void {
       if (f.tail !== undefined) rollout.tailSteps = f.tail;
       // Every input is checked before the evaluation starts and before --out is touched.
       const knobs = parseKnobsFlag(f.knobs);
-      checkTask({ env: f.env, knobs, variant: f.variant });
+      const family = checkTask({ env: f.env, knobs, variant: f.variant });
       const writer = parseSummaryWriter(f.summaryWriter);
+      if (isHarborEnv(f.env)) checkHarborWriter(writer);
+      if (f.policy === 'expert') checkHarborExpert({ env: f.env, knobs, flag: '--policy' });
       checkPolicy({ policy: f.policy, flag: '--policy' });
       if (writer.kind === 'checkpoint') checkPolicy({ policy: writer.path, flag: '--summary-writer' });
       const remote = /^(vllm|sglang):/.test(f.policy);
@@ -122,7 +125,8 @@ export function registerEvalCommand(program: Command): void {
         summaryWriter: f.summaryWriter,
         rollout,
         knobs,
-        tasks: f.tasks,
+        // A task set is evaluated task by task: every folder once per sample unless --tasks says otherwise.
+        tasks: f.tasks ?? (isHarborEnv(f.env) ? family.evalSeeds.end - family.evalSeeds.start : 16),
         samplesPerTask: f.samples,
         windows: f.windows.split(',').map(Number),
         trainingWindows: f.trainingWindows ?? null,

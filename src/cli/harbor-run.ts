@@ -13,6 +13,7 @@ import type { TokenSampler } from '../contracts/index.ts';
 import type { ChatTemplateSource } from '../rollout/chat-format.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { CliError } from './errors.ts';
+import { HARBOR_PREFIX, isHarborEnv } from '../env/harbor/task-set.ts';
 import type { SummaryWriterChoice } from './run-flags.ts';
 
 /**
@@ -21,24 +22,10 @@ import type { SummaryWriterChoice } from './run-flags.ts';
  * `--policy harbor-oracle` runs each task's solution/solve.sh, `harbor-nop` submits at once (Harbor's
  * oracle and nop agents); the others are the usual policies.
  */
-export const HARBOR_PREFIX = 'harbor:';
+export { HARBOR_PREFIX, HARBOR_ROLLOUT_DEFAULTS, isHarborEnv } from '../env/harbor/task-set.ts';
 export const HARBOR_ORACLE = 'harbor-oracle';
 /** Harbor's `nop` agent: submits at once (a floor: a suite it passes tests nothing). */
 export const HARBOR_NOP = 'harbor-nop';
-
-export function isHarborEnv(env: string): boolean {
-  return env.startsWith(HARBOR_PREFIX);
-}
-
-/** Rollout defaults for shell work (subword tokens): room for a command, its output and a summary. */
-export const HARBOR_ROLLOUT_DEFAULTS = {
-  contextWindow: 8192,
-  compactThreshold: 2048,
-  maxActionTokens: 384,
-  maxObservationTokens: 1024,
-  summaryMaxTokens: 512,
-  stepLimit: 100,
-} as const;
 
 /** A task folder and the sandbox backend its episodes run in (task-sandbox.ts). */
 export interface SuiteTask {
@@ -111,6 +98,18 @@ export function harborPolicySampler(options: {
 }
 
 /** Harbor tasks have no scripted summary writers: only the policy itself, null or a checkpoint. */
+/**
+ * The expert of a task set is Harbor's oracle agent, which runs solution/solve.sh: without
+ * exposeSolution it would fail every task, so crl train --actor expert and crl eval --policy
+ * expert refuse it up front.
+ */
+export function checkHarborExpert(options: { env: string; knobs: Record<string, unknown>; flag: string }): void {
+  if (isHarborEnv(options.env) && options.knobs.exposeSolution !== true)
+    throw new CliError(
+      `${options.flag} expert on task folders is Harbor's oracle agent (it runs solution/solve.sh), which needs --knobs '{"exposeSolution":true}'`,
+    );
+}
+
 export function checkHarborWriter(choice: SummaryWriterChoice): void {
   if (choice.kind === 'oracle' || choice.kind === 'lossy') {
     throw new CliError(

@@ -1,12 +1,13 @@
-import { getFamily } from '../env/registry.ts';
+import { familyByName } from '../env/family-by-name.ts';
+import { HarborTaskError } from '../env/harbor/load-tasks.ts';
 import type { TaskFamily } from '../env/family.ts';
 import { KnobsError, variantKnobs } from '../env/knobs.ts';
 import { CliError } from './errors.ts';
 
-/** Looks up --env; an unknown name is a user error listing the valid names. */
+/** Looks up --env (a family, or harbor:PATH); an unknown name is a user error listing the valid names. */
 function familyFor(name: string): TaskFamily {
   try {
-    return getFamily(name);
+    return familyByName(name);
   } catch (e) {
     throw new CliError(`--env: ${(e as Error).message}`);
   }
@@ -22,6 +23,8 @@ export function checkTask(options: { env: string; knobs: Record<string, unknown>
   try {
     family.create({ ...options.knobs, ...variant }); // the family validates its knobs
   } catch (e) {
+    // A task set also checks here that its sandbox can run: that is about --env, not the knobs.
+    if (e instanceof HarborTaskError) throw new CliError(`--env ${options.env}: ${e.message}`);
     throw new CliError(`--knobs: ${(e as Error).message}`);
   }
   return family;

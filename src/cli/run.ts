@@ -4,7 +4,7 @@ import { withStepDelay } from '../env/step-delay.ts';
 import { tokenizerForPolicy } from '../experiments/policy-source.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
-import { resolveRolloutConfig, RolloutConfigError, type RolloutConfig } from '../rollout/config.ts';
+import { overFamilySizes, resolveRolloutConfig, RolloutConfigError, type RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeSpec } from '../rollout/episode.ts';
 import type { TokenSampler } from '../contracts/index.ts';
 import { AtomicLineWriter } from '../util/atomic-write.ts';
@@ -95,7 +95,7 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   const given = flags.tokenizer ?? (checkpointPolicy(flags.policy) ? undefined : family.tokenizer);
   const tokenizer = await tokenizerForPolicy({ policy: flags.policy, flag: '--policy', ...(given ? { given } : {}) });
   const { config, layout } = resolveWithFlagNames(() =>
-    resolveRolloutConfig({ tokenizer, input: { ...family.rollout, ...rolloutInput(flags) } }),
+    resolveRolloutConfig({ tokenizer, input: overFamilySizes(family.rollout, rolloutInput(flags)) }),
   );
   const { actor, summarizer } = await runSamplers({
     policy: flags.policy,
@@ -141,7 +141,7 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
     ? await tokenizerForPolicy({ policy: flags.policy, ...(flags.tokenizer ? { given: flags.tokenizer } : {}) })
     : loadTokenizer(flags.tokenizer ?? 'qwen3');
   const { config, layout } = resolveWithFlagNames(() =>
-    resolveRolloutConfig({ tokenizer, input: { ...HARBOR_ROLLOUT_DEFAULTS, ...rolloutInput(flags) } }),
+    resolveRolloutConfig({ tokenizer, input: overFamilySizes(HARBOR_ROLLOUT_DEFAULTS, rolloutInput(flags)) }),
   );
   const { actor, summarizer } = await runSamplers({
     policy: flags.policy,

@@ -7,6 +7,7 @@ import { newRunName, readRunConfig, runDirState } from '../experiments/run-dir.t
 import { runSft } from '../experiments/sft.ts';
 import { SftConfigSchema, type SftConfig } from '../experiments/sft-config.ts';
 import { configDifferences } from '../config/config-diff.ts';
+import { isHarborEnv } from '../env/harbor/task-set.ts';
 import { CliError } from './errors.ts';
 import { checkTask } from './load-envs.ts';
 import { asUserError } from './train-command.ts';
@@ -99,6 +100,11 @@ export function registerSftCommand(program: Command): void {
         config: r.data,
         flagsGiven: Object.entries(o).some(([k, v]) => k !== 'out' && v !== undefined),
       });
+      if (isHarborEnv(config.env.name))
+        throw new CliError(
+          `crl sft learns from a task family's scripted expert, and task folders (${config.env.name}) have none: ` +
+            'train the base on a family (e.g. --env shell-ledger), then crl train --env harbor:PATH --init <that run>',
+        );
       checkTask({ env: config.env.name, knobs: config.env.knobs });
       // runSft creates the run directory only once the config and every input have loaded.
       const { checkpoint } = await runSft({

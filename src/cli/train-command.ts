@@ -14,6 +14,7 @@ import { queueSampling } from '../experiments/queue-sampling.ts';
 import { train } from '../experiments/train-loop.ts';
 import type { ActorKind } from '../experiments/trainer-models.ts';
 import { CliError } from './errors.ts';
+import { checkHarborExpert } from './harbor-run.ts';
 import { checkTask } from './load-envs.ts';
 
 /** Turns a plain Error from a user-caused problem into a CliError (message shown, no stack). */
@@ -136,6 +137,7 @@ export function registerTrainCommand(program: Command): void {
       runDir = opts.out ?? join('runs', newRunName(config.name));
       checkNewRunDir(runDir);
       checkTask({ env: config.env.name, knobs: config.env.knobs });
+      if (actor === 'expert') checkHarborExpert({ env: config.env.name, knobs: config.env.knobs, flag: '--actor' });
       const init = config.model.init;
       if (init) {
         // A run directory stands for its latest checkpoint; the run stores the checkpoint itself.

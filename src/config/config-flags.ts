@@ -33,7 +33,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     kind: 'boolean',
     help: 'cross-trajectory GAE correction (true|false)',
   },
-  { flag: 'env', path: ['env', 'name'], kind: 'string', help: 'task family' },
+  {
+    flag: 'env',
+    path: ['env', 'name'],
+    kind: 'string',
+    help: 'task family, or harbor:PATH (a folder of Harbor task folders; its knobs: sandbox, commandTimeoutSec, outputBytes)',
+  },
   { flag: 'knobs', path: ['env', 'knobs'], kind: 'json', help: 'task knobs as JSON, e.g. \'{"chunks":8}\'' },
   { flag: 'context', path: ['rollout', 'contextWindow'], kind: 'int', help: 'C: context window in tokens' },
   { flag: 'threshold', path: ['rollout', 'compactThreshold'], kind: 'int', help: 'T_comp: compaction threshold' },
@@ -55,7 +60,7 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     flag: 'tokenizer',
     path: ['tokenizer'],
     kind: 'string',
-    help: "word | qwen3 | a directory with tokenizer.json (default: --init's own, else word)",
+    help: "word | qwen3 | a directory with tokenizer.json (default: --init's own, else the family's, else word)",
   },
   {
     flag: 'init',

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ChatMessage, Environment, RandomSource, TextPolicy } from '../contracts/index.ts';
+import type { ChatMessage, Environment, EnvSpec, RandomSource, TextPolicy } from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
 import type { SummaryContent, SummaryWriters } from './summary-content.ts';
 
@@ -43,6 +43,12 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
   readonly evalSeeds: SeedRange;
   /** A fresh environment instance with these knobs (validated by `knobs`). */
   create(knobs?: Partial<Knobs>): Environment;
+  /**
+   * Optional: how the episode of this seed is described as data for a job (rollout/episode-job.ts).
+   * Absent: the family's name and knobs (the worker calls create). A task set names the task
+   * folder of the seed instead (env/harbor/task-set.ts), which a worker loads where it runs.
+   */
+  envSpec?(seed: number, knobs: Record<string, unknown>): EnvSpec;
   /** A scripted expert that acts well from the visible context alone. */
   readonly expert: TextPolicy;
   readonly summaryWriters: SummaryWriters;

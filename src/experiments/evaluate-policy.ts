@@ -3,12 +3,13 @@ import { evaluate } from '../eval/evaluate.ts';
 import type { EvalResult } from '../eval/eval-result.ts';
 import { formatSummaryWriter, parseSummaryWriter } from '../eval/summary-writer.ts';
 import { variantKnobs } from '../env/knobs.ts';
-import { resolveRolloutConfig } from '../rollout/config.ts';
+import { overFamilySizes, resolveRolloutConfig } from '../rollout/config.ts';
 import { ensureDir, writeFileAtomic } from '../util/atomic-write.ts';
 import { canonicalJson, provenance } from '../util/provenance.ts';
 import { episodeBatchRunner, evalTaskSeeds } from './eval-runner.ts';
 import { policySource, summaryWriterSource, tokenizerForPolicy } from './policy-source.ts';
-import { getFamily } from '../env/registry.ts';
+import { familyByName } from '../env/family-by-name.ts';
+import { HARBOR_PREFIX, isHarborEnv } from '../env/harbor/task-set.ts';
 
 /** Everything `crl eval` needs; the pipeline calls this once per (system, env, variant, writer). */
 export interface EvalRequest {
@@ -50,21 +51,21 @@ export function evalRequestRecord(req: EvalRequest): Record<string, unknown> {
 
 /** Runs one evaluation and writes its validated JSON file atomically; returns the result. */
 export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
-  const tokenizer = await tokenizerForPolicy({
-    policy: req.policy,
-    ...(req.tokenizer ? { given: req.tokenizer } : {}),
-  });
-  const family = getFamily(req.env);
+  const family = familyByName(req.env);
+  // The scripted expert has no tokenizer of its own: it writes in the one the family's text needs.
+  const given = req.tokenizer ?? (req.policy === 'expert' ? family.tokenizer : undefined);
+  const tokenizer = await tokenizerForPolicy({ policy: req.policy, ...(given ? { given } : {}) });
+  const rolloutInput = overFamilySizes(family.rollout, req.rollout);
   const knobs = { ...req.knobs, ...variantKnobs(family, req.variant) };
   const spec = parseSummaryWriter(req.summaryWriter);
   // C is the same in every mode (only K changes): the models are checked against it once.
-  const { contextWindow } = resolveRolloutConfig({ input: { ...req.rollout, maxWindows: 1 }, tokenizer }).config;
+  const { contextWindow } = resolveRolloutConfig({ input: { ...rolloutInput, maxWindows: 1 }, tokenizer }).config;
   const actor = await policySource({ policy: req.policy, family, tokenizer, contextWindow });
   const writer = await summaryWriterSource({ spec, family, tokenizer, contextWindow });
   const run = episodeBatchRunner({
     family,
     knobs,
-    rolloutInput: req.rollout,
+    rolloutInput,
     tokenizer,
     actor: actor.factory,
     summarizer: writer?.factory ?? null,
@@ -75,7 +76,8 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
     run,
     system: req.system,
     policy: req.root ? relativePath(req.root, actor.source) : actor.source,
-    env: req.env,
+    // A task set inside the pipeline is named relative to it (harbor:tasks/...): no machine path.
+    env: req.root ? envInside(req.root, req.env) : req.env,
     variant: req.variant,
     summaryWriter: formatSummaryWriter(spec),
     contextWindow,
@@ -94,4 +96,9 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
 function relativePath(root: string, path: string): string {
   const r = relative(resolve(root), resolve(path));
   return r === '' || r.startsWith('..') || isAbsolute(r) ? path : r.split(sep).join('/');
+}
+
+/** `harbor:PATH` with PATH relative to `root` when inside it; any other env unchanged. */
+function envInside(root: string, env: string): string {
+  return isHarborEnv(env) ? `${HARBOR_PREFIX}${relativePath(root, env.slice(HARBOR_PREFIX.length))}` : env;
 }

@@ -40,12 +40,15 @@ export function episodeJobs(options: {
   const tasks = Math.ceil(options.batchEpisodes / options.groupSize);
   const span = family.trainSeeds.end - family.trainSeeds.start;
   const seeds = Array.from({ length: tasks }, () => family.trainSeeds.start + rng.int(span));
-  return Array.from({ length: options.batchEpisodes }, (_, i) => ({
-    episodeId: `it${options.iteration}-ep${i}`,
-    env: { kind: 'family', family: family.name, knobs: options.knobs },
-    seed: seeds[Math.floor(i / options.groupSize)]!,
-    policyVersion: options.iteration - 1,
-  }));
+  return Array.from({ length: options.batchEpisodes }, (_, i) => {
+    const seed = seeds[Math.floor(i / options.groupSize)]!;
+    return {
+      episodeId: `it${options.iteration}-ep${i}`,
+      env: family.envSpec?.(seed, options.knobs) ?? { kind: 'family', family: family.name, knobs: options.knobs },
+      seed,
+      policyVersion: options.iteration - 1,
+    };
+  });
 }
 
 /** Stage 1: the iteration's episodes, run in this process (environments built here from their jobs). */

@@ -42,4 +42,13 @@ export interface Preset {
   sftByEnv?: Readonly<Record<string, Partial<Omit<SftConfigInput, 'env' | 'seed'>>>>;
   train: TrainConfigInput;
   eval: EvalPlan;
+  /**
+   * Per env: RL and evaluation run on the family's tasks written as Harbor task folders (the
+   * pipeline's `tasks/<env>/train` and `tasks/<env>/eval`, `train` and `eval` tasks from the
+   * family's two seed ranges), through the same path as any task set (`--env harbor:PATH`); the
+   * SFT base still learns from the family's expert. Evaluation then has no scripted summary
+   * writers (writers: null only) and no held-out variants. `knobs` are the task set's own
+   * (env/harbor/task-set.ts: sandbox, commandTimeoutSec, outputBytes).
+   */
+  taskSets?: Readonly<Record<string, { train: number; eval: number; knobs?: Record<string, unknown> }>>;
 }

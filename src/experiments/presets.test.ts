@@ -86,6 +86,8 @@ function checkPreset(p: Preset): void {
     const reqs = evalRequests({
       preset: p,
       env,
+      tag: env,
+      knobs: { ...(p.knobs?.[env] ?? {}), ...(p.rlKnobs?.[env] ?? {}) },
       variants: Object.keys(family.variants),
       seed: p.seeds[0]!,
       trainingWindows: K,

@@ -2,7 +2,8 @@ import type { TrainConfigInput } from '../config/train-config.ts';
 import type { SftConfigInput } from './sft-config.ts';
 import type { Preset } from './preset-types.ts';
 import { RL_SYSTEMS } from './systems.ts';
-import { terminalPreset } from './terminal-preset.ts';
+import { terminalPreset, terminalTasksPreset } from './terminal-preset.ts';
+import { SHELL_LEDGER_ROLLOUT } from '../env/shell-ledger/index.ts';
 import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
 
 /**
@@ -79,6 +80,9 @@ const KNOBS = {
  * results do not move if a default changes.
  */
 const RL_OPTIM = { policyLr: 1e-4 };
+
+/** shell-ledger's own sizes with K = 4 (the smoke check of training on task folders). */
+const SMOKE_TASKS_ROLLOUT = { ...SHELL_LEDGER_ROLLOUT, maxWindows: 4 };
 
 /** RL of the quick preset (and of table4-mixed, whose seed 0 is the quick preset's). */
 const QUICK_TRAIN = {
@@ -230,6 +234,41 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     },
   },
   terminal: terminalPreset(RL_OPTIM),
+  'terminal-tasks': terminalTasksPreset(RL_OPTIM),
+  /** For tests and CI: the task-folder path of `terminal-tasks` at the smoke preset's sizes. */
+  'smoke-tasks': {
+    description: 'plumbing check of training on task folders (shell-ledger folders, tiny model); numbers mean nothing',
+    tokenizer: 'qwen3',
+    envs: ['shell-ledger'],
+    seeds: [0],
+    systems: ['compaction-rl'],
+    sft: {
+      episodes: 2,
+      epochs: 1,
+      tokenizer: 'qwen3',
+      model: { preset: 'tiny', maxSeqLen: 512 },
+      rollout: SMOKE_TASKS_ROLLOUT,
+    },
+    train: {
+      iterations: 2,
+      batchEpisodes: 2,
+      checkpointEvery: 1,
+      rollout: SMOKE_TASKS_ROLLOUT,
+      model: { preset: 'tiny' },
+      ppo: { criticWarmupIterations: 1 },
+    },
+    taskSets: { 'shell-ledger': { train: 3, eval: 2, knobs: { commandTimeoutSec: 20 } } },
+    eval: {
+      tasks: 2,
+      samplesPerTask: 4,
+      windows: [1, 4],
+      longerWindows: [],
+      writers: ['null'],
+      writerSystems: ['base'],
+      heldOutVariants: 0,
+      heldOutSystems: [],
+    },
+  },
 };
 
 export function presetNames(): string[] {

@@ -75,7 +75,8 @@ export async function queueSampling(options: {
         session,
         job,
         tokenizer: { name: run.tokenizer.name, sha256: run.tokenizer.sha256 },
-        rollout: config.rollout,
+        // The resolved settings (the family's sizes under the flags), so a worker runs what the trainer would.
+        rollout: run.rollout,
         sampler,
         stepDelayMs: config.env.stepDelayMs ?? 0,
       }));

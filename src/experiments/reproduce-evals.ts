@@ -20,7 +20,12 @@ export interface PolicyRef {
  */
 export function evalRequests(o: {
   preset: Preset;
+  /** The env evaluated: the family, or the task set written from it (harbor:PATH). */
   env: string;
+  /** The family's name, which names the result files. */
+  tag: string;
+  /** The knobs the env runs with (a task set's own: none). */
+  knobs: Record<string, unknown>;
   variants: readonly string[];
   seed: number;
   trainingWindows: number;
@@ -29,12 +34,12 @@ export function evalRequests(o: {
   actor: ActorKind;
   outDir: string;
 }): EvalRequest[] {
-  const { preset, env, seed, trainingWindows: K, contextWindow: C } = o;
+  const { preset, env, tag, seed, trainingWindows: K, contextWindow: C } = o;
   const plan = preset.eval;
   const rolloutAt = (c: number) => ({ ...(preset.train.rollout ?? {}), contextWindow: c });
   const common = {
     env,
-    knobs: { ...(preset.knobs?.[env] ?? {}), ...(preset.rlKnobs?.[env] ?? {}) },
+    knobs: o.knobs,
     rollout: rolloutAt(C),
     tasks: plan.tasks,
     samplesPerTask: plan.samplesPerTask,
@@ -44,7 +49,7 @@ export function evalRequests(o: {
     ...(preset.tokenizer ? { tokenizer: preset.tokenizer } : {}),
   };
   const file = (...parts: string[]) =>
-    join(o.outDir, RUN_FILES.eval, `${[...parts, env, `s${seed}`].join('--').replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);
+    join(o.outDir, RUN_FILES.eval, `${[...parts, tag, `s${seed}`].join('--').replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`);
   const policy = (s: SystemName) => ({
     policy: o.actor === 'expert' ? 'expert' : o.policies[s]!.dir,
     policyConfigHash: o.actor === 'expert' ? null : o.policies[s]!.configHash,

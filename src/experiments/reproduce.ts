@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { deepMerge } from '../config/config-flags.ts';
 import { parseTrainConfig } from '../config/load-config.ts';
 import { learningConfig } from '../config/train-config.ts';
@@ -18,7 +18,10 @@ import { createReuseGuard } from './reuse-guard.ts';
 import { SftConfigSchema } from './sft-config.ts';
 import { runSft } from './sft.ts';
 import { contextWindowOf, DOUBLE_CONTEXT_SYSTEM, systemOverrides, type SystemName } from './systems.ts';
+import { familyByName } from '../env/family-by-name.ts';
+import { HARBOR_PREFIX } from '../env/harbor/task-set.ts';
 import { getFamily } from '../env/registry.ts';
+import { exportTaskSet } from './task-set-export.ts';
 import { train } from './train-loop.ts';
 import type { ActorKind } from './trainer-models.ts';
 
@@ -89,6 +92,16 @@ export async function reproduce(options: {
         progress: createProgress({ label: `sft ${tag}`, fields: SFT_FIELDS }),
         log: (l) => options.log(`sft ${tag}: ${l}`),
       });
+      // A preset that trains on task folders writes the family's tasks as folders once per env.
+      const sets = preset.taskSets?.[env];
+      const taskSet = (split: 'train' | 'eval', count: number) => {
+        const dir = join(outDir, 'tasks', env, split);
+        const r = exportTaskSet({ family: getFamily(env), knobs, split, count, dir });
+        if (r.written) log(`wrote ${count} ${env} task folders to ${relative(outDir, dir)}`);
+        return `${HARBOR_PREFIX}${dir}`;
+      };
+      const rlEnv = sets ? taskSet('train', sets.train) : env;
+      const evalEnv = sets ? taskSet('eval', sets.eval) : env;
       const policies: Partial<Record<SystemName, PolicyRef>> = {
         base: { dir: sftDir, configHash: configHash(sftConfig, root) },
       };
@@ -96,7 +109,11 @@ export async function reproduce(options: {
         const runDir = join(outDir, RUN_FILES.systems, `${system}--${tag}`);
         const dep = options.deployment ?? {};
         const raw = deepMerge(
-          deepMerge(preset.train, { env: { name: env, knobs }, seed, model: { init: base.checkpoint } }),
+          deepMerge(preset.train, {
+            env: { name: rlEnv, knobs: sets ? (sets.knobs ?? {}) : knobs },
+            seed,
+            model: { init: base.checkpoint },
+          }),
           deepMerge(systemOverrides(system, preset.train), {
             ...(dep.engineUrl ? { engine: { url: dep.engineUrl } } : {}),
             ...(dep.queueUrl ? { queue: { url: dep.queueUrl } } : {}),
@@ -126,8 +143,10 @@ export async function reproduce(options: {
       }
       for (const req of evalRequests({
         preset,
-        env,
-        variants: Object.keys(getFamily(env).variants),
+        env: evalEnv,
+        tag: env,
+        knobs: sets ? (sets.knobs ?? {}) : knobs,
+        variants: Object.keys(familyByName(evalEnv).variants),
         seed,
         trainingWindows: K,
         contextWindow: C,

@@ -2,6 +2,7 @@ import { EnginePool } from '../adapters/engine-pool.ts';
 import type { TokenSampler } from '../contracts/index.ts';
 import { createEnvironment } from '../env/create-environment.ts';
 import { getFamily } from '../env/registry.ts';
+import { harborOraclePolicy } from '../env/harbor/oracle-policy.ts';
 import { withStepDelay } from '../env/step-delay.ts';
 import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
 import type { EpisodeMessage } from '../queue/episode-message.ts';
@@ -41,13 +42,17 @@ export class RolloutWorker {
       pool = this.pool(message.sampler.urls, message.sampler.protocol);
       sampler = pool.sampler({ weightVersion: message.sampler.weightVersion });
     } else {
-      if (job.env.kind !== 'family') throw new JobRejected('the scripted expert acts in task families only');
       let expert;
-      try {
-        expert = getFamily(job.env.family).expert;
-      } catch (e) {
-        throw new JobRejected((e as Error).message);
-      }
+      if (job.env.kind === 'harbor') {
+        // A task folder's expert is Harbor's oracle agent, which runs the solution it was given.
+        if (!job.env.exposeSolution) throw new JobRejected('the oracle acts only on task folders with exposeSolution');
+        expert = harborOraclePolicy;
+      } else
+        try {
+          expert = getFamily(job.env.family).expert;
+        } catch (e) {
+          throw new JobRejected((e as Error).message);
+        }
       sampler = textPolicySampler({ tokenizer, policy: expert, rng: new Rng(mixSeed(job.seed, job.policyVersion)) });
     }
     // The worker's own --step-delay-ms wins over the job's (a measurement on this machine).

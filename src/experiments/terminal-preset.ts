@@ -64,3 +64,22 @@ export function terminalPreset(optim: TrainConfigInput['optim']): Preset {
     },
   };
 }
+
+/**
+ * The terminal preset through task folders (docs/harbor.md, "Training on task folders"): the same
+ * SFT base (shell-ledger's expert), then RL on 512 shell-ledger training tasks written as Harbor
+ * task folders and evaluation on 12 evaluation tasks written the same way, every episode run as
+ * any task set runs (`--env harbor:PATH`). The folders' commands get shell-ledger's own 20 s
+ * limit, so an episode is the family's episode. Task folders have no scripted summary writer:
+ * Table 1 keeps the null writer only.
+ */
+export function terminalTasksPreset(optim: TrainConfigInput['optim']): Preset {
+  const terminal = terminalPreset(optim);
+  return {
+    ...terminal,
+    description:
+      'terminal through task folders: shell-ledger written as Harbor task folders (512 train, 12 eval), RL and evaluation on them as on any task set; base, RL w/o compaction and CompactionRL, 3 seeds',
+    taskSets: { 'shell-ledger': { train: 512, eval: 12, knobs: { commandTimeoutSec: 20 } } },
+    eval: { ...terminal.eval, writers: ['null'] },
+  };
+}

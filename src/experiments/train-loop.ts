@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveRolloutConfig } from '../rollout/config.ts';
+import { overFamilySizes, resolveRolloutConfig } from '../rollout/config.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
@@ -9,7 +9,7 @@ import { latestCheckpoint } from './checkpoint-store.ts';
 import { truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
-import { getFamily } from '../env/registry.ts';
+import { familyByName } from '../env/family-by-name.ts';
 import { runIteration } from './run-iteration.ts';
 import { defaultStages, type TrainingRun, type TrainingStages } from './training-stages.ts';
 import { buildTrainerModels, trainTokenizer, type ActorKind, type TrainerModels } from './trainer-models.ts';
@@ -46,9 +46,12 @@ export async function train(options: {
 }): Promise<{ lastIteration: number; models: TrainerModels }> {
   const { config } = options;
   const paths = runPaths(options.runDir);
-  const tokenizer: LoadedTokenizer = await trainTokenizer(config);
-  const family = getFamily(config.env.name);
-  const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
+  const family = familyByName(config.env.name);
+  const tokenizer: LoadedTokenizer = await trainTokenizer(config, family.tokenizer);
+  const { config: rollout, layout } = resolveRolloutConfig({
+    input: overFamilySizes(family.rollout, config.rollout),
+    tokenizer,
+  });
   const algorithm = algorithmSpec(config.algorithm);
   const models = await buildTrainerModels({
     config,

@@ -41,11 +41,11 @@ export interface TrainerModels {
 
 /**
  * The tokenizer a training run uses: config.tokenizer (checked against model.init's), else
- * model.init's own, else word.
+ * model.init's own, else the one the family's text needs (shell work: qwen3), else word.
  */
-export async function trainTokenizer(config: TrainConfig): Promise<LoadedTokenizer> {
+export async function trainTokenizer(config: TrainConfig, familyTokenizer?: string): Promise<LoadedTokenizer> {
   const init = config.model.init;
-  if (!init) return loadTokenizer(config.tokenizer ?? 'word');
+  if (!init) return loadTokenizer(config.tokenizer ?? familyTokenizer ?? 'word');
   const ref = await readPolicyTokenizer(init);
   return tokenizerForCheckpoint({ what: `model.init ${init}`, ref, given: config.tokenizer });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
-import { budgetTerms, resolveRolloutConfig, RolloutConfigError } from './config.ts';
+import { budgetTerms, overFamilySizes, resolveRolloutConfig, RolloutConfigError } from './config.ts';
 
 const source = loadTokenizer('word');
 
@@ -62,5 +62,46 @@ describe('RolloutConfig', () => {
 
   it('rejects template words outside the vocabulary', () => {
     expect(errorOf({ templates: { system: 'you are a wizard' } }).message).toContain('wizard');
+  });
+
+  describe("overFamilySizes: a family's sizes under the flags", () => {
+    const family = {
+      contextWindow: 8192,
+      compactThreshold: 2048,
+      maxActionTokens: 384,
+      maxObservationTokens: 1024,
+      summaryMaxTokens: 512,
+    };
+
+    it('fills the fields the input leaves unset, and given fields win', () => {
+      expect(overFamilySizes(family, {})).toEqual(family);
+      expect(overFamilySizes(family, { contextWindow: undefined, stepLimit: 9 })).toEqual({ ...family, stepLimit: 9 });
+      expect(overFamilySizes(undefined, { contextWindow: 512 })).toEqual({ contextWindow: 512 });
+      expect(overFamilySizes(family, { contextWindow: 2048, maxActionTokens: 50 }).maxActionTokens).toBe(50);
+    });
+
+    it('a smaller C scales the caps by the ratio and keeps the margin of T_comp over their sum', () => {
+      // caps 384 + 1024 + 512 = 1920 under T_comp 2048: a margin of 128 that does not scale.
+      expect(overFamilySizes(family, { contextWindow: 2048 })).toEqual({
+        contextWindow: 2048,
+        maxActionTokens: 96,
+        maxObservationTokens: 256,
+        summaryMaxTokens: 128,
+        compactThreshold: 96 + 256 + 128 + 128,
+      });
+      // A given T_comp is kept as given; caps never fall below one token.
+      const tiny = overFamilySizes(family, { contextWindow: 1, compactThreshold: 5 });
+      expect(tiny).toMatchObject({
+        maxActionTokens: 1,
+        maxObservationTokens: 1,
+        summaryMaxTokens: 1,
+        compactThreshold: 5,
+      });
+    });
+
+    it('the scaled sizes resolve to a valid config', () => {
+      const input = overFamilySizes(family, { contextWindow: 4096 });
+      expect(() => resolveRolloutConfig({ tokenizer: source, input })).not.toThrow();
+    });
   });
 });

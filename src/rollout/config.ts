@@ -196,3 +196,30 @@ export function resolveRolloutConfig(options: { input?: unknown; tokenizer: Chat
   if (problems.length > 0) throw new RolloutConfigError(problems);
   return { config, layout };
 }
+
+/** The caps a family may set (TaskFamily.rollout), scaled together with C. */
+const CAPS = ['summaryMaxTokens', 'maxActionTokens', 'maxObservationTokens'] as const;
+
+/**
+ * A rollout input over a family's sizes (TaskFamily.rollout), as crl run, train and eval apply
+ * them: the family's token sizes fill the fields the input leaves unset. When the input sets C
+ * and the family has its own, the family's caps scale by the ratio of the two (rounded, at least
+ * 1) and T_comp keeps the family's margin over the caps' sum (the turn markers and the summary
+ * instruction, which do not scale), so `--context 2048` alone gives a window that still fits.
+ */
+export function overFamilySizes(
+  sizes: Readonly<Record<string, number>> | undefined,
+  input: Record<string, unknown>,
+): Record<string, unknown> {
+  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  const base: Record<string, number> = { ...sizes };
+  const C = given.contextWindow;
+  if (typeof C === 'number' && base.contextWindow !== undefined) {
+    const ratio = C / base.contextWindow;
+    const capsSum = () => CAPS.reduce((s, k) => s + (base[k] ?? 0), 0);
+    const margin = base.compactThreshold !== undefined ? base.compactThreshold - capsSum() : undefined;
+    for (const k of CAPS) if (base[k] !== undefined) base[k] = Math.max(1, Math.round(base[k] * ratio));
+    if (margin !== undefined) base.compactThreshold = capsSum() + Math.max(0, margin);
+  }
+  return { ...base, ...given };
+}

@@ -22,6 +22,16 @@ describe('provenance (src/util/provenance.ts)', () => {
     expect(configHash(cfg(a))).not.toBe(configHash(cfg(b)));
   });
 
+  it('also after a scheme: a task set inside the pipeline (harbor:<root>/tasks) moves with it', () => {
+    const a = join(tmpdir(), 'p1');
+    const env = (root: string) => ({ env: { name: `harbor:${join(root, 'tasks', 'train')}` } });
+    expect(canonicalJson(env(a), a)).toBe('{"env":{"name":"harbor:<root>/tasks/train"}}');
+    expect(configHash(env(a), a)).toBe(configHash(env(join(tmpdir(), 'p2')), join(tmpdir(), 'p2')));
+    // Outside the root, and relative names, stay as they are.
+    expect(canonicalJson({ e: 'harbor:/elsewhere/tasks' }, a)).toBe('{"e":"harbor:/elsewhere/tasks"}');
+    expect(canonicalJson({ e: 'kv-ledger' }, a)).toBe('{"e":"kv-ledger"}');
+  });
+
   it('lists where two configs differ', () => {
     const d = configDiff({
       stored: { optim: { lr: 1e-4 }, seed: 0 },

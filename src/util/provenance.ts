@@ -69,15 +69,24 @@ export function commandLine(): string[] {
 /**
  * JSON with object keys sorted at every level, so equal configs give equal text whatever the order
  * their fields were written in. With `root`, absolute paths inside it are written relative to it
- * (`<root>/systems/base--kv-ledger--s0/...`): a pipeline directory that moves keeps its hashes.
+ * (`<root>/systems/base--kv-ledger--s0/...`), also after a scheme such as `harbor:` (a task set
+ * inside the pipeline): a pipeline directory that moves keeps its hashes.
  */
 export function canonicalJson(value: unknown, root?: string): string {
   const base = root === undefined ? undefined : resolve(root);
+  const inside = (p: string): string | null => {
+    const r = relative(base!, p);
+    if (r === '') return '<root>';
+    return !r.startsWith('..') && !isAbsolute(r) ? `<root>/${r.split(sep).join('/')}` : null;
+  };
   const walk = (v: unknown): unknown => {
-    if (typeof v === 'string' && base !== undefined && isAbsolute(v)) {
-      const r = relative(base, v);
-      if (r === '') return '<root>';
-      if (!r.startsWith('..') && !isAbsolute(r)) return `<root>/${r.split(sep).join('/')}`;
+    if (typeof v === 'string' && base !== undefined) {
+      if (isAbsolute(v)) return inside(v) ?? v;
+      const scheme = /^([a-z][a-z0-9-]*:)(\/.*)$/.exec(v);
+      if (scheme) {
+        const r = inside(scheme[2]!);
+        return r ? `${scheme[1]}${r}` : v;
+      }
       return v;
     }
     if (Array.isArray(v)) return v.map(walk);

@@ -4,10 +4,11 @@ import { SUBMIT } from './action.ts';
 /**
  * The harbor-oracle policy: Harbor's oracle agent as a text policy. It runs the task's
  * solution/solve.sh (bound at /solution only for this policy, HarborEnv exposeSolution) as its
- * one command, then submits. Its summary, should a long solution output ever force a compaction,
+ * one command, as Harbor runs it (non-interactive apt, its output kept in /logs/agent/oracle.txt
+ * rather than shown), then submits. Its summary, should a long solution output ever force a compaction,
  * records that the solution ran, so it submits after the summary too.
  */
-export const ORACLE_COMMAND = 'bash /solution/solve.sh';
+export const ORACLE_COMMAND = 'DEBIAN_FRONTEND=noninteractive bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1';
 const RAN = 'the reference solution has run; submit next';
 
 export const harborOraclePolicy: TextPolicy = (messages) => {

@@ -23,7 +23,7 @@ export function taskSandbox(task: HarborTask, choice: SandboxChoice): 'docker' |
   if (choice === 'docker') {
     if (!hasImage(task)) {
       throw new HarborTaskError(
-        `${task.dir}: --sandbox docker needs environment/Dockerfile or [environment] docker_image; this task has neither (run it with --sandbox bwrap)`,
+        `${task.dir}: --sandbox docker needs environment/Dockerfile or [environment] docker_image; this task has neither (use the bwrap sandbox)`,
       );
     }
     return 'docker';
