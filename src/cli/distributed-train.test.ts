@@ -189,8 +189,10 @@ describe.skipIf(!available)(
         expect(JSON.parse(queued.last)).toMatchObject({ iteration: 1, successRate: 1 });
         const local = await crlAsync(['train', ...args, '--out', join(root, 'local')]);
         expect(local.code, local.stderr).toBe(0);
+        // A loaded machine can stall a job past its lock and BullMQ runs it again (rollout/retried):
+        // the episode is the same, so only the retry count may differ.
         const strip = (m: Record<string, number | null>) =>
-          Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/')));
+          Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/') && k !== 'rollout/retried'));
         expect(readMetrics(join(root, 'queued', 'metrics.jsonl')).map((m) => strip(m.metrics))).toEqual(
           readMetrics(join(root, 'local', 'metrics.jsonl')).map((m) => strip(m.metrics)),
         );
