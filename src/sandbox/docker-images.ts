@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { docker, DockerError, SANDBOX_LABEL } from './docker-cli.ts';
+import { runLabelArgs, runTagSuffix } from './docker-run-scope.ts';
 
 /**
  * Images for the Docker backend (docs/sandbox.md): a build context (a task's environment/) is
@@ -65,7 +66,7 @@ export function buildImage(options: {
   timeoutMs: number;
   network?: string | undefined;
 }): Promise<BuiltImage> {
-  const tag = `${options.repo}:${treeHash(options.contextDir).slice(0, 16)}`;
+  const tag = `${options.repo}:${treeHash(options.contextDir).slice(0, 16)}${runTagSuffix()}`;
   let p = building.get(tag);
   if (!p) {
     p = build(tag, options).finally(() => building.delete(tag));
@@ -88,6 +89,7 @@ async function build(
       tag,
       '--label',
       `${SANDBOX_LABEL}.image=1`,
+      ...runLabelArgs(),
       ...(options.network ? ['--network', options.network] : []),
       options.contextDir,
     ],
