@@ -56,8 +56,8 @@ export interface BuiltImage {
 const building = new Map<string, Promise<BuiltImage>>();
 
 /**
- * The image built from `contextDir` (its Dockerfile), tagged `<repo>:<content hash>`; built only
- * when no image of that tag exists. Concurrent calls for the same content share one build.
+ * The image built from `contextDir` (its Dockerfile), tagged `<repo>:<content hash>` (with the run's
+ * suffix under CRL_DOCKER_RUN, docker-run-scope.ts); built only when no image of that tag exists. Concurrent calls for the same content share one build.
  * `network` is the build's network (`docker build --network`; default: the daemon's).
  */
 export function buildImage(options: {
