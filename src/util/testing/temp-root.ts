@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
@@ -13,6 +13,11 @@ import { afterAll } from 'vitest';
  */
 const parent = tmpdir();
 const root = mkdtempSync(join(parent, 'crl-test-'));
+// tsx keeps its compile cache in TMPDIR/tsx-<uid>: every `crl` a test spawns would otherwise compile
+// the whole tree again. The link keeps the one cache every file and run shares.
+const tsxCache = `tsx-${process.getuid?.() ?? 0}`;
+mkdirSync(join(parent, tsxCache), { recursive: true, mode: 0o700 });
+symlinkSync(join(parent, tsxCache), join(root, tsxCache));
 process.env.TMPDIR = root;
 
 afterAll(() => {
