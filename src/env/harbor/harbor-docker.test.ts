@@ -114,7 +114,7 @@ describe.skipIf(!available)('Harbor task folders with a Dockerfile, in container
     const nop = runSuite('harbor-nop', join(root, 'nop.jsonl'));
     expect(nop.code).toBe(0);
     expect(JSON.parse(nop.stdout.trim().split('\n').pop()!)).toMatchObject({ passAt1: 0, episodes: 3 });
-  });
+  }, 300_000); // two crl processes building and running three images: minutes on a busy machine
 
   it('uploads /tests only after the agent, keeps the verifier output in test-stdout.txt, and the agent cannot write the reward', async () => {
     const dir = sumTask('sum-isolation', {
