@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
@@ -13,6 +13,9 @@ import { afterAll } from 'vitest';
  */
 const parent = tmpdir();
 const root = mkdtempSync(join(parent, 'crl-test-'));
+// Searchable by others, as the system's temporary directory is: a sandbox run as root drops to a
+// user of its own that must reach its directory under here (sandbox-types.ts, tempRoot).
+chmodSync(root, 0o711);
 // tsx keeps its compile cache in TMPDIR/tsx-<uid>: every `crl` a test spawns would otherwise compile
 // the whole tree again. The link keeps the one cache every file and run shares.
 const tsxCache = `tsx-${process.getuid?.() ?? 0}`;
