@@ -5,6 +5,8 @@
 # (crl-test/debian:bookworm: Debian's minbase with python3) from Debian's packages with
 # mmdebstrap, `docker import`ed. Idempotent: an answering daemon and a present image are kept.
 # Usage: scripts/docker-setup.sh   (DOCKER_HOST, if set, names the daemon to use instead)
+# CRL_DOCKERD_PIDFILE, if set, receives the pid of a dockerd this script started (and stays empty
+# when one already answered), so the caller can stop exactly what was started for it.
 set -euo pipefail
 IMAGE=crl-test/debian:bookworm
 LOG=${CRL_DOCKERD_LOG:-${TMPDIR:-/tmp}/crl-dockerd.log}
@@ -29,7 +31,10 @@ if ! answers; then
       kill -0 "$pid" 2>/dev/null || break
       sleep 1
     done
-    answers && break
+    if answers; then
+      [ -z "${CRL_DOCKERD_PIDFILE:-}" ] || echo "$pid" >"$CRL_DOCKERD_PIDFILE"
+      break
+    fi
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done

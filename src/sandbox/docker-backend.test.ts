@@ -1,12 +1,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../util/testing/wait-for.ts';
 import type { SandboxSession, SandboxSpec } from './backend.ts';
-import { dockerBackend } from './docker-backend.ts';
+import { dockerBackend, sweepStaleContainers } from './docker-backend.ts';
 import { OWNER_LABEL, SANDBOX_LABEL } from './docker-cli.ts';
+import { runLabelArgs } from './docker-run-scope.ts';
+import { ownerTag } from './stale-dirs.ts';
 import { dockerAvailable, TEST_BASE_IMAGE } from './testing/docker-available.ts';
 
 const available = dockerAvailable('docker sandbox tests');
@@ -157,6 +159,45 @@ describe.skipIf(!available)('docker sandbox: one persistent shell in a container
       timeoutMs: 60_000,
       what: 'the killed owner’s container gone',
     });
+  });
+
+  it('the sweep removes the stopped containers of dead owners and keeps those of live ones', async () => {
+    // Owners: one process that has exited and one that still runs, both tagged while alive.
+    const dead = spawn('sleep', ['60']);
+    const live = spawn('sleep', ['60']);
+    if (dead.pid === undefined || live.pid === undefined) throw new Error('sleep did not start');
+    const deadTag = ownerTag(dead.pid);
+    const liveTag = ownerTag(live.pid);
+    const exited = new Promise((resolve) => dead.on('exit', resolve));
+    dead.kill('SIGKILL');
+    await exited;
+    // What --rm cannot clean: containers that exist without a process of their owner (a daemon
+    // restart, a `docker create` that never ran). Made here without --rm, as a killed owner leaves them.
+    const make = (tag: string) =>
+      spawnSync(
+        'docker',
+        [
+          'create',
+          '--label',
+          `${SANDBOX_LABEL}=1`,
+          '--label',
+          `${OWNER_LABEL}=${hostname()}/${tag}`,
+          ...runLabelArgs(),
+        ].concat([TEST_BASE_IMAGE, 'true']),
+        { encoding: 'utf8' },
+      ).stdout.trim();
+    const deadBox = make(deadTag);
+    const liveBox = make(liveTag);
+    try {
+      expect(ownedBy(dead.pid)).toHaveLength(1);
+      const removed = await sweepStaleContainers();
+      expect(removed.some((id) => deadBox.startsWith(id))).toBe(true);
+      expect(ownedBy(dead.pid)).toEqual([]);
+      expect(ownedBy(live.pid)).toHaveLength(1);
+    } finally {
+      live.kill('SIGKILL');
+      spawnSync('docker', ['rm', '-f', deadBox, liveBox], { stdio: 'ignore' });
+    }
   });
 });
 

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { SandboxBackend, SandboxSession, SandboxSpec } from './backend.ts';
 import { Sandbox } from './supervised-shell.ts';
 import { docker, dockerOk, dockerUnavailableReason, OWNER_LABEL, SANDBOX_LABEL } from './docker-cli.ts';
+import { runLabelArgs } from './docker-run-scope.ts';
 import { SandboxLimitsSchema } from './limits.ts';
 import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';
 import { bashQuote } from './shell-script.ts';
@@ -42,6 +43,7 @@ export function dockerBackend(): SandboxBackend {
         `${SANDBOX_LABEL}=1`,
         '--label',
         `${OWNER_LABEL}=${OWNER}`,
+        ...runLabelArgs(),
         '--network',
         spec.network ?? 'none',
         '--memory',
@@ -153,30 +155,34 @@ async function copyTree(name: string, from: string | null, to: string, skip: rea
     );
 }
 
-let swept: Promise<void> | null = null;
-/** Removes containers of this host's dead owner processes (a killed `crl`), once per process. */
-function sweepOnce(): Promise<void> {
-  swept ??= (async () => {
-    const r = await docker([
-      'ps',
-      '-a',
-      '--filter',
-      `label=${SANDBOX_LABEL}`,
-      '--format',
-      `{{.ID}} {{.Label "${OWNER_LABEL}"}}`,
-    ]);
-    if (r.code !== 0) return;
-    const stale = r.stdout
-      .toString('utf8')
-      .split('\n')
-      .map((l) => l.trim().split(' '))
-      .filter(([id, owner]) => {
-        if (!id || !owner) return false;
-        const [host, tag] = owner.split('/');
-        return host === hostname() && tag !== undefined && !ownerAlive(tag);
-      })
-      .map(([id]) => id!);
-    if (stale.length > 0) await docker(['rm', '-f', ...stale], { timeoutMs: 120_000 });
-  })();
+let swept: Promise<string[]> | null = null;
+/** The sweep below, once per process (before its first sandbox). */
+function sweepOnce(): Promise<string[]> {
+  swept ??= sweepStaleContainers();
   return swept;
+}
+
+/** Removes containers of this host's dead owner processes (a killed `crl`); returns their ids. */
+export async function sweepStaleContainers(): Promise<string[]> {
+  const r = await docker([
+    'ps',
+    '-a',
+    '--filter',
+    `label=${SANDBOX_LABEL}`,
+    '--format',
+    `{{.ID}} {{.Label "${OWNER_LABEL}"}}`,
+  ]);
+  if (r.code !== 0) return [];
+  const stale = r.stdout
+    .toString('utf8')
+    .split('\n')
+    .map((l) => l.trim().split(' '))
+    .filter(([id, owner]) => {
+      if (!id || !owner) return false;
+      const [host, tag] = owner.split('/');
+      return host === hostname() && tag !== undefined && !ownerAlive(tag);
+    })
+    .map(([id]) => id!);
+  if (stale.length > 0) await docker(['rm', '-f', ...stale], { timeoutMs: 120_000 });
+  return stale;
 }

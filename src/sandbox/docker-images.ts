@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { docker, DockerError, SANDBOX_LABEL } from './docker-cli.ts';
+import { runLabelArgs, runTagSuffix } from './docker-run-scope.ts';
 
 /**
  * Images for the Docker backend (docs/sandbox.md): a build context (a task's environment/) is
@@ -55,8 +56,8 @@ export interface BuiltImage {
 const building = new Map<string, Promise<BuiltImage>>();
 
 /**
- * The image built from `contextDir` (its Dockerfile), tagged `<repo>:<content hash>`; built only
- * when no image of that tag exists. Concurrent calls for the same content share one build.
+ * The image built from `contextDir` (its Dockerfile), tagged `<repo>:<content hash>` (with the run's
+ * suffix under CRL_DOCKER_RUN, docker-run-scope.ts); built only when no image of that tag exists. Concurrent calls for the same content share one build.
  * `network` is the build's network (`docker build --network`; default: the daemon's).
  */
 export function buildImage(options: {
@@ -65,7 +66,7 @@ export function buildImage(options: {
   timeoutMs: number;
   network?: string | undefined;
 }): Promise<BuiltImage> {
-  const tag = `${options.repo}:${treeHash(options.contextDir).slice(0, 16)}`;
+  const tag = `${options.repo}:${treeHash(options.contextDir).slice(0, 16)}${runTagSuffix()}`;
   let p = building.get(tag);
   if (!p) {
     p = build(tag, options).finally(() => building.delete(tag));
@@ -88,6 +89,7 @@ async function build(
       tag,
       '--label',
       `${SANDBOX_LABEL}.image=1`,
+      ...runLabelArgs(),
       ...(options.network ? ['--network', options.network] : []),
       options.contextDir,
     ],

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,9 +7,12 @@ import { crl } from '../../cli/testing/spawn-crl.ts';
 import { readRecordsFile } from '../../rollout/record-file.ts';
 import { dockerBackend } from '../../sandbox/docker-backend.ts';
 import { OWNER_LABEL, SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
+import { buildImage, treeHash } from '../../sandbox/docker-images.ts';
+import { dockerRun, RUN_LABEL } from '../../sandbox/docker-run-scope.ts';
 import { dockerAvailable, TEST_BASE_IMAGE } from '../../sandbox/testing/docker-available.ts';
 import { HarborEnv } from './harbor-env.ts';
 import { loadHarborTask } from './load-tasks.ts';
+import { taskImage, taskImageRepo, taskNetwork } from './task-image.ts';
 import { writeTaskFolder } from './testing/task-folders.ts';
 
 /**
@@ -39,8 +42,13 @@ function sumTask(name: string, files: Record<string, string> = {}): string {
   });
 }
 
+/** Images built for tasks, this suite's only when it runs under a label (others share the daemon). */
 function images(): string[] {
-  return spawnSync('docker', ['images', '-q', '--filter', `label=${SANDBOX_LABEL}.image=1`], { encoding: 'utf8' })
+  const run = dockerRun();
+  const mine = run === null ? [] : ['--filter', `label=${RUN_LABEL}=${run}`];
+  return spawnSync('docker', ['images', '-q', '--filter', `label=${SANDBOX_LABEL}.image=1`, ...mine], {
+    encoding: 'utf8',
+  })
     .stdout.split('\n')
     .filter(Boolean);
 }
@@ -106,7 +114,7 @@ describe.skipIf(!available)('Harbor task folders with a Dockerfile, in container
     const nop = runSuite('harbor-nop', join(root, 'nop.jsonl'));
     expect(nop.code).toBe(0);
     expect(JSON.parse(nop.stdout.trim().split('\n').pop()!)).toMatchObject({ passAt1: 0, episodes: 3 });
-  });
+  }, 300_000); // two crl processes building and running three images: minutes on a busy machine
 
   it('uploads /tests only after the agent, keeps the verifier output in test-stdout.txt, and the agent cannot write the reward', async () => {
     const dir = sumTask('sum-isolation', {
@@ -158,6 +166,31 @@ describe.skipIf(!available)('Harbor task folders with a Dockerfile, in container
     expect(containers().length).toBe(containersBefore);
   }, 600_000);
 
+  it('the image cache is keyed by content: the same environment elsewhere is not rebuilt, a changed one is', async () => {
+    const dir = sumTask('sum-cache');
+    const task = loadHarborTask(dir);
+    const used = (await taskImage(task)).image;
+    const hash = treeHash(join(dir, 'environment')).slice(0, 16);
+    expect(used.startsWith(`${taskImageRepo(task)}:${hash}`)).toBe(true);
+    // A copy at another path (what another process or worker sees): the same tag, found by the daemon.
+    const copy = join(root, 'elsewhere', 'sum-cache');
+    cpSync(dir, copy, { recursive: true });
+    const again = await buildImage({
+      contextDir: join(copy, 'environment'),
+      repo: taskImageRepo(task),
+      timeoutMs: 120_000,
+    });
+    expect(again).toMatchObject({ image: used, source: 'cached' });
+    writeFileSync(join(copy, 'environment', 'data', 'nums'), '3\n4\n6\n');
+    const changed = await buildImage({
+      contextDir: join(copy, 'environment'),
+      repo: taskImageRepo(task),
+      timeoutMs: 120_000,
+    });
+    expect(changed.source).toBe('built');
+    expect(changed.image).not.toBe(used);
+  });
+
   it('runs in [environment] docker_image when present, and builds the Dockerfile when that image cannot be had', async () => {
     const present = sumTask('image-present', {
       'task.toml': TOML(`docker_image = "${TEST_BASE_IMAGE}"\nworkdir = "/srv"\n`),
@@ -170,15 +203,26 @@ describe.skipIf(!available)('Harbor task folders with a Dockerfile, in container
     expect((await episode(fallback, ['bash /solution/solve.sh'], { exposeSolution: true })).reward).toBe(1);
   });
 
-  it('a task that allows internet on a daemon without a bridge network runs without one, and says so when the verifier fails', async () => {
+  it('a task that asks for a network gets one when the daemon has a bridge, and is told when it has none', async () => {
     const hasBridge = spawnSync('docker', ['network', 'inspect', 'bridge']).status === 0;
-    const dir = sumTask('sum-net', {
+    // reward 1 exactly when the verifier's container has an interface other than loopback; without
+    // one the verifier fails (writes no reward), which is when a task that asked is told why
+    const NET_TEST =
+      "#!/bin/bash\ntail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -vqx lo || exit 1\necho 1 > /logs/verifier/reward.txt\n";
+    const asks = sumTask('net-asks', {
       'task.toml': TOML().replace('allow_internet = false', 'allow_internet = true'),
-      'tests/test.sh':
-        '#!/bin/bash\ncurl -sf http://example.com/tool > /dev/null || exit 1\necho 1 > /logs/verifier/reward.txt\n',
+      'tests/test.sh': NET_TEST,
     });
-    const r = await episode(dir, []);
-    expect(r.reward).toBe(0);
-    if (!hasBridge) expect(r.observations.at(-1)).toMatch(/no bridge network.*not for a wrong answer/);
+    const quiet = sumTask('net-quiet', { 'tests/test.sh': NET_TEST });
+    expect(taskNetwork(loadHarborTask(asks))).toEqual(
+      hasBridge ? { given: 'bridge', note: null } : { given: 'none', note: expect.stringMatching(/no bridge network/) },
+    );
+    expect(taskNetwork(loadHarborTask(quiet))).toEqual({ given: 'none', note: null });
+    const a = await episode(asks, []);
+    expect(a.reward).toBe(hasBridge ? 1 : 0);
+    if (!hasBridge) expect(a.observations.at(-1)).toMatch(/no bridge network.*not for a wrong answer/);
+    const q = await episode(quiet, []);
+    expect(q.reward).toBe(0);
+    expect(q.observations.at(-1)).not.toMatch(/bridge network/);
   });
 });
