@@ -166,7 +166,7 @@ describe.skipIf(!available)(
         countLinesTask(join(root, 'tasks', 'one'), 2);
         countLinesTask(join(root, 'tasks', 'two'), 6);
         const q = await redis();
-        worker(q.url);
+        worker(q.url, ['--task-root', join(root, 'tasks')]);
         const args = [
           '--env',
           `harbor:${join(root, 'tasks')}`,
