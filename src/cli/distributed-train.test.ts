@@ -166,7 +166,13 @@ describe.skipIf(!available)(
         countLinesTask(join(root, 'tasks', 'one'), 2);
         countLinesTask(join(root, 'tasks', 'two'), 6);
         const q = await redis();
-        worker(q.url, ['--task-root', join(root, 'tasks')]);
+        // Signed jobs and results (CRL_QUEUE_SECRET on both sides), folders under the worker's root.
+        const env = { ...process.env, CRL_QUEUE_SECRET: 'task-folders-secret' };
+        const w = crlProcess(
+          ['worker', '--queue', q.url, '--concurrency', '2', '--task-root', join(root, 'tasks')],
+          env,
+        );
+        procs.push(w);
         const args = [
           '--env',
           `harbor:${join(root, 'tasks')}`,
@@ -184,8 +190,9 @@ describe.skipIf(!available)(
           '--iterations',
           '1',
         ];
-        const queued = await crlAsync(['train', ...args, '--queue', q.url, '--out', join(root, 'queued')]);
+        const queued = await crlAsync(['train', ...args, '--queue', q.url, '--out', join(root, 'queued')], { env });
         expect(queued.code, queued.stderr).toBe(0);
+        expect(w.stderr()).not.toMatch(/refused|CRL_QUEUE_SECRET is not set/);
         expect(JSON.parse(queued.last)).toMatchObject({ iteration: 1, successRate: 1 });
         const local = await crlAsync(['train', ...args, '--out', join(root, 'local')]);
         expect(local.code, local.stderr).toBe(0);
