@@ -6,6 +6,7 @@
  * the trainer as a reason it recognizes.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
@@ -58,9 +59,17 @@ describe.skipIf(!available)(
     });
 
     /** A fresh queue; one worker with `workerSecret` around a RolloutWorker, counting the episodes it really ran. */
-    async function setup(options: { trainerSecret: string | null; workerSecret: string | null; taskRoot?: string }) {
+    async function setup(options: {
+      trainerSecret: string | null;
+      workerSecret: string | null;
+      taskRoot?: string;
+      allowEngines?: string[];
+    }) {
       const name = `trust-${++queueNames}`;
-      const episodes = new RolloutWorker(options.taskRoot ? { taskRoot: options.taskRoot } : {});
+      const episodes = new RolloutWorker({
+        ...(options.taskRoot ? { taskRoot: options.taskRoot } : {}),
+        ...(options.allowEngines ? { allowEngines: options.allowEngines } : {}),
+      });
       const ran: string[] = [];
       const refused: string[] = [];
       const worker = await startQueueWorker({
@@ -181,6 +190,26 @@ describe.skipIf(!available)(
         expect(refusedWhy(reasons.in ?? 'missing')).toBeNull();
       } finally {
         await t.close();
+      }
+    });
+
+    it("an engine off the worker's --allow-engines is refused before anything connects to it", async () => {
+      const connections: Socket[] = [];
+      const listener = createServer((c) => connections.push(c.destroy()));
+      await new Promise<void>((res) => listener.listen(0, '127.0.0.1', res));
+      const port = (listener.address() as AddressInfo).port;
+      // A worker without the secret: the allow list is what holds.
+      const t = await setup({ trainerSecret: null, workerSecret: null, allowEngines: ['http://127.0.0.1:1'] });
+      try {
+        const [m] = batch(1);
+        const sampler = { kind: 'engines', urls: [`http://127.0.0.1:${port}`], protocol: 'sglang', weightVersion: '0' };
+        const out = await t.queue.runBatch({ messages: [{ ...m!, sampler } as EpisodeMessage], attempts: 1 });
+        expect(refusedWhy(out.failed[0]?.reason ?? '')).toMatch(/may not reach: http:\/\/127\.0\.0\.1:\d+ /);
+        expect(t.ran).toEqual([]);
+        expect(connections).toEqual([]);
+      } finally {
+        await t.close();
+        await new Promise((res) => listener.close(res));
       }
     });
 
