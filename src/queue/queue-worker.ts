@@ -52,8 +52,9 @@ export interface QueueWorkerOptions {
  * through `run`, and returns its record. A job whose signature does not verify with `secret`, or
  * whose id is not the one its message names, is refused before anything of it runs; so is one
  * that `run` refuses (JobRefused). Throwing retries the job (BullMQ's attempts); JobRejected and
- * refusals fail it at once, a refusal with a reason the trainer recognizes (job-refusal.ts). Resolves once connected; throws a QueueError when Redis does not
- * answer within `connectTimeoutMs`.
+ * refusals fail it at once, a refusal with a reason the trainer recognizes (job-refusal.ts).
+ * Resolves once connected; throws a QueueError when Redis does not answer within
+ * `connectTimeoutMs`.
  */
 export async function startQueueWorker(
   options: QueueWorkerOptions & { connectTimeoutMs?: number },
