@@ -190,18 +190,24 @@ describe.skipIf(!available)(
           '--iterations',
           '1',
         ];
-        const queued = await crlAsync(['train', ...args, '--queue', q.url, '--out', join(root, 'queued')], { env });
+        // Deadlines, not timings: a loaded machine takes minutes for what takes seconds of CPU.
+        const queued = await crlAsync(['train', ...args, '--queue', q.url, '--out', join(root, 'queued')], {
+          env,
+          timeoutMs: 200_000,
+        });
         expect(queued.code, queued.stderr).toBe(0);
         expect(w.stderr()).not.toMatch(/refused|CRL_QUEUE_SECRET is not set/);
         expect(JSON.parse(queued.last)).toMatchObject({ iteration: 1, successRate: 1 });
-        const local = await crlAsync(['train', ...args, '--out', join(root, 'local')]);
+        const local = await crlAsync(['train', ...args, '--out', join(root, 'local')], { timeoutMs: 200_000 });
         expect(local.code, local.stderr).toBe(0);
         const strip = (m: Record<string, number | null>) =>
-          Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/')));
+          // rollout/retried counts deliveries (a lock lost on a loaded machine runs a job again), not results.
+          Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/') && k !== 'rollout/retried'));
         expect(readMetrics(join(root, 'queued', 'metrics.jsonl')).map((m) => strip(m.metrics))).toEqual(
           readMetrics(join(root, 'local', 'metrics.jsonl')).map((m) => strip(m.metrics)),
         );
       },
+      480_000,
     );
 
     it('trainer killed mid-run and resumed, Redis killed and restarted empty: every iteration once, as the in-process run', async () => {
