@@ -222,6 +222,8 @@ export type { EpisodeMessage, EpisodeMessageInput } from './queue/episode-messag
 export { EpisodeQueue } from './queue/episode-queue.ts';
 export type { BatchOutcome, BatchProgress } from './queue/episode-queue.ts';
 export { JobRejected, startQueueWorker } from './queue/queue-worker.ts';
+export { JobRefused } from './queue/job-refusal.ts';
+export { QUEUE_SECRET_ENV, queueSecretFromEnv } from './queue/job-signature.ts';
 export type { QueueWorkerOptions } from './queue/queue-worker.ts';
 export { QueueError } from './queue/redis-connection.ts';
 export { RolloutWorker } from './experiments/rollout-worker.ts';

@@ -166,7 +166,13 @@ describe.skipIf(!available)(
         countLinesTask(join(root, 'tasks', 'one'), 2);
         countLinesTask(join(root, 'tasks', 'two'), 6);
         const q = await redis();
-        worker(q.url);
+        // Signed jobs and results (CRL_QUEUE_SECRET on both sides), folders under the worker's root.
+        const env = { ...process.env, CRL_QUEUE_SECRET: 'task-folders-secret' };
+        const w = crlProcess(
+          ['worker', '--queue', q.url, '--concurrency', '2', '--task-root', join(root, 'tasks')],
+          env,
+        );
+        procs.push(w);
         const args = [
           '--env',
           `harbor:${join(root, 'tasks')}`,
@@ -184,10 +190,15 @@ describe.skipIf(!available)(
           '--iterations',
           '1',
         ];
-        const queued = await crlAsync(['train', ...args, '--queue', q.url, '--out', join(root, 'queued')]);
+        // Deadlines, not timings: a loaded machine takes minutes for what takes seconds of CPU.
+        const queued = await crlAsync(['train', ...args, '--queue', q.url, '--out', join(root, 'queued')], {
+          env,
+          timeoutMs: 200_000,
+        });
         expect(queued.code, queued.stderr).toBe(0);
+        expect(w.stderr()).not.toMatch(/refused|CRL_QUEUE_SECRET is not set/);
         expect(JSON.parse(queued.last)).toMatchObject({ iteration: 1, successRate: 1 });
-        const local = await crlAsync(['train', ...args, '--out', join(root, 'local')]);
+        const local = await crlAsync(['train', ...args, '--out', join(root, 'local')], { timeoutMs: 200_000 });
         expect(local.code, local.stderr).toBe(0);
         // A loaded machine can stall a job past its lock and BullMQ runs it again (rollout/retried):
         // the episode is the same, so only the retry count may differ.
@@ -197,6 +208,7 @@ describe.skipIf(!available)(
           readMetrics(join(root, 'local', 'metrics.jsonl')).map((m) => strip(m.metrics)),
         );
       },
+      480_000,
     );
 
     it('trainer killed mid-run and resumed, Redis killed and restarted empty: every iteration once, as the in-process run', async () => {

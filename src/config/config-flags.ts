@@ -81,7 +81,7 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     flag: 'queue',
     path: ['queue', 'url'],
     kind: 'string',
-    help: 'run episodes on rollout workers (crl worker) through the Redis queue at this redis:// URL',
+    help: 'run episodes on rollout workers (crl worker) through the Redis queue at this redis:// URL; jobs are signed with CRL_QUEUE_SECRET, which the workers must share (docs/distributed.md)',
   },
   {
     flag: 'queue-timeout',

@@ -5,6 +5,8 @@ import { ConfigError } from '../config/config-error.ts';
 import { engineUrls, type TrainConfig } from '../config/train-config.ts';
 import { EpisodeQueue, type BatchProgress } from '../queue/episode-queue.ts';
 import type { EpisodeMessageInput } from '../queue/episode-message.ts';
+import { refusedWhy } from '../queue/job-refusal.ts';
+import { QUEUE_SECRET_ENV, queueSecretFromEnv } from '../queue/job-signature.ts';
 import { QueueError } from '../queue/redis-connection.ts';
 import { episodeJobs } from './iteration-stages.ts';
 import type { ActorKind } from './trainer-models.ts';
@@ -22,13 +24,17 @@ const PROGRESS_EVERY_MS = 5_000;
  * go to the Redis queue; `crl worker` processes run them against the engine replicas (or the
  * scripted expert) and the trainer takes each record once, in job order. `metrics` gains
  * `rollout/retried` and `rollout/failed` from the batch; failed jobs and their reasons are
- * appended to failed-episodes.jsonl in the run directory.
+ * appended to failed-episodes.jsonl in the run directory. Jobs are signed with `secret`
+ * (CRL_QUEUE_SECRET unless given); a job a worker refused, or a result that does not verify, ends
+ * the run with a QueueError naming them (docs/distributed.md, "Who chooses what a worker runs").
  */
 export async function queueSampling(options: {
   config: TrainConfig;
   actor: ActorKind;
   runDir: string;
   log: (line: string) => void;
+  /** The secret shared with the workers; undefined: CRL_QUEUE_SECRET, null: none (unsigned jobs). */
+  secret?: string | null;
 }): Promise<{ wrap: (stages: TrainingStages, run: TrainingRun) => TrainingStages; close: () => Promise<void> }> {
   const { config, log } = options;
   const q = config.queue;
@@ -39,7 +45,12 @@ export async function queueSampling(options: {
     ]);
   if (options.actor === 'expert' && config.engine)
     throw new ConfigError(['engine: the scripted-expert actor (--actor expert) samples no engine; drop --engine-url']);
-  const queue = await EpisodeQueue.open({ url: q.url, name: q.name, timeoutMs: q.timeoutSec * 1000 });
+  const secret = options.secret === undefined ? queueSecretFromEnv() : options.secret;
+  if (secret === null)
+    log(
+      `[queue] ${QUEUE_SECRET_ENV} is not set: episode jobs go unsigned, workers started with a secret refuse them, and whoever can write to the queue chooses what workers run and which records this run trains on`,
+    );
+  const queue = await EpisodeQueue.open({ url: q.url, name: q.name, timeoutMs: q.timeoutSec * 1000, secret });
   const runKey = createHash('sha256').update(resolve(options.runDir)).digest('hex').slice(0, 16);
   const session = randomBytes(6).toString('hex');
   try {
@@ -105,6 +116,8 @@ export async function queueSampling(options: {
         appendFileSync(join(run.paths.root, FAILED_EPISODES_FILE), JSON.stringify({ iteration, ...f }) + '\n');
         log(`[queue] iteration ${iteration}: episode ${f.episodeId} failed: ${f.reason}`);
       }
+      const refused = out.failed.filter((f) => refusedWhy(f.reason) !== null);
+      if (refused.length > 0) throw refusedError(iteration, refused);
       if (out.records.length === 0)
         throw new QueueError(
           `iteration ${iteration}: every episode job failed (${FAILED_EPISODES_FILE} in the run directory says why)`,
@@ -118,4 +131,13 @@ export async function queueSampling(options: {
     }),
   });
   return { wrap, close: () => queue.close() };
+}
+
+/** Refusals are a disagreement between the trainer and its workers (or a stranger on the queue): the run stops, naming them. */
+function refusedError(iteration: number, refused: readonly { episodeId: string; reason: string }[]): QueueError {
+  const named = refused.slice(0, 8).map((f) => f.episodeId);
+  const more = refused.length > named.length ? ` and ${refused.length - named.length} more` : '';
+  return new QueueError(
+    `iteration ${iteration}: ${refused.length} episode job(s) refused (${named.join(', ')}${more}): ${refusedWhy(refused[0]!.reason)}`,
+  );
 }

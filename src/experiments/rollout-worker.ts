@@ -13,21 +13,51 @@ import type { EpisodeRecord } from '../rollout/record.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import { mixSeed, Rng } from '../util/random.ts';
+import { checkEngines, engineKey, taskDirInRoot, type WorkerBounds } from './worker-bounds.ts';
 
 /**
  * What `crl worker` does with one episode job (docs/distributed.md): builds the environment from
  * the job's description where the episode runs, the tokenizer and rollout settings the trainer
  * named, and the sampler the job asks for (the engine replicas, held to the job's weight version,
  * or the family's scripted expert), then runs the episode exactly as the trainer's own process
- * would (rollout/runner.ts) and returns its record.
+ * would (rollout/runner.ts) and returns its record. A job outside the worker's bounds (a task
+ * folder outside its root, an engine off its allow list: worker-bounds.ts) is refused first.
  */
 export class RolloutWorker {
   private readonly pools = new Map<string, EnginePool>();
   private readonly tokenizers = new Map<string, LoadedTokenizer>();
 
-  constructor(private readonly options: { stepDelayMs?: number; log?: (line: string) => void } = {}) {}
+  private readonly bounds: WorkerBounds;
+
+  constructor(
+    private readonly options: {
+      stepDelayMs?: number;
+      log?: (line: string) => void;
+      /** The real path task folders must lie under (crl worker --task-root); absent: no task folders. */
+      taskRoot?: string;
+      /** The engine URLs jobs may name (crl worker --allow-engines); absent: any. */
+      allowEngines?: readonly string[];
+    } = {},
+  ) {
+    this.bounds = {
+      taskRoot: options.taskRoot ?? null,
+      engines: options.allowEngines ? new Set(options.allowEngines.map(engineKey)) : null,
+    };
+  }
+
+  /**
+   * Throws JobRefused when the job is outside this worker's bounds; the job to run otherwise, its
+   * task folder replaced by the real path that was checked (a link swapped in later is not followed).
+   */
+  admit(message: EpisodeMessage): EpisodeMessage['job'] {
+    if (message.sampler.kind === 'engines') checkEngines(message.sampler.urls, this.bounds.engines);
+    const { job } = message;
+    if (job.env.kind !== 'harbor') return job;
+    return { ...job, env: { ...job.env, taskDir: taskDirInRoot(job.env.taskDir, this.bounds.taskRoot) } };
+  }
 
   async run(message: EpisodeMessage, signal: AbortSignal): Promise<EpisodeRecord> {
+    const job = this.admit(message);
     const tokenizer = this.tokenizer(message.tokenizer);
     let rollout;
     try {
@@ -35,7 +65,6 @@ export class RolloutWorker {
     } catch (e) {
       throw new JobRejected(`the job's rollout settings: ${(e as Error).message}`);
     }
-    const { job } = message;
     let sampler: TokenSampler;
     let pool: EnginePool | null = null;
     if (message.sampler.kind === 'engines') {

@@ -33,6 +33,11 @@ export const EpisodeMessageSchema = z
     ]),
     /** Every environment step waits this long first (ms). */
     stepDelayMs: z.number().int().nonnegative().default(0),
+    /**
+     * HMAC-SHA256 of every other field with the trainer's CRL_QUEUE_SECRET (src/queue/job-signature.ts),
+     * hex; absent when the trainer has no secret.
+     */
+    signature: z.string().min(1).optional(),
   })
   .strict();
 

@@ -2,6 +2,8 @@ import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { EpisodeRecordSchema, type EpisodeRecord } from '../rollout/record.ts';
 import { episodeJobId, EpisodeMessageSchema, type EpisodeMessageInput } from './episode-message.ts';
+import { refusalReason } from './job-refusal.ts';
+import { resultSignatureProblem, signJob } from './job-signature.ts';
 import { QueueError, redactedUrl, redisConnection, shutDown, withDeadline } from './redis-connection.ts';
 import { WorkerResultSchema } from './worker-result.ts';
 
@@ -52,10 +54,21 @@ export class EpisodeQueue {
     private readonly client: Redis,
     private readonly url: string,
     private readonly timeoutMs: number,
+    private readonly secret: string | null,
   ) {}
 
-  /** Connects, or throws a QueueError when Redis does not answer within `timeoutMs`. */
-  static async open(options: { url: string; name: string; timeoutMs: number }): Promise<EpisodeQueue> {
+  /**
+   * Connects, or throws a QueueError when Redis does not answer within `timeoutMs`. With a
+   * `secret` (CRL_QUEUE_SECRET, shared with the workers) every job is signed and only results
+   * signed with it are taken; without one (the default) jobs go unsigned and results are taken
+   * as they come (docs/distributed.md, "Who chooses what a worker runs").
+   */
+  static async open(options: {
+    url: string;
+    name: string;
+    timeoutMs: number;
+    secret?: string | null;
+  }): Promise<EpisodeQueue> {
     const connection = redisConnection(options.url);
     const queue = new Queue(options.name, { connection: { ...connection, enableAutoPipelining: true } });
     const client = new Redis({ ...connection, enableAutoPipelining: true, lazyConnect: false });
@@ -75,7 +88,7 @@ export class EpisodeQueue {
       await shutDown([queue], 0);
       throw e;
     }
-    return new EpisodeQueue(queue, client, where, options.timeoutMs);
+    return new EpisodeQueue(queue, client, where, options.timeoutMs, options.secret ?? null);
   }
 
   /** Removes the waiting jobs of this run's earlier trainer sessions (a killed trainer's batch), so workers skip them. */
@@ -101,7 +114,11 @@ export class EpisodeQueue {
     attempts: number;
     onProgress?: (p: BatchProgress) => void;
   }): Promise<BatchOutcome> {
-    const messages = options.messages.map((m) => EpisodeMessageSchema.parse(m));
+    const secret = this.secret;
+    const messages = options.messages.map((m) => {
+      const { signature: _, ...parsed } = EpisodeMessageSchema.parse(m);
+      return secret ? { ...parsed, signature: signJob(parsed, secret) } : parsed;
+    });
     const ids = messages.map(episodeJobId);
     const addedAt = new Map<string, number>();
     const add = async (indices: number[]) => {
@@ -147,8 +164,11 @@ export class EpisodeQueue {
         job.returnvalue != null ? 'completed' : job.failedReason ? 'failed' : await this.redis(() => job.getState());
       if (state === 'completed') {
         const r = WorkerResultSchema.safeParse(job.returnvalue);
+        const unsigned = r.success ? resultSignatureProblem({ jobId: id, ...r.data, secret }) : null;
         const record = r.success ? EpisodeRecordSchema.safeParse(r.data.record) : null;
-        if (!r.success || !record?.success || record.data.episodeId !== messages[i]!.job.episodeId) {
+        if (unsigned) {
+          failed.push({ episodeId: messages[i]!.job.episodeId, reason: refusalReason(unsigned) });
+        } else if (!r.success || !record?.success || record.data.episodeId !== messages[i]!.job.episodeId) {
           failed.push({ episodeId: messages[i]!.job.episodeId, reason: 'the worker returned no valid record for it' });
         } else {
           records[i] = record.data;

@@ -1,6 +1,8 @@
 import { UnrecoverableError, Worker } from 'bullmq';
 import type { EpisodeRecord } from '../rollout/record.ts';
-import { EpisodeMessageSchema, type EpisodeMessage } from './episode-message.ts';
+import { episodeJobId, EpisodeMessageSchema, type EpisodeMessage } from './episode-message.ts';
+import { JobRefused, refusalReason } from './job-refusal.ts';
+import { jobSignatureProblem, signResult } from './job-signature.ts';
 import { QueueError, redactedUrl, redisConnection, shutDown, withDeadline } from './redis-connection.ts';
 import type { WorkerResult } from './worker-result.ts';
 
@@ -27,6 +29,13 @@ export interface QueueWorkerOptions {
   name: string;
   /** Episodes this worker runs at once. */
   concurrency: number;
+  /**
+   * The secret shared with the trainer (CRL_QUEUE_SECRET): jobs must carry its signature, and
+   * results are signed with it. Null (the default): unsigned jobs run, signed ones are refused.
+   */
+  secret?: string | null;
+  /** Throws JobRefused for a job this worker will not run (its bounds); called before `onStart`. */
+  admit?: (message: EpisodeMessage) => void;
   /** Runs one episode; the signal fires when the worker shuts down mid-episode. */
   run: (message: EpisodeMessage, signal: AbortSignal) => Promise<EpisodeRecord>;
   /** How often a stalled job may return to the queue before it counts as failed (default 2). */
@@ -40,21 +49,43 @@ export interface QueueWorkerOptions {
 
 /**
  * The worker's side of the rollout queue (docs/distributed.md): takes episode jobs, runs each
- * through `run`, and returns its record. Throwing retries the job (BullMQ's attempts);
- * JobRejected fails it at once. Resolves once connected; throws a QueueError when Redis does not
- * answer within `connectTimeoutMs`.
+ * through `run`, and returns its record. A job whose signature does not verify with `secret`, or
+ * whose id is not the one its message names, is refused before anything of it runs; so is one
+ * that `run` refuses (JobRefused). Throwing retries the job (BullMQ's attempts); JobRejected and
+ * refusals fail it at once, a refusal with a reason the trainer recognizes (job-refusal.ts).
+ * Resolves once connected; throws a QueueError when Redis does not answer within
+ * `connectTimeoutMs`.
  */
 export async function startQueueWorker(
   options: QueueWorkerOptions & { connectTimeoutMs?: number },
 ): Promise<{ close: () => Promise<void>; worker: Worker }> {
   const log = options.log ?? (() => {});
+  const secret = options.secret ?? null;
   const where = redactedUrl(options.url);
   const worker = new Worker<unknown, WorkerResult>(
     options.name,
     async (job, _token, signal) => {
+      const jobId = job.id ?? '';
+      const refuse = (why: string): never => {
+        // Named by the job id: an unverified message's own episode id is the sender's word.
+        options.onJob?.({ episodeId: jobId, ok: false, ms: 0, reason: refusalReason(why) });
+        throw new UnrecoverableError(refusalReason(why));
+      };
+      const unsigned = jobSignatureProblem(job.data, secret);
+      if (unsigned) refuse(unsigned);
       const parsed = EpisodeMessageSchema.safeParse(job.data);
       if (!parsed.success)
         throw new UnrecoverableError(`not an episode job: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      // The signature covers run, session and episode id; the job id must be made of them, so a
+      // signed message cannot be queued again under a fresh id.
+      if (jobId !== episodeJobId(parsed.data))
+        refuse(`the job's id ${jobId} is not the one its message names (${episodeJobId(parsed.data)})`);
+      try {
+        options.admit?.(parsed.data);
+      } catch (e) {
+        if (e instanceof JobRefused) refuse(e.message);
+        throw e;
+      }
       const start = performance.now();
       const episodeId = parsed.data.job.episodeId;
       options.onStart?.({ episodeId, attempt: job.attemptsStarted });
@@ -62,11 +93,16 @@ export async function startQueueWorker(
         const record = await options.run(parsed.data, signal ?? new AbortController().signal);
         const ms = performance.now() - start;
         options.onJob?.({ episodeId, ok: true, ms });
-        return { record, runMs: ms };
+        return {
+          record,
+          runMs: ms,
+          ...(secret ? { signature: signResult({ jobId, record, runMs: ms }, secret) } : {}),
+        };
       } catch (e) {
-        const reason = (e as Error).message;
+        const refused = e instanceof JobRefused;
+        const reason = e instanceof JobRefused ? refusalReason(e.message) : (e as Error).message;
         options.onJob?.({ episodeId, ok: false, ms: performance.now() - start, reason });
-        if (e instanceof JobRejected) throw new UnrecoverableError(reason);
+        if (refused || e instanceof JobRejected) throw new UnrecoverableError(reason);
         throw e;
       }
     },
