@@ -1,7 +1,8 @@
 /**
  * What each credit choice of docs/credit.md does to an early summary's credit, on synthetic batches
  * (no model): episodes of 1, 2 and 3 windows with fixed success rates, a critic that knows each
- * length's success rate up to noise, and every RL system's advantages computed by the training
+ * segment's expected return under the system's own targets (p * the segment's share of R) up to
+ * noise, and every RL system's advantages computed by the training
  * code itself (its config from systems.ts, the estimator registry, whitening and segment weights
  * of src/rl/policy-advantages.ts). For each segment role it prints, per system:
  *
@@ -19,6 +20,7 @@ import { aggregationWeights } from '../src/rl/aggregate-loss.ts';
 import { estimateAdvantages } from '../src/rl/advantage-estimators.ts';
 import { policyAdvantages } from '../src/rl/policy-advantages.ts';
 import { policyMask } from '../src/rl/ppo-update.ts';
+import { segmentRewards } from '../src/rl/segment-rewards.ts';
 import { algorithmSpec } from '../src/experiments/algorithms.ts';
 import { ESTIMATOR_CONFIGS, estimatorOf, segmentsAfter } from '../src/experiments/iteration-stages.ts';
 import { systemOverrides } from '../src/experiments/systems.ts';
@@ -55,7 +57,8 @@ interface Seg {
   episode: number;
   kind: 'execution' | 'summary';
   lossMask: Uint8Array; // [T] all generated: context tokens play no part here
-  values: Float32Array; // [T]
+  p: number; // the success rate of the episode's length
+  noise: Float32Array; // [T] standard normal draws, scaled by --noise into the critic's error
 }
 
 function syntheticBatch(rng: Rng): { rewards: number[]; windows: number[]; taskKeys: string[]; segs: Seg[] } {
@@ -79,7 +82,8 @@ function syntheticBatch(rng: Rng): { rewards: number[]; windows: number[]; taskK
             episode: e,
             kind,
             lossMask: new Uint8Array(n).fill(1),
-            values: Float32Array.from({ length: n }, () => length.p + args.noise * rng.normal()),
+            p: length.p,
+            noise: Float32Array.from({ length: n }, () => rng.normal()),
           });
         }
       }
@@ -93,11 +97,27 @@ function effective(system: string, batch: ReturnType<typeof syntheticBatch>): Fl
   const config = parseTrainConfig(systemOverrides(system));
   const algorithm = algorithmSpec(config.algorithm);
   const estimator = estimatorOf({ algorithm, config });
-  const episodes = batch.rewards.map((reward, e) => ({
-    taskKey: batch.taskKeys[e]!,
-    reward,
-    segments: batch.segs.filter((s) => s.episode === e),
-  }));
+  // A calibrated critic: V = p * (the segment's return target when R = 1) + noise. With gamma = 1
+  // and lambdaCritic = 1 every token's target is its segment's reward (R, R / K or gamma^(K-k) R).
+  const share = config.advantage.segmentReward ?? 'shared';
+  const episodes = batch.rewards.map((reward, e) => {
+    const segments = batch.segs.filter((s) => s.episode === e);
+    const ratio = segmentRewards({
+      reward: 1,
+      generated: segments.map((s) => s.lossMask.length),
+      mode: share,
+      ...(config.advantage.segmentDiscount !== undefined ? { discount: config.advantage.segmentDiscount } : {}),
+    });
+    return {
+      taskKey: batch.taskKeys[e]!,
+      reward,
+      segments: segments.map((s, k) => ({
+        kind: s.kind,
+        lossMask: s.lossMask,
+        values: s.noise.map((z) => s.p * ratio[k]! + args.noise * z),
+      })),
+    };
+  });
   const out = estimateAdvantages({ estimator, episodes, config: ESTIMATOR_CONFIGS[estimator](config) });
   const advantages = out.advantages.flat();
   const masks = batch.segs.map((s) => policyMask(s, config.ablation.trainSummaries));
