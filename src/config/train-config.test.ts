@@ -70,6 +70,11 @@ describe('TrainConfig', () => {
     expect(
       problems(() => parseTrainConfig({ advantage: { estimator: 'full-trajectory-gae', segmentReward: 'split' } }))[0],
     ).toContain('advantage.segmentReward');
+    expect(
+      problems(() =>
+        parseTrainConfig({ advantage: { estimator: 'full-trajectory-gae' }, ablation: { crossTrajectory: false } }),
+      )[0],
+    ).toContain('ablation.crossTrajectory');
     expect(problems(() => parseTrainConfig({ advantage: { segmentDiscount: 0.5 } }))[0]).toContain(
       'advantage.segmentDiscount',
     );

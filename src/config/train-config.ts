@@ -166,6 +166,14 @@ export const TrainConfigSchema = z
         message: "full-trajectory-gae puts R on the episode's last token only; leave advantage.segmentReward out",
       });
     }
+    if (c.advantage.estimator === 'full-trajectory-gae' && !c.ablation.crossTrajectory) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ablation', 'crossTrajectory'],
+        message:
+          'full-trajectory-gae has no cross-trajectory correction to turn off; leave ablation.crossTrajectory out',
+      });
+    }
     if (c.advantage.segmentDiscount !== undefined && c.advantage.segmentReward !== 'discounted') {
       ctx.addIssue({
         code: 'custom',

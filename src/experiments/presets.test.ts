@@ -169,13 +169,16 @@ describe('reproduce presets', () => {
   });
 
   it('the credit presets pair every credit system with CompactionRL on one shared base per family, 5+ seeds', () => {
-    for (const name of ['credit', 'credit-mixed']) {
+    for (const name of ['credit', 'credit-mixed', 'credit-terminal']) {
       const p = getPreset(name);
       expect(p.baseSeed).toBe(0);
       expect(p.seeds.length).toBeGreaterThanOrEqual(5);
       for (const s of ['compaction-rl', 'no-cross-trajectory-gae', ...CREDIT_SYSTEMS]) expect(p.systems).toContain(s);
     }
     expect(getPreset('credit').envs).toEqual(['kv-ledger', 'fog-courier', 'hop-search']);
+    // The terminal family's comparison starts from the terminal preset's own base and RL recipe.
+    expect(getPreset('credit-terminal').sft).toEqual(getPreset('terminal').sft);
+    expect(getPreset('credit-terminal').train).toEqual(getPreset('terminal').train);
     // Seed 0 of credit-mixed trains CompactionRL exactly as table4-mixed does.
     expect(getPreset('credit-mixed').train).toEqual(getPreset('table4-mixed').train);
     // The paper's presets keep the paper's systems.

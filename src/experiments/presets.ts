@@ -297,6 +297,24 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     },
   },
   terminal: terminalPreset(RL_OPTIM),
+  /**
+   * The credit comparison on the terminal family (docs/credit.md): the terminal preset's base
+   * (seed 0, Qwen3 tokens, real shell in the sandbox) shared by five RL seeds, the same ten
+   * systems as credit-mixed, evaluated at x1 and x4 without writer swaps. Needs bubblewrap.
+   */
+  'credit-terminal': {
+    ...terminalPreset(RL_OPTIM),
+    description:
+      'credit assignment across compactions (docs/credit.md) on shell-ledger (real shell, Qwen3 tokens, C = 512): the terminal base shared by 5 RL seeds, 10 systems',
+    seeds: [0, 1, 2, 3, 4],
+    baseSeed: 0,
+    systems: ['compaction-rl', 'no-cross-trajectory-gae', 'broadcast', ...CREDIT_SYSTEMS],
+    eval: {
+      ...terminalPreset(RL_OPTIM).eval,
+      writers: [],
+      writerSystems: [],
+    },
+  },
   'terminal-tasks': terminalTasksPreset(RL_OPTIM),
   /** For tests and CI: the task-folder path of `terminal-tasks` at the smoke preset's sizes. */
   'smoke-tasks': {
