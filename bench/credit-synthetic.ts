@@ -12,7 +12,8 @@
  * relative to token-mean (so segment-mean's reweighting shows too). The same measure as
  * bench/credit-by-position.ts, which reads it from real runs.
  *
- *   node --import tsx bench/credit-synthetic.ts [--batches 400] [--exec 10] [--summary 7] [--seed 0]
+ *   node --import tsx bench/credit-synthetic.ts [--batches 400] [--exec 10] [--summary 7] [--noise 0.1]
+ *     [--insight 0] [--seed 0] [--systems a,b,...]
  */
 import { z } from 'zod';
 import { parseTrainConfig } from '../src/config/load-config.ts';
@@ -37,6 +38,12 @@ const args = parseBenchArgs(
     summary: z.coerce.number().positive().default(7),
     /** Critic noise (std of V around the success rate of the episode's length). */
     noise: z.coerce.number().nonnegative().default(0.1),
+    /**
+     * How much the critic knows the outcome once the context holds the summaries that decided it:
+     * in window w of W (w >= 2) it predicts (1 - i) p + i R with i = insight (w - 1) / (W - 1).
+     * 0: it never knows more than p (the default).
+     */
+    insight: z.coerce.number().min(0).max(1).default(0),
     seed: z.coerce.number().int().nonnegative().default(0),
     systems: z
       .string()
@@ -59,6 +66,7 @@ interface Seg {
   lossMask: Uint8Array; // [T] all generated: context tokens play no part here
   p: number; // the success rate of the episode's length
   noise: Float32Array; // [T] standard normal draws, scaled by --noise into the critic's error
+  knows: number; // the critic's insight into this episode's outcome in this segment's context
 }
 
 function syntheticBatch(rng: Rng): { rewards: number[]; windows: number[]; taskKeys: string[]; segs: Seg[] } {
@@ -84,6 +92,7 @@ function syntheticBatch(rng: Rng): { rewards: number[]; windows: number[]; taskK
             lossMask: new Uint8Array(n).fill(1),
             p: length.p,
             noise: Float32Array.from({ length: n }, () => rng.normal()),
+            knows: length.windows > 1 ? (args.insight * w) / (length.windows - 1) : 0,
           });
         }
       }
@@ -114,7 +123,7 @@ function effective(system: string, batch: ReturnType<typeof syntheticBatch>): Fl
       segments: segments.map((s, k) => ({
         kind: s.kind,
         lossMask: s.lossMask,
-        values: s.noise.map((z) => s.p * ratio[k]! + args.noise * z),
+        values: s.noise.map((z) => ((1 - s.knows) * s.p + s.knows * reward) * ratio[k]! + args.noise * z),
       })),
     };
   });
@@ -174,7 +183,7 @@ for (let b = 0; b < args.batches; b++) {
 
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '–');
 console.log(
-  `signal (mean effective advantage, success − failure), ${args.batches} batches of 16, exec ~${args.exec}, summary ~${args.summary} tokens, critic noise ${args.noise}, seed ${args.seed}\n`,
+  `signal (mean effective advantage, success − failure), ${args.batches} batches of 16, exec ~${args.exec}, summary ~${args.summary} tokens, critic noise ${args.noise}, insight ${args.insight}, seed ${args.seed}\n`,
 );
 console.log(`| segment | ${systems.join(' | ')} |`);
 console.log(`|---|${systems.map(() => '---').join('|')}|`);
