@@ -43,6 +43,16 @@ export type {
 export { aggregateLoss, aggregationWeights, LOSS_AGGREGATIONS } from './rl/aggregate-loss.ts';
 export type { LossAggregation } from './rl/aggregate-loss.ts';
 export { maskedWhiten } from './rl/whiten.ts';
+export { whitenAdvantages, whiteningMode, WHITENING_MODES } from './rl/whitening.ts';
+export type { WhiteningMode, WhitenSegment } from './rl/whitening.ts';
+export { fullTrajectoryAdvantages, generationChain, chainGae } from './rl/full-trajectory-gae.ts';
+export type { ChainSegment, GenerationChain, FullTrajectoryOptions } from './rl/full-trajectory-gae.ts';
+export { segmentRewards, SEGMENT_REWARD_MODES, DEFAULT_SEGMENT_DISCOUNT } from './rl/segment-rewards.ts';
+export type { SegmentRewardMode } from './rl/segment-rewards.ts';
+export { segmentLossWeights, SEGMENT_WEIGHTINGS } from './rl/segment-weights.ts';
+export type { SegmentWeighting } from './rl/segment-weights.ts';
+export { policyAdvantages } from './rl/policy-advantages.ts';
+export type { CreditSegment } from './rl/policy-advantages.ts';
 export { policyLoss, surrogateToken } from './rl/policy-loss.ts';
 export type { PolicyLossOptions, PolicyLossTerms } from './rl/policy-loss.ts';
 export { valueLoss, valueLossToken } from './rl/value-loss.ts';
@@ -54,6 +64,7 @@ export {
   groupNormalizedRewards,
   compactionGaeConfigSchema,
   broadcastConfigSchema,
+  fullTrajectoryGaeConfigSchema,
 } from './rl/advantage-estimators.ts';
 export type {
   AdvantageEstimator,

@@ -34,6 +34,36 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     help: 'cross-trajectory GAE correction (true|false)',
   },
   {
+    flag: 'estimator',
+    path: ['advantage', 'estimator'],
+    kind: 'string',
+    help: 'advantage estimator of compaction-rl: compaction-gae (default) | full-trajectory-gae (docs/credit.md)',
+  },
+  {
+    flag: 'segment-reward',
+    path: ['advantage', 'segmentReward'],
+    kind: 'string',
+    help: "how R reaches each segment's local GAE: shared (default) | split (R/K) | discounted (gamma^(K-k) R)",
+  },
+  {
+    flag: 'segment-discount',
+    path: ['advantage', 'segmentDiscount'],
+    kind: 'number',
+    help: 'gamma of --segment-reward discounted (default 0.9)',
+  },
+  {
+    flag: 'segment-weights',
+    path: ['ppo', 'segmentWeights'],
+    kind: 'string',
+    help: 'policy-loss weight per segment: uniform (default) | inverse-count (1/N of its episode, mean 1)',
+  },
+  {
+    flag: 'whiten',
+    path: ['ppo', 'whitenAdvantages'],
+    kind: 'boolean',
+    help: 'advantage whitening: batch (default, = true) | none (= false) | per-kind | per-position',
+  },
+  {
     flag: 'env',
     path: ['env', 'name'],
     kind: 'string',

@@ -46,6 +46,43 @@ describe('TrainConfig', () => {
     expect(parseTrainConfig({ algorithm: 'ppo-single-window', rollout: { maxWindows: 1 } }).rollout.maxWindows).toBe(1);
   });
 
+  it('credit choices (docs/credit.md): defaults leave the resolved config unchanged; flags set them; misuse is named', () => {
+    const c = parseTrainConfig({});
+    expect(c.advantage).toEqual({ gamma: 1, lambda: { lengthAdaptiveAlpha: 1.5 }, lambdaCritic: 1 });
+    expect(c.ppo.whitenAdvantages).toBe(true);
+    expect('segmentWeights' in c.ppo).toBe(false);
+    const f = parseTrainConfig(
+      flagsToConfig({
+        estimator: 'full-trajectory-gae',
+        segmentWeights: 'inverse-count',
+        whiten: 'per-position',
+      }),
+    );
+    expect(f.advantage.estimator).toBe('full-trajectory-gae');
+    expect(f.ppo.segmentWeights).toBe('inverse-count');
+    expect(f.ppo.whitenAdvantages).toBe('per-position');
+    expect(parseTrainConfig(flagsToConfig({ whiten: 'false' })).ppo.whitenAdvantages).toBe(false);
+    const d = parseTrainConfig(flagsToConfig({ segmentReward: 'discounted', segmentDiscount: '0.8' }));
+    expect(d.advantage).toMatchObject({ segmentReward: 'discounted', segmentDiscount: 0.8 });
+    expect(
+      problems(() => parseTrainConfig({ algorithm: 'broadcast', advantage: { estimator: 'full-trajectory-gae' } }))[0],
+    ).toContain('advantage.estimator');
+    expect(
+      problems(() => parseTrainConfig({ advantage: { estimator: 'full-trajectory-gae', segmentReward: 'split' } }))[0],
+    ).toContain('advantage.segmentReward');
+    expect(
+      problems(() =>
+        parseTrainConfig({ advantage: { estimator: 'full-trajectory-gae' }, ablation: { crossTrajectory: false } }),
+      )[0],
+    ).toContain('ablation.crossTrajectory');
+    expect(problems(() => parseTrainConfig({ advantage: { segmentDiscount: 0.5 } }))[0]).toContain(
+      'advantage.segmentDiscount',
+    );
+    expect(problems(() => parseTrainConfig({ ppo: { whitenAdvantages: 'per-episode' } }))[0]).toContain(
+      'ppo.whitenAdvantages',
+    );
+  });
+
   it('merges file then flags, flags winning', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crl-cfg-'));
     const file = join(dir, 'c.json');

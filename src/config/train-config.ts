@@ -43,8 +43,17 @@ export const EnvConfigSchema = z
 /** The switches live in `ablation`, so the PPO block omits them (one place per knob, defaults in rl/ppo-config.ts). */
 export const TrainPpoSchema = ppoConfigSchema.omit({ trainSummaries: true, lossAggregation: true });
 
-/** gamma, lambda (fixed or length-adaptive) and lambda_critic (method §4). */
-export const TrainAdvantageSchema = compactionGaeConfigSchema.omit({ crossTrajectory: true });
+/**
+ * gamma, lambda (fixed or length-adaptive) and lambda_critic (method §4); how R reaches each
+ * segment (segmentReward, segmentDiscount); and which estimator (docs/credit.md).
+ */
+export const TrainAdvantageSchema = compactionGaeConfigSchema.omit({ crossTrajectory: true }).extend({
+  /**
+   * 'full-trajectory-gae': one GAE chain across the compaction boundaries instead of method §4's
+   * local GAE + correction (compaction-rl only). Absent: the algorithm's own estimator.
+   */
+  estimator: z.enum(['compaction-gae', 'full-trajectory-gae']).optional(),
+});
 
 export const OptimSchema = z
   .object({
@@ -142,6 +151,36 @@ export const TrainConfigSchema = z
   })
   .strict()
   .superRefine((c, ctx) => {
+    // docs/credit.md: the estimator and the segment rewards are choices inside CompactionRL's PPO.
+    if (c.advantage.estimator !== undefined && c.algorithm !== 'compaction-rl') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['advantage', 'estimator'],
+        message: `advantage.estimator applies to algorithm 'compaction-rl' only (got '${c.algorithm}')`,
+      });
+    }
+    if (c.advantage.estimator === 'full-trajectory-gae' && c.advantage.segmentReward !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['advantage', 'segmentReward'],
+        message: "full-trajectory-gae puts R on the episode's last token only; leave advantage.segmentReward out",
+      });
+    }
+    if (c.advantage.estimator === 'full-trajectory-gae' && !c.ablation.crossTrajectory) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ablation', 'crossTrajectory'],
+        message:
+          'full-trajectory-gae has no cross-trajectory correction to turn off; leave ablation.crossTrajectory out',
+      });
+    }
+    if (c.advantage.segmentDiscount !== undefined && c.advantage.segmentReward !== 'discounted') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['advantage', 'segmentDiscount'],
+        message: "advantage.segmentDiscount is used only with advantage.segmentReward 'discounted'",
+      });
+    }
     // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.
     if (c.algorithm === 'ppo-single-window' && c.rollout.maxWindows !== 1) {
       ctx.addIssue({

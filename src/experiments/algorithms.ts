@@ -1,4 +1,5 @@
 import type { Algorithm } from '../config/train-config.ts';
+import type { AdvantageEstimatorName } from '../rl/advantage-estimators.ts';
 
 /**
  * method §7: what each training algorithm means for the loop. A registry, not an if-chain; the
@@ -6,7 +7,7 @@ import type { Algorithm } from '../config/train-config.ts';
  */
 export interface AlgorithmSpec {
   /** Advantage-estimator registry name (src/rl/advantage-estimators.ts). */
-  estimator: 'compaction-gae' | 'broadcast';
+  estimator: AdvantageEstimatorName;
   /** Critic-free estimators train no critic. */
   needsCritic: boolean;
 }

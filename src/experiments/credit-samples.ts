@@ -3,11 +3,12 @@ import { gzipSync } from 'node:zlib';
 import { policyMask } from '../rl/ppo-update.ts';
 import { recomputeOld } from '../rl/recompute-old.ts';
 import type { TrainablePolicy } from '../contracts/index.ts';
-import { maskedWhiten } from '../rl/whiten.ts';
+import { policyAdvantages } from '../rl/policy-advantages.ts';
+import type { PpoConfig } from '../rl/ppo-config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { sampleFileName, SampledEpisodeSchema, type EpisodeCredit } from '../report/sample-files.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
-import type { BatchSegment } from './iteration-stages.ts';
+import { segmentsAfter, type BatchSegment } from './iteration-stages.ts';
 
 /**
  * Per-token credit of the sampled episodes (the ones the loop already renders to samples/), saved
@@ -26,7 +27,9 @@ export function writeCreditSamples(options: {
   old: { oldLogprobs: Float32Array[]; oldEntropies: Float32Array[]; oldValues: Float32Array[] | null };
   advantages: Float32Array[]; // [T] per batch segment, before whitening
   returns: Float32Array[]; // [T] per batch segment
-  ppo: { whitenAdvantages: boolean; trainSummaries: boolean; policyUpdated: boolean; minibatchTokens: number };
+  ppo: Pick<PpoConfig, 'whitenAdvantages' | 'segmentWeights' | 'trainSummaries' | 'minibatchTokens'> & {
+    policyUpdated: boolean;
+  };
   /** The policy after this iteration's update (for the ratio). */
   policy: TrainablePolicy;
 }): void {
@@ -35,23 +38,30 @@ export function writeCreditSamples(options: {
   if (count === 0) return;
   // What the policy loss saw: the same masks and whitening as ppoUpdate (method §4–5).
   const pMasks = segments.map((s) => policyMask(s, ppo.trainSummaries));
-  const used = ppo.whitenAdvantages ? maskedWhiten({ values: options.advantages, masks: pMasks }) : options.advantages;
+  const after = segmentsAfter(segments);
+  const used = policyAdvantages({
+    segments: segments.map((s, i) => ({ kind: s.kind, episode: s.episode, segmentsAfter: after[i]! })),
+    advantages: options.advantages,
+    masks: pMasks,
+    whiten: ppo.whitenAdvantages,
+    ...(ppo.segmentWeights ? { segmentWeights: ppo.segmentWeights } : {}),
+  });
   const picked = segments.map((s, i) => ({ s, i })).filter(({ s }) => s.episode < count);
-  const after = recomputeOld({
+  const afterUpdate = recomputeOld({
     segments: picked.map(({ s }) => ({ tokens: s.tokens, lossMask: s.lossMask })),
     policy: options.policy,
     batchTokens: ppo.minibatchTokens,
   }).oldLogprobs;
 
   const credits: EpisodeCredit[] = Array.from({ length: count }, () => ({
-    whitened: ppo.whitenAdvantages,
+    whitened: ppo.whitenAdvantages !== false && ppo.whitenAdvantages !== 'none',
     policyUpdated: ppo.policyUpdated,
     segments: [],
   }));
   picked.forEach(({ s, i }, k) => {
     const at = (xs: Float32Array): number[] => generated(xs, s.lossMask);
     const inLoss = pMasks[i]!.some((m) => m === 1);
-    const newLp = after[k]!;
+    const newLp = afterUpdate[k]!;
     const ratio = old.oldLogprobs[i]!.map((lp, t) => Math.exp(newLp[t]! - lp));
     credits[s.episode]!.segments.push({
       inPolicyLoss: inLoss,

@@ -1,5 +1,5 @@
 import type { TaskFamily } from '../env/family.ts';
-import { estimateAdvantages } from '../rl/advantage-estimators.ts';
+import { estimateAdvantages, type AdvantageEstimatorName } from '../rl/advantage-estimators.ts';
 import type { PpoSegment } from '../rl/ppo-update.ts';
 import { recomputeOld } from '../rl/recompute-old.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
@@ -113,6 +113,24 @@ export function oldLogprobsAndValues(options: {
   });
 }
 
+/**
+ * The estimator a run uses: `advantage.estimator` when set (docs/credit.md), else its algorithm's
+ * (method §7).
+ */
+export function estimatorOf(options: { algorithm: AlgorithmSpec; config: TrainConfig }): AdvantageEstimatorName {
+  return options.config.advantage.estimator ?? options.algorithm.estimator;
+}
+
+/** Each estimator's config, read from the training config (one row per registered estimator). */
+export const ESTIMATOR_CONFIGS: Readonly<Record<AdvantageEstimatorName, (config: TrainConfig) => unknown>> = {
+  'compaction-gae': ({ advantage: { estimator: _e, ...gae }, ablation }) => ({
+    ...gae,
+    crossTrajectory: ablation.crossTrajectory,
+  }),
+  'full-trajectory-gae': ({ advantage: { gamma, lambda, lambdaCritic } }) => ({ gamma, lambda, lambdaCritic }),
+  broadcast: () => ({}),
+};
+
 /** Stage 4: advantages and returns from the estimator registry (method §4 / §7 broadcast). */
 export function computeAdvantages(options: {
   records: readonly EpisodeRecord[];
@@ -133,11 +151,9 @@ export function computeAdvantages(options: {
       ...(values ? { values: values[i]! } : {}),
     })),
   }));
-  const estConfig =
-    options.algorithm.estimator === 'compaction-gae'
-      ? { ...config.advantage, crossTrajectory: config.ablation.crossTrajectory }
-      : {};
-  const out = estimateAdvantages({ estimator: options.algorithm.estimator, episodes, config: estConfig });
+  const estimator = estimatorOf({ algorithm: options.algorithm, config });
+  const estConfig = ESTIMATOR_CONFIGS[estimator](config);
+  const out = estimateAdvantages({ estimator, episodes, config: estConfig });
   const advantages = new Array<Float32Array>(segments.length);
   const returns = new Array<Float32Array>(segments.length);
   byEpisode.forEach((idx, e) =>
@@ -149,6 +165,18 @@ export function computeAdvantages(options: {
   return { advantages, returns };
 }
 
+/** For each segment, how many segments follow it in its episode (0 = its last). // [S] */
+export function segmentsAfter(segments: readonly Pick<BatchSegment, 'episode'>[]): Int32Array {
+  const out = new Int32Array(segments.length);
+  const seen = new Map<number, number>();
+  for (let i = segments.length - 1; i >= 0; i--) {
+    const e = segments[i]!.episode;
+    out[i] = seen.get(e) ?? 0;
+    seen.set(e, out[i]! + 1);
+  }
+  return out;
+}
+
 /** Stage 5 input: the PPO batch. Without a critic, old values are zeros (unused by the update). */
 export function ppoSegments(options: {
   segments: readonly BatchSegment[];
@@ -157,8 +185,11 @@ export function ppoSegments(options: {
   advantages: Float32Array[];
   returns: Float32Array[];
 }): PpoSegment[] {
+  const after = segmentsAfter(options.segments);
   return options.segments.map((s, i) => ({
     kind: s.kind,
+    episode: s.episode,
+    segmentsAfter: after[i]!,
     tokens: s.tokens,
     lossMask: s.lossMask,
     oldLogprobs: options.oldLogprobs[i]!,

@@ -11,7 +11,15 @@ import { withTokenizer } from './preset-tokenizer.ts';
 import { evalRequests } from './reproduce-evals.ts';
 import { trainingWindowsOf } from './reproduce.ts';
 import { SftConfigSchema } from './sft-config.ts';
-import { contextWindowOf, RL_SYSTEMS, SYSTEM_NAMES, systemOverrides, type SystemName } from './systems.ts';
+import {
+  contextWindowOf,
+  CREDIT_SYSTEMS,
+  PAPER_RL_SYSTEMS,
+  RL_SYSTEMS,
+  SYSTEM_NAMES,
+  systemOverrides,
+  type SystemName,
+} from './systems.ts';
 
 /** The SFT config `crl reproduce` builds for (preset, env), sftByEnv merged as there. */
 const sftConfigOf = (p: Preset, env: string) =>
@@ -143,7 +151,8 @@ describe('reproduce presets', () => {
     expect(withTokenizer(terminal, 'qwen3').knobs).toEqual(terminal.knobs);
   });
 
-  // Slips (docs/decisions/0028) make the full preset's base err where it acts; the other presets keep the plain expert.
+  // Slips (docs/decisions/0028) make the full preset's base err where it acts; the other presets keep
+  // the plain expert, except credit, which compares credit choices on the full recipe.
   it("only the full preset's demonstrator slips, and its per-family rate reaches that family's SFT config", () => {
     const full = getPreset('full');
     const slips = Object.fromEntries(full.envs.map((env) => [env, sftConfigOf(full, env).slipP]));
@@ -153,8 +162,27 @@ describe('reproduce presets', () => {
       expect(p, env).toBe(full.sftByEnv?.[env]?.slipP ?? full.sft.slipP);
     }
     expect(new Set(Object.values(slips)).size).toBeGreaterThan(1); // the kv-ledger override differs
-    for (const name of presetNames().filter((n) => n !== 'full'))
+    expect(getPreset('credit').sft).toEqual(full.sft);
+    expect(getPreset('credit').sftByEnv).toEqual(full.sftByEnv);
+    for (const name of presetNames().filter((n) => n !== 'full' && n !== 'credit'))
       for (const env of getPreset(name).envs) expect(sftConfigOf(getPreset(name), env).slipP ?? 0, name).toBe(0);
+  });
+
+  it('the credit presets pair every credit system with CompactionRL on one shared base per family, 5+ seeds', () => {
+    for (const name of ['credit', 'credit-mixed', 'credit-terminal']) {
+      const p = getPreset(name);
+      expect(p.baseSeed).toBe(0);
+      expect(p.seeds.length).toBeGreaterThanOrEqual(5);
+      for (const s of ['compaction-rl', 'no-cross-trajectory-gae', ...CREDIT_SYSTEMS]) expect(p.systems).toContain(s);
+    }
+    expect(getPreset('credit').envs).toEqual(['kv-ledger', 'fog-courier', 'hop-search']);
+    // The terminal family's comparison starts from the terminal preset's own base and RL recipe.
+    expect(getPreset('credit-terminal').sft).toEqual(getPreset('terminal').sft);
+    expect(getPreset('credit-terminal').train).toEqual(getPreset('terminal').train);
+    // Seed 0 of credit-mixed trains CompactionRL exactly as table4-mixed does.
+    expect(getPreset('credit-mixed').train).toEqual(getPreset('table4-mixed').train);
+    // The paper's presets keep the paper's systems.
+    expect(getPreset('quick').systems).toEqual([...PAPER_RL_SYSTEMS]);
   });
 
   it('an unknown preset names the valid ones', () => {

@@ -1,7 +1,7 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import type { SftConfigInput } from './sft-config.ts';
 import type { Preset } from './preset-types.ts';
-import { RL_SYSTEMS } from './systems.ts';
+import { CREDIT_SYSTEMS, PAPER_RL_SYSTEMS } from './systems.ts';
 import { terminalPreset, terminalTasksPreset } from './terminal-preset.ts';
 import { SHELL_LEDGER_ROLLOUT } from '../env/shell-ledger/index.ts';
 import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
@@ -102,7 +102,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     envs: ['kv-ledger'],
     knobs: { 'kv-ledger': KV_KNOBS },
     seeds: [0],
-    systems: [...RL_SYSTEMS], // every RL system of method §7
+    systems: [...PAPER_RL_SYSTEMS], // every RL system of method §7
     sft: QUICK_SFT,
     train: QUICK_TRAIN,
     eval: {
@@ -121,7 +121,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     envs: ['kv-ledger', 'fog-courier', 'hop-search'],
     knobs: KNOBS,
     seeds: [0, 1, 2],
-    systems: [...RL_SYSTEMS], // every RL system of method §7
+    systems: [...PAPER_RL_SYSTEMS], // every RL system of method §7
     // The quick recipe with slips; fog-courier and hop-search run their own dense forms (docs/tasks.md).
     sft: FULL_SFT,
     sftByEnv: SFT_BY_ENV,
@@ -208,6 +208,69 @@ const PRESETS: Readonly<Record<string, Preset>> = {
       heldOutSystems: [],
     },
   },
+  /**
+   * Credit across compaction boundaries (docs/credit.md) in table4-mixed's regime: the quick
+   * preset's kv-ledger (1-12 chunks, K = 4), its SFT base (seed 0) shared by five RL seeds, so the
+   * paired differences measure the credit choice alone. CompactionRL, its cross-trajectory
+   * ablation, broadcast, and every estimator, weighting and whitening of docs/credit.md. Seed 0's
+   * first four systems train exactly as in table4-mixed.
+   */
+  'credit-mixed': {
+    description:
+      'credit assignment across compactions (docs/credit.md) in the table4-mixed regime: kv-ledger 1-12 chunks, K = 4, one shared base, 5 RL seeds; CompactionRL vs full-trajectory GAE, segment weights and rewards, whitening modes',
+    envs: ['kv-ledger'],
+    knobs: { 'kv-ledger': KV_KNOBS },
+    seeds: [0, 1, 2, 3, 4],
+    baseSeed: 0,
+    systems: ['compaction-rl', 'no-cross-trajectory-gae', 'broadcast', ...CREDIT_SYSTEMS],
+    sft: QUICK_SFT,
+    train: QUICK_TRAIN,
+    eval: {
+      tasks: 12,
+      samplesPerTask: 4,
+      windows: [1, 4],
+      longerWindows: [],
+      writers: [],
+      writerSystems: [],
+      heldOutVariants: 0,
+      heldOutSystems: [],
+    },
+  },
+  /**
+   * The same comparison on the three built-in families with the full preset's recipe (a base per
+   * family that slips, 40 iterations), each family's base (seed 0) shared by five RL seeds:
+   * 3 families x 5 seeds x 10 systems = 150 RL runs, several times the full preset's cost.
+   */
+  credit: {
+    description:
+      'credit assignment across compactions (docs/credit.md) on all three families: the full recipe, one shared base per family, 5 RL seeds, 10 systems (150 RL runs)',
+    envs: ['kv-ledger', 'fog-courier', 'hop-search'],
+    knobs: KNOBS,
+    seeds: [0, 1, 2, 3, 4],
+    baseSeed: 0,
+    systems: ['compaction-rl', 'no-cross-trajectory-gae', 'broadcast', ...CREDIT_SYSTEMS],
+    sft: FULL_SFT,
+    sftByEnv: SFT_BY_ENV,
+    train: {
+      iterations: 40,
+      batchEpisodes: 16,
+      checkpointEvery: 5,
+      rollout,
+      model: { preset: 'reference-2l' },
+      optim: RL_OPTIM,
+      ppo: { criticWarmupIterations: 2 },
+    },
+    eval: {
+      tasks: 16,
+      samplesPerTask: 4,
+      windows: [1, 4],
+      longerWindows: [],
+      writers: [],
+      writerSystems: [],
+      heldOutVariants: 0,
+      heldOutSystems: [],
+    },
+  },
   /** For tests and CI: the runtime's chunk-sum task, a tiny model, seconds end to end. */
   smoke: {
     description: 'plumbing check in seconds (chunk-sum task, tiny model); numbers mean nothing',
@@ -234,6 +297,24 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     },
   },
   terminal: terminalPreset(RL_OPTIM),
+  /**
+   * The credit comparison on the terminal family (docs/credit.md): the terminal preset's base
+   * (seed 0, Qwen3 tokens, real shell in the sandbox) shared by five RL seeds, the same ten
+   * systems as credit-mixed, evaluated at x1 and x4 without writer swaps. Needs bubblewrap.
+   */
+  'credit-terminal': {
+    ...terminalPreset(RL_OPTIM),
+    description:
+      'credit assignment across compactions (docs/credit.md) on shell-ledger (real shell, Qwen3 tokens, C = 512): the terminal base shared by 5 RL seeds, 10 systems',
+    seeds: [0, 1, 2, 3, 4],
+    baseSeed: 0,
+    systems: ['compaction-rl', 'no-cross-trajectory-gae', 'broadcast', ...CREDIT_SYSTEMS],
+    eval: {
+      ...terminalPreset(RL_OPTIM).eval,
+      writers: [],
+      writerSystems: [],
+    },
+  },
   'terminal-tasks': terminalTasksPreset(RL_OPTIM),
   /** For tests and CI: the task-folder path of `terminal-tasks` at the smoke preset's sizes. */
   'smoke-tasks': {

@@ -14,11 +14,36 @@ export const SYSTEM_NAMES = [
   'segment-mean-loss',
   'no-cross-trajectory-gae',
   'broadcast',
+  // Credit across compaction boundaries (docs/credit.md): CompactionRL with one choice changed.
+  'full-trajectory-gae',
+  'inverse-count-weights',
+  'split-reward',
+  'discounted-reward',
+  'no-whitening',
+  'per-kind-whitening',
+  'per-position-whitening',
 ] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
 /** The RL systems: every system but 'base', in SYSTEM_NAMES order. */
 export const RL_SYSTEMS = SYSTEM_NAMES.filter((s): s is Exclude<SystemName, 'base'> => s !== 'base');
+
+/** The systems of docs/credit.md: each changes one choice of CompactionRL's credit assignment. */
+export const CREDIT_SYSTEMS = [
+  'full-trajectory-gae',
+  'inverse-count-weights',
+  'split-reward',
+  'discounted-reward',
+  'no-whitening',
+  'per-kind-whitening',
+  'per-position-whitening',
+] as const satisfies readonly SystemName[];
+
+/** The RL systems of method §7 (the paper's tables and the broadcast baseline). */
+export const PAPER_RL_SYSTEMS = RL_SYSTEMS.filter((s) => !(CREDIT_SYSTEMS as readonly string[]).includes(s)) as Exclude<
+  SystemName,
+  'base' | (typeof CREDIT_SYSTEMS)[number]
+>[];
 
 /** The system trained with one window of twice the context (method §7, the paper's fixed-peak-budget comparison). */
 export const DOUBLE_CONTEXT_SYSTEM = 'ppo-single-window-2x' satisfies SystemName;
@@ -42,6 +67,13 @@ const SYSTEM_OVERRIDES: Readonly<Record<Exclude<SystemName, 'base'>, (train: Tra
   'no-cross-trajectory-gae': () => ({ ablation: { crossTrajectory: false } }),
   // Group baseline: 4 samples per task, same number of episodes per batch.
   broadcast: () => ({ algorithm: 'broadcast', groupSize: 4 }),
+  'full-trajectory-gae': () => ({ advantage: { estimator: 'full-trajectory-gae' } }),
+  'inverse-count-weights': () => ({ ppo: { segmentWeights: 'inverse-count' } }),
+  'split-reward': () => ({ advantage: { segmentReward: 'split' } }),
+  'discounted-reward': () => ({ advantage: { segmentReward: 'discounted' } }),
+  'no-whitening': () => ({ ppo: { whitenAdvantages: 'none' } }),
+  'per-kind-whitening': () => ({ ppo: { whitenAdvantages: 'per-kind' } }),
+  'per-position-whitening': () => ({ ppo: { whitenAdvantages: 'per-position' } }),
 };
 
 export function systemOverrides(name: string, train: TrainConfigInput = {}): TrainConfigInput {

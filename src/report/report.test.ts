@@ -202,6 +202,26 @@ describe('report', () => {
     expect(row.cells.filter((c) => c !== null).length).toBeGreaterThan(0);
   });
 
+  it('puts the credit systems (docs/credit.md) in their own table, each paired with CompactionRL', () => {
+    const only = buildTables([evalFile({ system: 'compaction-rl', p: 0.5 })]);
+    expect(only.some((t) => t.id === 'credit')).toBe(false);
+    const tables = buildTables([
+      evalFile({ system: 'compaction-rl', p: 0.5 }),
+      evalFile({ system: 'full-trajectory-gae', p: 0.75 }),
+      evalFile({ system: 'per-position-whitening', p: 0.25 }),
+    ]);
+    const credit = tables.find((t) => t.id === 'credit')!;
+    expect(credit.rows.map((r) => r.label)).toEqual([
+      'CompactionRL',
+      'full-trajectory GAE',
+      'whitening per segment position',
+      'Δ full-trajectory GAE vs CompactionRL',
+      'Δ whitening per segment position vs CompactionRL',
+    ]);
+    // Not repeated as custom rows of the main table.
+    expect(tables.find((t) => t.id === 'table2')!.rows.some((r) => r.label === 'full-trajectory GAE')).toBe(false);
+  });
+
   it('pools several seeds of one system into one cell', () => {
     const evals = [
       evalFile({ system: 'compaction-rl', p: 0.5, seed: 0 }),

@@ -29,7 +29,25 @@ export const SYSTEM_LABELS: Readonly<Record<string, string>> = {
   'segment-mean-loss': '− token-level loss',
   'no-cross-trajectory-gae': '− cross-trajectory GAE',
   broadcast: 'broadcast (critic-free)',
+  'full-trajectory-gae': 'full-trajectory GAE',
+  'inverse-count-weights': 'segment weights 1/N',
+  'split-reward': 'reward R/K per segment',
+  'discounted-reward': 'reward γ^(K−k) R per segment',
+  'no-whitening': 'no whitening',
+  'per-kind-whitening': 'whitening per segment kind',
+  'per-position-whitening': 'whitening per segment position',
 };
+
+/** docs/credit.md's systems: CompactionRL with one credit choice changed. */
+const CREDIT_SYSTEMS = [
+  'full-trajectory-gae',
+  'inverse-count-weights',
+  'split-reward',
+  'discounted-reward',
+  'no-whitening',
+  'per-kind-whitening',
+  'per-position-whitening',
+];
 const label = (s: string) => SYSTEM_LABELS[s] ?? s;
 const DOUBLE = 'ppo-single-window-2x';
 
@@ -129,11 +147,28 @@ export function buildTables(evals: readonly EvalResult[], options: TableOptions 
       systems: ['compaction-rl', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
       diffs: ['segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'].map((s) => [s, 'compaction-rl', xk]),
     }),
+    ...creditTable(ctx),
     writersTable(ctx),
     heldOutTable(ctx),
     longerTable(ctx, o.trainingWindows),
   );
   return tables.map((t) => ({ ...t, notes: tableNotes(t, o.provenance) }));
+}
+
+/** docs/credit.md: each credit choice against CompactionRL, when any was evaluated. */
+function creditTable(ctx: Ctx): Omit<Table, 'notes'>[] {
+  const present = CREDIT_SYSTEMS.filter((s) => ctx.evals.some((e) => e.system === s));
+  if (present.length === 0) return [];
+  const baselines = ['no-cross-trajectory-gae', 'broadcast'].filter((s) => ctx.evals.some((e) => e.system === s));
+  return [
+    systemTable(ctx, {
+      id: 'credit',
+      title: 'Credit across compaction boundaries (docs/credit.md)',
+      caption: `CompactionRL with one credit choice changed; Δ: each minus CompactionRL at ${ctx.xk}, paired by family, seed and task`,
+      systems: ['compaction-rl', ...baselines, ...present],
+      diffs: [...baselines, ...present].map((s) => [s, 'compaction-rl', ctx.xk]),
+    }),
+  ];
 }
 
 /** The paper's fixed-peak-budget comparison: CompactionRL with K windows of C against one window of 2C. */

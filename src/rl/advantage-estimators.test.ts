@@ -19,10 +19,11 @@ const ep = (taskKey: string, reward: number): EpisodeAdvantageInput => ({
 
 describe('advantage-estimator registry', () => {
   it('lists its names and rejects an unknown one with the valid list', () => {
-    expect(advantageEstimatorNames()).toEqual(['compaction-gae', 'broadcast']);
+    expect(advantageEstimatorNames()).toEqual(['compaction-gae', 'broadcast', 'full-trajectory-gae']);
     expect(() => getAdvantageEstimator('grpo')).toThrow(
-      /unknown advantage estimator 'grpo'; valid: compaction-gae, broadcast/,
+      /unknown advantage estimator 'grpo'; valid: compaction-gae, broadcast, full-trajectory-gae/,
     );
+    expect(getAdvantageEstimator('full-trajectory-gae').needsCritic).toBe(true);
     expect(getAdvantageEstimator('broadcast').needsCritic).toBe(false);
     expect(getAdvantageEstimator('compaction-gae').needsCritic).toBe(true);
   });
@@ -52,6 +53,62 @@ describe('advantage-estimator registry', () => {
       /lambda/,
     );
     expect(() => estimateAdvantages({ estimator: 'broadcast', episodes: [], config: { eps: -1 } })).toThrow(/eps/);
+  });
+
+  it("'compaction-gae' with segmentReward 'split' / 'discounted': hand-computed local GAE", () => {
+    // gamma 1, lambda 1, no correction: A_j = r_s - V(p_j), G_j = r_s. K = 2 segments.
+    const run = (config: object) => {
+      const out = estimateAdvantages({
+        estimator: 'compaction-gae',
+        episodes: [ep('a', 1)],
+        config: { gamma: 1, lambda: 1, crossTrajectory: false, ...config },
+      });
+      return {
+        a: out.advantages[0]!.map((x) => Array.from(x)),
+        g: out.returns[0]!.map((x) => Array.from(x)),
+      };
+    };
+    const near = (got: number[][], want: number[][]) =>
+      want.forEach((row, s) => row.forEach((x, t) => expect(got[s]![t]).toBeCloseTo(x, 6)));
+    // split: r = 1/2 for both segments.
+    const split = run({ segmentReward: 'split' });
+    near(split.a, [
+      [0, 0.3, 0.1],
+      [0, 0, 0],
+    ]);
+    near(split.g, [
+      [0, 0.5, 0.5],
+      [0, 0, 0.5],
+    ]);
+    // discounted 0.5: r_1 = 0.5^(2-1) * 1 = 0.5, r_2 = 1.
+    const disc = run({ segmentReward: 'discounted', segmentDiscount: 0.5 });
+    near(disc.a, [
+      [0, 0.3, 0.1],
+      [0, 0, 0.5],
+    ]);
+    near(disc.g, [
+      [0, 0.5, 0.5],
+      [0, 0, 1],
+    ]);
+    // shared is method §4: r = 1 for both.
+    near(run({ segmentReward: 'shared' }).a, [
+      [0, 0.8, 0.6],
+      [0, 0, 0.5],
+    ]);
+    expect(() => run({ segmentReward: 'halves' })).toThrow(/segmentReward/);
+  });
+
+  it("'full-trajectory-gae' chains the segments: hand-computed, and strict about its config", () => {
+    // Chain V = [0.2, 0.4, 0.5], R = 1, gamma 1, lambda 1: A_i = R - V_i = [0.8, 0.6, 0.5].
+    const out = estimateAdvantages({ estimator: 'full-trajectory-gae', episodes: [ep('a', 1)], config: { lambda: 1 } });
+    expect(Array.from(out.advantages[0]![0]!)).toEqual([0, expect.closeTo(0.8, 6), expect.closeTo(0.6, 6)]);
+    expect(Array.from(out.advantages[0]![1]!)).toEqual([0, 0, expect.closeTo(0.5, 6)]);
+    // lambda 0: A_i = delta_i = V_{i+1} - V_i across the boundary, R - V on the last token.
+    const td = estimateAdvantages({ estimator: 'full-trajectory-gae', episodes: [ep('a', 1)], config: { lambda: 0 } });
+    expect(Array.from(td.advantages[0]![0]!)).toEqual([0, expect.closeTo(0.2, 6), expect.closeTo(0.1, 6)]);
+    expect(() =>
+      estimateAdvantages({ estimator: 'full-trajectory-gae', episodes: [], config: { crossTrajectory: true } }),
+    ).toThrow(/crossTrajectory/);
   });
 
   it('compaction-gae needs values', () => {

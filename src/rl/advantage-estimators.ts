@@ -2,7 +2,10 @@
  * Advantage-estimator registry (house style §6: registries, not branches). Each estimator maps a
  * batch of episodes to per-token advantages and critic returns, 0 outside the loss mask.
  *
- * - 'compaction-gae' (method §4): per-episode local GAE + cross-trajectory correction.
+ * - 'compaction-gae' (method §4): per-episode local GAE + cross-trajectory correction; optionally
+ *   another split of R over the segments (segment-rewards.ts: R / K, gamma^(K-k) R).
+ * - 'full-trajectory-gae' (docs/credit.md): one GAE chain over the episode's generated tokens in
+ *   time order, each segment bootstrapped from the next one's first value (full-trajectory-gae.ts).
  * - 'broadcast' (method §7, critic-free): the episode reward normalized within its group of
  *   episodes sharing a taskKey, (R - mean) / (std + eps), copied to every generated token of every
  *   segment. std is the sample std (divide by N - 1, as torch.std in GRPO-style code). A group of
@@ -12,7 +15,9 @@
  */
 import { z } from 'zod';
 import { RlInputError, requireBinaryMask, requireFinite } from './errors.ts';
-import { computeSegmentAdvantages, type SegmentAdvantageInput } from './segment-advantages.ts';
+import { computeSegmentAdvantages, generatedPositions, type SegmentAdvantageInput } from './segment-advantages.ts';
+import { fullTrajectoryAdvantages } from './full-trajectory-gae.ts';
+import { SEGMENT_REWARD_MODES, segmentRewards, type SegmentRewardMode } from './segment-rewards.ts';
 
 export interface EstimatorSegment {
   kind: SegmentAdvantageInput['kind'];
@@ -49,6 +54,19 @@ export const compactionGaeConfigSchema = z
     lambda: lambdaSchema.default({ lengthAdaptiveAlpha: 1.5 }),
     lambdaCritic: z.number().min(0).max(1).default(1),
     crossTrajectory: z.boolean().default(true),
+    /** How R reaches each segment's local GAE (segment-rewards.ts); absent = 'shared', method §4. */
+    segmentReward: z.enum(SEGMENT_REWARD_MODES as [SegmentRewardMode, ...SegmentRewardMode[]]).optional(),
+    /** gamma_seg of segmentReward 'discounted'; absent = 0.9. */
+    segmentDiscount: z.number().min(0).max(1).optional(),
+  })
+  .strict();
+
+/** gamma, lambda (fixed, or length-adaptive over the episode's generated tokens) and lambda_critic. */
+export const fullTrajectoryGaeConfigSchema = z
+  .object({
+    gamma: z.number().min(0).max(1).default(1),
+    lambda: lambdaSchema.default({ lengthAdaptiveAlpha: 1.5 }),
+    lambdaCritic: z.number().min(0).max(1).default(1),
   })
   .strict();
 
@@ -70,7 +88,43 @@ const compactionGae: AdvantageEstimator<typeof compactionGaeConfigSchema> = {
           throw new RlInputError(`compaction-gae needs critic values: episodes[${e}].segments[${s}].values is missing`);
         return { kind: seg.kind, lossMask: seg.lossMask, values: seg.values };
       });
-      const r = computeSegmentAdvantages({ segments, reward: ep.reward, ...config });
+      const { segmentReward, segmentDiscount, ...gae } = config;
+      const rewards =
+        segmentReward === undefined || segmentReward === 'shared'
+          ? undefined
+          : segmentRewards({
+              reward: ep.reward,
+              generated: segments.map((seg) => generatedPositions(seg.lossMask).length),
+              mode: segmentReward,
+              ...(segmentDiscount !== undefined ? { discount: segmentDiscount } : {}),
+            });
+      const r = computeSegmentAdvantages({
+        segments,
+        reward: ep.reward,
+        ...gae,
+        ...(rewards ? { segmentRewards: rewards } : {}),
+      });
+      out.advantages.push(r.advantages);
+      out.returns.push(r.returns);
+    });
+    return out;
+  },
+};
+
+const fullTrajectoryGae: AdvantageEstimator<typeof fullTrajectoryGaeConfigSchema> = {
+  needsCritic: true,
+  configSchema: fullTrajectoryGaeConfigSchema,
+  estimate({ episodes, config }) {
+    const out: EstimatorOutput = { advantages: [], returns: [] };
+    episodes.forEach((ep, e) => {
+      const segments = ep.segments.map((seg, s) => {
+        if (!seg.values)
+          throw new RlInputError(
+            `full-trajectory-gae needs critic values: episodes[${e}].segments[${s}].values is missing`,
+          );
+        return { lossMask: seg.lossMask, values: seg.values };
+      });
+      const r = fullTrajectoryAdvantages({ segments, reward: ep.reward, ...config });
       out.advantages.push(r.advantages);
       out.returns.push(r.returns);
     });
@@ -140,6 +194,7 @@ const broadcast: AdvantageEstimator<typeof broadcastConfigSchema> = {
 const REGISTRY = {
   'compaction-gae': compactionGae,
   broadcast,
+  'full-trajectory-gae': fullTrajectoryGae,
 } as const satisfies Record<string, AdvantageEstimator>;
 
 export type AdvantageEstimatorName = keyof typeof REGISTRY;

@@ -7,6 +7,8 @@
 import { z } from 'zod';
 import { RlInputError } from './errors.ts';
 import { LOSS_AGGREGATIONS } from './aggregate-loss.ts';
+import { WHITENING_MODES, type WhiteningMode } from './whitening.ts';
+import { SEGMENT_WEIGHTINGS, type SegmentWeighting } from './segment-weights.ts';
 
 export const ppoConfigSchema = z
   .object({
@@ -33,8 +35,18 @@ export const ppoConfigSchema = z
     criticWarmupIterations: z.number().int().min(0).default(2),
     /** Critic optimizer steps per minibatch for each policy step (method §6, paper: 2). */
     criticUpdatesPerPolicyUpdate: z.number().int().min(1).default(2),
-    /** Whiten advantages over the batch's optimized tokens before the epochs (method §4). */
-    whitenAdvantages: z.boolean().default(true),
+    /**
+     * Whiten advantages before the epochs (method §4): true = over the batch's optimized tokens,
+     * false = not at all, or a mode of whitening.ts ('none' | 'batch' | 'per-kind' | 'per-position').
+     */
+    whitenAdvantages: z
+      .union([z.boolean(), z.enum(WHITENING_MODES as [WhiteningMode, ...WhiteningMode[]])])
+      .default(true),
+    /**
+     * Per-segment policy-loss weights (segment-weights.ts, docs/credit.md): 'inverse-count' weighs
+     * each segment 1/N of its episode's N, renormalised to mean 1. Absent: 'uniform' (method §5).
+     */
+    segmentWeights: z.enum(SEGMENT_WEIGHTINGS as [SegmentWeighting, ...SegmentWeighting[]]).optional(),
     /**
      * Early stop on KL (an addition to docs/method.md's PPO, off by default; Stable-Baselines3's
      * target_kl): before each policy step, if the minibatch's approx KL from the sampling policy

@@ -185,6 +185,49 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
     expect(run('token-mean')['train/policy_steps']).toBe(1);
   });
 
+  it('segmentWeights and the whitening mode reach the policy loss (docs/credit.md)', () => {
+    const run = (config: object, withPositions = true) => {
+      const { policy, critic } = models();
+      const raw = [
+        { tokens: [EXEC_CTX, 1, 1], adv: [0, 1, 1], episode: 0, after: 1 },
+        { tokens: [EXEC_CTX, 2], adv: [0, -1], episode: 0, after: 0 },
+        { tokens: [EXEC_CTX, 1], adv: [0, 1], episode: 1, after: 0 },
+      ];
+      const segs = raw.map((r) => ({
+        kind: 'execution' as const,
+        tokens: Int32Array.from(r.tokens),
+        lossMask: Uint8Array.from(r.adv, (_, t) => (t > 0 ? 1 : 0)),
+      }));
+      const old = recomputeOld({ segments: segs, policy, critic, batchTokens: 100 });
+      const segments = segs.map((s, i) => ({
+        ...s,
+        oldLogprobs: old.oldLogprobs[i]!,
+        oldValues: old.oldValues![i]!,
+        advantages: Float32Array.from(raw[i]!.adv),
+        returns: new Float32Array(s.tokens.length),
+        episode: raw[i]!.episode,
+        ...(withPositions ? { segmentsAfter: raw[i]!.after } : {}),
+      }));
+      return ppoUpdate({
+        segments,
+        policy,
+        critic,
+        config: { ...baseConfig, epochs: 1, minibatchTokens: 100, ...config },
+        iteration: 1,
+        rng: new Rng(8),
+      });
+    };
+    // Ratio 1 on the first step: loss/policy = -mean(w A). Uniform: -(1 + 1 - 1 + 1) / 4.
+    expect(run({})['loss/policy']).toBeCloseTo(-0.5, 6);
+    // inverse-count: episode 0 has N = 2, episode 1 N = 1; c = 3 / 2 -> w = 0.75, 0.75, 1.5:
+    // -(0.75 * 2 - 0.75 + 1.5) / 4 = -0.5625.
+    expect(run({ segmentWeights: 'inverse-count' })['loss/policy']).toBeCloseTo(-0.5625, 6);
+    expect(run({ whitenAdvantages: 'none' })['loss/policy']).toBeCloseTo(-0.5, 6);
+    // per-position: [1, 1] (one segment after) whiten to 0, [-1, 1] (last) to -+1/sqrt2: sum 0.
+    expect(run({ whitenAdvantages: 'per-position' })['loss/policy']).toBeCloseTo(0, 6);
+    expect(() => run({ whitenAdvantages: 'per-position' }, false)).toThrow(/segmentsAfter/);
+  });
+
   it('runs E epochs of minibatches', () => {
     const { policy, critic } = models();
     // 5 segments of 2 tokens, budget 4 -> 3 minibatches per epoch.

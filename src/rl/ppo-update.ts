@@ -20,7 +20,7 @@ import { RlInputError, requireBinaryMask, requireSameLength } from './errors.ts'
 import { aggregateLoss, aggregationWeights } from './aggregate-loss.ts';
 import { policyLoss } from './policy-loss.ts';
 import { valueLoss } from './value-loss.ts';
-import { maskedWhiten } from './whiten.ts';
+import { policyAdvantages } from './policy-advantages.ts';
 import { buildMinibatches } from './minibatches.ts';
 import { parsePpoConfig, type PpoConfig, type PpoConfigInput } from './ppo-config.ts';
 import { explainedVariance, maskedCount, maskedMean } from './masked-stats.ts';
@@ -34,6 +34,8 @@ export interface PpoSegment {
   oldValues: Float32Array; // [T] critic values before this update
   advantages: Float32Array; // [T] from an advantage estimator (not yet whitened)
   returns: Float32Array; // [T] critic targets
+  episode?: number; // the episode in the batch; needed by ppo.segmentWeights 'inverse-count'
+  segmentsAfter?: number; // segments after it in its episode; needed by whitening 'per-position'
 }
 
 export type PpoMetrics = Record<string, number>;
@@ -175,9 +177,14 @@ export function ppoUpdate(options: {
   const trainPolicy = !critic || iteration > config.criticWarmupIterations;
   const pMasks = segments.map((seg) => policyMask(seg, config.trainSummaries));
   const cMasks = segments.map((seg) => seg.lossMask);
-  const rawAdv = segments.map((seg) => seg.advantages);
   // Whitening statistics come from M, the tokens the policy loss actually sees (method §4).
-  const advantages = config.whitenAdvantages ? maskedWhiten({ values: rawAdv, masks: pMasks }) : rawAdv;
+  const advantages = policyAdvantages({
+    segments,
+    advantages: segments.map((seg) => seg.advantages),
+    masks: pMasks,
+    whiten: config.whitenAdvantages,
+    ...(config.segmentWeights ? { segmentWeights: config.segmentWeights } : {}),
+  });
 
   const acc = new MeanAccumulator();
   const tokens = segments.map((seg) => seg.tokens);

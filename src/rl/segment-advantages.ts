@@ -25,6 +25,11 @@ export type LambdaSpec = number | { lengthAdaptiveAlpha: number };
 export interface SegmentAdvantageOptions {
   segments: SegmentAdvantageInput[]; // one episode, in time order
   reward: number; // the episode's reward, shared by every segment
+  /**
+   * The reward each segment's local GAE ends with, [S]; absent = R for every segment (method §4).
+   * segment-rewards.ts computes the alternatives (R / K, gamma^(K-k) R; docs/credit.md).
+   */
+  segmentRewards?: ArrayLike<number>;
   gamma: number;
   lambda: LambdaSpec;
   lambdaCritic: number;
@@ -101,6 +106,13 @@ function validate(options: SegmentAdvantageOptions): void {
   } else {
     throw new RlInputError('lambda must be a number in [0, 1] or { lengthAdaptiveAlpha: number }');
   }
+  if (options.segmentRewards !== undefined) {
+    if (options.segmentRewards.length !== segments.length)
+      throw new RlInputError(
+        `segmentRewards has ${options.segmentRewards.length} entries for ${segments.length} segments`,
+      );
+    for (let s = 0; s < segments.length; s++) requireFinite(options.segmentRewards[s]!, `segmentRewards[${s}]`);
+  }
   segments.forEach((seg, s) => {
     if (seg.kind !== 'execution' && seg.kind !== 'summary') {
       throw new RlInputError(`segments[${s}].kind must be 'execution' or 'summary', got ${String(seg.kind)}`);
@@ -131,8 +143,9 @@ export function computeSegmentAdvantages(options: SegmentAdvantageOptions): Segm
     const adv = new Float32Array(seg.values.length);
     const ret = new Float32Array(seg.values.length);
     if (pos.length > 0) {
-      const aLoc = localGae({ values: seg.values, positions: pos, reward, gamma, lambda: lambdaS });
-      const aCritic = localGae({ values: seg.values, positions: pos, reward, gamma, lambda: lambdaCritic });
+      const r = options.segmentRewards?.[s] ?? reward;
+      const aLoc = localGae({ values: seg.values, positions: pos, reward: r, gamma, lambda: lambdaS });
+      const aCritic = localGae({ values: seg.values, positions: pos, reward: r, gamma, lambda: lambdaCritic });
       // 0^0 = 1 in JS, so the last segment (N_after = 0) is never discounted, even with lambda_s = 0.
       const factor = crossTrajectory ? Math.pow(gamma * lambdaS, nAfter[s]!) : 1;
       for (let j = 0; j < pos.length; j++) {
