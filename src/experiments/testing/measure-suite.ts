@@ -12,10 +12,11 @@ import { runExpertEpisodes, windowsUsed, type WriterChoice } from './runtime-epi
  * runtime at its default config (C = 256), plus x1 at twice the context (C = 512, the window of the
  * 2x-context system, method §7). Markdown to stdout.
  *
- *   node --import tsx src/experiments/testing/measure-suite.ts [episodes=200] [--terminal]
+ *   node --import tsx src/experiments/testing/measure-suite.ts [episodes=200] [--terminal] [--family NAME]
  *
- * --terminal measures the sandboxed families (shell-ledger) instead, in their own tokenizer and at
- * the rollout config they are sized for (TaskFamily.rollout), 16 sandboxes at a time.
+ * --terminal measures the sandboxed families (shell-ledger, repo-repair) instead, in their own
+ * tokenizer and at the rollout config they are sized for (TaskFamily.rollout), 16 sandboxes at a
+ * time; --family keeps only the family of that name.
  */
 export async function measureSuite(
   episodes: number,
@@ -62,6 +63,13 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error(`episodes must be a positive integer, got ${process.argv[2]}`);
     process.exit(2);
   }
-  const families = process.argv.includes('--terminal') ? TERMINAL_FAMILIES : BUILTIN_FAMILIES;
+  const suite = process.argv.includes('--terminal') ? TERMINAL_FAMILIES : BUILTIN_FAMILIES;
+  const at = process.argv.indexOf('--family');
+  const only = at > 0 ? process.argv[at + 1] : undefined;
+  const families = only === undefined ? suite : suite.filter((f) => f.name === only);
+  if (families.length === 0) {
+    console.error(`--family ${only}: not in this suite (${suite.map((f) => f.name).join(', ')})`);
+    process.exit(2);
+  }
   for (const row of await measureSuite(n, families)) console.log(row);
 }
