@@ -13,7 +13,8 @@ const int = (min: number) =>
 const FlagsSchema = z
   .object({
     env: z.string().min(1),
-    episodes: int(1).default(20),
+    episodes: int(1).optional(),
+    count: int(1).optional(),
     seed: int(0).default(0),
     split: z.enum(['eval', 'train']).default('eval'),
     knobs: z.string().optional(),
@@ -30,8 +31,9 @@ export function registerExportTasksCommand(program: Command): void {
   program
     .command('export-tasks')
     .description('write a generated task family as Harbor task folders (run them with crl run --env harbor:DIR)')
-    .requiredOption('--env <name>', 'a task family that can write task folders (shell-ledger)')
-    .option('--episodes <n>', 'number of tasks', '20')
+    .requiredOption('--env <name>', 'a task family that can write task folders (shell-ledger, repo-repair)')
+    .option('--count <n>', 'number of tasks (default 20)')
+    .option('--episodes <n>', 'number of tasks, as --count (the flag crl run and crl eval use)')
     .option('--seed <s>', 'offset into the seed range', '0')
     .option('--split <eval|train>', "seed range: the family's evaluation or training seeds", 'eval')
     .option('--knobs <json>', 'task knobs as JSON (default: the family defaults)')
@@ -42,6 +44,10 @@ export function registerExportTasksCommand(program: Command): void {
         throw new CliError(parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('\n'));
       }
       const f = parsed.data;
+      if (f.count !== undefined && f.episodes !== undefined && f.count !== f.episodes) {
+        throw new CliError(`--count ${f.count} and --episodes ${f.episodes} disagree; give one of them`);
+      }
+      const count = f.count ?? f.episodes ?? 20;
       const given = parseKnobsFlag(f.knobs);
       const family = checkTask({ env: f.env, knobs: given }); // a bad --env or --knobs is a user error
       if (!family.writeTaskFolder) {
@@ -58,7 +64,7 @@ export function registerExportTasksCommand(program: Command): void {
         throw new CliError(`--knobs: ${(e as Error).message}`);
       }
       const range = f.split === 'eval' ? family.evalSeeds : family.trainSeeds;
-      const seeds = evalTaskSeeds({ evalSeeds: range }, { tasks: f.episodes, offset: f.seed });
+      const seeds = evalTaskSeeds({ evalSeeds: range }, { tasks: count, offset: f.seed });
       mkdirSync(out, { recursive: true });
       for (const seed of seeds) family.writeTaskFolder({ seed, knobs, dir: join(out, `${family.name}-${seed}`) });
       process.stderr.write(`crl: wrote ${seeds.length} task folders to ${f.out}\n`);

@@ -3,6 +3,7 @@ import type { SftConfigInput } from './sft-config.ts';
 import type { Preset } from './preset-types.ts';
 import { CREDIT_SYSTEMS, PAPER_RL_SYSTEMS } from './systems.ts';
 import { terminalPreset, terminalTasksPreset } from './terminal-preset.ts';
+import { repoRepairPreset } from './repo-repair-preset.ts';
 import { SHELL_LEDGER_ROLLOUT } from '../env/shell-ledger/index.ts';
 import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
 
@@ -316,6 +317,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     },
   },
   'terminal-tasks': terminalTasksPreset(RL_OPTIM),
+  'repo-repair': repoRepairPreset(RL_OPTIM),
   /** For tests and CI: the task-folder path of `terminal-tasks` at the smoke preset's sizes. */
   'smoke-tasks': {
     description: 'plumbing check of training on task folders (shell-ledger folders, tiny model); numbers mean nothing',

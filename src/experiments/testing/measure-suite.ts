@@ -12,14 +12,16 @@ import { runExpertEpisodes, windowsUsed, type WriterChoice } from './runtime-epi
  * runtime at its default config (C = 256), plus x1 at twice the context (C = 512, the window of the
  * 2x-context system, method §7). Markdown to stdout.
  *
- *   node --import tsx src/experiments/testing/measure-suite.ts [episodes=200] [--terminal]
+ *   node --import tsx src/experiments/testing/measure-suite.ts [episodes=200] [--terminal] [--family NAME] [--variant NAME]
  *
- * --terminal measures the sandboxed families (shell-ledger) instead, in their own tokenizer and at
- * the rollout config they are sized for (TaskFamily.rollout), 16 sandboxes at a time.
+ * --terminal measures the sandboxed families (shell-ledger, repo-repair) instead, in their own
+ * tokenizer and at the rollout config they are sized for (TaskFamily.rollout), 16 sandboxes at a
+ * time; --family keeps only the family of that name, --variant only that variant (default included).
  */
 export async function measureSuite(
   episodes: number,
   families: readonly TaskFamily[] = BUILTIN_FAMILIES,
+  onlyVariant?: string,
 ): Promise<string[]> {
   const rows = [
     '| family | variant | windows needed 1 / 2 / 3 / 4+ | oracle x1 | oracle x4 | lossy(0.3) x4 | null x4 | oracle x1 at 2C |',
@@ -30,7 +32,8 @@ export async function measureSuite(
     const base = { ...family.rollout };
     const C = family.rollout?.contextWindow ?? 256;
     const concurrency = family.rollout ? 16 : undefined;
-    for (const variant of ['default', ...Object.keys(family.variants)]) {
+    const all = ['default', ...Object.keys(family.variants)];
+    for (const variant of onlyVariant === undefined ? all : [onlyVariant]) {
       const knobs = variantKnobs(family, variant);
       const seeds = Array.from({ length: episodes }, (_, i) => family.evalSeeds.start + i);
       const pass = async (writer: WriterChoice, windows: number, contextWindow = C): Promise<string> => {
@@ -62,6 +65,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error(`episodes must be a positive integer, got ${process.argv[2]}`);
     process.exit(2);
   }
-  const families = process.argv.includes('--terminal') ? TERMINAL_FAMILIES : BUILTIN_FAMILIES;
-  for (const row of await measureSuite(n, families)) console.log(row);
+  const suite = process.argv.includes('--terminal') ? TERMINAL_FAMILIES : BUILTIN_FAMILIES;
+  const at = process.argv.indexOf('--family');
+  const only = at > 0 ? process.argv[at + 1] : undefined;
+  const families = only === undefined ? suite : suite.filter((f) => f.name === only);
+  if (families.length === 0) {
+    console.error(`--family ${only}: not in this suite (${suite.map((f) => f.name).join(', ')})`);
+    process.exit(2);
+  }
+  const v = process.argv.indexOf('--variant');
+  for (const row of await measureSuite(n, families, v > 0 ? process.argv[v + 1] : undefined)) console.log(row);
 }

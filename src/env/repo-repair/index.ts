@@ -1,0 +1,47 @@
+import type { TaskFamily } from '../family.ts';
+import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
+import { RepoRepairEnv } from './env.ts';
+import { repoRepairExpert, repoRepairNeeded } from './expert.ts';
+import { generateRepoRepair } from './generate.ts';
+import { repoRepairKnobs, repoRepairVariants, type RepoRepairKnobs } from './knobs.ts';
+import { writeTaskFolder } from './task-folder.ts';
+
+/**
+ * The rollout sizes repo-repair is made for, in Qwen3 tokens (docs/tasks.md): a test run's
+ * output (about 150 tokens) fits one observation; the instruction, the first test run and one
+ * read of the module fit the first window, so tasks whose function sits in the module's first
+ * lines fit one window and the others need a compaction or two. Exported for the preset.
+ */
+export const REPO_REPAIR_ROLLOUT = {
+  contextWindow: 790,
+  compactThreshold: 320,
+  summaryMaxTokens: 64,
+  maxActionTokens: 40,
+  maxObservationTokens: 176,
+} as const;
+
+/** The software-engineering family (docs/tasks.md): fix a planted bug in a Python package, graded by its tests. */
+export const repoRepair: TaskFamily<RepoRepairKnobs> = {
+  name: 'repo-repair',
+  description:
+    'in a sandboxed shell, run a Python package’s pytest suite, find the function its failing test names, fix the wrong line; graded by FAIL_TO_PASS and PASS_TO_PASS tests',
+  knobs: repoRepairKnobs,
+  variants: repoRepairVariants,
+  trainSeeds: { start: 0, end: 1_000_000 },
+  evalSeeds: { start: 1_000_000, end: 1_010_000 },
+  create: (knobs) => new RepoRepairEnv(knobs),
+  expert: repoRepairExpert,
+  summaryWriters: makeSummaryWriters(repoRepairNeeded),
+  summaryFacts: summaryFactsOf(repoRepairNeeded),
+  tokenizer: 'qwen3',
+  rollout: REPO_REPAIR_ROLLOUT,
+  writeTaskFolder: ({ seed, knobs, dir }) =>
+    writeTaskFolder(dir, generateRepoRepair(seed, repoRepairKnobs.parse(knobs)), `repo-repair-${seed}`),
+};
+
+export { RepoRepairEnv } from './env.ts';
+export { generateRepoRepair } from './generate.ts';
+export type { RepoRepairTask } from './generate.ts';
+export { repoRepairKnobs, repoRepairVariants } from './knobs.ts';
+export type { RepoRepairKnobs } from './knobs.ts';
+export { writeTaskFolder as writeRepoRepairFolder } from './task-folder.ts';

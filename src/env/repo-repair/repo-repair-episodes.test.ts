@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runExpertEpisodes, windowsUsed, type WriterChoice } from '../../experiments/testing/runtime-episodes.ts';
+import { loadTokenizer } from '../../model/load-tokenizer.ts';
+import { resolveRolloutConfig } from '../../rollout/config.ts';
+import type { EpisodeRecord } from '../../rollout/record.ts';
+import { runEpisodes } from '../../rollout/runner.ts';
+import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
+import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
+import { Rng } from '../../util/random.ts';
+import { HarborEnv } from '../harbor/harbor-env.ts';
+import { loadHarborTasks } from '../harbor/load-tasks.ts';
+import { harborOraclePolicy } from '../harbor/oracle-policy.ts';
+import { repoRepair, repoRepairKnobs } from './index.ts';
+import { pytestAvailable } from './testing/pytest-available.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'crl-repo-repair-episodes-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const available = sandboxAvailable('repo-repair episodes') && pytestAvailable('repo-repair episodes');
+
+const seeds = Array.from({ length: 12 }, (_, i) => repoRepair.evalSeeds.start + i);
+const expertRun = (writer: WriterChoice, windows: number): Promise<EpisodeRecord[]> =>
+  runExpertEpisodes({ family: repoRepair, seeds, writer, windows, concurrency: 6 });
+const pass = (rs: readonly EpisodeRecord[]) => rs.filter((r) => r.reward >= 1).length / rs.length;
+
+describe.skipIf(!available)('repo-repair episodes in the sandbox (Qwen3 tokens, the family rollout)', () => {
+  it('the expert passes with oracle summaries at x4; a share fits one window; null summaries fail the rest', async () => {
+    const x4 = await expertRun('oracle', 4);
+    expect(pass(x4)).toBe(1);
+    for (const r of x4) expect(r.events.filter((e) => e.kind === 'observation-cut')).toEqual([]);
+    // The expert is deterministic: a task passes at x1 exactly when it fits one window.
+    const x1 = x4.filter((r) => windowsUsed(r) === 1).length / x4.length;
+    expect(x1).toBeGreaterThan(0);
+    expect(x1).toBeLessThan(0.75);
+    expect(pass(await expertRun('null', 4))).toBeLessThanOrEqual(x1 + 0.17);
+  });
+
+  it('exported task folders: harbor-oracle passes every one, a policy that only submits none', async () => {
+    const dir = join(root, 'suite');
+    const knobs = repoRepairKnobs.parse({});
+    for (const seed of seeds.slice(0, 4)) {
+      repoRepair.writeTaskFolder!({ seed, knobs, dir: join(dir, `repo-repair-${seed}`) });
+    }
+    const tasks = loadHarborTasks(dir);
+    const tokenizer = loadTokenizer('qwen3');
+    const { config, layout } = resolveRolloutConfig({ tokenizer, input: {} });
+    const run = async (policy: typeof harborOraclePolicy) =>
+      runEpisodes({
+        episodes: tasks.map((task, i) => ({
+          episodeId: `x${i}`,
+          env: new HarborEnv({ task, exposeSolution: true }),
+          seed: i,
+        })),
+        config,
+        layout,
+        actor: textPolicySampler({ tokenizer, policy, rng: new Rng(0) }),
+      });
+    expect(pass(await run(harborOraclePolicy))).toBe(1);
+    expect(pass(await run(() => 'submit'))).toBe(0);
+  });
+});

@@ -1,0 +1,82 @@
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { stringify as toToml } from 'smol-toml';
+import { modulePath, PACKAGE, type RepoRepairTask } from './generate.ts';
+import { GRADE_PY } from './grade-script.ts';
+import { fixedLine, repoFiles, testFiles } from './repo-files.ts';
+
+/** The test command the instruction names and the expert runs. */
+export const TEST_COMMAND = 'python3 -m pytest -q';
+/** Lines the expert reads per turn. */
+export const READ_LINES = 8;
+
+export const readCommand = (module: string, first: number): string =>
+  `cat -n ${modulePath(module)} | sed -n ${first},${first + READ_LINES - 1}p`;
+export const editCommand = (module: string, line: number, text: string): string =>
+  `sed -i '${line}s/.*/${text}/' ${modulePath(module)}`;
+
+/**
+ * The instruction says how to act (no action hint: every token counts in this family). The
+ * failing test's comment stands in for an issue's statement of the expected behaviour.
+ */
+export const INSTRUCTION =
+  `Fix the bug in the Python package ${PACKAGE} in /app . Test with ${TEST_COMMAND} ( a failing test's comment says ` +
+  `what its function should return ) , read with ${readCommand('NAME', 1)} then ${1 + READ_LINES},${2 * READ_LINES}p and so on , ` +
+  `edit with sed -i 'LINEs/.*/    return EXPRESSION/' ${modulePath('NAME')} , then submit .`;
+
+/**
+ * A repo-repair task as a Harbor task folder (docs/harbor.md): environment/ is the repository
+ * (copied to /app) with the bug planted; task.toml lists the graded pytest node ids under
+ * [metadata] (fail_to_pass, pass_to_pass); tests/ holds the verifier (grade-script.ts), the lists
+ * again and a pristine copy of the repository's tests; solution/solve.sh rewrites the wrong line.
+ */
+export function taskFolderFiles(task: RepoRepairTask, name: string): Record<string, string> {
+  const files: Record<string, string> = {
+    'instruction.md': INSTRUCTION + '\n',
+    'task.toml': toToml({
+      version: '1.0',
+      task: { name },
+      metadata: {
+        family: 'repo-repair',
+        action_hint: false,
+        bug_kind: task.bug.kind,
+        fail_to_pass: task.failToPass,
+        pass_to_pass: task.passToPass,
+      },
+      agent: { timeout_sec: 600 },
+      verifier: { timeout_sec: 120 },
+      environment: { build_timeout_sec: 30, cpus: 1, memory_mb: 1024, allow_internet: false },
+    }),
+    'tests/test.sh': [
+      '#!/bin/bash',
+      '# SWE-bench-style grading: FAIL_TO_PASS and PASS_TO_PASS must all pass against the pristine tests (grade.py).',
+      'python3 -I /tests/grade.py',
+      '',
+    ].join('\n'),
+    'tests/grade.py': GRADE_PY,
+    'tests/pytest.ini': '[pytest]\n',
+    'tests/config.json':
+      JSON.stringify({ fail_to_pass: task.failToPass, pass_to_pass: task.passToPass }, null, 2) + '\n',
+    'solution/solve.sh': [
+      '#!/bin/bash',
+      '# Put the wrong line back as the failing test describes it (the expressions hold no quote, slash or &).',
+      'cd /app',
+      editCommand(task.bug.module, task.bug.line, fixedLine(task)),
+      '',
+    ].join('\n'),
+  };
+  for (const [rel, text] of Object.entries(repoFiles(task, { buggy: true }))) files[`environment/${rel}`] = text;
+  for (const [rel, text] of Object.entries(testFiles(task))) files[`tests/repo-${rel}`] = text;
+  return files;
+}
+
+/** Writes the folder; scripts are executable, as task authors ship them. */
+export function writeTaskFolder(dir: string, task: RepoRepairTask, name: string): string {
+  for (const [rel, text] of Object.entries(taskFolderFiles(task, name))) {
+    const p = join(dir, rel);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, text);
+    if (rel.endsWith('.sh')) chmodSync(p, 0o755);
+  }
+  return dir;
+}
