@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadPolicyDir } from '../../model/load-policy.ts';
 import { modelConfig, type ModelConfig } from '../../model/config.ts';
 import { CriticModel } from '../../model/critic.ts';
 import type { LlamaNetwork } from '../../model/network.ts';
@@ -135,6 +139,29 @@ run('TorchTrainer', () => {
       expect(weightDiff(policy.net, new Float32Array(policy.net.params.length))).toBeGreaterThan(0.1);
     });
   }
+
+  it('saves the policy as a Hugging Face directory that crl loads with the same weights', async () => {
+    const cfg = modelConfig('tiny', { qkNorm: true, nKvHeads: 1, vocabSize: 9 });
+    const vocab = VocabMap.trimmed([2, 4, 6, 8, 10, 12, 14, 16], { name: 'test' });
+    const policy = new PolicyModel({ config: cfg, optim: OPTIM, rng: new Rng(5), vocab });
+    const trainer = start();
+    trainer.init({ policy, critic: null });
+    const seqs = [Int32Array.from([2, 4, 6, 3])];
+    trainer.policy.forward(seqs, { train: true });
+    trainer.policy.backward({ logprobs: [Float32Array.from([0, 1, -1, 0.5])] });
+    trainer.policy.step();
+    const dir = mkdtempSync(join(tmpdir(), 'crl-torch-hf-'));
+    try {
+      trainer.saveHf(dir);
+      const loaded = await loadPolicyDir(dir);
+      expect(loaded.source).toBe('hf');
+      expect(loaded.policy.vocab.ids).toEqual(vocab.ids);
+      trainer.pullInto('policy', policy.net, { optimizer: false });
+      expect(weightDiff(loaded.policy.net, policy.net.params)).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('answers a backward without a training forward with an error that names the trainer', () => {
     const policy = new PolicyModel({ config: modelConfig('tiny'), optim: OPTIM, rng: new Rng(1) });

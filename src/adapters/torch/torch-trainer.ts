@@ -1,4 +1,6 @@
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeVocabMap } from '../../model/checkpoint.ts';
 import type { PolicyForward, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
 import type { ModelConfig } from '../../model/config.ts';
 import type { CriticModel } from '../../model/critic.ts';
@@ -133,9 +135,16 @@ export class TorchTrainer {
     net.markWeightsChanged();
   }
 
-  /** Writes the policy as a Hugging Face directory (config.json, model.safetensors in float32). */
+  /**
+   * Writes the policy as a Hugging Face directory (config.json, model.safetensors in float32) plus
+   * crl_tokenizer.json (which tokenizer, which vocabulary ids), so `crl serve`, `--init` and
+   * `--policy` load it as they load an exported model.
+   */
   saveHf(dir: string): void {
-    this.call({ op: 'save_hf', dir }, [], EmptyReplySchema);
+    const vocab = this.vocab;
+    if (!vocab) throw new TorchTrainerError(`${this.label} has no model yet (init first)`);
+    this.call({ op: 'save_hf', dir: resolve(dir) }, [], EmptyReplySchema);
+    writeVocabMap(dir, vocab);
   }
 
   /** Asks the trainer to exit and stops the worker; safe to call twice. */
