@@ -51,7 +51,14 @@ export function actorOption(): Option {
 }
 
 /** Flags `--resume` accepts: where episodes run and engines answer, not what the run learns. */
-const RESUME_FLAGS: readonly string[] = ['engine-url', 'queue', 'queue-timeout', 'step-delay-ms'];
+const RESUME_FLAGS: readonly string[] = [
+  'engine-url',
+  'queue',
+  'queue-timeout',
+  'step-delay-ms',
+  'trainer-command',
+  'trainer-timeout',
+];
 
 /** `over` laid onto `base`, objects merged key by key (flag overrides onto a stored config). */
 function mergeDeep(base: unknown, over: unknown): unknown {

@@ -102,6 +102,24 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'iterations', path: ['iterations'], kind: 'int', help: 'training iterations' },
   { flag: 'checkpoint-every', path: ['checkpointEvery'], kind: 'int', help: 'checkpoint every N iterations' },
   {
+    flag: 'trainer',
+    path: ['trainer', 'kind'],
+    kind: 'string',
+    help: 'where the update runs: torch = a PyTorch trainer process (docs/torch-trainer.md); default: the embedded engine',
+  },
+  {
+    flag: 'trainer-command',
+    path: ['trainer', 'command'],
+    kind: 'string',
+    help: "with --trainer torch: the command that starts the trainer, split on whitespace (default '/usr/bin/python3 -m crl_torch')",
+  },
+  {
+    flag: 'trainer-timeout',
+    path: ['trainer', 'timeoutSec'],
+    kind: 'number',
+    help: 'with --trainer torch: fail when the trainer does not answer one request for this many seconds (default 600)',
+  },
+  {
     flag: 'engine-url',
     path: ['engine', 'url'],
     kind: 'string',

@@ -129,6 +129,20 @@ export const TrainConfigSchema = z
       .strict()
       .optional(),
     /**
+     * Where the update runs (docs/torch-trainer.md): absent = the embedded engine in this process;
+     * 'torch' = a PyTorch trainer process that crl drives over a pipe (rollouts stay here).
+     */
+    trainer: z
+      .object({
+        kind: z.literal('torch'),
+        /** The command that starts it, split on whitespace (default /usr/bin/python3 -m crl_torch). */
+        command: z.string().min(1).optional(),
+        /** Fail when one request gets no answer for this long (seconds). */
+        timeoutSec: z.number().positive().default(600),
+      })
+      .strict()
+      .optional(),
+    /**
      * Run each iteration's episodes on rollout workers (`crl worker`) through a Redis queue
      * instead of in this process (docs/distributed.md). Workers sample on the engines of
      * `engine` (or run the scripted expert); the trainer waits for the whole batch.

@@ -106,8 +106,10 @@ export function oldLogprobsAndValues(options: {
       lossMask: s.lossMask,
       samplerLogprobs: s.samplerLogprobs,
     })),
-    policy: options.models.policy,
-    ...(options.models.critic ? { critic: options.models.critic } : {}),
+    policy: options.models.trainable?.policy ?? options.models.policy,
+    ...((options.models.trainable ?? options.models).critic
+      ? { critic: (options.models.trainable ?? options.models).critic! }
+      : {}),
     batchTokens: options.batchTokens,
     mergePrefixes: options.mergePrefixes,
   });

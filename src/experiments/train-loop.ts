@@ -12,6 +12,7 @@ import { createRunDir, runPaths } from './run-dir.ts';
 import { familyByName } from '../env/family-by-name.ts';
 import { runIteration } from './run-iteration.ts';
 import { defaultStages, type TrainingRun, type TrainingStages } from './training-stages.ts';
+import { withTorchTrainer } from './torch-trainer-models.ts';
 import { buildTrainerModels, trainTokenizer, type ActorKind, type TrainerModels } from './trainer-models.ts';
 
 /**
@@ -53,7 +54,7 @@ export async function train(options: {
     tokenizer,
   });
   const algorithm = algorithmSpec(config.algorithm);
-  const models = await buildTrainerModels({
+  const built = await buildTrainerModels({
     config,
     tokenizer,
     family,
@@ -66,6 +67,7 @@ export async function train(options: {
     ...(options.engineToken ? { engineToken: options.engineToken } : {}),
     log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
   });
+  const models = config.trainer ? withTorchTrainer(built, config.trainer) : built;
   const run: TrainingRun = {
     config,
     models,
@@ -112,12 +114,16 @@ export async function train(options: {
     );
   const last = options.lastIteration ?? config.iterations;
   options.progress?.start({ total: last, first });
-  for (let iteration = first; iteration <= last; iteration++) {
-    const metrics = await runIteration({ stages, iteration, seed: config.seed, published });
-    published = false;
-    options.progress?.update({ iteration, metrics });
+  try {
+    for (let iteration = first; iteration <= last; iteration++) {
+      const metrics = await runIteration({ stages, iteration, seed: config.seed, published });
+      published = false;
+      options.progress?.update({ iteration, metrics });
+    }
+    await stages.publish({ version: last }); // a remote engine ends on the final weights, ready for evaluation
+  } finally {
+    await models.trainable?.close(); // a trainer process ends with the run (its weights pulled first)
   }
-  await stages.publish({ version: last }); // a remote engine ends on the final weights, ready for evaluation
   options.progress?.stop();
   return { lastIteration: last, models };
 }

@@ -13,7 +13,7 @@ import { ModelSampler } from '../model/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
-import type { TokenSampler } from '../contracts/index.ts';
+import type { TokenSampler, TrainableCritic, TrainablePolicy } from '../contracts/index.ts';
 import { EnginePool } from '../adapters/engine-pool.ts';
 import type { Rng } from '../util/random.ts';
 import { ConfigError } from '../config/config-error.ts';
@@ -37,6 +37,20 @@ export interface TrainerModels {
   engines: EnginePool | null;
   save(dir: string, meta: unknown): Promise<void>;
   restore(dir: string): Promise<void>;
+  /**
+   * Where the update runs when it is not `policy` / `critic` themselves (config.trainer: a
+   * PyTorch process, torch-trainer-models.ts); absent: in this process.
+   */
+  trainable?: RemoteTrainable;
+}
+
+/** An update that runs elsewhere; `policy` / `critic` above then mirror its weights for sampling. */
+export interface RemoteTrainable {
+  policy: TrainablePolicy;
+  critic: TrainableCritic | null;
+  /** After an iteration's update: the sampler's policy takes the new weights. */
+  afterUpdate(): void;
+  close(): Promise<void>;
 }
 
 /**

@@ -141,15 +141,19 @@ export function defaultStages(run: TrainingRun): TrainingStages {
       computeAdvantages({ records, segments, values: old.oldValues, algorithm: run.algorithm, config }),
     batch: ({ segments, old, advantages, returns }) =>
       ppoSegments({ segments, oldLogprobs: old.oldLogprobs, oldValues: old.oldValues, advantages, returns }),
-    update: ({ batch, iteration, rng }) =>
-      ppoUpdate({
+    update: ({ batch, iteration, rng }) => {
+      const on = models.trainable ?? models;
+      const ppo = ppoUpdate({
         segments: batch,
-        policy: models.policy,
-        ...(models.critic ? { critic: models.critic } : {}),
+        policy: on.policy,
+        ...(on.critic ? { critic: on.critic } : {}),
         config: ppoConfig,
         iteration,
         rng,
-      }),
+      });
+      models.trainable?.afterUpdate();
+      return ppo;
+    },
     metrics: ({ records, old, ppo, sampleSeconds, elapsedSeconds }) => {
       const rolloutStats = rolloutMetrics(records);
       return {

@@ -1,0 +1,79 @@
+"""AdamW exactly as src/optim defines it (adamw.ts, clip.ts, schedule.ts).
+
+The embedded engine reads float32 weights, gradients and moments, computes each update in double
+and stores float32; this does the same per tensor (float64 temporaries), so both engines take the
+same step up to the last bit of the gradients they are given.
+"""
+
+import math
+
+import torch
+
+
+def learning_rate(cfg, step):
+    """schedule.ts: linear warm-up to lr, then a cosine to lr * minLrRatio at totalSteps."""
+    lr, warmup, total, min_ratio = cfg["lr"], cfg["warmupSteps"], cfg["totalSteps"], cfg["minLrRatio"]
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    span = max(1, total - warmup)
+    progress = min(1.0, (step - warmup) / span)
+    min_lr = lr * min_ratio
+    return min_lr + 0.5 * (lr - min_lr) * (1 + math.cos(math.pi * progress))
+
+
+class AdamW:
+    """Over a list of (parameter, decay) pairs; moments are float32 like the embedded engine's."""
+
+    def __init__(self, cfg, params, decay):
+        self.cfg = cfg
+        self.params = params
+        self.decay = decay
+        self.step_count = 0
+        self.m = [torch.zeros_like(p) for p in params]
+        self.v = [torch.zeros_like(p) for p in params]
+
+    def grad_norm(self):
+        """Global L2 norm of the accumulated gradients, float64 accumulation (clip.ts)."""
+        s = 0.0
+        for p in self.params:
+            if p.grad is not None:
+                s += float((p.grad.double() ** 2).sum())
+        return math.sqrt(s)
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self, grad_norm=None):
+        """Clips, steps, zeroes; a non-finite norm skips the update (adamw.ts). grad_norm: given by DDP."""
+        cfg = self.cfg
+        norm = self.grad_norm() if grad_norm is None else grad_norm
+        lr = learning_rate(cfg, self.step_count)
+        if not math.isfinite(norm):
+            self.zero_grad()
+            return norm, lr
+        clip = cfg["gradClip"]
+        k = clip / (norm + 1e-6) if clip > 0 and norm > clip else None
+        self.step_count += 1
+        t = self.step_count
+        b1, b2 = cfg["betas"]
+        c1 = 1 / (1 - b1**t)
+        c2 = 1 / (1 - b2**t)
+        eps = cfg["eps"]
+        wd = lr * cfg["weightDecay"]
+        for p, m, v, decay in zip(self.params, self.m, self.v, self.decay):
+            g = p.grad if p.grad is not None else torch.zeros_like(p)
+            if k is not None:
+                g = (g.double() * k).float()  # clip.ts rounds the clipped gradient to float32
+            g = g.double()
+            mi = b1 * m.double() + (1 - b1) * g
+            vi = b2 * v.double() + (1 - b2) * g * g
+            m.copy_(mi)
+            v.copy_(vi)
+            x = p.double()
+            if decay:
+                x = x - wd * x
+            p.copy_(x - (lr * (mi * c1)) / (torch.sqrt(vi * c2) + eps))
+        self.zero_grad()
+        return norm, lr

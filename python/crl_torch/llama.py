@@ -1,0 +1,98 @@
+"""The built-in Llama / Qwen3 network (used where transformers is not importable).
+
+A functional twin of src/model/llama-block.ts and transformer.ts over named parameters (the
+Hugging Face names src/model/weights.ts lays out), so weights cross the wire by name.
+Legend: B = sequences, T = longest sequence, C = dModel, H = query heads, Hkv = key/value heads,
+D = head size, F = mlpHidden, V = vocabulary.
+"""
+
+import math
+
+import torch
+
+
+def rmsnorm(x, weight, eps):
+    """out = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps) (tensor/rmsnorm.ts)."""
+    rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return x * rstd * weight
+
+
+def rope_tables(cos_buf, sin_buf, positions, half, dtype, device):
+    """cos / sin [P, D/2]: crl sends its own table (tensor/rope.ts, scaling applied), so both
+    engines rotate by the same float32 numbers."""
+    def load(buf):
+        t = torch.frombuffer(bytearray(buf), dtype=torch.float32, count=positions * half)
+        return t.view(positions, half).to(dtype=dtype, device=device)
+
+    return load(cos_buf), load(sin_buf)
+
+
+def rotate(x, cos, sin):
+    """Hugging Face rotate_half layout: element i pairs with i + D/2. x [B, T, heads, D]."""
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    c = cos[None, : x.shape[1], None, :]
+    s = sin[None, : x.shape[1], None, :]
+    return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)
+
+
+class Shape:
+    """The widths of a crl ModelConfig (src/model/config.ts attentionShape)."""
+
+    def __init__(self, cfg):
+        self.c = cfg["dModel"]
+        self.layers = cfg["nLayers"]
+        self.h = cfg["nHeads"]
+        self.hkv = cfg.get("nKvHeads") or self.h
+        self.d = cfg.get("headDim") or self.c // self.h
+        self.eps = cfg["normEps"]
+        self.qk_norm = bool(cfg.get("qkNorm"))
+        self.tied = bool(cfg["tiedEmbeddings"])
+
+
+def trunk(p, shape, tokens, cos, sin):
+    """tokens [B, T] -> final-norm hidden states [B, T, C]; causal attention inside each row."""
+    b, t = tokens.shape
+    x = p["model.embed_tokens.weight"][tokens]  # [B, T, C]
+    mask = torch.full((t, t), float("-inf"), dtype=x.dtype, device=x.device).triu(1)
+    group = shape.h // shape.hkv
+    for layer in range(shape.layers):
+        n = f"model.layers.{layer}."
+        h = rmsnorm(x, p[n + "input_layernorm.weight"], shape.eps)
+        q = (h @ p[n + "self_attn.q_proj.weight"].t()).view(b, t, shape.h, shape.d)
+        k = (h @ p[n + "self_attn.k_proj.weight"].t()).view(b, t, shape.hkv, shape.d)
+        v = (h @ p[n + "self_attn.v_proj.weight"].t()).view(b, t, shape.hkv, shape.d)
+        if shape.qk_norm:
+            q = rmsnorm(q, p[n + "self_attn.q_norm.weight"], shape.eps)
+            k = rmsnorm(k, p[n + "self_attn.k_norm.weight"], shape.eps)
+        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        if group > 1:  # query head j reads key/value head j // group
+            k = k.repeat_interleave(group, dim=2)
+            v = v.repeat_interleave(group, dim=2)
+        q, k, v = (a.transpose(1, 2) for a in (q, k, v))  # [B, H, T, D]
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(shape.d) + mask
+        att = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, shape.h * shape.d)
+        x = x + att @ p[n + "self_attn.o_proj.weight"].t()
+        h2 = rmsnorm(x, p[n + "post_attention_layernorm.weight"], shape.eps)
+        gate = h2 @ p[n + "mlp.gate_proj.weight"].t()
+        up = h2 @ p[n + "mlp.up_proj.weight"].t()
+        x = x + (torch.nn.functional.silu(gate) * up) @ p[n + "mlp.down_proj.weight"].t()
+    return rmsnorm(x, p["model.norm.weight"], shape.eps)
+
+
+def policy_head(p, shape, hidden, tokens, unknown, unknown_logit):
+    """Per-row log-prob of the next token and the entropy [B, T - 1] (tensor/logprob.ts)."""
+    w = p["model.embed_tokens.weight"] if shape.tied else p["lm_head.weight"]
+    logits = hidden[:, :-1] @ w.t()  # [B, T - 1, V]
+    if unknown is not None:  # a trimmed vocabulary pins its unknown slot (model/vocab-map.ts)
+        idx = torch.tensor([unknown], device=logits.device)
+        logits = logits.index_fill(-1, idx, unknown_logit)
+    logp = torch.log_softmax(logits, dim=-1)
+    lp = logp.gather(-1, tokens[:, 1:, None]).squeeze(-1)
+    ent = -(logp.exp() * logp).sum(-1)
+    return lp, ent
+
+
+def value_head(p, hidden):
+    """V(x[<t]) read from row t - 1: [B, T - 1] (model/critic.ts)."""
+    return (hidden[:, :-1] @ p["score.weight"].t()).squeeze(-1) + p["score.bias"][0]

@@ -1,0 +1,146 @@
+"""The trainer's operations, one per message type of the protocol (docs/torch-trainer.md#protocol).
+
+Each handler takes the request header and its raw buffers and returns (header, buffers). Token
+batches arrive as one int32 buffer of concatenated sequences plus their lengths; per-token
+outputs and gradients leave and arrive the same way as float32, in the position convention of
+src/contracts/trainable.ts (index 0 of every sequence is 0 and carries no gradient).
+"""
+
+import json
+import os
+
+import torch
+
+from . import PROTOCOL_VERSION, llama
+from .net import Net
+from .safetensors_io import write_safetensors
+
+
+class Model:
+    """What policy and critic share: the shape, the RoPE tables, the vocabulary's unknown slot."""
+
+    def __init__(self, init, rope_buffers, device, dtype):
+        cfg = init["config"]
+        self.shape = llama.Shape(cfg)
+        rope = init["rope"]
+        self.cos, self.sin = llama.rope_tables(*rope_buffers, rope["positions"], rope["half"], dtype, device)
+        self.unknown = init["vocab"]["unknown"]
+        self.unknown_logit = float(init["vocab"]["unknownLogit"])
+        self.hf_config = init["hfConfig"]
+
+
+class Trainer:
+    def __init__(self, device="cpu"):
+        self.device = torch.device(device)
+        self.dtype = torch.float32
+        self.model = None
+        self.nets = {}
+
+    def handle(self, header, buffers):
+        op = header.get("op")
+        fn = getattr(self, "op_" + str(op), None)
+        if fn is None:
+            raise ValueError(f"unknown op {op!r}")
+        return fn(header, buffers)
+
+    def op_hello(self, header, buffers):
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "torch": torch.__version__,
+            "device": str(self.device),
+            "pid": os.getpid(),
+        }, []
+
+    def op_init(self, header, buffers):
+        """Policy (and critic) weights and AdamW state, as crl's flat buffers (a start or a resume)."""
+        self.model = Model(header, buffers[:2], self.device, self.dtype)
+        self.nets = {}
+        i = 2
+        for kind in ("policy", "critic"):
+            spec = header["nets"].get(kind)
+            if spec is None:
+                continue
+            self.nets[kind] = Net(kind, spec, self.model, buffers[i : i + 3], self.device)
+            i += 3
+        return {"nets": sorted(self.nets)}, []
+
+    def _net(self, header):
+        kind = header.get("net")
+        if kind not in self.nets:
+            raise ValueError(f"no {kind!r} network (init first; loaded: {sorted(self.nets)})")
+        return self.nets[kind]
+
+    def _batch(self, header, buf):
+        lengths = [int(n) for n in header["lengths"]]
+        flat = torch.frombuffer(bytearray(buf), dtype=torch.int32, count=sum(lengths)).long()
+        t = max(lengths)
+        tokens = torch.zeros((len(lengths), t), dtype=torch.long)
+        o = 0
+        for b, n in enumerate(lengths):
+            tokens[b, :n] = flat[o : o + n]
+            o += n
+        return tokens.to(self.device), lengths
+
+    def _unpad(self, rows, lengths):
+        """[B, T - 1] rows -> concatenated per-sequence arrays with index 0 = 0, float32 bytes."""
+        parts = []
+        rows = rows.float().cpu()
+        for b, n in enumerate(lengths):
+            parts.append(torch.zeros(1))
+            parts.append(rows[b, : n - 1])
+        return torch.cat(parts).numpy().tobytes()
+
+    def _pad(self, buf, lengths):
+        flat = torch.frombuffer(bytearray(buf), dtype=torch.float32, count=sum(lengths))
+        out = torch.zeros((len(lengths), max(lengths) - 1), dtype=self.dtype)
+        o = 0
+        for b, n in enumerate(lengths):
+            out[b, : n - 1] = flat[o + 1 : o + n]
+            o += n
+        return out.to(self.device)
+
+    def op_forward(self, header, buffers):
+        net = self._net(header)
+        tokens, lengths = self._batch(header, buffers[0])
+        if min(lengths) < 1:
+            raise ValueError("every sequence needs at least one token")
+        outs = net.forward(tokens, lengths, bool(header.get("train")))
+        return {}, [self._unpad(o, lengths) for o in outs]
+
+    def op_backward(self, header, buffers):
+        net = self._net(header)
+        if net.pending is None:
+            net.backward([])  # raises the contract's message
+        lengths = net.pending[1]
+        grads = [self._pad(b, lengths) for b in buffers]
+        if net.kind == "policy" and len(grads) == 1:
+            grads.append(None)  # no entropy gradient
+        net.backward(grads)
+        return {}, []
+
+    def op_step(self, header, buffers):
+        norm, lr = self._net(header).step()
+        # JSON has no NaN / Infinity: a non-finite norm travels as a string the client parses.
+        return {"gradNorm": norm if norm == norm and abs(norm) != float("inf") else str(norm), "lr": lr}, []
+
+    def op_pull(self, header, buffers):
+        """Weights (and with optimizer: true, AdamW moments and step) in crl's flat layout."""
+        net = self._net(header)
+        if header.get("optimizer"):
+            return {"step": net.optimizer.step_count}, [net.flat("params"), net.flat("m"), net.flat("v")]
+        return {"step": net.optimizer.step_count}, [net.flat("params")]
+
+    def op_save_hf(self, header, buffers):
+        """The policy as a Hugging Face directory: config.json + model.safetensors (float32)."""
+        out = header["dir"]
+        os.makedirs(out, exist_ok=True)
+        net = self._net({"net": "policy"})
+        tensors = [(n, net.params[n].detach().float().cpu()) for n in net.names]
+        write_safetensors(os.path.join(out, "model.safetensors"), tensors, {"format": "pt"})
+        with open(os.path.join(out, "config.json"), "w") as f:
+            json.dump(self.model.hf_config, f, indent=2)
+            f.write("\n")
+        return {"dir": out}, []
+
+    def op_shutdown(self, header, buffers):
+        return {"bye": True}, []

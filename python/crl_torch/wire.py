@@ -1,0 +1,46 @@
+"""Framing of the trainer protocol (docs/torch-trainer.md#protocol).
+
+One message = u32 little-endian header length, the header as UTF-8 JSON, then the raw bytes of
+each buffer the header's "buffers" lists (byte lengths), in order. JSON carries the small control
+part; per-token arrays (int32 tokens, float32 log-probs, values, gradients) and weights travel
+as raw little-endian bytes, so neither side needs a serialization library.
+"""
+
+import json
+import struct
+
+
+class WireClosed(Exception):
+    """The other side closed the pipe: a clean shutdown, not an error."""
+
+
+def _read_exact(stream, n):
+    parts = []
+    left = n
+    while left > 0:
+        chunk = stream.read(left)
+        if not chunk:
+            raise WireClosed()
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def read_message(stream):
+    """Returns (header dict, list of bytes buffers)."""
+    (size,) = struct.unpack("<I", _read_exact(stream, 4))
+    header = json.loads(_read_exact(stream, size).decode("utf-8"))
+    buffers = [_read_exact(stream, int(n)) for n in header.get("buffers", [])]
+    return header, buffers
+
+
+def write_message(stream, header, buffers=()):
+    buffers = [bytes(b) if not isinstance(b, (bytes, bytearray)) else b for b in buffers]
+    header = dict(header)
+    header["buffers"] = [len(b) for b in buffers]
+    raw = json.dumps(header).encode("utf-8")
+    stream.write(struct.pack("<I", len(raw)))
+    stream.write(raw)
+    for b in buffers:
+        stream.write(b)
+    stream.flush()

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+/**
+ * The trainer's reply headers (docs/torch-trainer.md#protocol), parsed before anything is trusted:
+ * a reply that does not match is an error naming the trainer and the operation.
+ */
+const Base = { id: z.number().int().nullable().optional(), buffers: z.array(z.number().int().nonnegative()) };
+
+export const FailureReplySchema = z.looseObject({
+  ok: z.literal(false),
+  error: z.string(),
+  traceback: z.string().optional(),
+});
+
+export const HelloReplySchema = z.looseObject({
+  ...Base,
+  ok: z.literal(true),
+  protocol: z.number().int(),
+  torch: z.string(),
+  device: z.string(),
+  pid: z.number().int().positive(),
+});
+
+export const EmptyReplySchema = z.looseObject({ ...Base, ok: z.literal(true) });
+
+/** JSON has no NaN / Infinity: the trainer sends a non-finite norm as its string ("nan", "inf"). */
+export const StepReplySchema = z.looseObject({
+  ...Base,
+  ok: z.literal(true),
+  gradNorm: z.union([z.number(), z.enum(['nan', 'inf', '-inf'])]),
+  lr: z.number(),
+});
+
+export const PullReplySchema = z.looseObject({ ...Base, ok: z.literal(true), step: z.number().int().nonnegative() });
+
+export function gradNormValue(v: number | 'nan' | 'inf' | '-inf'): number {
+  if (typeof v === 'number') return v;
+  return v === 'nan' ? Number.NaN : v === 'inf' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+}

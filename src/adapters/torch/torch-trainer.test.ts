@@ -1,0 +1,196 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadPolicyDir } from '../../model/load-policy.ts';
+import { modelConfig, type ModelConfig } from '../../model/config.ts';
+import { CriticModel } from '../../model/critic.ts';
+import type { LlamaNetwork } from '../../model/network.ts';
+import { PolicyModel } from '../../model/policy.ts';
+import { randomSequences, scrambleWeights } from '../../model/test-helpers.ts';
+import { VocabMap } from '../../model/vocab-map.ts';
+import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
+import { Rng } from '../../util/random.ts';
+import { torchAvailable } from '../testing/torch-available.ts';
+import { TorchTrainer, TorchTrainerError } from './torch-trainer.ts';
+
+/**
+ * Parity, float32 on the CPU: the same weights and batch give the same log-probs, entropies,
+ * values, gradient norms and updated weights (after two AdamW steps with clipping, weight decay
+ * and warm-up) in the embedded engine and in the PyTorch process. The bounds are the ones
+ * docs/torch-trainer.md states. Weights are bounded in absolute terms at lr = 1e-2: Adam's first
+ * steps divide each gradient by its own magnitude, so an element whose gradient is near 0 turns
+ * a 1e-7 relative gradient difference into a visible fraction of lr.
+ */
+const BOUNDS = { outputs: 1e-5, gradNormRel: 1e-6, weights: 5e-5 };
+
+/** Clipping, decay and warm-up all active, so every branch of AdamW is compared. */
+const OPTIM: OptimizerConfig = { ...DEFAULT_OPTIMIZER, lr: 1e-2, warmupSteps: 1, totalSteps: 4, gradClip: 0.5 };
+
+const SHAPES: { name: string; cfg: ModelConfig; trimmed: boolean }[] = [
+  { name: 'Llama (tiny)', cfg: modelConfig('tiny'), trimmed: false },
+  {
+    name: 'Qwen3-style: q/k norm, grouped-query attention, tied embeddings, trimmed vocabulary',
+    cfg: modelConfig('tiny', { qkNorm: true, nKvHeads: 1, tiedEmbeddings: true, vocabSize: 21 }),
+    trimmed: true,
+  },
+];
+
+function maxDiff(a: readonly Float32Array[], b: readonly Float32Array[]): number {
+  let m = 0;
+  a.forEach((x, i) => {
+    expect(b[i]!.length).toBe(x.length);
+    for (let t = 0; t < x.length; t++) m = Math.max(m, Math.abs(x[t]! - b[i]![t]!));
+  });
+  return m;
+}
+
+function weightDiff(a: LlamaNetwork, b: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.params.length; i++) m = Math.max(m, Math.abs(a.params[i]! - b[i]!));
+  return m;
+}
+
+const run = torchAvailable('torch trainer parity') ? describe : describe.skip;
+
+run('TorchTrainer', () => {
+  const started: TorchTrainer[] = [];
+  const start = (o: Parameters<typeof TorchTrainer.start>[0] = {}) => {
+    const t = TorchTrainer.start(o);
+    started.push(t);
+    return t;
+  };
+  afterAll(async () => {
+    for (const t of started) await t.close();
+  });
+
+  for (const shape of SHAPES) {
+    it(`matches the embedded engine: ${shape.name}`, () => {
+      const vocab = shape.trimmed
+        ? VocabMap.trimmed(
+            Array.from({ length: shape.cfg.vocabSize - 1 }, (_, i) => 3 * i + 1),
+            { name: 'test' },
+          )
+        : undefined;
+      const policy = new PolicyModel({ config: shape.cfg, optim: OPTIM, rng: new Rng(1), ...(vocab ? { vocab } : {}) });
+      scrambleWeights(policy.net, 2);
+      const critic = CriticModel.fromPolicy({ policy, optim: OPTIM });
+      scrambleWeights(critic.net, 3); // a non-zero value head, so values and their gradients are real
+      const trainer = start();
+      trainer.init({ policy, critic });
+      const mirror = new PolicyModel({
+        config: shape.cfg,
+        optim: OPTIM,
+        params: new Float32Array(policy.net.params.length),
+        ...(vocab ? { vocab } : {}),
+      });
+      const criticMirror = new CriticModel({
+        config: shape.cfg,
+        optim: OPTIM,
+        params: new Float32Array(critic.net.params.length),
+        ...(vocab ? { vocab } : {}),
+      });
+
+      const rng = new Rng(4);
+      const raw = randomSequences({ rng, lengths: [7, 12, 1, 9], cfg: shape.cfg });
+      // Real ids: a trimmed vocabulary maps them (3i + 1), and one id outside it hits the unknown slot.
+      const seqs = vocab ? raw.map((s) => s.map((x) => (x === 0 ? 2 : 3 * (x % (shape.cfg.vocabSize - 1)) + 1))) : raw;
+      const report: Record<string, number> = {};
+      for (let stepNo = 1; stepNo <= 2; stepNo++) {
+        const a = policy.forward(seqs, { train: true });
+        const b = trainer.policy.forward(seqs, { train: true });
+        report[`logprobs${stepNo}`] = maxDiff(a.logprobs, b.logprobs);
+        report[`entropies${stepNo}`] = maxDiff(a.entropies, b.entropies);
+        const glp = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
+        const gent = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : 0.1 * rng.normal())));
+        policy.backward({ logprobs: glp, entropies: gent });
+        trainer.policy.backward({ logprobs: glp, entropies: gent });
+        const sa = policy.step();
+        const sb = trainer.policy.step();
+        expect(sb.lr).toBe(sa.lr);
+        report[`policyGradNormRel${stepNo}`] = Math.abs(sa.gradNorm - sb.gradNorm) / sa.gradNorm;
+        trainer.pullInto('policy', mirror.net, { optimizer: true });
+        expect(mirror.net.optimizer.state.step).toBe(stepNo);
+        report[`policyWeights${stepNo}`] = weightDiff(policy.net, mirror.net.params);
+
+        const va = critic.forward(seqs, { train: true }).values;
+        const vb = trainer.critic.forward(seqs, { train: true }).values;
+        report[`values${stepNo}`] = maxDiff(va, vb);
+        const gv = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
+        critic.backward({ values: gv });
+        trainer.critic.backward({ values: gv });
+        const ca = critic.step();
+        const cb = trainer.critic.step();
+        report[`criticGradNormRel${stepNo}`] = Math.abs(ca.gradNorm - cb.gradNorm) / ca.gradNorm;
+        trainer.pullInto('critic', criticMirror.net, { optimizer: false });
+        report[`criticWeights${stepNo}`] = weightDiff(critic.net, criticMirror.net.params);
+      }
+      process.stderr.write(`torch parity (${shape.name}): ${JSON.stringify(report)}\n`);
+      for (const [k, v] of Object.entries(report)) {
+        const bound =
+          k.startsWith('logprobs') || k.startsWith('entropies') || k.startsWith('values')
+            ? BOUNDS.outputs
+            : k.includes('GradNorm')
+              ? BOUNDS.gradNormRel
+              : BOUNDS.weights;
+        expect(v, k).toBeLessThanOrEqual(bound);
+      }
+      // The weights moved: the bounds compare real updates, not two copies of the start.
+      expect(weightDiff(policy.net, new Float32Array(policy.net.params.length))).toBeGreaterThan(0.1);
+    });
+  }
+
+  it('saves the policy as a Hugging Face directory that crl loads with the same weights', async () => {
+    const cfg = modelConfig('tiny', { qkNorm: true, nKvHeads: 1, vocabSize: 9 });
+    const vocab = VocabMap.trimmed([2, 4, 6, 8, 10, 12, 14, 16], { name: 'test' });
+    const policy = new PolicyModel({ config: cfg, optim: OPTIM, rng: new Rng(5), vocab });
+    const trainer = start();
+    trainer.init({ policy, critic: null });
+    const seqs = [Int32Array.from([2, 4, 6, 3])];
+    trainer.policy.forward(seqs, { train: true });
+    trainer.policy.backward({ logprobs: [Float32Array.from([0, 1, -1, 0.5])] });
+    trainer.policy.step();
+    const dir = mkdtempSync(join(tmpdir(), 'crl-torch-hf-'));
+    try {
+      trainer.saveHf(dir);
+      const loaded = await loadPolicyDir(dir);
+      expect(loaded.source).toBe('hf');
+      expect(loaded.policy.vocab.ids).toEqual(vocab.ids);
+      trainer.pullInto('policy', policy.net, { optimizer: false });
+      expect(weightDiff(loaded.policy.net, policy.net.params)).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a backward without a training forward with an error that names the trainer', () => {
+    const policy = new PolicyModel({ config: modelConfig('tiny'), optim: OPTIM, rng: new Rng(1) });
+    const trainer = start();
+    trainer.init({ policy, critic: null });
+    trainer.policy.forward([Int32Array.from([1, 2, 3])]);
+    expect(() => trainer.policy.backward({ logprobs: [new Float32Array(3)] })).toThrow(
+      /the torch trainer \(.*\) failed backward: RuntimeError: backward\(\) needs a preceding forward/,
+    );
+    // The trainer keeps serving after an error.
+    expect(trainer.policy.forward([Int32Array.from([1, 2])]).logprobs[0]!.length).toBe(2);
+  });
+
+  it('reports a trainer that exits as one clear error', () => {
+    const err = (() => {
+      try {
+        start({ command: ['/usr/bin/python3', '-c', 'import sys; sys.stderr.write("no GPU here\\n"); sys.exit(3)'] });
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(err).toBeInstanceOf(TorchTrainerError);
+    expect((err as Error).message).toMatch(/^the torch trainer \(.*\) exited with code 3 during hello: no GPU here$/);
+  });
+
+  it('reports a trainer that does not answer within the deadline, and stops it', () => {
+    expect(() =>
+      start({ command: ['/usr/bin/python3', '-c', 'import sys; sys.stdin.read()'], timeoutMs: 1500 }),
+    ).toThrow(/^the torch trainer \(.*\) gave no answer within 2 s and was stopped during hello$/);
+  });
+});

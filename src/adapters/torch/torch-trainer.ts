@@ -1,0 +1,277 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeVocabMap } from '../../model/checkpoint.ts';
+import type { PolicyForward, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
+import type { ModelConfig } from '../../model/config.ts';
+import type { CriticModel } from '../../model/critic.ts';
+import { toHfConfig } from '../../model/hf-config.ts';
+import type { LlamaNetwork } from '../../model/network.ts';
+import type { PolicyModel } from '../../model/policy.ts';
+import { UNKNOWN_LOGIT, type VocabMap } from '../../model/vocab-map.ts';
+import type { z } from 'zod';
+import { PipeClosedError, SyncPipe, type Frame } from './sync-pipe.ts';
+import {
+  EmptyReplySchema,
+  FailureReplySchema,
+  gradNormValue,
+  HelloReplySchema,
+  PullReplySchema,
+  StepReplySchema,
+} from './torch-replies.ts';
+
+/** Protocol version this client speaks (python/crl_torch/__init__.py PROTOCOL_VERSION). */
+const PROTOCOL_VERSION = 1;
+
+/** Where the crl_torch package lives: the repository's python/ folder. */
+export const CRL_TORCH_PYTHON_PATH = fileURLToPath(new URL('../../../python', import.meta.url));
+
+/** The default trainer command: Debian's torch imports from the system python. */
+export const DEFAULT_TORCH_COMMAND: readonly string[] = ['/usr/bin/python3', '-m', 'crl_torch'];
+
+/** Any failure of the PyTorch trainer process: its message names the trainer and what it was doing. */
+export class TorchTrainerError extends Error {
+  override name = 'TorchTrainerError';
+}
+
+type NetKind = 'policy' | 'critic';
+
+/**
+ * The PyTorch trainer process behind the TrainablePolicy / TrainableCritic contracts. Only
+ * per-token data crosses the pipe during training (token ids in, log-probs / entropies / values
+ * out, their gradients in); weights and AdamW moments cross at init, on pull (the sampler's
+ * weights after an update, checkpoints) and never activations, which stay in the trainer.
+ */
+export class TorchTrainer {
+  readonly policy: TrainablePolicy;
+  readonly critic: TrainableCritic;
+  private readonly pipe: SyncPipe;
+  private readonly label: string;
+  private readonly timeoutMs: number;
+  private pid = 0;
+  private vocab: VocabMap | null = null;
+  /** torch's version and device, from the trainer's hello. */
+  info = { torch: '', device: '' };
+
+  private constructor(options: { command: readonly string[]; timeoutMs: number; env: NodeJS.ProcessEnv }) {
+    this.label = `the torch trainer (${options.command.join(' ')})`;
+    this.timeoutMs = options.timeoutMs;
+    // Its stderr is kept, not echoed: echoed lines would land after crl's own error line, and the
+    // last of them is quoted in that error.
+    this.pipe = new SyncPipe({ command: options.command, env: options.env });
+    this.policy = {
+      forward: (tokens, o) => this.forwardPolicy(tokens, o?.train ?? false),
+      backward: (g) => this.backward('policy', g.entropies ? [g.logprobs, g.entropies] : [g.logprobs]),
+      step: () => this.step('policy'),
+    };
+    this.critic = {
+      forward: (tokens, o) => ({ values: this.forward('critic', tokens, o?.train ?? false)[0]! }),
+      backward: (g) => this.backward('critic', [g.values]),
+      step: () => this.step('critic'),
+    };
+  }
+
+  /**
+   * Starts the process and checks it speaks this protocol. `pythonPath` (default: this checkout's
+   * python/ folder) is put first on the child's PYTHONPATH so `-m crl_torch` finds the package.
+   */
+  static start(options: { command?: readonly string[]; timeoutMs?: number; pythonPath?: string } = {}): TorchTrainer {
+    const env = {
+      ...process.env,
+      PYTHONPATH: [options.pythonPath ?? CRL_TORCH_PYTHON_PATH, process.env.PYTHONPATH].filter(Boolean).join(':'),
+    };
+    const t = new TorchTrainer({
+      command: options.command ?? DEFAULT_TORCH_COMMAND,
+      timeoutMs: options.timeoutMs ?? 600_000,
+      env,
+    });
+    const hello = t.call({ op: 'hello' }, [], HelloReplySchema);
+    if (hello.header.protocol !== PROTOCOL_VERSION)
+      throw new TorchTrainerError(
+        `${t.label} speaks protocol ${hello.header.protocol}, crl speaks ${PROTOCOL_VERSION}; use the crl_torch package of this checkout`,
+      );
+    t.pid = hello.header.pid;
+    t.info = { torch: hello.header.torch, device: hello.header.device };
+    return t;
+  }
+
+  /** Loads the models' weights and AdamW state (moments and step) into the trainer. */
+  init(models: { policy: PolicyModel; critic: CriticModel | null }): void {
+    const cfg = models.policy.config;
+    this.vocab = models.policy.vocab;
+    // The engine's own RoPE table [P, D/2] (scaling applied), so both sides rotate by the same floats.
+    const { rope } = models.policy.net;
+    const nets: Record<string, unknown> = { policy: netSpec(models.policy.net) };
+    const buffers = [bytes(rope.cos), bytes(rope.sin), ...netBuffers(models.policy.net)];
+    if (models.critic) {
+      nets.critic = netSpec(models.critic.net);
+      buffers.push(...netBuffers(models.critic.net));
+    }
+    const header = {
+      op: 'init',
+      config: cfg satisfies ModelConfig,
+      hfConfig: toHfConfig(cfg),
+      rope: { positions: rope.maxPositions, half: rope.half },
+      vocab: { unknown: this.vocab.unknown, unknownLogit: UNKNOWN_LOGIT },
+      nets,
+    };
+    this.call(header, buffers, EmptyReplySchema);
+  }
+
+  /** Copies the trainer's weights (and with optimizer, AdamW moments and step) into a model. */
+  pullInto(kind: NetKind, net: LlamaNetwork, { optimizer }: { optimizer: boolean }): void {
+    const r = this.call({ op: 'pull', net: kind, optimizer }, [], PullReplySchema);
+    const want = optimizer ? 3 : 1;
+    const bufs = r.buffers.map((b) => floats(b));
+    if (bufs.length !== want || bufs.some((b) => b.length !== net.params.length))
+      throw new TorchTrainerError(
+        `${this.label} sent ${kind} weights that do not match the model's ${net.params.length} parameters`,
+      );
+    net.params.set(bufs[0]!);
+    if (optimizer) {
+      net.optimizer.state.m.set(bufs[1]!);
+      net.optimizer.state.v.set(bufs[2]!);
+      net.optimizer.state.step = r.header.step;
+    }
+    net.markWeightsChanged();
+  }
+
+  /**
+   * Writes the policy as a Hugging Face directory (config.json, model.safetensors in float32) plus
+   * crl_tokenizer.json (which tokenizer, which vocabulary ids), so `crl serve`, `--init` and
+   * `--policy` load it as they load an exported model.
+   */
+  saveHf(dir: string): void {
+    const vocab = this.vocab;
+    if (!vocab) throw new TorchTrainerError(`${this.label} has no model yet (init first)`);
+    this.call({ op: 'save_hf', dir: resolve(dir) }, [], EmptyReplySchema);
+    writeVocabMap(dir, vocab);
+  }
+
+  /** Asks the trainer to exit and stops the worker; safe to call twice. */
+  async close(): Promise<void> {
+    try {
+      this.call({ op: 'shutdown' }, [], EmptyReplySchema, 10_000);
+    } catch {
+      // already gone: nothing to stop
+    }
+    await this.pipe.close();
+  }
+
+  private forwardPolicy(tokens: readonly Int32Array[], train: boolean): PolicyForward {
+    const [logprobs, entropies] = this.forward('policy', tokens, train);
+    return { logprobs: logprobs!, entropies: entropies! };
+  }
+
+  private forward(kind: NetKind, tokens: readonly Int32Array[], train: boolean): Float32Array[][] {
+    const vocab = this.vocab;
+    if (!vocab) throw new TorchTrainerError(`${this.label} has no model yet (init first)`);
+    const lengths = tokens.map((t) => t.length);
+    const flat = new Int32Array(lengths.reduce((a, b) => a + b, 0));
+    let o = 0;
+    for (const t of tokens) {
+      flat.set(vocab.isIdentity ? t : vocab.toInternal(t), o);
+      o += t.length;
+    }
+    const r = this.call({ op: 'forward', net: kind, train, lengths }, [bytes(flat)], EmptyReplySchema);
+    const want = kind === 'policy' ? 2 : 1;
+    if (r.buffers.length !== want || r.buffers.some((b) => b.byteLength !== flat.length * 4))
+      throw new TorchTrainerError(
+        `${this.label} answered forward with arrays that do not match the ${lengths.length} sequences`,
+      );
+    return r.buffers.map((b) => split(floats(b), lengths));
+  }
+
+  private backward(kind: NetKind, grads: readonly (readonly Float32Array[])[]): void {
+    this.call(
+      { op: 'backward', net: kind },
+      grads.map((g) => bytes(concat(g))),
+      EmptyReplySchema,
+    );
+  }
+
+  private step(kind: NetKind): { gradNorm: number; lr: number } {
+    const r = this.call({ op: 'step', net: kind }, [], StepReplySchema);
+    return { gradNorm: gradNormValue(r.header.gradNorm), lr: r.header.lr };
+  }
+
+  private call<S extends z.ZodType<Record<string, unknown>>>(
+    header: Record<string, unknown>,
+    buffers: Uint8Array[],
+    schema: S,
+    timeoutMs = this.timeoutMs,
+  ): { header: z.infer<S>; buffers: Uint8Array[] } {
+    const op = String(header.op);
+    let reply: Frame;
+    try {
+      reply = this.pipe.request({ header, buffers }, timeoutMs);
+    } catch (e) {
+      if (!(e instanceof PipeClosedError)) throw e;
+      if (e.message.startsWith('gave no answer') && this.pid > 0) killQuietly(this.pid);
+      const last = lastLine(this.pipe.stderr);
+      throw new TorchTrainerError(`${this.label} ${e.message} during ${op}${last ? `: ${last}` : ''}`);
+    }
+    const failed = FailureReplySchema.safeParse(reply.header);
+    if (failed.success) throw new TorchTrainerError(`${this.label} failed ${op}: ${failed.data.error}`);
+    const parsed = schema.safeParse(reply.header);
+    if (!parsed.success)
+      throw new TorchTrainerError(
+        `${this.label} answered ${op} with an unexpected reply: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+      );
+    return { header: parsed.data, buffers: reply.buffers };
+  }
+}
+
+function netSpec(net: LlamaNetwork): Record<string, unknown> {
+  return {
+    tensors: net.specs.map((s) => ({ name: s.name, shape: s.shape, decay: s.decay })),
+    optim: net.optimizer.cfg,
+    step: net.optimizer.state.step,
+  };
+}
+
+function netBuffers(net: LlamaNetwork): Uint8Array[] {
+  return [bytes(net.params), bytes(net.optimizer.state.m), bytes(net.optimizer.state.v)];
+}
+
+function bytes(a: Float32Array | Int32Array): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** A reply buffer as float32 (the worker hands over fresh, aligned copies; copy otherwise). */
+function floats(b: Uint8Array): Float32Array {
+  if (b.byteOffset % 4 === 0) return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+  return new Float32Array(b.slice().buffer);
+}
+
+function concat(arrays: readonly Float32Array[]): Float32Array {
+  const out = new Float32Array(arrays.reduce((a, b) => a + b.length, 0));
+  let o = 0;
+  for (const a of arrays) {
+    out.set(a, o);
+    o += a.length;
+  }
+  return out;
+}
+
+function split(flat: Float32Array, lengths: readonly number[]): Float32Array[] {
+  const out: Float32Array[] = [];
+  let o = 0;
+  for (const n of lengths) {
+    out.push(flat.slice(o, o + n));
+    o += n;
+  }
+  return out;
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return lines[lines.length - 1]?.trim() ?? '';
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}

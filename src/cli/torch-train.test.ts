@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tinyCheckpoint } from '../adapters/testing/crl-serve.ts';
+import { torchAvailable } from '../adapters/testing/torch-available.ts';
+import { readMetrics } from '../experiments/metrics-log.ts';
+import { crlAsync } from './testing/spawn-crl.ts';
+
+/**
+ * `crl train --trainer torch` against `crl train` (the embedded engine): the same --init, seed and
+ * flags give the same iteration-1 losses and gradient norms; a trainer that dies is one clear
+ * line; --resume continues from the last checkpoint to the numbers an uninterrupted run reaches.
+ */
+const KEYS = ['loss/policy', 'loss/value', 'optim/grad_norm', 'optim/critic_grad_norm'] as const;
+
+/** Within 1e-3 relative or 1e-5 absolute (the policy loss of whitened advantages sits near 0). */
+function agree(a: number, b: number, rel = 1e-3, abs = 1e-5): boolean {
+  return Math.abs(a - b) <= abs || Math.abs(a - b) <= rel * Math.abs(a);
+}
+
+const run = torchAvailable('crl train --trainer torch') ? describe : describe.skip;
+
+run('crl train --trainer torch', () => {
+  const root = mkdtempSync(join(tmpdir(), 'crl-torch-train-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const TIMEOUT = 600_000;
+
+  it(
+    'matches the embedded engine on iteration 1, and a dead trainer is one line that --resume gets past',
+    async () => {
+      const init = join(root, 'init');
+      await tinyCheckpoint(init, { seed: 7 });
+      const cfg = join(root, 'config.json');
+      // No critic warm-up and two epochs: every logged number comes from a real update.
+      writeFileSync(cfg, JSON.stringify({ ppo: { criticWarmupIterations: 0, epochs: 2 } }));
+      const flags = (out: string) => [
+        'train',
+        '--config',
+        cfg,
+        '--init',
+        init,
+        '--actor',
+        'expert',
+        '--env',
+        'chunk-sum',
+        '--batch',
+        '2',
+        '--iterations',
+        '2',
+        '--checkpoint-every',
+        '1',
+        '--seed',
+        '3',
+        '--out',
+        join(root, out),
+      ];
+      // Iteration 1 takes 2 policy and 4 critic steps: the 7th step request falls in iteration 2.
+      const dying = '/usr/bin/python3 -m crl_torch --fail-at-step 7';
+      const [embedded, torch, dies] = await Promise.all([
+        crlAsync(flags('embedded'), { timeoutMs: TIMEOUT }),
+        crlAsync([...flags('torch'), '--trainer', 'torch'], { timeoutMs: TIMEOUT }),
+        crlAsync([...flags('resumed'), '--trainer', 'torch', '--trainer-command', dying], { timeoutMs: TIMEOUT }),
+      ]);
+      expect(embedded.stderr).not.toMatch(/\n\s+at /);
+      expect(embedded.code, embedded.stderr).toBe(0);
+      expect(torch.code, torch.stderr).toBe(0);
+      const a = readMetrics(join(root, 'embedded', 'metrics.jsonl'));
+      const b = readMetrics(join(root, 'torch', 'metrics.jsonl'));
+      expect(b.map((m) => m.iteration)).toEqual([1, 2]);
+      for (const k of KEYS) {
+        const x = a[0]!.metrics[k]!;
+        const y = b[0]!.metrics[k]!;
+        expect(typeof x === 'number' && x !== 0, k).toBe(true);
+        expect(agree(x, y), `${k}: embedded ${x}, torch ${y}`).toBe(true);
+      }
+
+      expect(dies.code, dies.stderr).toBe(2); // a user error (cli/errors.ts)
+      expect(dies.stderr.trim().split('\n').pop()).toMatch(
+        /^crl: error: the torch trainer \(\/usr\/bin\/python3 -m crl_torch --fail-at-step 7\) exited with code 3 during step: crl_torch: exiting at step request 7/,
+      );
+      expect(readMetrics(join(root, 'resumed', 'metrics.jsonl')).map((m) => m.iteration)).toEqual([1]);
+      const resumed = await crlAsync(
+        [
+          'train',
+          '--resume',
+          join(root, 'resumed'),
+          '--actor',
+          'expert',
+          '--trainer-command',
+          '/usr/bin/python3 -m crl_torch',
+        ],
+        { timeoutMs: TIMEOUT },
+      );
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const c = readMetrics(join(root, 'resumed', 'metrics.jsonl'));
+      expect(c.map((m) => m.iteration)).toEqual([1, 2]);
+      // The resumed iteration 2 starts from checkpoint 1's weights and AdamW moments, exactly as
+      // the uninterrupted run's did, so it logs the same numbers to the bit.
+      for (const k of KEYS) expect(c[1]!.metrics[k], k).toBe(b[1]!.metrics[k]);
+    },
+    TIMEOUT,
+  );
+});
