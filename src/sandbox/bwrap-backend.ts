@@ -14,6 +14,7 @@ import type { SandboxBackend, SandboxSession, SandboxSpec } from './backend.ts';
 import { sandboxHostIds, sandboxUnavailableReason } from './bwrap.ts';
 import { Sandbox } from './supervised-shell.ts';
 import { chownTree, removeTree } from './host-files.ts';
+import { AgentFaultError } from './sandbox-types.ts';
 
 /**
  * The bubblewrap backend (docs/sandbox.md): each session is a Sandbox (supervised-shell.ts) whose
@@ -53,9 +54,14 @@ function sessionOf(spec: SandboxSpec, sandbox: Sandbox): SandboxSession {
   return {
     run: (command, o) => sandbox.run(command, o),
     runFresh: (command, o) => sandbox.runFresh(command, o),
+    clearAgent: () => sandbox.clearAgent(),
     async copyIn({ from, to }) {
       const target = host(to);
-      assertNoLinkBelow(spec, sandbox, to);
+      try {
+        assertNoLinkBelow(spec, sandbox, to);
+      } catch (e) {
+        throw new AgentFaultError(`the agent's files are in the way: ${(e as Error).message}`);
+      }
       // A mount's own directory stays (bwrap bound that inode): only what is in it goes.
       if (spec.dirs.some((d) => d.path === posix.normalize(to)))
         for (const e of readdirSync(target)) removeTree(join(target, e));
