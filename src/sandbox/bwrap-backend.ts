@@ -15,6 +15,7 @@ import { sandboxHostIds, sandboxUnavailableReason } from './bwrap.ts';
 import { Sandbox } from './supervised-shell.ts';
 import { chownTree, removeTree } from './host-files.ts';
 import { AgentFaultError } from './sandbox-types.ts';
+import { treeBytes, withStorageCap } from './storage-cap.ts';
 
 /**
  * The bubblewrap backend (docs/sandbox.md): each session is a Sandbox (supervised-shell.ts) whose
@@ -44,7 +45,17 @@ export function bwrapBackend(options: { tempRoot?: string } = {}): SandboxBacken
           for (const d of spec.emptyDirs ?? []) mkdirSync(host(d), { recursive: true });
         },
       });
-      return sessionOf(spec, sandbox);
+      const session = sessionOf(spec, sandbox);
+      const capMb = spec.limits?.storageMb;
+      // Plain host directories: the cap is measured (storage-cap.ts); /tmp and /dev/shm are tmpfs of tmpMb each.
+      return capMb === undefined || sandbox.root === null
+        ? session
+        : withStorageCap({
+            session,
+            capMb,
+            measure: async () => treeBytes(sandbox.root!),
+            freeze: () => sandbox.close(),
+          });
     },
   };
 }

@@ -5,6 +5,7 @@ import { Sandbox } from './supervised-shell.ts';
 import { docker, dockerOk, dockerUnavailableReason, OWNER_LABEL, SANDBOX_LABEL } from './docker-cli.ts';
 import { SandboxLimitsSchema } from './limits.ts';
 import { copyTree, execFresh, stopEverything } from './docker-exec.ts';
+import { withStorageCap } from './storage-cap.ts';
 import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';
 import { bashQuote } from './shell-script.ts';
 import { ownerAlive, ownerTag } from './stale-dirs.ts';
@@ -73,7 +74,17 @@ export function dockerBackend(): SandboxBackend {
           muxed: true,
         }),
       });
-      const session = sessionOf({ name, sandbox, workdir: spec.workdir, outputBytes: limits.outputBytes });
+      const plain = sessionOf({ name, sandbox, workdir: spec.workdir, outputBytes: limits.outputBytes });
+      // overlay2 caps a container's writable layer only on xfs with project quotas: measured instead.
+      const session =
+        limits.storageMb === undefined
+          ? plain
+          : withStorageCap({
+              session: plain,
+              capMb: limits.storageMb,
+              measure: () => writableLayerBytes(name),
+              freeze: async () => void (await docker(['pause', name], { timeoutMs: 60_000 })),
+            });
       try {
         const made = [spec.workdir, ...spec.dirs.map((d) => d.path), ...(spec.emptyDirs ?? [])];
         await exec(name, `mkdir -p -- ${made.map(bashQuote).join(' ')}`);
@@ -132,6 +143,13 @@ function sessionOf(options: { name: string; sandbox: Sandbox; workdir: string; o
 /** Runs a helper command as root inside the container (not in the agent's shell). */
 async function exec(name: string, command: string): Promise<void> {
   await dockerOk(['exec', name, '/bin/bash', '-c', command], { timeoutMs: 60_000 });
+}
+
+/** The size of the container's writable layer (what it wrote), or null when the daemon does not say. */
+async function writableLayerBytes(name: string): Promise<number | null> {
+  const r = await docker(['container', 'inspect', '--size', '--format', '{{.SizeRw}}', name], { timeoutMs: 60_000 });
+  const n = Number(r.stdout.toString('utf8').trim());
+  return r.code === 0 && Number.isFinite(n) ? n : null;
 }
 
 let swept: Promise<void> | null = null;

@@ -17,6 +17,7 @@ export class ReplyLines {
 
   push(data: Buffer): void {
     for (const { text, truncated } of this.lines.push(data)) {
+      if (text === '' && !truncated) continue; // replies start on a line of their own (shell-script.ts)
       const line = truncated ? 'BAD' : text;
       const w = this.waiters.shift();
       if (w) w(line);

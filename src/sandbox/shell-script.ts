@@ -57,7 +57,8 @@ export function agentCommandLine(command: string, nonce: string): string {
  * it exits, so one `exit` or a killed shell does not end the episode), then serves control lines.
  * Every line carries the host's request id <id> (fresh hex per request) and every reply repeats
  * it, so a reply can be matched to the request in flight; a line that is not one of these is
- * answered BAD (docs/sandbox.md, "The control channel"):
+ * answered BAD. Each reply starts on a line of its own (a newline first), so bytes the agent wrote
+ * to the same stream without one cannot spoil it (docs/sandbox.md, "The control channel"):
  *   K <id> <cs>   SIGUSR1 to the agent shell (see agentCommandLine), then kill every process
  *                 started in the last <cs> centiseconds except the helpers and the agent shell
  *                 (a timed-out command and everything it started) -> SWEPT <id> <n>
@@ -147,7 +148,7 @@ F=$(mktemp -u /tmp/.crl-agent-XXXXXXXX) && mkfifo -m 600 "$F" && exec 3<>"$F" &&
 `
     : '';
   const dispatch = options.muxed
-    ? `case "$1" in C*) handle "\${1#C}" ;; A*) printf '%s\\n' "\${1#A}" >&3 ;; *) printf 'BAD\\n' >&4 ;; esac`
+    ? `case "$1" in C*) handle "\${1#C}" ;; A*) printf '%s\\n' "\${1#A}" >&3 ;; *) printf '\\nBAD\\n' >&4 ;; esac`
     : 'handle "$1"';
   return `
 N=$1
@@ -178,26 +179,26 @@ check_loop() {
 handle() {
   local op=\${1%% *} id rest a
   rest=\${1#"$op"}; rest=\${rest# }; id=\${rest%% *}; a=\${rest#"$id"}; a=\${a# }
-  [[ $id =~ ^[0-9a-f]{16}$ ]] || { printf 'BAD\\n' >&4; return; }
+  [[ $id =~ ^[0-9a-f]{16}$ ]] || { printf '\\nBAD\\n' >&4; return; }
   case "$op" in
     K)
-      [[ $a =~ ^[0-9]+$ ]] || { printf 'BAD %s\\n' "$id" >&4; return; }
+      [[ $a =~ ^[0-9]+$ ]] || { printf '\\nBAD %s\\n' "$id" >&4; return; }
       now_ticks
       for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -USR1 "$p" 2>/dev/null; done
-      sweep 1 $(( TICKS - a - 1 )); printf 'SWEPT %s %d\\n' "$id" "$SWEPT_N" >&4 ;;
+      sweep 1 $(( TICKS - a - 1 )); printf '\\nSWEPT %s %d\\n' "$id" "$SWEPT_N" >&4 ;;
     KA)
       AGENT=off; sweep 0 0; confirm_gone " 1 $$ "
-      if [ "$ALIVE" = 0 ]; then printf 'SWEPT %s %d\\n' "$id" "$SWEPT_N" >&4; else printf 'ALIVE %s %d\\n' "$id" "$ALIVE" >&4; fi ;;
+      if [ "$ALIVE" = 0 ]; then printf '\\nSWEPT %s %d\\n' "$id" "$SWEPT_N" >&4; else printf '\\nALIVE %s %d\\n' "$id" "$ALIVE" >&4; fi ;;
     R)
       for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -KILL "$p" 2>/dev/null; done
-      printf 'RESTARTED %s\\n' "$id" >&4 ;;
+      printf '\\nRESTARTED %s\\n' "$id" >&4 ;;
     V)
       # Only bashQuote's output is evaluated: $'...' of literal characters and \\x escapes.
-      [[ $a =~ ^\\$\\'([A-Za-z0-9_./,:=+-]|\\\\x[0-9a-f]{2})*\\'$ ]] || { printf 'BAD %s\\n' "$id" >&4; return; }
+      [[ $a =~ ^\\$\\'([A-Za-z0-9_./,:=+-]|\\\\x[0-9a-f]{2})*\\'$ ]] || { printf '\\nBAD %s\\n' "$id" >&4; return; }
       eval "c=$a"
       ( trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM; cd "$WS" || exit 97; bash --noprofile --norc -c "$c" </dev/null 2>&1; printf '\\n${doneMarker('%s')}%d__\\n' "$id" "$?" ) 4>&- 3<&- &
       ;;
-    *) printf 'BAD %s\\n' "$id" >&4 ;;
+    *) printf '\\nBAD %s\\n' "$id" >&4 ;;
   esac
 }
 dispatch() { ${dispatch}; }

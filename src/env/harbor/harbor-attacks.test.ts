@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { crl } from '../../cli/testing/spawn-crl.ts';
+import { readRecordsFile } from '../../rollout/record-file.ts';
 import { bwrapBackend } from '../../sandbox/bwrap-backend.ts';
 import { dockerBackend } from '../../sandbox/docker-backend.ts';
 import { OWNER_LABEL, SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
@@ -72,9 +74,31 @@ for (const [name, backend, available] of backends) {
       it(`${a}: reward 0, a failure not an environment error, nothing left running`, async () => {
         const r = await attack(a, backend());
         expect(r.reward, r.observation).toBe(0);
+        if (a === 'fill-disk') expect(r.observation).toMatch(/over its storage_mb of 50/);
         expect(containers()).toEqual([]);
         expect(bwraps()).toEqual([]);
       }, 120_000);
     }
   });
 }
+
+describe.skipIf(!backends[0]![2])('crl run --sandbox docker --policy harbor-oracle on attack folders', () => {
+  it('scores each 0 and records each as a failure, none as an environment error', () => {
+    const names = ['replace-tests', 'forge-reply', 'block-logs'];
+    for (const a of names) attackTask(join(root, 'suite'), a);
+    const out = join(root, 'suite.jsonl');
+    const r = crl(
+      ['run', '--env', `harbor:${join(root, 'suite')}`, '--sandbox', 'docker', '--policy', 'harbor-oracle'].concat([
+        '--episodes',
+        String(names.length),
+        '--out',
+        out,
+      ]),
+      { timeoutMs: 580_000 },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.last)).toMatchObject({ episodes: names.length, envErrors: 0, passAt1: 0 });
+    const records = readRecordsFile(out);
+    expect(records.map((x) => [x.reward, x.outcome])).toEqual(names.map(() => [0, 'failure']));
+  }, 600_000);
+});

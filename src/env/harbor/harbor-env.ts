@@ -63,7 +63,9 @@ export class HarborEnv implements Environment {
       env: cfg.environment.env,
       limits: {
         memoryMb: cfg.environment.memory_mb,
-        ...(cfg.environment.storage_mb ? { fileSizeMb: cfg.environment.storage_mb } : {}),
+        ...(cfg.environment.storage_mb
+          ? { fileSizeMb: cfg.environment.storage_mb, storageMb: cfg.environment.storage_mb }
+          : {}),
         outputBytes: this.options.outputBytes ?? 16_384,
         ...this.options.limits,
       },

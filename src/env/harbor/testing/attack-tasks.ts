@@ -40,15 +40,24 @@ export const ATTACKS: Record<string, string> = {
   ).join('\n'),
   // Its files in the verifier's way: /logs/verifier a link, /logs a file where the backend allows it.
   'block-logs': 'rm -rf /logs/verifier; ln -s /etc /logs/verifier; rm -rf /logs 2>/dev/null && echo x > /logs; true',
+  // 200 MB without a newline where the supervisor's replies go, then a reply-like prefix.
+  'flood-replies':
+    "for fd in 2 4; do head -c 200000000 /dev/zero | tr '\\0' Z > /proc/1/fd/$fd 2>/dev/null; done\nfor fd in 2 4; do printf 'SWEPT ' > /proc/1/fd/$fd 2>/dev/null; done\ntrue",
+  // Five 40 MB files under storage_mb = 50 (TOML_EXTRA).
+  'fill-disk': 'for i in 1 2 3 4 5; do head -c 40000000 /dev/zero > /app/fill$i; done\ntrue',
   // A fork bomb left running.
   'fork-bomb': "bash -c ':(){ :|:& };:' > /dev/null 2>&1 &\nsleep 2\ntrue",
 };
+
+/** task.toml lines an attack needs. */
+const TOML_EXTRA: Record<string, string> = { 'fill-disk': 'storage_mb = 50\n' };
 
 export function attackTask(root: string, name: string): string {
   return writeTaskFolder(join(root, name), {
     'instruction.md': 'Write the word done to /app/answer.txt.\n',
     'task.toml':
-      '[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 30.0\n[environment]\nmemory_mb = 512\nallow_internet = false\n',
+      '[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 30.0\n[environment]\nmemory_mb = 512\nallow_internet = false\n' +
+      (TOML_EXTRA[name] ?? ''),
     'environment/Dockerfile': `FROM ${TEST_BASE_IMAGE}\nWORKDIR /app\n`,
     'environment/keep.txt': 'k\n',
     'tests/test.sh': '#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n',
