@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, type SandboxMount } from './bwrap.ts';
+import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, SUPERVISOR_PATH, type SandboxMount } from './bwrap.ts';
 import { chownTree, removeTree, trackRoot, untrackRoot } from './host-files.ts';
 import { SandboxLimitsSchema, type SandboxLimits } from './limits.ts';
 import { OutputCapture } from './output-capture.ts';
@@ -153,8 +153,13 @@ export class Sandbox {
       };
       const script = supervisorScript({ limits, workdir: options.workdir });
       const nonce = randomBytes(8).toString('hex');
-      const command = ['/bin/bash', '--noprofile', '--norc', '-c', script, 'crl-sandbox', nonce];
-      const args = bwrapArgs({ mounts, workdir: options.workdir, env, limits, command });
+      // The supervisor runs from an execute-only copy of bash: the kernel then makes it undumpable, so
+      // the agent (same uid, no capabilities) can neither open its /proc/1/fd nor ptrace it.
+      const supervisor = join(root, 'supervisor');
+      copyFileSync(realpathSync('/bin/bash'), supervisor);
+      chmodSync(supervisor, 0o111);
+      const command = [SUPERVISOR_PATH, '--noprofile', '--norc', '-c', script, 'crl-sandbox', nonce];
+      const args = bwrapArgs({ mounts, workdir: options.workdir, env, limits, command, supervisor });
       sandbox = new Sandbox(root, mounts, limits, { launch: { command: 'bwrap', args, ids }, nonce });
       await sandbox.awaitReady(START_TIMEOUT_MS);
       return sandbox;
