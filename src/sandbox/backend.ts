@@ -57,9 +57,16 @@ export interface SandboxSession {
    */
   runFresh(command: string, options: RunOptions & { timeoutMs: number; keepAgent?: boolean }): Promise<CommandResult>;
   /**
+   * Kills every process the agent started, its shell included, and confirms none is left
+   * running; afterwards nothing of the agent runs and no agent command is taken. Called before
+   * anything of the verifier enters the sandbox. Throws AgentFaultError (sandbox-types.ts) when
+   * the agent's processes prevent it: they outlived every kill, or answered for the supervisor.
+   */
+  clearAgent(): Promise<void>;
+  /**
    * Replaces the sandbox directory `to` (or a directory below one) with a copy of the host tree
    * `from` (empty when `from` is null), owned by the sandbox's user. Whatever the agent left at
-   * `to` (files, links) is removed first, never followed.
+   * `to` (files, links) is removed first, never followed; AgentFaultError when it cannot be.
    */
   copyIn(options: { from: string | null; to: string }): Promise<void>;
   /**

@@ -14,6 +14,8 @@ import type { SandboxBackend, SandboxSession, SandboxSpec } from './backend.ts';
 import { sandboxHostIds, sandboxUnavailableReason } from './bwrap.ts';
 import { Sandbox } from './supervised-shell.ts';
 import { chownTree, removeTree } from './host-files.ts';
+import { AgentFaultError } from './sandbox-types.ts';
+import { treeBytes, withStorageCap } from './storage-cap.ts';
 
 /**
  * The bubblewrap backend (docs/sandbox.md): each session is a Sandbox (supervised-shell.ts) whose
@@ -43,7 +45,17 @@ export function bwrapBackend(options: { tempRoot?: string } = {}): SandboxBacken
           for (const d of spec.emptyDirs ?? []) mkdirSync(host(d), { recursive: true });
         },
       });
-      return sessionOf(spec, sandbox);
+      const session = sessionOf(spec, sandbox);
+      const capMb = spec.limits?.storageMb;
+      // Plain host directories: the cap is measured (storage-cap.ts); /tmp and /dev/shm are tmpfs of tmpMb each.
+      return capMb === undefined || sandbox.root === null
+        ? session
+        : withStorageCap({
+            session,
+            capMb,
+            measure: async () => treeBytes(sandbox.root!),
+            freeze: () => sandbox.close(),
+          });
     },
   };
 }
@@ -53,9 +65,14 @@ function sessionOf(spec: SandboxSpec, sandbox: Sandbox): SandboxSession {
   return {
     run: (command, o) => sandbox.run(command, o),
     runFresh: (command, o) => sandbox.runFresh(command, o),
+    clearAgent: () => sandbox.clearAgent(),
     async copyIn({ from, to }) {
       const target = host(to);
-      assertNoLinkBelow(spec, sandbox, to);
+      try {
+        assertNoLinkBelow(spec, sandbox, to);
+      } catch (e) {
+        throw new AgentFaultError(`the agent's files are in the way: ${(e as Error).message}`);
+      }
       // A mount's own directory stays (bwrap bound that inode): only what is in it goes.
       if (spec.dirs.some((d) => d.path === posix.normalize(to)))
         for (const e of readdirSync(target)) removeTree(join(target, e));

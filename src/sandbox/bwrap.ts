@@ -25,6 +25,9 @@ const NAMESPACE_ARGS = [
   '--die-with-parent',
 ];
 
+/** Where the supervisor's execute-only bash is bound (supervised-shell.ts). */
+export const SUPERVISOR_PATH = '/.crl-supervisor';
+
 export interface SandboxMount {
   /** Host directory. */
   hostPath: string;
@@ -47,6 +50,8 @@ export function bwrapArgs(options: {
   limits: SandboxLimits;
   /** The program and its arguments, run as the sandbox's first process. */
   command: readonly string[];
+  /** Host file bound read-only at SUPERVISOR_PATH (an execute-only bash). */
+  supervisor?: string;
 }): string[] {
   const { mounts, workdir, env, limits, command } = options;
   const args = [
@@ -66,6 +71,7 @@ export function bwrapArgs(options: {
   args.push('--proc', '/proc', '--dev', '/dev');
   args.push('--size', mib(limits.tmpMb), '--tmpfs', '/dev/shm', '--size', mib(limits.tmpMb), '--tmpfs', '/tmp');
   for (const m of mounts) args.push(m.writable ? '--bind' : '--ro-bind', m.hostPath, m.path);
+  if (options.supervisor) args.push('--ro-bind', options.supervisor, SUPERVISOR_PATH);
   args.push('--remount-ro', '/dev', '--remount-ro', '/');
   args.push('--chdir', workdir, '--clearenv');
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);

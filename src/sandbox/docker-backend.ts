@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SandboxBackend, SandboxSession, SandboxSpec } from './backend.ts';
@@ -6,6 +5,8 @@ import { Sandbox } from './supervised-shell.ts';
 import { docker, dockerOk, dockerUnavailableReason, OWNER_LABEL, SANDBOX_LABEL } from './docker-cli.ts';
 import { runLabelArgs } from './docker-run-scope.ts';
 import { SandboxLimitsSchema } from './limits.ts';
+import { copyTree, execFresh, stopEverything } from './docker-exec.ts';
+import { withStorageCap } from './storage-cap.ts';
 import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';
 import { bashQuote } from './shell-script.ts';
 import { ownerAlive, ownerTag } from './stale-dirs.ts';
@@ -75,7 +76,17 @@ export function dockerBackend(): SandboxBackend {
           muxed: true,
         }),
       });
-      const session = sessionOf(name, sandbox);
+      const plain = sessionOf({ name, sandbox, workdir: spec.workdir, outputBytes: limits.outputBytes });
+      // overlay2 caps a container's writable layer only on xfs with project quotas: measured instead.
+      const session =
+        limits.storageMb === undefined
+          ? plain
+          : withStorageCap({
+              session: plain,
+              capMb: limits.storageMb,
+              measure: () => writableLayerBytes(name),
+              freeze: async () => void (await docker(['pause', name], { timeoutMs: 60_000 })),
+            });
       try {
         const made = [spec.workdir, ...spec.dirs.map((d) => d.path), ...(spec.emptyDirs ?? [])];
         await exec(name, `mkdir -p -- ${made.map(bashQuote).join(' ')}`);
@@ -91,11 +102,26 @@ export function dockerBackend(): SandboxBackend {
 
 const OWNER = `${hostname()}/${ownerTag()}`;
 
-function sessionOf(name: string, sandbox: Sandbox): SandboxSession {
+function sessionOf(options: { name: string; sandbox: Sandbox; workdir: string; outputBytes: number }): SandboxSession {
+  const { name, sandbox } = options;
   let closed = false;
+  let cleared: Promise<void> | null = null;
+  // The agent's turn is over: the supervisor sweeps (its reply checked), then the engine stops it
+  // and sweeps again, so neither a forged reply nor bytes the agent left in the supervisor's
+  // input can keep anything of the agent alive, or start anything, once the verifier's files go in.
+  const clearAgent = (): Promise<void> =>
+    (cleared ??= (async () => {
+      await sandbox.clearAgent();
+      await stopEverything(name);
+    })());
   return {
     run: (command, o) => sandbox.run(command, o),
-    runFresh: (command, o) => sandbox.runFresh(command, o),
+    clearAgent,
+    async runFresh(command, o) {
+      if (o.keepAgent) return sandbox.runFresh(command, o);
+      await clearAgent();
+      return execFresh({ name, command, workdir: options.workdir, outputBytes: options.outputBytes, ...o });
+    },
     copyIn: ({ from, to }) => copyTree(name, from, to, []),
     async readFile(path, { maxBytes }) {
       // Inside the container: no part of the path may be a link, the file must be regular and small enough.
@@ -121,38 +147,11 @@ async function exec(name: string, command: string): Promise<void> {
   await dockerOk(['exec', name, '/bin/bash', '-c', command], { timeoutMs: 60_000 });
 }
 
-/**
- * Replaces the container directory `to` with a copy of the host tree `from` (empty when null),
- * leaving out `skip`: one `docker exec` that removes what is there (a link the agent left is
- * removed, never followed), then unpacks a tar stream of the tree made on the host (links kept as
- * links), owned by root as Harbor's files are.
- */
-async function copyTree(name: string, from: string | null, to: string, skip: readonly string[]): Promise<void> {
-  const q = bashQuote(to);
-  const script = `rm -rf -- ${q} && mkdir -p -- ${q} && ${from === null ? 'true' : `tar -x --no-same-owner --no-same-permissions -C ${q}`}`;
-  const exec = spawn('docker', ['exec', '-i', name, '/bin/bash', '-c', script], { stdio: ['pipe', 'ignore', 'pipe'] });
-  let err = '';
-  exec.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
-  const done = new Promise<number | null>((resolve) => {
-    exec.on('error', () => resolve(null));
-    exec.on('close', (code) => resolve(code));
-  });
-  if (from === null) exec.stdin.end();
-  else {
-    const tar = spawn('tar', ['-c', '-C', from, ...skip.flatMap((k) => ['--exclude', `./${k}`]), '.'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    tar.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
-    tar.stdout.pipe(exec.stdin);
-    exec.stdin.on('error', () => undefined);
-  }
-  const timer = setTimeout(() => exec.kill('SIGKILL'), 300_000);
-  const code = await done;
-  clearTimeout(timer);
-  if (code !== 0)
-    throw new SandboxError(
-      `copying ${from ?? 'nothing'} to ${to} in the container failed: ${err.trim().slice(0, 400)}`,
-    );
+/** The size of the container's writable layer (what it wrote), or null when the daemon does not say. */
+async function writableLayerBytes(name: string): Promise<number | null> {
+  const r = await docker(['container', 'inspect', '--size', '--format', '{{.SizeRw}}', name], { timeoutMs: 60_000 });
+  const n = Number(r.stdout.toString('utf8').trim());
+  return r.code === 0 && Number.isFinite(n) ? n : null;
 }
 
 let swept: Promise<string[]> | null = null;

@@ -16,6 +16,12 @@ export const SandboxLimitsSchema = z
     processes: z.number().int().min(8).default(256),
     /** RLIMIT_FSIZE: largest file a process may write, MiB (SIGXFSZ beyond it). */
     fileSizeMb: z.number().int().min(1).default(1024),
+    /**
+     * Total MiB the sandbox may write to its disk (storage-cap.ts): measured every 2 s and after
+     * each command; over it, the sandbox is frozen and the episode ends as the agent's failure.
+     * Unset: only fileSizeMb bounds what is written.
+     */
+    storageMb: z.number().int().min(1).optional(),
     /** RLIMIT_NOFILE: open files per process. */
     openFiles: z.number().int().min(32).default(1024),
     /** Size of the in-memory /tmp and /dev/shm, MiB each. */

@@ -1,23 +1,28 @@
+import { BoundedLines } from './bounded-lines.ts';
+
+/** Longest reply line kept (replies are a word, an id and a number). */
+const MAX_REPLY_BYTES = 256;
+
 /**
  * The sandbox agent's reply channel: bytes in, whole lines out, in order. A line that arrives
  * before anyone waits is queued; `next` resolves null on timeout or once the channel is closed
- * (the sandbox exited), so a caller never waits on a dead process.
+ * (the sandbox exited), so a caller never waits on a dead process. A line over MAX_REPLY_BYTES
+ * is given as `BAD` (it cannot be a reply), and memory stays bounded whatever arrives.
  */
 export class ReplyLines {
-  private buffer = '';
+  private readonly lines = new BoundedLines(MAX_REPLY_BYTES);
   private readonly queued: string[] = [];
   private waiters: ((line: string | null) => void)[] = [];
   private closed = false;
 
   push(data: Buffer): void {
-    this.buffer += data.toString('utf8');
-    let nl: number;
-    while ((nl = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, nl);
-      this.buffer = this.buffer.slice(nl + 1);
+    for (const { text, truncated } of this.lines.push(data)) {
+      if (text === '' && !truncated) continue; // replies start on a line of their own (shell-script.ts)
+      const line = truncated ? 'BAD' : text;
       const w = this.waiters.shift();
       if (w) w(line);
-      else this.queued.push(line);
+      // Nobody asked: the first such line already fails the next request, so a few are enough.
+      else if (this.queued.length < 16) this.queued.push(line);
     }
   }
 

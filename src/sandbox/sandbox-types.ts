@@ -19,6 +19,19 @@ export class SandboxError extends Error {
   }
 }
 
+/**
+ * The agent's own processes ended the episode: they tampered with the supervisor's control
+ * channel, outlived every kill before the verifier, or left files the verifier's directories
+ * could not be made over. Only what runs inside the sandbox can cause these, so they are the
+ * agent's failure (reward 0), never an environment error (docs/sandbox.md, "Whose fault").
+ */
+export class AgentFaultError extends SandboxError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AgentFaultError';
+  }
+}
+
 export interface SandboxDir {
   /** Absolute path inside the sandbox, e.g. '/app'. A fresh empty host directory is bound there. */
   path: string;

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { Writable, type Readable } from 'node:stream';
+import { BoundedLines } from './bounded-lines.ts';
 
 /**
  * The pipes between the host and the sandbox's supervisor (shell-script.ts), for the two ways a
@@ -19,7 +20,10 @@ export interface SandboxLaunch {
 }
 
 /** The supervisor's replies (shell-script.ts). */
-const REPLY_LINE = /^(READY|SWEPT|RESTARTED|ERROR)( |$)/;
+const REPLY_LINE = /^(READY|SWEPT|ALIVE|RESTARTED|BAD|ERROR)( |$)/;
+
+/** Longest stderr line kept whole; the agent can write there (docs/sandbox.md, "Bounds"). */
+const MAX_STDERR_LINE_BYTES = 4096;
 
 /** The stdio a launch needs. */
 export const launchStdio = (launch: SandboxLaunch): ('pipe' | 'ignore')[] =>
@@ -45,13 +49,12 @@ export function shellPipes(
   }
   // stderr carries the replies and whatever else bash or the engine's client prints there
   // (job notices, errors): only reply lines are replies, the rest is diagnostics.
-  let partial = '';
+  // A line too long to be a reply still counts as one when it starts like one (it cannot match).
+  const lines = new BoundedLines(MAX_STDERR_LINE_BYTES);
   child.stderr!.on('data', (d: Buffer) => {
-    const lines = (partial + d.toString('utf8')).split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) {
-      if (REPLY_LINE.test(line)) on.reply(Buffer.from(`${line}\n`));
-      else on.diagnostic(`${line}\n`);
+    for (const { text, truncated } of lines.push(d)) {
+      if (REPLY_LINE.test(text)) on.reply(Buffer.from(truncated ? 'BAD\n' : `${text}\n`));
+      else on.diagnostic(`${text}\n`);
     }
   });
   // One stream in, tagged per line; every write the sandbox makes is whole lines.

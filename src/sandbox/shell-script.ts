@@ -54,65 +54,24 @@ export function agentCommandLine(command: string, nonce: string): string {
 
 /**
  * The supervisor: sets the hard limits, starts the agent shell (restarted with a marker whenever
- * it exits, so one `exit` or a killed shell does not end the episode), then serves control lines:
- *   K <cs>       SIGUSR1 to the agent shell (see agentCommandLine), then kill every process
- *                started in the last <cs> centiseconds except the helpers and the agent shell
- *                (a timed-out command and everything it started) -> SWEPT
- *   R            kill the agent shell; the loop starts a fresh one -> RESTARTED
- *   KA           kill everything but the supervisor (before the verifier runs) -> SWEPT
- *   V <q> <n>    run the quoted command in a fresh bash in the workspace, then marker <n> on fd 1
+ * it exits, so one `exit` or a killed shell does not end the episode), then serves control lines.
+ * Every line carries the host's request id <id> (fresh hex per request) and every reply repeats
+ * it, so a reply can be matched to the request in flight; a line that is not one of these is
+ * answered BAD. Each reply starts on a line of its own (a newline first), so bytes the agent wrote
+ * to the same stream without one cannot spoil it (docs/sandbox.md, "The control channel"):
+ *   K <id> <cs>   SIGUSR1 to the agent shell (see agentCommandLine), then kill every process
+ *                 started in the last <cs> centiseconds except the helpers and the agent shell
+ *                 (a timed-out command and everything it started) -> SWEPT <id> <n>
+ *   R <id>        kill the agent shell; the loop starts a fresh one -> RESTARTED <id>
+ *   KA <id>       kill everything but the supervisor, for good (before the verifier), and confirm
+ *                 that nothing is left running -> SWEPT <id> <n>, or ALIVE <id> <n> when <n>
+ *                 processes outlived every pass
+ *   V <id> <q>    run the quoted command in a fresh bash in the workspace, then marker <id> on fd 1
  * Processes are stopped before they are killed, pass after pass, so a fork bomb cannot outrun it;
  * the loops use builtins only (no fork), so they work when the process limit is exhausted.
  */
-export function supervisorScript(options: {
-  limits: SandboxLimits;
-  workdir: string;
-  /** Host lines tagged on fd 0, replies on fd 2 (see the file comment). */
-  muxed?: boolean;
-  /**
-   * rlimits left to the container engine: address space (a cgroup memory limit instead, which
-   * counts what is used, not reserved) and processes (RLIMIT_NPROC counts per host uid, and root
-   * is exempt from it; a pids cgroup instead).
-   */
-  engineLimits?: boolean;
-}): string {
-  const l = options.limits;
-  // [flag, soft, hard]: the CPU hard limit is a second above the soft one, so a process gets
-  // SIGXCPU (exit 152) before SIGKILL.
-  const limits = [
-    ['c', 0, 0],
-    ['t', l.cpuSeconds, l.cpuSeconds + 1],
-    ['v', l.memoryMb * 1024, l.memoryMb * 1024],
-    ['u', l.processes, l.processes],
-    ['f', l.fileSizeMb * 1024, l.fileSizeMb * 1024], // bash counts 1024-byte blocks
-    ['n', l.openFiles, l.openFiles],
-  ].filter(([f]) => !(options.engineLimits && (f === 'v' || f === 'u')));
-  const muxSetup = options.muxed
-    ? `exec 4>&2
-F=$(mktemp -u /tmp/.crl-agent-XXXXXXXX) && mkfifo -m 600 "$F" && exec 3<>"$F" && rm -f "$F" || { printf 'ERROR cannot make the command pipe\\n' >&4; exit 95; }
-`
-    : '';
-  const dispatch = options.muxed
-    ? `case "$1" in C*) handle "\${1#C}" ;; A*) printf '%s\\n' "\${1#A}" >&3 ;; esac`
-    : 'handle "$1"';
-  return `
-N=$1
-WS=${bashQuote(options.workdir)}
-trap '' HUP INT QUIT TERM USR1 USR2 PIPE ALRM
-${muxSetup}${limits.map(([f, soft, hard]) => `{ ulimit -S -${f} ${soft} && ulimit -H -${f} ${hard}; } || { printf 'ERROR ulimit -${f} ${soft} failed\\n' >&4; exit 96; }`).join('\n')}
-cd "$WS" || { printf 'ERROR cannot enter the workspace\\n' >&4; exit 97; }
-agent_loop() {
-  trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM
-  while :; do
-    bash --noprofile --norc 0<&3 3<&- 2>&1 &
-    wait "$!"
-    printf '\\n${exitMarker('%s')}%d__\\n' "$N" "$?"
-    cd "$WS" 2>/dev/null
-  done
-}
-start_loop() { agent_loop 4>&- 0</dev/null & LOOP=$!; AGENT=on; }
-start_loop
-stat_of() { # $1: pid -> SPPID, SSTART (field 22), SSTATE, or return 1
+/** Shell functions shared by the supervisor and sweepScript: reading /proc, stopping and killing. */
+const SWEEP_FUNCTIONS = `stat_of() { # $1: pid -> SPPID, SSTART (field 22), SSTATE, or return 1
   local line rest
   read -r line < "/proc/$1/stat" 2>/dev/null || return 1
   rest=\${line##*) }
@@ -143,7 +102,72 @@ sweep() { # $1: keep the agent shell (1|0), $2: only processes started at or aft
     kill -KILL "$p" 2>/dev/null && SWEPT_N=$((SWEPT_N + 1))
   done
 }
-now_ticks() { local up rest; read -r up rest < /proc/uptime; TICKS=$(( 10#\${up%.*}\${up#*.} )); }
+confirm_gone() { # $1: pids kept (" 1 2 ") -> ALIVE: processes other than those still running after every pass
+  local d p pass
+  for ((pass = 0; pass < 2000; pass++)); do
+    ALIVE=0
+    for d in /proc/[0-9]*; do
+      p=\${d#/proc/}
+      case "$1" in *" $p "*) continue ;; esac
+      stat_of "$p" || continue
+      [ "$SSTATE" = Z ] && continue
+      ALIVE=$((ALIVE + 1))
+      kill -KILL "$p" 2>/dev/null
+    done
+    [ "$ALIVE" = 0 ] && return 0
+  done
+}
+`;
+
+export function supervisorScript(options: {
+  limits: SandboxLimits;
+  workdir: string;
+  /** Host lines tagged on fd 0, replies on fd 2 (see the file comment). */
+  muxed?: boolean;
+  /**
+   * rlimits left to the container engine: address space (a cgroup memory limit instead, which
+   * counts what is used, not reserved) and processes (RLIMIT_NPROC counts per host uid, and root
+   * is exempt from it; a pids cgroup instead).
+   */
+  engineLimits?: boolean;
+}): string {
+  const l = options.limits;
+  // [flag, soft, hard]: the CPU hard limit is a second above the soft one, so a process gets
+  // SIGXCPU (exit 152) before SIGKILL.
+  const limits = [
+    ['c', 0, 0],
+    ['t', l.cpuSeconds, l.cpuSeconds + 1],
+    ['v', l.memoryMb * 1024, l.memoryMb * 1024],
+    ['u', l.processes, l.processes],
+    ['f', l.fileSizeMb * 1024, l.fileSizeMb * 1024], // bash counts 1024-byte blocks
+    ['n', l.openFiles, l.openFiles],
+  ].filter(([f]) => !(options.engineLimits && (f === 'v' || f === 'u')));
+  const muxSetup = options.muxed
+    ? `exec 4>&2
+F=$(mktemp -u /tmp/.crl-agent-XXXXXXXX) && mkfifo -m 600 "$F" && exec 3<>"$F" && rm -f "$F" || { printf 'ERROR cannot make the command pipe\\n' >&4; exit 95; }
+`
+    : '';
+  const dispatch = options.muxed
+    ? `case "$1" in C*) handle "\${1#C}" ;; A*) printf '%s\\n' "\${1#A}" >&3 ;; *) printf '\\nBAD\\n' >&4 ;; esac`
+    : 'handle "$1"';
+  return `
+N=$1
+WS=${bashQuote(options.workdir)}
+trap '' HUP INT QUIT TERM USR1 USR2 PIPE ALRM
+${muxSetup}${limits.map(([f, soft, hard]) => `{ ulimit -S -${f} ${soft} && ulimit -H -${f} ${hard}; } || { printf 'ERROR ulimit -${f} ${soft} failed\\n' >&4; exit 96; }`).join('\n')}
+cd "$WS" || { printf 'ERROR cannot enter the workspace\\n' >&4; exit 97; }
+agent_loop() {
+  trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM
+  while :; do
+    bash --noprofile --norc 0<&3 3<&- 2>&1 &
+    wait "$!"
+    printf '\\n${exitMarker('%s')}%d__\\n' "$N" "$?"
+    cd "$WS" 2>/dev/null
+  done
+}
+start_loop() { agent_loop 4>&- 0</dev/null & LOOP=$!; AGENT=on; }
+start_loop
+${SWEEP_FUNCTIONS}now_ticks() { local up rest; read -r up rest < /proc/uptime; TICKS=$(( 10#\${up%.*}\${up#*.} )); }
 # The shell loop killed from inside (kill -9 -1): clear what is left and start over, telling the host.
 check_loop() {
   [ "$AGENT" = on ] || return 0
@@ -153,21 +177,28 @@ check_loop() {
   start_loop
 }
 handle() {
-  local op=\${1%% *} rest a b
-  rest=\${1#"$op"}; rest=\${rest# }; a=\${rest%% *}; b=\${rest#"$a"}; b=\${b# }
+  local op=\${1%% *} id rest a
+  rest=\${1#"$op"}; rest=\${rest# }; id=\${rest%% *}; a=\${rest#"$id"}; a=\${a# }
+  [[ $id =~ ^[0-9a-f]{16}$ ]] || { printf '\\nBAD\\n' >&4; return; }
   case "$op" in
     K)
+      [[ $a =~ ^[0-9]+$ ]] || { printf '\\nBAD %s\\n' "$id" >&4; return; }
       now_ticks
       for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -USR1 "$p" 2>/dev/null; done
-      sweep 1 $(( TICKS - a - 1 )); printf 'SWEPT %d\\n' "$SWEPT_N" >&4 ;;
-    KA) AGENT=off; sweep 0 0; printf 'SWEPT %d\\n' "$SWEPT_N" >&4 ;;
+      sweep 1 $(( TICKS - a - 1 )); printf '\\nSWEPT %s %d\\n' "$id" "$SWEPT_N" >&4 ;;
+    KA)
+      AGENT=off; sweep 0 0; confirm_gone " 1 $$ "
+      if [ "$ALIVE" = 0 ]; then printf '\\nSWEPT %s %d\\n' "$id" "$SWEPT_N" >&4; else printf '\\nALIVE %s %d\\n' "$id" "$ALIVE" >&4; fi ;;
     R)
       for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -KILL "$p" 2>/dev/null; done
-      printf 'RESTARTED\\n' >&4 ;;
+      printf '\\nRESTARTED %s\\n' "$id" >&4 ;;
     V)
+      # Only bashQuote's output is evaluated: $'...' of literal characters and \\x escapes.
+      [[ $a =~ ^\\$\\'([A-Za-z0-9_./,:=+-]|\\\\x[0-9a-f]{2})*\\'$ ]] || { printf '\\nBAD %s\\n' "$id" >&4; return; }
       eval "c=$a"
-      ( trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM; cd "$WS" || exit 97; bash --noprofile --norc -c "$c" </dev/null 2>&1; printf '\\n${doneMarker('%s')}%d__\\n' "$b" "$?" ) 4>&- 3<&- &
+      ( trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM; cd "$WS" || exit 97; bash --noprofile --norc -c "$c" </dev/null 2>&1; printf '\\n${doneMarker('%s')}%d__\\n' "$id" "$?" ) 4>&- 3<&- &
       ;;
+    *) printf '\\nBAD %s\\n' "$id" >&4 ;;
   esac
 }
 dispatch() { ${dispatch}; }
@@ -184,5 +215,20 @@ while :; do
     break
   fi
 done
+`;
+}
+
+/**
+ * The sweep as a script of its own, for a backend that can start a process in the sandbox
+ * without the supervisor (docker exec; docker-backend.ts): kills every process but pid 1 and
+ * itself, confirms none is left running, prints `<killed> <alive>` and exits 3 when some outlived
+ * every pass. Its exit status comes from the engine, which nothing inside the sandbox can forge.
+ */
+export function sweepScript(): string {
+  return `${SWEEP_FUNCTIONS}
+sweep 0 0
+confirm_gone " 1 $$ "
+printf '%d %d\\n' "$SWEPT_N" "$ALIVE"
+[ "$ALIVE" = 0 ] || exit 3
 `;
 }

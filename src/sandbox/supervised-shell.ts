@@ -1,16 +1,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, type SandboxMount } from './bwrap.ts';
+import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, SUPERVISOR_PATH, type SandboxMount } from './bwrap.ts';
 import { chownTree, removeTree, trackRoot, untrackRoot } from './host-files.ts';
 import { SandboxLimitsSchema, type SandboxLimits } from './limits.ts';
 import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
 import { launchStdio, shellPipes, type SandboxLaunch } from './shell-pipes.ts';
-import { SandboxError, SandboxUnavailableError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
+import {
+  AgentFaultError,
+  SandboxError,
+  SandboxUnavailableError,
+  type CommandResult,
+  type SandboxOptions,
+} from './sandbox-types.ts';
 import { ownedPrefix, removeStaleDirs } from './stale-dirs.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
 
@@ -55,6 +61,8 @@ export class Sandbox {
   private restartedBetween = false;
   /** Session nonce: the marker the shell loop prints when the agent's shell exits. */
   private readonly nonce: string;
+  /** Why the control channel was found tampered with (the sandbox was then killed). */
+  private tampered: string | null = null;
 
   private constructor(
     readonly root: string | null,
@@ -145,8 +153,13 @@ export class Sandbox {
       };
       const script = supervisorScript({ limits, workdir: options.workdir });
       const nonce = randomBytes(8).toString('hex');
-      const command = ['/bin/bash', '--noprofile', '--norc', '-c', script, 'crl-sandbox', nonce];
-      const args = bwrapArgs({ mounts, workdir: options.workdir, env, limits, command });
+      // The supervisor runs from an execute-only copy of bash: the kernel then makes it undumpable, so
+      // the agent (same uid, no capabilities) can neither open its /proc/1/fd nor ptrace it.
+      const supervisor = join(root, 'supervisor');
+      copyFileSync(realpathSync('/bin/bash'), supervisor);
+      chmodSync(supervisor, 0o111);
+      const command = [SUPERVISOR_PATH, '--noprofile', '--norc', '-c', script, 'crl-sandbox', nonce];
+      const args = bwrapArgs({ mounts, workdir: options.workdir, env, limits, command, supervisor });
       sandbox = new Sandbox(root, mounts, limits, { launch: { command: 'bwrap', args, ids }, nonce });
       await sandbox.awaitReady(START_TIMEOUT_MS);
       return sandbox;
@@ -189,15 +202,34 @@ export class Sandbox {
     options: { timeoutMs: number; signal?: AbortSignal; keepAgent?: boolean },
   ): Promise<CommandResult> {
     return this.exclusive(async () => {
-      if (!options.keepAgent) await this.sendControl('KA');
+      if (!options.keepAgent) await this.killAgent();
       return this.execute({
-        line: (nonce) => `V ${bashQuote(command)} ${nonce}\n`,
+        line: (nonce) => `V ${nonce} ${bashQuote(command)}\n`,
         via: this.control,
         timeoutMs: options.timeoutMs,
         signal: options.signal,
         keepShell: false,
       });
     });
+  }
+
+  /**
+   * Kills every process the agent left, for good, and confirms none is left running (the
+   * supervisor takes no agent command afterwards). Throws AgentFaultError when processes outlive
+   * every pass or the reply is not the one asked for.
+   */
+  async clearAgent(): Promise<void> {
+    await this.exclusive(() => this.killAgent());
+  }
+
+  private async killAgent(): Promise<void> {
+    // A sweep of a full process table on a busy machine takes a while: more than a timeout kill's.
+    const reply = await this.sendControl('KA', '', ['SWEPT', 'ALIVE'], 120_000);
+    if (reply.startsWith('ALIVE')) {
+      throw new AgentFaultError(
+        `${reply.split(' ')[2]} of the agent's processes outlived every kill before the verifier`,
+      );
+    }
   }
 
   /** Kills everything inside and deletes the host directories. Safe to call more than once. */
@@ -264,13 +296,15 @@ export class Sandbox {
         else outputKilled = true;
         // Everything started since the command began (not the shell, not older background jobs).
         const elapsedCs = Math.ceil((Date.now() - started) / 10) + 1;
-        await this.sendControl(options.keepShell ? `K ${elapsedCs}` : 'KA').catch(() => undefined);
+        await (options.keepShell ? this.sendControl('K', String(elapsedCs), ['SWEPT']) : this.killAgent()).catch(
+          () => undefined,
+        );
         if (!options.keepShell) return finish(null, null);
         // A builtin loop runs in the shell itself: if no marker comes, the shell has to go.
         await sleep(500);
         if (this.capture?.capture === capture) {
           shellRestarted = true;
-          await this.sendControl('R').catch(() => undefined);
+          await this.sendControl('R', '', ['RESTARTED']).catch(() => undefined);
         }
       };
       const timer = setTimeout(() => void kill('timeout'), options.timeoutMs);
@@ -330,12 +364,32 @@ export class Sandbox {
     }
   }
 
-  /** Sends a control line and waits for its one-line reply. */
-  private async sendControl(line: string): Promise<string> {
+  /**
+   * Sends a control line with a fresh request id and waits for its one-line reply, which must
+   * repeat the id under one of the `expected` words (shell-script.ts). Anything else on the reply
+   * channel (a line nobody asked for, a wrong id, BAD) can only come from inside the sandbox: the
+   * channel is taken as tampered with, the sandbox is ended and AgentFaultError thrown.
+   */
+  private async sendControl(
+    op: string,
+    args: string,
+    expected: readonly string[],
+    timeoutMs = 10_000,
+  ): Promise<string> {
     if (this.exited !== null) throw this.lostError();
-    this.control.write(`${line}\n`);
-    const reply = await this.replies.next(10_000);
-    if (reply === null) throw this.lostError();
+    const id = randomBytes(8).toString('hex');
+    this.control.write(`${op} ${id}${args ? ` ${args}` : ''}\n`);
+    const reply = await this.replies.next(timeoutMs);
+    if (reply === null) {
+      if (this.exited !== null) throw this.lostError();
+      throw new SandboxError(`the sandbox did not answer ${op} in ${timeoutMs / 1000} s${this.diagnostics()}`);
+    }
+    const [word, rid] = reply.split(' ');
+    if (rid !== id || !expected.includes(word!)) {
+      this.tampered = `the sandbox's control channel was tampered with (asked ${op} ${id}, got ${JSON.stringify(reply.slice(0, 80))})`;
+      this.child.kill('SIGKILL');
+      throw new AgentFaultError(this.tampered);
+    }
     return reply;
   }
 
@@ -347,6 +401,7 @@ export class Sandbox {
   }
 
   private lostError(): SandboxError {
+    if (this.tampered !== null) return new AgentFaultError(this.tampered);
     return new SandboxError(`the sandbox ended (${this.exited ?? 'unknown'})${this.diagnostics()}`);
   }
 

@@ -1,7 +1,7 @@
 import type { SandboxBackend, SandboxSession } from '../../sandbox/backend.ts';
 import type { SandboxLimitsInput } from '../../sandbox/limits.ts';
 import { DEFAULT_SANDBOX_BACKEND, sandboxBackend } from '../../sandbox/registry.ts';
-import type { CommandResult } from '../../sandbox/sandbox-types.ts';
+import { AgentFaultError, type CommandResult } from '../../sandbox/sandbox-types.ts';
 import { bashQuote } from '../../sandbox/shell-script.ts';
 import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { ACTION_HINT, parseShellAction } from './action.ts';
@@ -15,9 +15,12 @@ import { taskImage, type TaskNetwork } from './task-image.ts';
  * container of the task's image (task-image.ts) in its WORKDIR; on bwrap, a workspace /app holding
  * the task's environment/ tree, after which environment/setup.sh runs; it returns instruction.md;
  * each step runs one command in the persistent shell (action.ts); `submit`, or the agent's time
- * running out ([agent] timeout_sec, summed over commands), runs tests/test.sh: the tests are
- * copied in only then, every agent process is killed first, and the verifier gets its own
- * timeout. The agent never sees tests/ or solution/ (solution/ only for the harbor-oracle policy).
+ * running out ([agent] timeout_sec, summed over commands), runs tests/test.sh: every agent
+ * process is killed and confirmed gone first, only then are /tests copied in and /logs/verifier
+ * made anew, and the verifier gets its own timeout. The agent never sees tests/ or solution/
+ * (solution/ only for the harbor-oracle policy). What the agent's own processes break (the
+ * sandbox's control channel, the verifier's directories, the sweep) ends the episode as its
+ * failure with reward 0, never as an environment error (docs/sandbox.md, "Whose fault").
  */
 export interface HarborEnvOptions {
   task: HarborTask;
@@ -60,7 +63,9 @@ export class HarborEnv implements Environment {
       env: cfg.environment.env,
       limits: {
         memoryMb: cfg.environment.memory_mb,
-        ...(cfg.environment.storage_mb ? { fileSizeMb: cfg.environment.storage_mb } : {}),
+        ...(cfg.environment.storage_mb
+          ? { fileSizeMb: cfg.environment.storage_mb, storageMb: cfg.environment.storage_mb }
+          : {}),
         outputBytes: this.options.outputBytes ?? 16_384,
         ...this.options.limits,
       },
@@ -140,7 +145,13 @@ export class HarborEnv implements Environment {
     const budget = this.options.task.config.agent.timeout_sec;
     const remaining = budget - this.agentSeconds;
     const limit = Math.min(this.options.commandTimeoutSec ?? 120, remaining);
-    const r = await sandbox.run(action.command, { timeoutMs: limit * 1000, signal: options.signal });
+    let r: CommandResult;
+    try {
+      r = await sandbox.run(action.command, { timeoutMs: limit * 1000, signal: options.signal });
+    } catch (e) {
+      if (e instanceof AgentFaultError) return this.agentFault(e);
+      throw e;
+    }
     this.agentSeconds += r.durationMs / 1000;
     const observation = describe(r, limit);
     if (this.agentSeconds >= budget) {
@@ -161,17 +172,22 @@ export class HarborEnv implements Environment {
     this.finished = true;
     const { task } = this.options;
     checkTaskTree(task.testsDir); // checked again: the folder may have changed since it was loaded
-    await sandbox.copyIn({ from: task.testsDir, to: '/tests' });
-    await sandbox.copyIn({ from: null, to: '/logs/verifier' }); // whatever the agent left there (links too) goes
     const seconds = task.config.verifier.timeout_sec;
-    // As Harbor runs it: from the workdir, its output kept in /logs/verifier/test-stdout.txt.
-    const r = await sandbox.runFresh(
-      `${exports(task.config.verifier.env)}bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1`,
-      {
-        timeoutMs: seconds * 1000,
-        signal,
-      },
-    );
+    let r: CommandResult;
+    try {
+      // The ground is cleared before it is laid: nothing of the agent runs once /tests appears.
+      await sandbox.clearAgent();
+      await sandbox.copyIn({ from: task.testsDir, to: '/tests' });
+      await sandbox.copyIn({ from: null, to: '/logs/verifier' }); // whatever the agent left there (links too) goes
+      // As Harbor runs it: from the workdir, its output kept in /logs/verifier/test-stdout.txt.
+      r = await sandbox.runFresh(
+        `${exports(task.config.verifier.env)}bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1`,
+        { timeoutMs: seconds * 1000, signal },
+      );
+    } catch (e) {
+      if (e instanceof AgentFaultError) return this.agentFault(e);
+      throw e;
+    }
     const reading = await readReward(sandbox);
     // A reward file that is there but not a number is a broken verifier, not a score of 0.
     if (reading.source === 'invalid') throw new Error(`/logs/verifier/${reading.detail}`);
@@ -186,6 +202,12 @@ export class HarborEnv implements Environment {
       done: true,
       reward: reading.reward,
     };
+  }
+
+  /** The agent's processes broke what the verifier needs: its failure, reward 0 (the class comment). */
+  private agentFault(e: AgentFaultError): EnvStep {
+    this.finished = true;
+    return { observation: `[the episode ended: ${e.message}; reward 0]`, done: true, reward: 0 };
   }
 }
 

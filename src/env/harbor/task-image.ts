@@ -9,7 +9,8 @@ import type { HarborTask } from './load-tasks.ts';
  * image built from environment/Dockerfile (once per content, docker-images.ts); the working
  * directory is `[environment] workdir` or the image's WORKDIR. The network is given when the task
  * allows internet (`allow_internet`, default true; or `network_mode` other than no-network) and
- * the daemon has a bridge network; otherwise none, with a note saying so.
+ * the daemon has a bridge network; otherwise none, with a note saying so. The build obeys the
+ * same rule (buildNetwork): a task without internet is built with no network at all.
  */
 export interface TaskNetwork {
   /** docker run --network. */
@@ -38,6 +39,18 @@ export function taskNetwork(task: HarborTask): TaskNetwork {
     given: 'none',
     note: 'the task allows internet, but this Docker daemon has no bridge network, so it ran without one (a verifier that downloads its tools fails for that reason, not for a wrong answer)',
   };
+}
+
+/**
+ * `docker build --network` for a task. Without internet: none, whatever the daemon or
+ * CRL_DOCKER_BUILD_NETWORK say (a build must not reach the host's loopback or anything else; if
+ * the daemon cannot build that way the build fails, saying so). With internet: the daemon's
+ * default, or CRL_DOCKER_BUILD_NETWORK; a daemon without a bridge network (dockerd --bridge
+ * none) builds with the host's, as the task allowed internet.
+ */
+export function buildNetwork(task: HarborTask): string | undefined {
+  if (!asksForNetwork(task)) return 'none';
+  return process.env.CRL_DOCKER_BUILD_NETWORK ?? (dockerNetworkExists('bridge') ? undefined : 'host');
 }
 
 /** Process-wide: a task's image is resolved once, whatever number of episodes run it. */
@@ -72,14 +85,21 @@ async function resolveImage(task: HarborTask): Promise<{ image: string; workdir:
     }
   }
   if (image === null) {
-    const built = await buildImage({
-      contextDir: join(task.dir, 'environment'),
-      repo: taskImageRepo(task),
-      timeoutMs: env.build_timeout_sec * 1000,
-      // A daemon without a bridge network (dockerd --bridge none) builds with the host's.
-      network: process.env.CRL_DOCKER_BUILD_NETWORK ?? (dockerNetworkExists('bridge') ? undefined : 'host'),
-    });
-    image = built.image;
+    const network = buildNetwork(task);
+    try {
+      const built = await buildImage({
+        contextDir: join(task.dir, 'environment'),
+        repo: taskImageRepo(task),
+        timeoutMs: env.build_timeout_sec * 1000,
+        network,
+      });
+      image = built.image;
+    } catch (e) {
+      if (network !== 'none' || !(e instanceof DockerError)) throw e;
+      throw new DockerError(
+        `${e.message}\n(built with --network none because the task allows no internet; a build that needs the network cannot run for it, and is never given the host's instead)`,
+      );
+    }
   }
   const workdir =
     typeof env.workdir === 'string' && env.workdir.startsWith('/') ? env.workdir : await imageWorkdir(image);
