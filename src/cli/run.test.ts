@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -55,6 +55,20 @@ describe('crl run (spawned)', () => {
     const start = kvLedger.evalSeeds.start;
     expect(records.map((x) => x.seed).sort()).toEqual([3, 4, 5, 6].map((i) => start + i));
     expect(records.every((x) => x.env === 'kv-ledger')).toBe(true);
+  });
+
+  it('without --out, writes the records to a new file under runs/ and names it on stderr', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'crl-run-noout-'));
+    const args = ['run', '--env', 'kv-ledger', '--policy', 'expert', '--episodes', '2'];
+    const first = crl(args, { cwd });
+    expect(first.code, first.stderr).toBe(0);
+    const named = /records go to (runs\/run-\d{8}T\d{6}Z(?:-\d+)?\.jsonl)/.exec(first.stderr);
+    expect(named, first.stderr).not.toBeNull();
+    expect(readRecordsFile(join(cwd, named![1]!))).toHaveLength(2);
+    // A second run in the same second gets its own file: nothing is replaced.
+    const second = crl(args, { cwd });
+    expect(second.code, second.stderr).toBe(0);
+    expect(readdirSync(join(cwd, 'runs'))).toHaveLength(2);
   });
 
   it('runs the embedded model from a checkpoint directory', async () => {

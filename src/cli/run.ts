@@ -1,4 +1,6 @@
 import { SingleBar } from 'cli-progress';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { withStepDelay } from '../env/step-delay.ts';
 import { tokenizerForPolicy } from '../experiments/policy-source.ts';
@@ -77,14 +79,30 @@ export function registerRunCommand(program: Command): void {
     )
     .option('--temperature <t>', 'sampling temperature (default 1)')
     .option('--top-p <p>', 'nucleus sampling mass (default 1)')
-    .requiredOption('--out <file.jsonl>', 'where to write the episode records (written whole when the run succeeds)')
+    .option(
+      '--out <file.jsonl>',
+      'where to write the episode records (written whole when the run succeeds; default: runs/run-<UTC time>.jsonl, named on stderr)',
+    )
     .option('--force', FORCE_HELP)
     .action(async ({ force, ...opts }: Record<string, unknown>) => {
-      const flags = parseRunFlags(opts);
+      // Without --out the records still land somewhere findable: a new file under runs/ (never replaced).
+      const flags = parseRunFlags({ ...opts, out: opts.out ?? defaultRunOut() });
       flags.out = prepareOutputFile({ path: flags.out, force: force === true });
       const summary = await runCommand(flags);
       process.stdout.write(JSON.stringify(summary) + '\n');
     });
+}
+
+/** runs/run-20261205T135500Z.jsonl (a numeric suffix when that exists), relative to the working directory. */
+function defaultRunOut(): string {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  let path = join('runs', `run-${stamp}.jsonl`);
+  for (let i = 2; existsSync(path); i++) path = join('runs', `run-${stamp}-${i}.jsonl`);
+  process.stderr.write(`crl run: records go to ${path} (--out names another file)\n`);
+  return path;
 }
 
 async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunSummary> {
