@@ -47,6 +47,7 @@ const USER_ERRORS = new Set([
   'SandboxUnavailableError',
   'PolicySourceError',
   'QueueError',
+  'FaultBudgetError',
 ]);
 
 /**

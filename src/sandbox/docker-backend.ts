@@ -3,7 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SandboxBackend, SandboxSession, SandboxSpec } from './backend.ts';
 import { Sandbox } from './supervised-shell.ts';
-import { docker, dockerOk, dockerUnavailableReason, OWNER_LABEL, SANDBOX_LABEL } from './docker-cli.ts';
+import {
+  docker,
+  dockerOk,
+  dockerUnavailableReason,
+  OWNER_LABEL,
+  SANDBOX_LABEL,
+  type DockerResult,
+} from './docker-cli.ts';
 import { SandboxLimitsSchema } from './limits.ts';
 import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';
 import { bashQuote } from './shell-script.ts';
@@ -103,13 +110,19 @@ function sessionOf(name: string, sandbox: Sandbox): SandboxSession {
       const r = await docker(['exec', name, '/bin/bash', '-c', script, 'crl-read', path, String(maxBytes)], {
         maxBytes: maxBytes + 1,
       });
-      return r.code === 0 ? r.stdout : null;
+      if (r.code === 0) return r.stdout;
+      if (r.code === 3) return null; // the script's own answer: not there, or not a file it may read
+      // Anything else is docker exec failing (container gone, daemon down), not an absent file.
+      throw new SandboxError(`reading ${path} in the container failed: ${describeFailure(r)}`);
     },
     async close() {
       if (closed) return;
       closed = true;
-      await docker(['rm', '-f', name], { timeoutMs: 60_000 });
+      const r = await docker(['rm', '-f', name], { timeoutMs: 60_000 });
       await sandbox.close();
+      // Started with --rm, the container may already be gone: only a container left running is a failure.
+      if (r.code !== 0 && !/no such container/i.test(r.stderr))
+        throw new SandboxError(`removing container ${name} failed: ${describeFailure(r)}`);
     },
   };
 }
@@ -135,6 +148,8 @@ async function copyTree(name: string, from: string | null, to: string, skip: rea
     exec.on('error', () => resolve(null));
     exec.on('close', (code) => resolve(code));
   });
+  // The host's tar must succeed too: a tree it could not read in full unpacks as a partial copy.
+  let packed: Promise<number | null> = Promise.resolve(0);
   if (from === null) exec.stdin.end();
   else {
     const tar = spawn('tar', ['-c', '-C', from, ...skip.flatMap((k) => ['--exclude', `./${k}`]), '.'], {
@@ -143,14 +158,24 @@ async function copyTree(name: string, from: string | null, to: string, skip: rea
     tar.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
     tar.stdout.pipe(exec.stdin);
     exec.stdin.on('error', () => undefined);
+    packed = new Promise((resolve) => {
+      tar.on('error', () => resolve(null));
+      tar.on('close', (c) => resolve(c));
+    });
   }
   const timer = setTimeout(() => exec.kill('SIGKILL'), 300_000);
-  const code = await done;
+  const [code, tarCode] = await Promise.all([done, packed]);
   clearTimeout(timer);
-  if (code !== 0)
+  if (code !== 0 || tarCode !== 0)
     throw new SandboxError(
-      `copying ${from ?? 'nothing'} to ${to} in the container failed: ${err.trim().slice(0, 400)}`,
+      `copying ${from ?? 'nothing'} to ${to} in the container failed (${code !== 0 ? `docker exec exit ${code ?? 'none'}` : `tar exit ${tarCode ?? 'none'}`}): ${err.trim().slice(0, 400)}`,
     );
+}
+
+/** A failed docker command in a few words: its stderr, or that it timed out, or its exit status. */
+function describeFailure(r: DockerResult): string {
+  if (r.timedOut) return 'docker timed out';
+  return (r.stderr || `docker exit ${r.code ?? 'none'}`).slice(0, 400);
 }
 
 let swept: Promise<void> | null = null;
