@@ -3,6 +3,7 @@ import { postOnce } from './engine-http.ts';
 import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
 import { getWeightVersion, updateWeightsFromDisk } from './engine-weights.ts';
 import { EngineError } from './http-sampler.ts';
+import { FAILURE_BACKOFF_MS, isTimeout, judgeAnswer, REPEATED_FAILURES, sleep } from './replica-answers.ts';
 
 /** What the pool knows of one replica (shown in progress lines and errors). */
 export interface ReplicaHealth {
@@ -21,6 +22,8 @@ interface Replica extends ReplicaHealth {
   /** When it was last probed (ms): a down replica is probed at most once per probe interval. */
   probedAt: number;
   probing: boolean;
+  /** Non-busy 5xx answers in a row (replica-answers.ts). */
+  failures: number;
 }
 
 export interface EnginePoolOptions {
@@ -33,6 +36,11 @@ export interface EnginePoolOptions {
   waitMs?: number;
   /** Down or stale replicas are probed at most this often (ms, default 500). */
   probeMs?: number;
+  /**
+   * Use a replica that reports no weight version (an engine without the endpoint) for requests
+   * that ask for one. Off by default: its weights cannot be known to be the ones asked for.
+   */
+  acceptUnversioned?: boolean;
   log?: (line: string) => void;
 }
 
@@ -44,7 +52,10 @@ export interface EnginePoolOptions {
  * taken out and the request is retried on another (the episode moves with it); a down replica is
  * probed again and taken back in once it answers. A sampler that asks for a weight version uses
  * only replicas that serve it (SGLang's weight_version), so no segment is sampled by stale
- * weights: a replica restarted with old weights serves nothing until the next publish reaches it.
+ * weights: a replica restarted with old weights serves nothing until the next publish reaches it,
+ * and one that reports no version serves such requests only with `acceptUnversioned`. A replica
+ * that answers "busy" (503 with Retry-After) stays in: the request waits and goes again
+ * (replica-answers.ts); a probe never takes out a replica for answering slowly.
  */
 export class EnginePool {
   private readonly replicas: Replica[];
@@ -55,6 +66,8 @@ export class EnginePool {
   private readonly probeMs: number;
   /** The version the last publish loaded; a sampler without its own asks for this one. */
   private published: string | undefined;
+  /** Busy answers waited out since the last takeBusyWaits(). */
+  private busyWaits = 0;
 
   constructor(private readonly options: EnginePoolOptions) {
     if (options.urls.length === 0) throw new EngineError('an engine pool needs at least one engine URL');
@@ -67,7 +80,17 @@ export class EnginePool {
       } catch {
         throw new EngineError(`engine URL ${JSON.stringify(url)} is not a URL; expected e.g. http://127.0.0.1:30000`);
       }
-      return { url, endpoint, up: true, weightVersion: null, inFlight: 0, episodes: 0, probedAt: 0, probing: false };
+      return {
+        url,
+        endpoint,
+        up: true,
+        weightVersion: null,
+        inFlight: 0,
+        episodes: 0,
+        probedAt: 0,
+        probing: false,
+        failures: 0,
+      };
     });
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.waitMs = options.waitMs ?? 60_000;
@@ -100,6 +123,13 @@ export class EnginePool {
       sample: (requests: readonly SampleRequest[], params: SamplingParams) =>
         Promise.all(requests.map((r) => this.one(r, params, options.weightVersion ?? this.published))),
     };
+  }
+
+  /** Busy answers (503 with Retry-After) waited out since the last call: the metrics' engine waits. */
+  takeBusyWaits(): number {
+    const n = this.busyWaits;
+    this.busyWaits = 0;
+    return n;
   }
 
   /** The replica an episode's requests go to now (undefined before its first request). */
@@ -167,17 +197,32 @@ export class EnginePool {
       } finally {
         r.inFlight--;
       }
-      if (answer.kind === 'unreachable' || (answer.kind === 'http' && answer.status >= 500)) {
-        const why =
-          answer.kind === 'unreachable' ? answer.message : `HTTP ${answer.status}: ${answer.text.slice(0, 200)}`;
-        this.markDown(r, why);
+      const verdict = judgeAnswer(answer);
+      if (verdict.kind === 'busy') {
+        // Alive and full: wait as it asked, within this request's deadline, and ask again.
+        this.busyWaits++;
+        const left = deadline - Date.now();
+        if (left <= 0)
+          throw new EngineError(
+            `${r.url} stayed busy (HTTP 503) for ${Math.round(this.waitMs / 1000)} s; raise its --max-concurrent or add replicas`,
+          );
+        await sleep(Math.min(verdict.waitMs, left));
+        continue;
+      }
+      if (verdict.kind === 'down') {
+        this.markDown(r, verdict.why);
         continue; // another replica takes the request (and the episode)
       }
-      if (answer.kind === 'http')
-        throw new EngineError(`${r.endpoint.href}: HTTP ${answer.status}: ${answer.text.slice(0, 300)}`);
+      if (verdict.kind === 'failed') {
+        if (++r.failures >= REPEATED_FAILURES) this.markDown(r, `${r.failures} answers in a row: ${verdict.why}`);
+        else await sleep(FAILURE_BACKOFF_MS);
+        continue;
+      }
+      if (verdict.kind === 'refused') throw new EngineError(`${r.endpoint.href}: ${verdict.why}`);
+      r.failures = 0;
       let result: SampleResult;
       try {
-        result = protocol.parseResponse(answer.json, request);
+        result = protocol.parseResponse(verdict.json, request);
       } catch (e) {
         throw new EngineError(`${r.endpoint.href}: ${(e as Error).message}`);
       }
@@ -196,7 +241,10 @@ export class EnginePool {
     if (this.replicas.some((r) => !r.up)) void this.probeAll();
     for (;;) {
       const usable = (r: Replica) =>
-        r.up && (version === undefined || r.weightVersion === null || r.weightVersion === version);
+        r.up &&
+        (version === undefined ||
+          r.weightVersion === version ||
+          (r.weightVersion === null && this.options.acceptUnversioned === true));
       const stuck = episodeId === undefined ? undefined : this.sticky.get(episodeId);
       if (stuck && usable(stuck)) return stuck;
       const candidates = this.replicas.filter(usable);
@@ -233,7 +281,10 @@ export class EnginePool {
             const v = await getWeightVersion({ url: r.url, timeoutMs: Math.min(5_000, this.timeoutMs) });
             this.markUp(r, v);
           } catch (e) {
-            if (r.up) this.markDown(r, (e as Error).message);
+            // Only a refused or broken connection takes a replica out from a probe: one that is
+            // slow to answer (a long batch) or answers an error is still serving.
+            const gone = /cannot reach the engine/.test((e as Error).message) && !isTimeout(e);
+            if (r.up && gone) this.markDown(r, (e as Error).message);
             else r.lastError = (e as Error).message;
           } finally {
             r.probing = false;

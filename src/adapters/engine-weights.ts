@@ -80,7 +80,7 @@ export async function getWeightVersion(options: { url: string; timeoutMs?: numbe
     status = res.status;
     text = await res.text();
   } catch (e) {
-    throw new EngineError(`${endpoint.href}: cannot reach the engine (${(e as Error).message})`);
+    throw new EngineError(`${endpoint.href}: cannot reach the engine (${(e as Error).message})`, { cause: e });
   }
   let json: unknown;
   try {

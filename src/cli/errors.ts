@@ -48,6 +48,7 @@ const USER_ERRORS = new Set([
   'PolicySourceError',
   'QueueError',
   'TorchTrainerError',
+  'FaultBudgetError',
 ]);
 
 /**

@@ -187,7 +187,7 @@ describe.skipIf(!available)('crl run --env harbor:DIR (spawned)', () => {
     const r = crl(['run', '--env', `harbor:${dir}`, '--policy', 'harbor-nop', '--episodes', '2', '--out', out]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.last)).toMatchObject({ passAt1: 0, episodes: 2, truncated: 0, envErrors: 2 });
-    expect(r.stderr).toMatch(/warning: 2 of 2 episodes ended in an environment error.*reward\.txt holds "0x10"/);
+    expect(r.stderr).toMatch(/warning: 2 of 2 episodes ended in a fault.*verifier 2.*reward\.txt holds "0x10"/);
     const records = readRecordsFile(out);
     expect(records.map((x) => [x.outcome, x.reward])).toEqual([
       ['env-error', 0],

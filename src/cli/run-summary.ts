@@ -1,3 +1,5 @@
+import type { FaultKind } from '../contracts/index.ts';
+import { countFaults, describeFault, faultKind, isFault } from '../rollout/faults.ts';
 import { isSuccess, type EpisodeRecord } from '../rollout/record.ts';
 
 /** The last line `crl run` prints; scripts parse it, so its fields are a contract. */
@@ -7,8 +9,13 @@ export interface RunSummary {
   meanCompactions: number;
   meanGeneratedTokens: number;
   truncated: number;
-  /** Episodes whose environment failed (outcome 'env-error'); a warning on stderr names the first reason. */
+  /**
+   * Episodes that ended in a fault (outcome 'env-error': a sandbox, verifier, engine or
+   * environment failure, not the agent's); counted as failures in passAt1, and by kind in
+   * `faults`. A warning on stderr names the first reason (docs/faults.md).
+   */
   envErrors: number;
+  faults: Record<FaultKind, number>;
 }
 
 /**
@@ -22,6 +29,7 @@ export class RunTally {
   private generated = 0;
   private truncated = 0;
   private envErrors = 0;
+  private faults = countFaults([]);
   firstEnvError: string | null = null;
 
   add(r: EpisodeRecord): void {
@@ -30,12 +38,10 @@ export class RunTally {
     this.compactions += r.compactions;
     this.generated += r.generatedTokens;
     if (r.outcome === 'truncated') this.truncated++;
-    if (r.outcome === 'env-error') {
+    if (isFault(r)) {
       this.envErrors++;
-      if (this.firstEnvError === null) {
-        const ev = r.events.find((e) => e.kind === 'env-error');
-        this.firstEnvError = `${r.episodeId}: ${ev && 'message' in ev ? ev.message : 'no reason recorded'}`;
-      }
+      this.faults[faultKind(r)]++;
+      this.firstEnvError ??= describeFault(r);
     }
   }
 
@@ -52,6 +58,7 @@ export class RunTally {
       meanGeneratedTokens: mean(this.generated),
       truncated: this.truncated,
       envErrors: this.envErrors,
+      faults: { ...this.faults },
     };
   }
 }

@@ -40,6 +40,7 @@ describe('crl run (spawned)', () => {
     expect(Object.keys(summary).sort()).toEqual([
       'envErrors',
       'episodes',
+      'faults',
       'meanCompactions',
       'meanGeneratedTokens',
       'passAt1',
@@ -49,6 +50,7 @@ describe('crl run (spawned)', () => {
     expect(records).toHaveLength(4);
     expect(summary.episodes).toBe(4);
     expect(summary.envErrors).toBe(0);
+    expect(summary.faults).toEqual({ sandbox: 0, verifier: 0, engine: 0, environment: 0 });
     expect(summary.passAt1).toBeCloseTo(1, 12);
     expect(summary.meanCompactions).toBeCloseTo(records.reduce((a, x) => a + x.compactions, 0) / 4, 12);
     expect(summary.meanCompactions).toBeGreaterThan(0);

@@ -260,9 +260,17 @@ async function runAndWrite(options: {
   process.stderr.write(`crl: wrote ${summary.episodes} episode records to ${out}\n`);
   if (summary.envErrors > 0)
     process.stderr.write(
-      `crl: warning: ${summary.envErrors} of ${summary.episodes} episodes ended in an environment error (scored 0); the first: ${tally.firstEnvError}\n`,
+      `crl: warning: ${summary.envErrors} of ${summary.episodes} episodes ended in a fault, not the agent's doing (counted as failures in passAt1; by kind: ${faultKinds(summary.faults)}); the first: ${tally.firstEnvError}\n`,
     );
   return summary;
+}
+
+/** `sandbox 2, verifier 1`: the kinds that occurred. */
+function faultKinds(faults: Readonly<Record<string, number>>): string {
+  return Object.entries(faults)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
 }
 
 /** Rollout config messages use config names; say which flag sets each. */

@@ -126,6 +126,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     help: "sample on remote SGLang-API engines at these URLs (comma-separated replicas, e.g. `crl serve` processes); weights are pushed to every replica each iteration, with the engines' admin token from CRL_ADMIN_TOKEN",
   },
   {
+    flag: 'unversioned-ok',
+    path: ['engine', 'acceptUnversioned'],
+    kind: 'boolean',
+    help: 'with --engine-url: also sample on replicas that report no weight version (true|false; default false: their weights cannot be checked)',
+  },
+  {
     flag: 'queue',
     path: ['queue', 'url'],
     kind: 'string',
@@ -136,6 +142,18 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     path: ['queue', 'timeoutSec'],
     kind: 'number',
     help: 'with --queue: fail when no episode job starts or finishes for this many seconds (default 60)',
+  },
+  {
+    flag: 'fault-retries',
+    path: ['faults', 'retries'],
+    kind: 'int',
+    help: 'times an episode that ended in a fault (sandbox, verifier, engine) runs again on a fresh environment before it is left out of the update (default 1; docs/faults.md)',
+  },
+  {
+    flag: 'max-faults',
+    path: ['faults', 'maxFraction'],
+    kind: 'number',
+    help: "stop the run when more than this share (0..1) of an iteration's episodes are left out as faults (default 0.5)",
   },
   {
     flag: 'step-delay-ms',

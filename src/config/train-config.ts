@@ -3,6 +3,7 @@ import { modelPresetSchema } from '../model/config.ts';
 import { compactionGaeConfigSchema } from '../rl/advantage-estimators.ts';
 import { ppoConfigSchema } from '../rl/ppo-config.ts';
 import { RolloutConfigSchema } from '../rollout/config.ts';
+import { FaultPolicySchema } from '../rollout/faults.ts';
 
 /**
  * The training configuration: one documented record (CleanRL's "config is one record"), zod as
@@ -105,6 +106,12 @@ export const TrainConfigSchema = z
     /** Episodes per iteration rendered to the run's samples/ (human-readable trajectories). */
     sampleTrajectories: z.number().int().nonnegative().default(2),
     /**
+     * Episodes that end in a fault (a sandbox, verifier or engine failure, not the agent's doing)
+     * are retried, else left out of the update; too many stop the run (docs/faults.md). Absent:
+     * the defaults of rollout/faults.ts (1 retry, stop above half the batch).
+     */
+    faults: FaultPolicySchema.optional(),
+    /**
      * Sample on a remote engine instead of in-process (docs/decisions/0010). Before each
      * iteration the policy is written to <run>/engine-weights and loaded by the engine through
      * SGLang's update_weights_from_disk, which `crl serve` also implements. vLLM has no such
@@ -125,6 +132,11 @@ export const TrainConfigSchema = z
               'expected one or more http(s) URLs, comma-separated, e.g. http://127.0.0.1:30000,http://127.0.0.1:30001',
           }),
         protocol: z.enum(['sglang']).default('sglang'),
+        /**
+         * Sample on a replica that reports no weight version (an engine without SGLang's
+         * get_weight_version). Off: such a replica's weights cannot be known to be the published ones.
+         */
+        acceptUnversioned: z.boolean().optional(),
       })
       .strict()
       .optional(),

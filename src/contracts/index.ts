@@ -9,3 +9,4 @@ export type { ChatMessage } from './chat.ts';
 export type { RandomSource, TextPolicy } from './text-policy.ts';
 export type { PolicyForward, TrainableCritic, TrainablePolicy } from './trainable.ts';
 export { EnvSpecSchema, type EnvSpec, type EnvSpecInput } from './env-spec.ts';
+export { FAULT_KINDS, faultKindOf, type FaultKind } from './fault.ts';

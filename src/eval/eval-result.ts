@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { FAULT_KINDS } from '../contracts/index.ts';
 import { ProvenanceSchema } from '../util/provenance.ts';
 
 /**
@@ -20,6 +21,11 @@ export const ModeResultSchema = z
     meanCompactions: z.number().nonnegative(),
     truncatedRate: z.number().min(0).max(1),
     meanGeneratedTokens: z.number().nonnegative(),
+    /**
+     * Episodes that ended in a fault, by kind (docs/faults.md): failures in passAt1, counted here
+     * apart. Absent in older files.
+     */
+    faults: z.record(z.enum(FAULT_KINDS), z.number().int().nonnegative()).optional(),
     /** Per-task mean success, in taskSeeds order. */
     perTask: z.array(z.number().min(0).max(1)),
   })

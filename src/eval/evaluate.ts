@@ -1,3 +1,4 @@
+import { FAULT_KINDS, type FaultKind } from '../contracts/index.ts';
 import { passAt1 } from './pass-at-1.ts';
 import { EvalResultSchema, modeName, type EvalResult, type ModeResult } from './eval-result.ts';
 
@@ -6,6 +7,8 @@ export interface EpisodeOutcome {
   reward: number; // in [0, 1]
   compactions: number;
   outcome: 'success' | 'failure' | 'truncated' | 'step-limit' | 'env-error';
+  /** Whose fault an 'env-error' was (docs/faults.md); it scores 0 in Pass@1 and is counted apart. */
+  fault?: FaultKind;
   generatedTokens: number;
 }
 
@@ -56,6 +59,12 @@ export async function evaluateMode(options: {
     meanCompactions: mean((o) => o.compactions),
     truncatedRate: mean((o) => (o.outcome === 'truncated' ? 1 : 0)),
     meanGeneratedTokens: mean((o) => o.generatedTokens),
+    faults: Object.fromEntries(
+      FAULT_KINDS.map((k) => [
+        k,
+        outcomes.filter((o) => o.outcome === 'env-error' && (o.fault ?? 'environment') === k).length,
+      ]),
+    ) as Record<FaultKind, number>,
     perTask: perTask.map((s) => s.reduce((a, b) => a + b, 0) / s.length),
   };
 }

@@ -1,6 +1,7 @@
 import type { TaskFamily } from '../env/family.ts';
 import type { EpisodeBatchRunner } from '../eval/evaluate.ts';
 import { resolveRolloutConfig } from '../rollout/config.ts';
+import { faultKind, isFault } from '../rollout/faults.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import type { ChatTemplateSource } from '../rollout/chat-format.ts';
 import { mixSeed, Rng } from '../util/random.ts';
@@ -42,6 +43,7 @@ export function episodeBatchRunner(options: {
       reward: r.reward >= 1 ? 1 : 0,
       compactions: r.compactions,
       outcome: r.outcome,
+      ...(isFault(r) ? { fault: faultKind(r) } : {}),
       generatedTokens: r.generatedTokens,
     }));
   };

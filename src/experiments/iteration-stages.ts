@@ -9,7 +9,8 @@ import { episodeOfJob, type EpisodeJob } from '../rollout/episode-job.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import { createEnvironment } from '../env/create-environment.ts';
 import { withStepDelay } from '../env/step-delay.ts';
-import type { TokenSampler } from '../contracts/index.ts';
+import type { Environment, EnvSpec, TokenSampler } from '../contracts/index.ts';
+import { isFault } from '../rollout/faults.ts';
 import type { Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 import type { AlgorithmSpec } from './algorithms.ts';
@@ -51,7 +52,12 @@ export function episodeJobs(options: {
   });
 }
 
-/** Stage 1: the iteration's episodes, run in this process (environments built here from their jobs). */
+/**
+ * Stage 1: the iteration's episodes, run in this process (environments built here from their
+ * jobs). An episode that ends in a fault runs again on a fresh environment, up to `retries` times
+ * (docs/faults.md). Returns one final record per job, in job order, then the faulted attempts
+ * that were run again (rollout/faults.ts splitFaults reads it so).
+ */
 export async function sampleEpisodes(options: {
   family: TaskFamily;
   knobs: Record<string, unknown>;
@@ -62,6 +68,10 @@ export async function sampleEpisodes(options: {
   stepDelayMs?: number;
   /** Called with each episode's id as it ends (an engine pool frees the episode's replica slot). */
   onEpisodeEnd?: (episodeId: string) => void;
+  /** Builds an episode's environment (default: createEnvironment; a test wraps it to inject faults). */
+  createEnv?: (spec: EnvSpec) => Environment;
+  /** Times a faulted episode runs again (default 0). */
+  retries?: number;
   batchEpisodes: number;
   groupSize: number;
   iteration: number;
@@ -70,14 +80,28 @@ export async function sampleEpisodes(options: {
   const jobs = episodeJobs(options);
   const delay = options.stepDelayMs ?? 0;
   const onEnd = options.onEpisodeEnd;
-  return runEpisodes({
-    episodes: jobs.map((job) => episodeOfJob(job, (spec) => withStepDelay(createEnvironment(spec), delay))),
-    ...(onEnd ? { onEpisodeEnd: (record: EpisodeRecord) => onEnd(record.episodeId) } : {}),
-    config: options.rollout,
-    layout: options.layout,
-    actor: options.sampler,
-    policyVersion: () => options.iteration - 1, // weights after iteration - 1 updates
-  });
+  const create = options.createEnv ?? createEnvironment;
+  const run = (batch: readonly EpisodeJob[]) =>
+    runEpisodes({
+      episodes: batch.map((job) => episodeOfJob(job, (spec) => withStepDelay(create(spec), delay))),
+      ...(onEnd ? { onEpisodeEnd: (record: EpisodeRecord) => onEnd(record.episodeId) } : {}),
+      config: options.rollout,
+      layout: options.layout,
+      actor: options.sampler,
+      policyVersion: () => options.iteration - 1, // weights after iteration - 1 updates
+    });
+  const final = await run(jobs);
+  const superseded: EpisodeRecord[] = [];
+  for (let attempt = 1; attempt <= (options.retries ?? 0); attempt++) {
+    const again = final.flatMap((r, i) => (isFault(r) ? [i] : []));
+    if (again.length === 0) break;
+    const records = await run(again.map((i) => ({ ...jobs[i]!, episodeId: `${jobs[i]!.episodeId}-retry${attempt}` })));
+    again.forEach((i, k) => {
+      superseded.push(final[i]!);
+      final[i] = records[k]!;
+    });
+  }
+  return [...final, ...superseded];
 }
 
 /** Stage 2: records -> flat segment list, token ids exactly as recorded (method §3). */

@@ -1,3 +1,4 @@
+import { checkFaultBudget, faultMetrics, splitFaults, type FaultPolicy } from '../rollout/faults.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import type { TrainingStages } from './training-stages.ts';
 
@@ -18,6 +19,10 @@ export function iterationRngs(options: { seed: number; iteration: number }): { s
  * One training iteration (method §6) through the stages, in order: publish (unless the weights
  * after iteration - 1 updates are already published), sample, segments, recompute, advantages,
  * batch, update, metrics, write, checkpoint. Returns the iteration's metrics line.
+ *
+ * Faulted episodes (docs/faults.md) stop at the sample stage: every later stage sees only the
+ * episodes that ended as the agent's, so they get no advantage, loss or critic target and the
+ * batch statistics are computed without them; the metrics line counts them (`rollout/fault_*`).
  */
 export async function runIteration(options: {
   stages: TrainingStages;
@@ -25,20 +30,28 @@ export async function runIteration(options: {
   seed: number;
   /** The sampler already acts with the weights after iteration - 1 updates (the run's first publish). */
   published?: boolean;
+  /** Episodes in the batch and the share of them that may be left out as faults before the run stops. */
+  faults: { batchEpisodes: number } & Pick<FaultPolicy, 'maxFraction'>;
 }): Promise<Record<string, number>> {
   const { stages, iteration } = options;
   const rngs = iterationRngs({ seed: options.seed, iteration });
   const t0 = performance.now();
   if (!options.published) await stages.publish({ version: iteration - 1 });
-  const records = await stages.sample({ iteration, samplerRng: rngs.sampler, rng: rngs.sample });
+  const sampled = await stages.sample({ iteration, samplerRng: rngs.sampler, rng: rngs.sample });
   const sampleSeconds = (performance.now() - t0) / 1000;
+  const { batchEpisodes, maxFraction } = options.faults;
+  checkFaultBudget({ records: sampled, batchEpisodes, iteration, maxFraction });
+  const records = splitFaults({ records: sampled, batchEpisodes }).trained;
   const segments = await stages.segments({ records });
   const old = await stages.recompute({ segments });
   const { advantages, returns } = await stages.advantages({ records, segments, old });
   const batch = await stages.batch({ segments, old, advantages, returns });
   const ppo = await stages.update({ batch, iteration, rng: rngs.ppo });
   const elapsedSeconds = (performance.now() - t0) / 1000;
-  const metrics = await stages.metrics({ records, old, ppo, sampleSeconds, elapsedSeconds });
+  const metrics = {
+    ...(await stages.metrics({ records, old, ppo, sampleSeconds, elapsedSeconds })),
+    ...faultMetrics({ records: sampled, batchEpisodes }),
+  };
   await stages.write({ iteration, records, segments, old, advantages, returns, ppo, metrics });
   await stages.checkpoint({ iteration });
   return metrics;

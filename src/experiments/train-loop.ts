@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { overFamilySizes, resolveRolloutConfig } from '../rollout/config.ts';
+import { FaultPolicySchema } from '../rollout/faults.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
@@ -113,10 +114,17 @@ export async function train(options: {
       `firstIteration ${first} would repeat iterations the run already logged (it resumes after ${resumed})`,
     );
   const last = options.lastIteration ?? config.iterations;
+  const faultPolicy = FaultPolicySchema.parse(config.faults ?? {});
   options.progress?.start({ total: last, first });
   try {
     for (let iteration = first; iteration <= last; iteration++) {
-      const metrics = await runIteration({ stages, iteration, seed: config.seed, published });
+      const metrics = await runIteration({
+        stages,
+        iteration,
+        seed: config.seed,
+        published,
+        faults: { batchEpisodes: config.batchEpisodes, maxFraction: faultPolicy.maxFraction },
+      });
       published = false;
       options.progress?.update({ iteration, metrics });
     }

@@ -142,6 +142,7 @@ export async function buildTrainerModels(options: {
     ? new EnginePool({
         urls: engineUrls(engine.url),
         protocol: engine.protocol,
+        ...(engine.acceptUnversioned ? { acceptUnversioned: true } : {}),
         ...(options.log ? { log: options.log } : {}),
       })
     : null;

@@ -8,6 +8,7 @@ import type { RecomputeResult } from '../rl/recompute-old.ts';
 import type { ChatLayout } from '../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
+import { FaultPolicySchema } from '../rollout/faults.ts';
 import { renderEpisode } from '../rollout/render.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import type { Rng } from '../util/random.ts';
@@ -54,7 +55,11 @@ export interface TrainingRun {
 export interface TrainingStages {
   /** Makes the sampler act with the weights after `version` updates (a remote engine loads them). */
   publish: (input: { version: number }) => MaybePromise<void>;
-  /** B episodes on training seeds with the weights after iteration - 1 updates (method §3). */
+  /**
+   * B episodes on training seeds with the weights after iteration - 1 updates (method §3): one
+   * final record per episode in batch order, then any faulted attempts that were run again
+   * (docs/faults.md). Only the episodes that ended as the agent's reach the later stages.
+   */
   sample: (input: { iteration: number; samplerRng: Rng; rng: Rng }) => MaybePromise<EpisodeRecord[]>;
   segments: (input: { records: EpisodeRecord[] }) => MaybePromise<BatchSegment[]>;
   /** The trainer's own old log-probs, entropies and the critic's old values. */
@@ -124,6 +129,7 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         sampler: models.sampler(samplerRng),
         ...(models.engines ? { onEpisodeEnd: (id: string) => models.engines!.forget(id) } : {}),
         stepDelayMs: config.env.stepDelayMs ?? 0,
+        retries: FaultPolicySchema.parse(config.faults ?? {}).retries,
         batchEpisodes: config.batchEpisodes,
         groupSize: config.groupSize,
         iteration,
@@ -161,6 +167,8 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         // In this process no episode runs twice or is given up; a rollout queue replaces these.
         'rollout/retried': 0,
         'rollout/failed': 0,
+        // Busy answers (503 with Retry-After) the engine replicas gave and the pool waited out.
+        ...(models.engines ? { 'rollout/engine_busy_waits': models.engines.takeBusyWaits() } : {}),
         ...ppo,
         'policy/sampler_logprob_mismatch': old.meanLogprobMismatch,
         'perf/tokens_per_s': rolloutStats['rollout/generated_tokens']! / Math.max(1e-9, sampleSeconds),

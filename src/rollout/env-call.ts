@@ -4,11 +4,14 @@
  * only its own episode. When the whole run is cancelled (`parent` aborts) the call rejects with
  * the parent's reason instead, so the runner can tell a failing environment from a stopped run.
  */
+import { faultKindOf, type FaultKind } from '../contracts/index.ts';
 
 export class EnvCallError extends Error {
   constructor(
     readonly reason: 'timeout' | 'error',
     message: string,
+    /** Whose fault: the kind the environment's error named, else 'environment' (contracts/fault.ts). */
+    readonly fault: FaultKind = 'environment',
   ) {
     super(message);
     this.name = 'EnvCallError';
@@ -44,7 +47,7 @@ export async function callEnv<T>(options: {
     // f may throw synchronously (an in-process environment) or return a value or a promise.
     const work = (async () => f(controller.signal))().catch((e: unknown) => {
       if (controller.signal.aborted) throw reasonOf(controller.signal);
-      throw new EnvCallError('error', `the environment's ${during} failed: ${describe(e)}`);
+      throw new EnvCallError('error', `the environment's ${during} failed: ${describe(e)}`, faultKindOf(e));
     });
     return await Promise.race([work, stopped]);
   } finally {

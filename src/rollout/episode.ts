@@ -139,8 +139,9 @@ export class EpisodeRun {
   }
 
   /**
-   * The environment failed during reset or a step: the episode ends with reward 0 and the reason
-   * in its events; whatever it generated so far stays in its segments (trained on like any failure).
+   * The environment failed during reset or a step: the episode ends as a fault (outcome
+   * 'env-error', reward 0) with the reason in its events. Its segments stay in the record for
+   * reading; training leaves the whole episode out (docs/faults.md).
    */
   failEnv(event: Omit<EnvErrorEvent, 'kind' | 'step'>): void {
     this.events.push({ kind: 'env-error', step: this.steps, ...event });

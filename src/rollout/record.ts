@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FAULT_KINDS } from '../contracts/index.ts';
 
 /**
  * One episode's record (method §3): every segment's tokens exactly as fed to the sampler,
@@ -50,7 +51,8 @@ export const ObservationCutEventSchema = z
 
 /**
  * The environment failed (threw, timed out, or its sandbox broke). During reset or step this ends
- * the episode with outcome 'env-error' and reward 0; a failed close is recorded and changes nothing.
+ * the episode with outcome 'env-error' (a fault: not the agent's doing, never trained on,
+ * docs/faults.md); a failed close is recorded and changes nothing.
  */
 export const EnvErrorEventSchema = z
   .object({
@@ -60,6 +62,8 @@ export const EnvErrorEventSchema = z
     step: z.number().int().min(0),
     /** 'timeout' when the runtime's per-call limit passed, 'error' when the call threw or rejected. */
     cause: z.enum(['timeout', 'error']),
+    /** Whose fault (contracts/fault.ts); absent in older records: 'environment'. */
+    fault: z.enum(FAULT_KINDS).optional(),
     message: z.string(),
   })
   .strict();
@@ -73,7 +77,12 @@ export type EpisodeEvent = z.infer<typeof EpisodeEventSchema>;
 export type CompactionEvent = z.infer<typeof CompactionEventSchema>;
 export type EnvErrorEvent = z.infer<typeof EnvErrorEventSchema>;
 
-/** 'env-error': the environment failed during reset or a step (an EnvErrorEvent says why); reward 0. */
+/**
+ * The agent's outcomes (success, failure, truncated, step-limit) and the one fault: 'env-error',
+ * the environment failed during reset or a step (an EnvErrorEvent says why and whose fault).
+ * A fault has reward 0 in the record; training leaves it out and evaluation counts it as a
+ * failure, reported apart (docs/faults.md).
+ */
 export const OUTCOMES = ['success', 'failure', 'truncated', 'step-limit', 'env-error'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 

@@ -43,7 +43,7 @@ const CLOSE_TIMEOUT_MS = 60_000;
  * environment with the action, and so on; requests from many episodes are batched into each
  * sampler call without waiting for the slowest environment (continuous batching,
  * batch-scheduler.ts). An environment that throws or times out ends only its own episode (outcome
- * 'env-error', the reason in the record); every environment is closed when its episode ends.
+ * 'env-error', a fault: the reason and its kind in the record); every environment is closed when its episode ends.
  * A sampler failure, a config error or a cancelled signal ends the whole run, after closing
  * whatever is open. Returns records in input order.
  */
@@ -96,7 +96,7 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
         ep.open(await call('reset', (signal) => spec.env.reset(spec.seed, { signal })));
       } catch (e) {
         if (!(e instanceof EnvCallError) || run.reason) throw e;
-        ep.failEnv({ during: 'reset', cause: e.reason, message: e.message });
+        ep.failEnv({ during: 'reset', cause: e.reason, fault: e.fault, message: e.message });
       }
       while (ep.phase !== 'done') {
         const request = ep.request();
@@ -108,7 +108,7 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
           ep.observe(await call('step', (signal) => spec.env.step(ep.pendingAction, { signal })));
         } catch (e) {
           if (!(e instanceof EnvCallError) || run.reason) throw e;
-          ep.failEnv({ during: 'step', cause: e.reason, message: e.message });
+          ep.failEnv({ during: 'step', cause: e.reason, fault: e.fault, message: e.message });
         }
       }
     } finally {
@@ -147,6 +147,7 @@ async function closeEnv(spec: EpisodeSpec, ep: EpisodeRun): Promise<void> {
     await callEnv({ during: 'close', f: () => spec.env.close!(), timeoutMs: CLOSE_TIMEOUT_MS });
   } catch (e) {
     const cause = e instanceof EnvCallError ? e.reason : 'error';
-    if (ep.phase === 'done') ep.noteCloseError({ cause, message: (e as Error).message });
+    const fault = e instanceof EnvCallError ? e.fault : 'environment';
+    if (ep.phase === 'done') ep.noteCloseError({ cause, fault, message: (e as Error).message });
   }
 }

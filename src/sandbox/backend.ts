@@ -72,6 +72,8 @@ export interface SandboxSession {
   /**
    * A regular file's bytes, or null when it is absent, not a regular file (a link included, or
    * under a linked directory) or over maxBytes. Files the agent could write are read this way.
+   * Rejects with a SandboxError when the sandbox could not be asked (its container is gone, the
+   * daemon did not answer): "the file is not there" and "nobody could look" are different answers.
    */
   readFile(path: string, options: { maxBytes: number }): Promise<Buffer | null>;
   /** Kills everything inside and removes the sandbox's files. Safe to call more than once. */

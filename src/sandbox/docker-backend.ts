@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SandboxBackend, SandboxSession, SandboxSpec } from './backend.ts';
 import { Sandbox } from './supervised-shell.ts';
-import { docker, dockerOk, dockerUnavailableReason, OWNER_LABEL, SANDBOX_LABEL } from './docker-cli.ts';
+import {
+  docker,
+  dockerOk,
+  dockerUnavailableReason,
+  OWNER_LABEL,
+  SANDBOX_LABEL,
+  type DockerResult,
+} from './docker-cli.ts';
 import { runLabelArgs } from './docker-run-scope.ts';
 import { SandboxLimitsSchema } from './limits.ts';
 import { copyTree, execFresh, stopEverything } from './docker-exec.ts';
@@ -131,13 +138,19 @@ function sessionOf(options: { name: string; sandbox: Sandbox; workdir: string; o
       const r = await docker(['exec', name, '/bin/bash', '-c', script, 'crl-read', path, String(maxBytes)], {
         maxBytes: maxBytes + 1,
       });
-      return r.code === 0 ? r.stdout : null;
+      if (r.code === 0) return r.stdout;
+      if (r.code === 3) return null; // the script's own answer: not there, or not a file it may read
+      // Anything else is docker exec failing (container gone, daemon down), not an absent file.
+      throw new SandboxError(`reading ${path} in the container failed: ${describeFailure(r)}`);
     },
     async close() {
       if (closed) return;
       closed = true;
-      await docker(['rm', '-f', name], { timeoutMs: 60_000 });
+      const r = await docker(['rm', '-f', name], { timeoutMs: 60_000 });
       await sandbox.close();
+      // Started with --rm, the container may already be gone: only a container left running is a failure.
+      if (r.code !== 0 && !/no such container/i.test(r.stderr))
+        throw new SandboxError(`removing container ${name} failed: ${describeFailure(r)}`);
     },
   };
 }
@@ -145,6 +158,12 @@ function sessionOf(options: { name: string; sandbox: Sandbox; workdir: string; o
 /** Runs a helper command as root inside the container (not in the agent's shell). */
 async function exec(name: string, command: string): Promise<void> {
   await dockerOk(['exec', name, '/bin/bash', '-c', command], { timeoutMs: 60_000 });
+}
+
+/** A failed docker command in a few words: its stderr, or that it timed out, or its exit status. */
+function describeFailure(r: DockerResult): string {
+  if (r.timedOut) return 'docker timed out';
+  return (r.stderr || `docker exit ${r.code ?? 'none'}`).slice(0, 400);
 }
 
 /** The size of the container's writable layer (what it wrote), or null when the daemon does not say. */

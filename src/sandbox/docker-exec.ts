@@ -112,6 +112,8 @@ export async function copyTree(name: string, from: string | null, to: string, sk
     exec.on('error', () => resolve(null));
     exec.on('close', (code) => resolve(code));
   });
+  // The host's tar must succeed too: a tree it could not read in full unpacks as a partial copy.
+  let packed: Promise<number | null> = Promise.resolve(0);
   if (from === null) exec.stdin.end();
   else {
     const tar = spawn('tar', ['-c', '-C', from, ...skip.flatMap((k) => ['--exclude', `./${k}`]), '.'], {
@@ -120,11 +122,18 @@ export async function copyTree(name: string, from: string | null, to: string, sk
     tar.stderr.on('data', (d: Buffer) => (err.length < 4096 ? (err += d.toString('utf8')) : undefined));
     tar.stdout.pipe(exec.stdin);
     exec.stdin.on('error', () => undefined);
+    packed = new Promise((resolve) => {
+      tar.on('error', () => resolve(null));
+      tar.on('close', (c) => resolve(c));
+    });
   }
   const timer = setTimeout(() => exec.kill('SIGKILL'), 300_000);
-  const code = await done;
+  const [code, tarCode] = await Promise.all([done, packed]);
   clearTimeout(timer);
   const what = `copying ${from ?? 'nothing'} to ${to} in the container`;
   if (code === 3) throw new AgentFaultError(`${what}: the agent's files are in the way: ${err.trim().slice(0, 300)}`);
-  if (code !== 0) throw new SandboxError(`${what} failed: ${err.trim().slice(0, 400)}`);
+  if (code !== 0)
+    throw new SandboxError(`${what} failed (docker exec exit ${code ?? 'none'}): ${err.trim().slice(0, 400)}`);
+  if (tarCode !== 0)
+    throw new SandboxError(`${what} failed (host tar exit ${tarCode ?? 'none'}): ${err.trim().slice(0, 400)}`);
 }

@@ -1,10 +1,13 @@
 import type { SandboxLimitsInput } from './limits.ts';
 import type { CapturedOutput } from './output-capture.ts';
+import type { FaultKind } from '../contracts/index.ts';
 
 /** What a sandbox is asked for and answers (sandbox.ts), and how it fails. */
 
 /** Sandboxes cannot run on this machine (bwrap missing or namespaces refused): the message says why. */
 export class SandboxUnavailableError extends Error {
+  /** Not the agent's doing: an episode that meets it is a fault, left out of training (docs/faults.md). */
+  readonly faultKind: FaultKind = 'sandbox';
   constructor(reason: string) {
     super(reason);
     this.name = 'SandboxUnavailableError';
@@ -13,6 +16,8 @@ export class SandboxUnavailableError extends Error {
 
 /** The sandbox broke (failed to start, its supervisor died): the episode cannot go on. */
 export class SandboxError extends Error {
+  /** Not the agent's doing: an episode that meets it is a fault, left out of training (docs/faults.md). */
+  readonly faultKind: FaultKind = 'sandbox';
   constructor(message: string) {
     super(message);
     this.name = 'SandboxError';

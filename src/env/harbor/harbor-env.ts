@@ -6,7 +6,7 @@ import { bashQuote } from '../../sandbox/shell-script.ts';
 import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { ACTION_HINT, parseShellAction } from './action.ts';
 import type { HarborTask } from './load-tasks.ts';
-import { readReward } from './reward-file.ts';
+import { readReward, VerifierFaultError } from './reward-file.ts';
 import { checkTaskTree } from './task-files.ts';
 import { taskImage, type TaskNetwork } from './task-image.ts';
 
@@ -190,7 +190,7 @@ export class HarborEnv implements Environment {
     }
     const reading = await readReward(sandbox);
     // A reward file that is there but not a number is a broken verifier, not a score of 0.
-    if (reading.source === 'invalid') throw new Error(`/logs/verifier/${reading.detail}`);
+    if (reading.source === 'invalid') throw new VerifierFaultError(`/logs/verifier/${reading.detail}`);
     const notes = [
       r.timedOut ? `the verifier timed out after ${seconds} s` : null,
       reading.detail ?? null,

@@ -1,3 +1,4 @@
+import type { FaultKind } from '../../contracts/index.ts';
 import type { SandboxSession } from '../../sandbox/backend.ts';
 
 /**
@@ -34,9 +35,30 @@ function checkReward(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= MAX_REWARD ? v : null;
 }
 
+/**
+ * The verifier ran but its reward cannot be known (the sandbox could not be asked for the file,
+ * or the file is not a reward): a fault of kind 'verifier', never a score of 0 (docs/faults.md).
+ */
+export class VerifierFaultError extends Error {
+  readonly faultKind: FaultKind = 'verifier';
+  constructor(message: string) {
+    super(message);
+    this.name = 'VerifierFaultError';
+  }
+}
+
+/** The reward; rejects with VerifierFaultError when a file could not be read (absent is not that: 'missing'). */
 export async function readReward(sandbox: SandboxSession): Promise<RewardReading> {
-  const read = async (name: string) =>
-    (await sandbox.readFile(`${VERIFIER_DIR}/${name}`, { maxBytes: MAX_BYTES }))?.toString('utf8') ?? null;
+  const read = async (name: string) => {
+    const path = `${VERIFIER_DIR}/${name}`;
+    let bytes: Buffer | null;
+    try {
+      bytes = await sandbox.readFile(path, { maxBytes: MAX_BYTES });
+    } catch (e) {
+      throw new VerifierFaultError(`the verifier's ${path} could not be read: ${(e as Error).message}`);
+    }
+    return bytes?.toString('utf8') ?? null;
+  };
   return parseReward({ txt: await read('reward.txt'), json: await read('reward.json') });
 }
 

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { FAULT_KINDS, type FaultKind } from '../contracts/index.ts';
+import type { EnvErrorEvent, EpisodeRecord } from './record.ts';
+
+/**
+ * Faults are not rewards (docs/faults.md). An episode ends as the agent's (success, failure,
+ * truncated, step-limit) or as a fault (outcome 'env-error': a sandbox, verifier, engine or
+ * environment failure outside the agent's reach). Training runs a faulted episode again on a
+ * fresh environment a bounded number of times and otherwise leaves it out of the update (no
+ * advantage, loss or critic target; group and batch statistics without it); evaluation counts it
+ * as a failure and reports it apart, by kind.
+ */
+
+/** How training treats faults (the config's `faults` block). */
+export const FaultPolicySchema = z
+  .object({
+    /** Times a faulted episode runs again, each on a fresh environment, before it is left out. */
+    retries: z.number().int().nonnegative().default(1),
+    /**
+     * The run stops when more than this share of an iteration's episodes are still faulted after
+     * their retries: an update on what is left would train on a sliver of the batch.
+     */
+    maxFraction: z.number().min(0).max(1).default(0.5),
+  })
+  .strict();
+export type FaultPolicy = z.infer<typeof FaultPolicySchema>;
+
+export function isFault(record: Pick<EpisodeRecord, 'outcome'>): boolean {
+  return record.outcome === 'env-error';
+}
+
+/** The event that ended a faulted episode (its first reset or step env-error), or null. */
+export function faultEvent(record: EpisodeRecord): EnvErrorEvent | null {
+  if (!isFault(record)) return null;
+  for (const e of record.events) if (e.kind === 'env-error' && e.during !== 'close') return e;
+  return null;
+}
+
+/** Whose fault a faulted episode was ('environment' for records older than the kinds). */
+export function faultKind(record: EpisodeRecord): FaultKind {
+  return faultEvent(record)?.fault ?? 'environment';
+}
+
+/** One line naming a faulted episode and why: `it3-ep2: sandbox fault during step: ...`. */
+export function describeFault(record: EpisodeRecord): string {
+  const e = faultEvent(record);
+  if (!e) return `${record.episodeId}: environment fault (no reason recorded)`;
+  return `${record.episodeId}: ${e.fault ?? 'environment'} fault during ${e.during}: ${e.message}`;
+}
+
+/** Faulted episodes by kind, every kind present (zero when none). */
+export function countFaults(records: readonly EpisodeRecord[]): Record<FaultKind, number> {
+  const out = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+  for (const r of records) if (isFault(r)) out[faultKind(r)]++;
+  return out;
+}
+
+/**
+ * An iteration's records as its sample stage returns them: one final record per episode of the
+ * batch, in batch order, then the faulted attempts that were run again (superseded). Only the
+ * agent's episodes train; the rest are counted.
+ */
+export function splitFaults(options: { records: readonly EpisodeRecord[]; batchEpisodes: number }): {
+  /** Episodes that ended as the agent's: the update's batch. */
+  trained: EpisodeRecord[];
+  /** Final records that are faults: left out of the update. */
+  leftOut: EpisodeRecord[];
+  /** Faulted attempts that were run again on a fresh environment. */
+  retried: EpisodeRecord[];
+} {
+  const final = options.records.slice(0, options.batchEpisodes);
+  return {
+    trained: final.filter((r) => !isFault(r)),
+    leftOut: final.filter(isFault),
+    retried: options.records.slice(options.batchEpisodes),
+  };
+}
+
+/**
+ * metrics.jsonl's fault counts for one iteration (keys `rollout/fault...`): faulted attempts by
+ * kind (retried or left out), attempts run again, episodes left out and their share of the batch.
+ */
+export function faultMetrics(options: { records: readonly EpisodeRecord[]; batchEpisodes: number }) {
+  const { leftOut, retried } = splitFaults(options);
+  const byKind = countFaults([...leftOut, ...retried]);
+  const out: Record<string, number> = {
+    'rollout/fault_left_out': leftOut.length,
+    'rollout/fault_retried': retried.length,
+    'rollout/fault_rate': leftOut.length / Math.max(1, options.batchEpisodes),
+  };
+  for (const k of FAULT_KINDS) out[`rollout/fault_${k}`] = byKind[k];
+  return out;
+}
+
+/** The run stops: too many of an iteration's episodes faulted to train on the rest. */
+export class FaultBudgetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FaultBudgetError';
+  }
+}
+
+/** Throws FaultBudgetError (one line, naming the first fault) when the faults left out exceed the policy's share, or leave nothing. */
+export function checkFaultBudget(options: {
+  records: readonly EpisodeRecord[];
+  batchEpisodes: number;
+  iteration: number;
+  maxFraction: number;
+}): void {
+  const { trained, leftOut } = splitFaults(options);
+  const share = leftOut.length / Math.max(1, options.batchEpisodes);
+  if (leftOut.length === 0 || (share <= options.maxFraction && trained.length > 0)) return;
+  throw new FaultBudgetError(
+    `iteration ${options.iteration}: ${leftOut.length} of ${options.batchEpisodes} episodes ended in faults after their retries ` +
+      `(more than faults.maxFraction ${options.maxFraction}); the first: ${describeFault(leftOut[0]!)}`,
+  );
+}
