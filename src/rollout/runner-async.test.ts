@@ -120,6 +120,7 @@ describe('runEpisodes with asynchronous environments', () => {
       during: 'step',
       step: 1,
       cause: 'error',
+      fault: 'environment', // a plain Error names no fault kind
       message: "the environment's step failed: sandbox died: exit 137",
     });
     // Its last action is still in the execution segment (a failure like any other).

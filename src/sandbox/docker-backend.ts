@@ -148,8 +148,9 @@ function sessionOf(options: { name: string; sandbox: Sandbox; workdir: string; o
       closed = true;
       const r = await docker(['rm', '-f', name], { timeoutMs: 60_000 });
       await sandbox.close();
-      // Started with --rm, the container may already be gone: only a container left running is a failure.
-      if (r.code !== 0 && !/no such container/i.test(r.stderr))
+      // Started with --rm, the container may already be gone, or going (its own end started the
+      // removal): only a container left running is a failure.
+      if (r.code !== 0 && !/no such container|removal of container .* is already in progress/i.test(r.stderr))
         throw new SandboxError(`removing container ${name} failed: ${describeFailure(r)}`);
     },
   };
