@@ -13,7 +13,8 @@ export default defineConfig({
     // ports, containers counted by owner. `npx vitest run --maxWorkers=1` runs them one by one.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // Labels the suite's containers and images and removes them (and those of killed suites).
-    globalSetup: ['src/sandbox/testing/docker-run-global.ts'],
+    // ... and removes the per-file temporary roots that fully skipped files leave.
+    globalSetup: ['src/sandbox/testing/docker-run-global.ts', 'src/util/testing/temp-root-global.ts'],
     // Gives each test file its own TMPDIR and removes it when the file ends.
     setupFiles: ['src/util/testing/temp-root.ts'],
   },

@@ -12,7 +12,8 @@ import { afterAll } from 'vitest';
  * a test that writes outside TMPDIR is found by .ci/check-machine.
  */
 const parent = tmpdir();
-const root = mkdtempSync(join(parent, 'crl-test-'));
+// Named by the suite (temp-root-global.ts), which removes a root a fully skipped file leaves.
+const root = mkdtempSync(join(parent, `crl-test-${process.env.CRL_TEST_SUITE ?? 'solo'}-`));
 // Searchable by others, as the system's temporary directory is: a sandbox run as root drops to a
 // user of its own that must reach its directory under here (sandbox-types.ts, tempRoot).
 chmodSync(root, 0o711);
