@@ -10,7 +10,9 @@ import { join } from 'node:path';
  * testing on the same machine) carry another name and are left alone.
  */
 export default function setup(): () => void {
-  const suite = `${process.pid}x${Date.now().toString(36)}`;
+  // Short: sockets of daemons that tests start live under these roots, and a Unix socket's path
+  // is limited to 107 bytes. The pid is unique among live suites; mkdtemp adds the rest.
+  const suite = process.pid.toString(36);
   process.env.CRL_TEST_SUITE = suite; // read by temp-root.ts in every test process
   const parent = tmpdir();
   const prefix = `crl-test-${suite}-`;
