@@ -10,6 +10,7 @@ import { SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
 import { SandboxError } from '../../sandbox/sandbox-types.ts';
 import { dockerAvailable, TEST_BASE_IMAGE } from '../../sandbox/testing/docker-available.ts';
 import { readReward, VerifierFaultError } from './reward-file.ts';
+import { waitFor } from '../../util/testing/wait-for.ts';
 import { writeTaskFolder } from './testing/task-folders.ts';
 
 /**
@@ -30,17 +31,6 @@ function containersWith(path: string): string[] {
     .stdout.split('\n')
     .filter(Boolean);
   return ids.filter((id) => spawnSync('docker', ['exec', id, 'test', '-e', path]).status === 0);
-}
-
-/** Polls `f` until it returns a value, or fails after `ms`. */
-async function waitFor<T>(f: () => T | null, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v !== null) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
 }
 
 describe.skipIf(!available)('faults in docker sandboxes', () => {
@@ -103,8 +93,8 @@ describe.skipIf(!available)('faults in docker sandboxes', () => {
         const ids = containersWith('/app/kill-me-marker');
         return ids.length > 0 ? ids : null;
       },
-      200_000,
-      "the killed task's container",
+      // docker exec per container per check: once a second is enough.
+      { what: "the killed task's container", timeoutMs: 200_000, intervalMs: 1000 },
     );
     expect(spawnSync('docker', ['kill', id!]).status).toBe(0);
     const r = await running;
