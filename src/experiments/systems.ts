@@ -1,43 +1,13 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import { RolloutConfigSchema, WORD_TOKEN_UNITS } from '../rollout/config.ts';
+import { CREDIT_SYSTEMS, SYSTEM_NAMES, type SystemName } from '../eval/system-names.ts';
 
-/**
- * The systems of method §7 as config overrides on top of a preset's training config. 'base' is the
- * SFT model itself (no RL). Names are the keys of `crl reproduce`'s JSON.
- */
-export const SYSTEM_NAMES = [
-  'base',
-  'ppo-single-window',
-  'ppo-single-window-2x',
-  'compaction-rl',
-  'no-summary-training',
-  'segment-mean-loss',
-  'no-cross-trajectory-gae',
-  'broadcast',
-  // Credit across compaction boundaries (docs/credit.md): CompactionRL with one choice changed.
-  'full-trajectory-gae',
-  'inverse-count-weights',
-  'split-reward',
-  'discounted-reward',
-  'no-whitening',
-  'per-kind-whitening',
-  'per-position-whitening',
-] as const;
-export type SystemName = (typeof SYSTEM_NAMES)[number];
+// The systems of method §7 as config overrides on top of a preset's training config. 'base' is the
+// SFT model itself (no RL). Names (eval/system-names.ts) are the keys of `crl reproduce`'s JSON.
+export { CREDIT_SYSTEMS, SYSTEM_NAMES, type SystemName } from '../eval/system-names.ts';
 
 /** The RL systems: every system but 'base', in SYSTEM_NAMES order. */
 export const RL_SYSTEMS = SYSTEM_NAMES.filter((s): s is Exclude<SystemName, 'base'> => s !== 'base');
-
-/** The systems of docs/credit.md: each changes one choice of CompactionRL's credit assignment. */
-export const CREDIT_SYSTEMS = [
-  'full-trajectory-gae',
-  'inverse-count-weights',
-  'split-reward',
-  'discounted-reward',
-  'no-whitening',
-  'per-kind-whitening',
-  'per-position-whitening',
-] as const satisfies readonly SystemName[];
 
 /** The RL systems of method §7 (the paper's tables and the broadcast baseline). */
 export const PAPER_RL_SYSTEMS = RL_SYSTEMS.filter((s) => !(CREDIT_SYSTEMS as readonly string[]).includes(s)) as Exclude<

@@ -1,4 +1,5 @@
 import type { EvalResult } from '../eval/eval-result.ts';
+import { CREDIT_SYSTEMS } from '../eval/system-names.ts';
 import { cellFor, diffCell, type CellQuery, type TableCell } from './cells.ts';
 import { tableNotes, type ProvenanceContext } from './provenance-notes.ts';
 
@@ -38,16 +39,6 @@ export const SYSTEM_LABELS: Readonly<Record<string, string>> = {
   'per-position-whitening': 'whitening per segment position',
 };
 
-/** docs/credit.md's systems: CompactionRL with one credit choice changed. */
-const CREDIT_SYSTEMS = [
-  'full-trajectory-gae',
-  'inverse-count-weights',
-  'split-reward',
-  'discounted-reward',
-  'no-whitening',
-  'per-kind-whitening',
-  'per-position-whitening',
-];
 const label = (s: string) => SYSTEM_LABELS[s] ?? s;
 const DOUBLE = 'ppo-single-window-2x';
 
