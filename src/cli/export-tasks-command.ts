@@ -6,6 +6,7 @@ import { CliError } from './errors.ts';
 import { parseKnobsFlag } from './json-flag.ts';
 import { evalTaskSeeds } from '../experiments/eval-runner.ts';
 import { checkTask } from './load-envs.ts';
+import { addContainerFiles, ImageRefSchema } from '../env/harbor/container-files.ts';
 
 const int = (min: number) =>
   z.coerce.number({ error: 'expected a whole number' }).int({ error: 'expected a whole number' }).min(min);
@@ -19,13 +20,14 @@ const FlagsSchema = z
     split: z.enum(['eval', 'train']).default('eval'),
     knobs: z.string().optional(),
     out: z.string().min(1),
+    dockerImage: ImageRefSchema.optional(),
   })
   .strict();
 
 /**
  * `crl export-tasks`: writes a generated family's tasks as Harbor task folders (docs/harbor.md),
  * one folder per task, so they run with `crl run --env harbor:DIR` (or in Harbor itself, given an
- * environment/Dockerfile).
+ * environment/Dockerfile: `--docker-image IMAGE` writes one FROM that image, env/harbor/container-files.ts).
  */
 export function registerExportTasksCommand(program: Command): void {
   program
@@ -38,10 +40,15 @@ export function registerExportTasksCommand(program: Command): void {
     .option('--split <eval|train>', "seed range: the family's evaluation or training seeds", 'eval')
     .option('--knobs <json>', 'task knobs as JSON (default: the family defaults)')
     .requiredOption('--out <dir>', 'a new or empty directory for the task folders')
+    .option(
+      '--docker-image <image>',
+      "also write environment/Dockerfile FROM this image (it must hold the task's tools: python3 and pytest for repo-repair) and a setup.sh for bubblewrap",
+    )
     .action((opts: Record<string, unknown>) => {
       const parsed = FlagsSchema.safeParse(opts);
       if (!parsed.success) {
-        throw new CliError(parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('\n'));
+        const flag = (key: unknown) => String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+        throw new CliError(parsed.error.issues.map((i) => `--${flag(i.path[0])}: ${i.message}`).join('\n'));
       }
       const f = parsed.data;
       if (f.count !== undefined && f.episodes !== undefined && f.count !== f.episodes) {
@@ -66,7 +73,11 @@ export function registerExportTasksCommand(program: Command): void {
       const range = f.split === 'eval' ? family.evalSeeds : family.trainSeeds;
       const seeds = evalTaskSeeds({ evalSeeds: range }, { tasks: count, offset: f.seed });
       mkdirSync(out, { recursive: true });
-      for (const seed of seeds) family.writeTaskFolder({ seed, knobs, dir: join(out, `${family.name}-${seed}`) });
+      for (const seed of seeds) {
+        const dir = join(out, `${family.name}-${seed}`);
+        family.writeTaskFolder({ seed, knobs, dir });
+        if (f.dockerImage !== undefined) addContainerFiles(dir, f.dockerImage);
+      }
       process.stderr.write(`crl: wrote ${seeds.length} task folders to ${f.out}\n`);
       process.stdout.write(JSON.stringify({ tasks: seeds.length, out: f.out }) + '\n');
     });

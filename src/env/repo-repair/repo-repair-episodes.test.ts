@@ -10,6 +10,7 @@ import { runEpisodes } from '../../rollout/runner.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
 import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
 import { Rng } from '../../util/random.ts';
+import { addContainerFiles } from '../harbor/container-files.ts';
 import { HarborEnv } from '../harbor/harbor-env.ts';
 import { loadHarborTasks } from '../harbor/load-tasks.ts';
 import { harborOraclePolicy } from '../harbor/oracle-policy.ts';
@@ -40,10 +41,13 @@ describe.skipIf(!available)('repo-repair episodes in the sandbox (Qwen3 tokens, 
   it('exported task folders: harbor-oracle passes every one, a policy that only submits none', async () => {
     const dir = join(root, 'suite');
     const knobs = repoRepairKnobs.parse({});
-    for (const seed of seeds.slice(0, 4)) {
+    for (const [i, seed] of seeds.slice(0, 4).entries()) {
       repoRepair.writeTaskFolder!({ seed, knobs, dir: join(dir, `repo-repair-${seed}`) });
+      // Half carry the container build files: their setup.sh keeps them runnable here.
+      if (i % 2 === 1) addContainerFiles(join(dir, `repo-repair-${seed}`), 'python:3.11-slim');
     }
     const tasks = loadHarborTasks(dir);
+    expect(tasks.map((t) => t.dockerfile)).toEqual([false, true, false, true]);
     const tokenizer = loadTokenizer('qwen3');
     const { config, layout } = resolveRolloutConfig({ tokenizer, input: {} });
     const run = async (policy: typeof harborOraclePolicy) =>

@@ -45,7 +45,8 @@ export function taskFolderFiles(task: RepoRepairTask, name: string): Record<stri
       },
       agent: { timeout_sec: 600 },
       verifier: { timeout_sec: 120 },
-      environment: { build_timeout_sec: 30, cpus: 1, memory_mb: 1024, allow_internet: false },
+      // Harbor's default build limit: a container image is built on a machine that may be busy.
+      environment: { build_timeout_sec: 600, cpus: 1, memory_mb: 1024, allow_internet: false },
     }),
     'tests/test.sh': [
       '#!/bin/bash',
