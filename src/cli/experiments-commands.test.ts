@@ -7,6 +7,7 @@ import { readEvalResult } from '../eval/eval-result.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
 import { buildProgram } from './main.ts';
 import { crl } from './testing/spawn-crl.ts';
+import { waitFor } from '../util/testing/wait-for.ts';
 
 const TINY = ['--env', 'chunk-sum', '--model', 'tiny', '--batch', '2', '--checkpoint-every', '2', '--from-scratch'];
 
@@ -82,6 +83,32 @@ describe('crl experiments commands (spawned)', () => {
     expect(resumed.stderr).toMatch(/starting at iteration (3|5) of 6/); // after checkpoint 2 or 4
     expect(replayable(killed)).toEqual(replayable(full));
     expect(replayable(full).map((l) => l.iteration)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('a resumed run keeps its actor: the scripted expert stays the expert, and --actor cannot change it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'crl-kill-expert-'));
+    const full = join(root, 'full');
+    const killed = join(root, 'killed');
+    const args = ['train', ...TINY, '--actor', 'expert', '--iterations', '6', '--seed', '7'];
+    expect(crl([...args, '--out', full]).code).toBe(0);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--out', killed], {
+      stdio: 'ignore',
+    });
+    await waitFor(() => readMetrics(join(killed, 'metrics.jsonl')).length >= 3 || child.exitCode !== null, {
+      what: 'three iterations of the expert run',
+      timeoutMs: 100_000,
+      intervalMs: 20,
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+    expect(readMetrics(join(killed, 'metrics.jsonl')).length).toBeLessThan(6);
+
+    const switched = crl(['train', '--resume', killed, '--actor', 'policy']);
+    expect(switched.code).toBe(2);
+    expect(switched.stderr).toContain('was trained with --actor expert; --resume keeps it: drop --actor policy');
+    expect(crl(['train', '--resume', killed]).code).toBe(0);
+    // The policy acting instead (random weights) would not replay the expert's episodes.
+    expect(replayable(killed)).toEqual(replayable(full));
   });
 
   it('refuses flags together with --resume', () => {

@@ -92,7 +92,7 @@ export function registerTrainCommand(program: Command): void {
   );
   cmd.addOption(actorOption());
   cmd.action(async (opts: TrainOptions) => {
-    const actor = opts.actor;
+    let actor = opts.actor;
     let runDir: string;
     let config: TrainConfig;
     if (opts.resume) {
@@ -106,6 +106,12 @@ export function registerTrainCommand(program: Command): void {
       const resume = opts.resume;
       const stored = asUserError(() => readRunConfig(resume));
       runDir = stored.paths.root;
+      // The run continues with whoever acted in it: a resumed expert smoke run stays one.
+      if (cmd.getOptionValueSource('actor') === 'cli' && opts.actor !== stored.actor)
+        throw new CliError(
+          `${runDir} was trained with --actor ${stored.actor}; --resume keeps it: drop --actor ${opts.actor}`,
+        );
+      actor = stored.actor;
       if (stored.system === 'base')
         throw new CliError(
           `${runDir} holds an SFT run (crl sft), not an RL run: continue it with crl sft --out ${runDir}, or start RL from it with crl train --init ${runDir}`,

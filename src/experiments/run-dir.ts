@@ -37,7 +37,14 @@ export function newRunName(system: string, now = new Date()): string {
  * directory whose paths the config hash names relatively. Refuses to reuse a directory that already
  * has a config: that is what --resume is for.
  */
-export function createRunDir(options: { dir: string; system: string; config: unknown; root?: string }): RunPaths {
+export function createRunDir(options: {
+  dir: string;
+  system: string;
+  config: unknown;
+  root?: string;
+  /** Who acts while training; stored only for the scripted expert, so that --resume keeps it. */
+  actor?: 'policy' | 'expert';
+}): RunPaths {
   const paths = runPaths(options.dir);
   if (existsSync(paths.config))
     throw new Error(
@@ -46,6 +53,7 @@ export function createRunDir(options: { dir: string; system: string; config: unk
   for (const d of [paths.root, paths.samples, paths.eval]) ensureDir(d);
   const record = {
     system: options.system,
+    ...(options.actor === 'expert' ? { actor: 'expert' } : {}),
     config: options.config,
     provenance: provenance(options.config, options.root),
   };
@@ -54,12 +62,14 @@ export function createRunDir(options: { dir: string; system: string; config: unk
 }
 
 /**
- * Reads a run's stored { system, config, provenance } (the config is validated by the caller's
- * schema; provenance is null for runs made before it was recorded).
+ * Reads a run's stored { system, actor, config, provenance } (the config is validated by the
+ * caller's schema; provenance is null for runs made before it was recorded; actor is 'policy'
+ * unless the run was trained on the scripted expert's episodes).
  */
 export function readRunConfig(dir: string): {
   paths: RunPaths;
   system: string;
+  actor: 'policy' | 'expert';
   config: unknown;
   provenance: Provenance | null;
 } {
@@ -67,12 +77,21 @@ export function readRunConfig(dir: string): {
   if (!existsSync(paths.config)) throw new Error(`${paths.root} is not a run directory (no ${RUN_FILES.config})`);
   const raw = JSON.parse(readFileSync(paths.config, 'utf8')) as {
     system?: unknown;
+    actor?: unknown;
     config?: unknown;
     provenance?: unknown;
   };
   if (typeof raw.system !== 'string') throw new Error(`${paths.config}: missing "system"`);
+  if (raw.actor !== undefined && raw.actor !== 'expert')
+    throw new Error(`${paths.config}: "actor" must be "expert" when given`);
   const prov = ProvenanceSchema.safeParse(raw.provenance);
-  return { paths, system: raw.system, config: raw.config, provenance: prov.success ? prov.data : null };
+  return {
+    paths,
+    system: raw.system,
+    actor: raw.actor === 'expert' ? 'expert' : 'policy',
+    config: raw.config,
+    provenance: prov.success ? prov.data : null,
+  };
 }
 
 /** What a directory named as a new run's --out holds: nothing, an earlier run, or something else. */

@@ -92,7 +92,13 @@ export async function train(options: {
   let published = false;
   if (fresh) {
     const before = existsSync(paths.root) ? new Set(readdirSync(paths.root)) : null;
-    createRunDir({ dir: paths.root, system: options.system ?? config.name, config, root: options.root });
+    createRunDir({
+      dir: paths.root,
+      system: options.system ?? config.name,
+      config,
+      actor: options.actor,
+      ...(options.root !== undefined ? { root: options.root } : {}),
+    });
     // A remote engine is an input too: it must load the first weights before the run counts as
     // started, so a wrong URL or admin token leaves nothing behind either.
     try {
