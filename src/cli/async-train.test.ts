@@ -65,8 +65,6 @@ describe('crl train --max-staleness', () => {
       expect(l.metrics['rollout/staleness_max']).toBeLessThanOrEqual(1);
       expect(l.metrics['off_policy/iw_capped']).toBeGreaterThanOrEqual(0);
     }
-    // Batch 2 starts with the first weights while iteration 1 trains: the bound is reached.
-    expect(lines[1]!.metrics['rollout/staleness_max']).toBe(1);
     for (const l of readMetrics(metrics('plain'))) expect(l.metrics['rollout/staleness_max']).toBe(0);
   }, 300_000);
 

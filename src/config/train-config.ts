@@ -114,7 +114,7 @@ export const TrainConfigSchema = z
     /**
      * S: how many policy versions old a trained segment may be (docs/async.md). 0 or absent: the
      * synchronous loop (method §6), each batch sampled by the weights it trains. S > 0: batches of
-     * later iterations are sampled while earlier ones train, up to S + 1 at once.
+     * later iterations are sampled while earlier ones train, at most S at once.
      */
     maxStaleness: z.number().int().min(0).optional(),
     /**
