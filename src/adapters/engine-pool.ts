@@ -121,7 +121,10 @@ export class EnginePool {
   sampler(options: { weightVersion?: string } = {}): TokenSampler {
     return {
       sample: (requests: readonly SampleRequest[], params: SamplingParams) =>
-        Promise.all(requests.map((r) => this.one(r, params, options.weightVersion ?? this.published))),
+        // Without a version of its own, each attempt asks for the latest published one: a request
+        // waiting out a publish (an asynchronous trainer pushes weights while episodes run,
+        // docs/async.md) then takes the new weights instead of waiting for the old ones forever.
+        Promise.all(requests.map((r) => this.one(r, params, () => options.weightVersion ?? this.published))),
     };
   }
 
@@ -183,13 +186,14 @@ export class EnginePool {
   private async one(
     request: SampleRequest,
     params: SamplingParams,
-    version: string | undefined,
+    versionNow: () => string | undefined,
   ): Promise<SampleResult> {
     const protocol = engineProtocol(this.protocolName);
     const body = protocol.requestBody({ request, params });
     const deadline = Date.now() + this.waitMs;
     for (;;) {
-      const r = await this.pick(request.episodeId, version, deadline);
+      const r = await this.pick(request.episodeId, versionNow, deadline);
+      const version = versionNow();
       r.inFlight++;
       let answer;
       try {
@@ -235,11 +239,16 @@ export class EnginePool {
   }
 
   /** The episode's replica if it can serve `version`, else the least-loaded one that can; waits (probing) until the deadline. */
-  private async pick(episodeId: string | undefined, version: string | undefined, deadline: number): Promise<Replica> {
+  private async pick(
+    episodeId: string | undefined,
+    versionNow: () => string | undefined,
+    deadline: number,
+  ): Promise<Replica> {
     // A down replica is asked again in the background while the others serve: once it answers
     // (with the weights asked for) it takes new episodes again.
     if (this.replicas.some((r) => !r.up)) void this.probeAll();
     for (;;) {
+      const version = versionNow();
       const usable = (r: Replica) =>
         r.up &&
         (version === undefined ||

@@ -112,6 +112,12 @@ export const TrainConfigSchema = z
      */
     faults: FaultPolicySchema.optional(),
     /**
+     * S: how many policy versions old a trained segment may be (docs/async.md). 0 or absent: the
+     * synchronous loop (method §6), each batch sampled by the weights it trains. S > 0: batches of
+     * later iterations are sampled while earlier ones train, at most S at once.
+     */
+    maxStaleness: z.number().int().min(0).optional(),
+    /**
      * Sample on a remote engine instead of in-process (docs/decisions/0010). Before each
      * iteration the policy is written to <run>/engine-weights and loaded by the engine through
      * SGLang's update_weights_from_disk, which `crl serve` also implements. vLLM has no such
@@ -207,6 +213,25 @@ export const TrainConfigSchema = z
         message: "advantage.segmentDiscount is used only with advantage.segmentReward 'discounted'",
       });
     }
+    if (c.ppo.tisLevel === 'sequence' && c.ppo.offPolicy !== 'tis')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ppo', 'tisLevel'],
+        message: `'sequence' applies to ppo.offPolicy 'tis' only (got '${c.ppo.offPolicy ?? 'none'}')`,
+      });
+    // docs/async.md: sampling ahead runs in this process's loop; not yet on workers or a torch trainer.
+    if ((c.maxStaleness ?? 0) > 0 && c.queue !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxStaleness'],
+        message: 'sampling ahead (maxStaleness > 0) is not yet supported with rollout workers (queue); drop one',
+      });
+    if ((c.maxStaleness ?? 0) > 0 && c.trainer !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxStaleness'],
+        message: 'sampling ahead (maxStaleness > 0) is not yet supported with the torch trainer; drop one',
+      });
     // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.
     if (c.algorithm === 'ppo-single-window' && c.rollout.maxWindows !== 1) {
       ctx.addIssue({

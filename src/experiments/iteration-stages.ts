@@ -76,6 +76,8 @@ export async function sampleEpisodes(options: {
   groupSize: number;
   iteration: number;
   rng: Rng;
+  /** The version of the weights the sampler acts with now (default: iteration - 1, the synchronous loop's). */
+  policyVersion?: () => number;
 }): Promise<EpisodeRecord[]> {
   const jobs = episodeJobs(options);
   const delay = options.stepDelayMs ?? 0;
@@ -88,7 +90,7 @@ export async function sampleEpisodes(options: {
       config: options.rollout,
       layout: options.layout,
       actor: options.sampler,
-      policyVersion: () => options.iteration - 1, // weights after iteration - 1 updates
+      policyVersion: options.policyVersion ?? (() => options.iteration - 1), // weights after iteration - 1 updates
     });
   const final = await run(jobs);
   const superseded: EpisodeRecord[] = [];
@@ -222,6 +224,8 @@ export function ppoSegments(options: {
     oldValues: options.oldValues?.[i] ?? new Float32Array(s.tokens.length),
     advantages: options.advantages[i]!,
     returns: options.returns[i]!,
+    // The sampler's log-probs (one per token, as records store them), for ppo.offPolicy.
+    behaviourLogprobs: Float32Array.from(s.samplerLogprobs, (v) => (v === null ? Number.NaN : v)),
   }));
 }
 

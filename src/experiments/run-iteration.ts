@@ -1,5 +1,7 @@
 import { checkFaultBudget, faultMetrics, splitFaults, type FaultPolicy } from '../rollout/faults.ts';
+import type { EpisodeRecord } from '../rollout/record.ts';
 import { mixSeed, Rng } from '../util/random.ts';
+import { stalenessMetrics } from './staleness.ts';
 import type { TrainingStages } from './training-stages.ts';
 
 /**
@@ -13,6 +15,16 @@ export function iterationRngs(options: { seed: number; iteration: number }): { s
   const sampler = rng.fork();
   const sample = rng.fork();
   return { sampler, sample, ppo: rng.fork() };
+}
+
+/** One iteration's sampled batch, as the sample stage returned it, with how long it took. */
+export interface SampledBatch {
+  iteration: number;
+  rngs: ReturnType<typeof iterationRngs>;
+  /** Final records in job order, then the faulted attempts that ran again (stages.sample). */
+  sampled: EpisodeRecord[];
+  /** Seconds the sample stage (and the publish before it) took. */
+  sampleSeconds: number;
 }
 
 /**
@@ -39,6 +51,29 @@ export async function runIteration(options: {
   if (!options.published) await stages.publish({ version: iteration - 1 });
   const sampled = await stages.sample({ iteration, samplerRng: rngs.sampler, rng: rngs.sample });
   const sampleSeconds = (performance.now() - t0) / 1000;
+  return trainIteration({
+    stages,
+    batch: { iteration, rngs, sampled, sampleSeconds },
+    waitSeconds: sampleSeconds,
+    faults: options.faults,
+  });
+}
+
+/**
+ * The stages after sampling, on a batch sampled by this loop or ahead of it (async-loop.ts):
+ * segments .. checkpoint. `waitSeconds`: how long the trainer waited for the batch; the metrics
+ * line gains perf/wait_s and perf/train_s (the rest of the iteration up to the update) and the
+ * batch's staleness (rollout/staleness_*: iteration - 1 minus each trained segment's version).
+ */
+export async function trainIteration(options: {
+  stages: TrainingStages;
+  batch: SampledBatch;
+  waitSeconds: number;
+  faults: { batchEpisodes: number } & Pick<FaultPolicy, 'maxFraction'>;
+}): Promise<Record<string, number>> {
+  const { stages, waitSeconds } = options;
+  const { iteration, rngs, sampled, sampleSeconds } = options.batch;
+  const t1 = performance.now();
   const { batchEpisodes, maxFraction } = options.faults;
   checkFaultBudget({ records: sampled, batchEpisodes, iteration, maxFraction });
   const records = splitFaults({ records: sampled, batchEpisodes }).trained;
@@ -47,10 +82,14 @@ export async function runIteration(options: {
   const { advantages, returns } = await stages.advantages({ records, segments, old });
   const batch = await stages.batch({ segments, old, advantages, returns });
   const ppo = await stages.update({ batch, iteration, rng: rngs.ppo });
-  const elapsedSeconds = (performance.now() - t0) / 1000;
+  const trainSeconds = (performance.now() - t1) / 1000;
+  const elapsedSeconds = waitSeconds + trainSeconds;
   const metrics = {
     ...(await stages.metrics({ records, old, ppo, sampleSeconds, elapsedSeconds })),
     ...faultMetrics({ records: sampled, batchEpisodes }),
+    ...stalenessMetrics({ records, trainedVersion: iteration - 1 }),
+    'perf/wait_s': waitSeconds,
+    'perf/train_s': trainSeconds,
   };
   await stages.write({ iteration, records, segments, old, advantages, returns, ppo, metrics });
   await stages.checkpoint({ iteration });

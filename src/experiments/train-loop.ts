@@ -12,6 +12,7 @@ import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
 import { familyByName } from '../env/family-by-name.ts';
 import { runIteration } from './run-iteration.ts';
+import { runAsyncIterations } from './async-loop.ts';
 import { defaultStages, type TrainingRun, type TrainingStages } from './training-stages.ts';
 import { withTorchTrainer } from './torch-trainer-models.ts';
 import { buildTrainerModels, trainTokenizer, type ActorKind, type TrainerModels } from './trainer-models.ts';
@@ -122,19 +123,33 @@ export async function train(options: {
   const last = options.lastIteration ?? config.iterations;
   const faultPolicy = FaultPolicySchema.parse(config.faults ?? {});
   options.progress?.start({ total: last, first });
+  const maxStaleness = config.maxStaleness ?? 0;
   try {
-    for (let iteration = first; iteration <= last; iteration++) {
-      const metrics = await runIteration({
+    if (maxStaleness > 0) {
+      await runAsyncIterations({
         stages,
-        iteration,
+        first,
+        last,
         seed: config.seed,
+        maxStaleness,
         published,
         faults: { batchEpisodes: config.batchEpisodes, maxFraction: faultPolicy.maxFraction },
-      });
-      published = false;
-      options.progress?.update({ iteration, metrics });
+        ...(options.progress ? { progress: options.progress } : {}),
+      }); // it publishes the weights after every update, the final ones included
+    } else {
+      for (let iteration = first; iteration <= last; iteration++) {
+        const metrics = await runIteration({
+          stages,
+          iteration,
+          seed: config.seed,
+          published,
+          faults: { batchEpisodes: config.batchEpisodes, maxFraction: faultPolicy.maxFraction },
+        });
+        published = false;
+        options.progress?.update({ iteration, metrics });
+      }
+      await stages.publish({ version: last }); // a remote engine ends on the final weights, ready for evaluation
     }
-    await stages.publish({ version: last }); // a remote engine ends on the final weights, ready for evaluation
   } finally {
     await models.trainable?.close(); // a trainer process ends with the run (its weights pulled first)
   }

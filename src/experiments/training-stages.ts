@@ -60,7 +60,16 @@ export interface TrainingStages {
    * final record per episode in batch order, then any faulted attempts that were run again
    * (docs/faults.md). Only the episodes that ended as the agent's reach the later stages.
    */
-  sample: (input: { iteration: number; samplerRng: Rng; rng: Rng }) => MaybePromise<EpisodeRecord[]>;
+  sample: (input: {
+    iteration: number;
+    samplerRng: Rng;
+    rng: Rng;
+    /**
+     * The version of the weights the sampler acts with right now, read as each sampler call
+     * starts (async-loop.ts: the weights may move on while the batch runs). Absent: iteration - 1.
+     */
+    version?: () => number;
+  }) => MaybePromise<EpisodeRecord[]>;
   segments: (input: { records: EpisodeRecord[] }) => MaybePromise<BatchSegment[]>;
   /** The trainer's own old log-probs, entropies and the critic's old values. */
   recompute: (input: { segments: BatchSegment[] }) => MaybePromise<RecomputeResult>;
@@ -120,8 +129,9 @@ export function defaultStages(run: TrainingRun): TrainingStages {
   const { config, models, ppoConfig, paths } = run;
   return {
     publish: ({ version }) => models.publish(version),
-    sample: ({ iteration, samplerRng, rng }) =>
+    sample: ({ iteration, samplerRng, rng, version }) =>
       sampleEpisodes({
+        ...(version ? { policyVersion: version } : {}),
         family: run.family,
         knobs: config.env.knobs,
         rollout: run.rollout,

@@ -8,8 +8,13 @@
  *                 on tokens sampled near pi; >= 0, zero at rho = 1)
  *   loss_t      = surrogate_t + klCoef kl_t - entropyCoef H_t
  * Gradients are elementwise: d loss_t / d logp_t and d loss_t / d H_t. Outside the mask everything is 0.
+ *
+ * Off-policy (off-policy.ts, docs/async.md): given the behaviour (sampler) log-probs and a
+ * correction other than 'none', surrogate_t is multiplied by its detached importance weight w_t,
+ * and so is its gradient; the KL and entropy terms are not weighted.
  */
 import { RlInputError, requireFinite, requireSameLength } from './errors.ts';
+import { importanceWeights, type OffPolicyOptions } from './off-policy.ts';
 
 export interface PolicyLossOptions {
   logprobs: Float32Array[]; // [T] per segment, current policy
@@ -21,6 +26,10 @@ export interface PolicyLossOptions {
   clipHigh: number; // eps_high: rho is clipped from above at 1 + clipHigh
   klCoef: number;
   entropyCoef: number;
+  /** [T] per segment: the sampler's log-probs, NaN where unknown; needed by a correction other than 'none'. */
+  behaviourLogprobs?: Float32Array[];
+  /** Absent or correction 'none': the surrogate is unweighted (method §5 exactly). */
+  offPolicy?: OffPolicyOptions;
 }
 
 export interface PolicyLossTerms {
@@ -62,6 +71,19 @@ export function policyLoss(options: PolicyLossOptions): PolicyLossTerms {
   }
   if (entropyCoef !== 0 && !entropies) throw new RlInputError('policyLoss: entropyCoef != 0 needs entropies');
   const n = masks.length;
+  const corrected = options.offPolicy !== undefined && options.offPolicy.correction !== 'none';
+  if (corrected && (!options.behaviourLogprobs || options.behaviourLogprobs.length !== n))
+    throw new RlInputError(
+      `policyLoss: off-policy correction '${options.offPolicy!.correction}' needs behaviourLogprobs, one array per segment (${n} masks)`,
+    );
+  const iw = corrected
+    ? importanceWeights({
+        oldLogprobs,
+        behaviourLogprobs: options.behaviourLogprobs!,
+        masks,
+        offPolicy: options.offPolicy!,
+      })
+    : null;
   if (
     logprobs.length !== n ||
     oldLogprobs.length !== n ||
@@ -77,6 +99,7 @@ export function policyLoss(options: PolicyLossOptions): PolicyLossTerms {
     const old = oldLogprobs[s]!;
     const adv = advantages[s]!;
     const ent = entropies?.[s];
+    const w = iw?.[s]!.weights;
     for (const [arr, what] of [
       [lp, 'logprobs'],
       [old, 'oldLogprobs'],
@@ -94,6 +117,11 @@ export function policyLoss(options: PolicyLossOptions): PolicyLossTerms {
     for (let t = 0; t < T; t++) {
       if (mask[t] !== 1) continue;
       const sur = surrogateToken({ logprob: lp[t]!, oldLogprob: old[t]!, advantage: adv[t]!, clipLow, clipHigh });
+      if (w) {
+        // Detached weight: it scales the surrogate and its gradient, never is differentiated.
+        sur.loss *= w[t]!;
+        sur.grad *= w[t]!;
+      }
       const d = old[t]! - lp[t]!;
       const k3 = Math.exp(d) - d - 1;
       const dK3 = 1 - Math.exp(d); // d k3 / d logp

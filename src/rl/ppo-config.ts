@@ -9,6 +9,10 @@ import { RlInputError } from './errors.ts';
 import { LOSS_AGGREGATIONS } from './aggregate-loss.ts';
 import { WHITENING_MODES, type WhiteningMode } from './whitening.ts';
 import { SEGMENT_WEIGHTINGS, type SegmentWeighting } from './segment-weights.ts';
+import { OFF_POLICY_CORRECTIONS, TIS_LEVELS, type OffPolicyOptions } from './off-policy.ts';
+
+/** slime's --tis-clip default; also the decoupled correction's cap. */
+export const DEFAULT_TIS_CAP = 2;
 
 export const ppoConfigSchema = z
   .object({
@@ -60,6 +64,15 @@ export const ppoConfigSchema = z
      * fewer tokens; the pair is one unit of the minibatch split). false: every segment alone.
      */
     mergePrefixes: z.boolean().default(true),
+    /**
+     * How the surrogate of a segment sampled by other weights than the trainer's old policy is
+     * corrected (off-policy.ts, docs/async.md): 'none' | 'tis' | 'decoupled'. Absent: 'none'.
+     */
+    offPolicy: z.enum(OFF_POLICY_CORRECTIONS).optional(),
+    /** The correction's cap on exp(logp_old - logp_b) (absent: 2). */
+    tisCap: z.number().positive().optional(),
+    /** 'token' (absent) or 'sequence': one TIS weight per token or per segment ('tis' only). */
+    tisLevel: z.enum(TIS_LEVELS).optional(),
   })
   .strict();
 
@@ -70,5 +83,18 @@ export type PpoConfigInput = z.input<typeof ppoConfigSchema>;
 export function parsePpoConfig(input: unknown): PpoConfig {
   const r = ppoConfigSchema.safeParse(input ?? {});
   if (!r.success) throw new RlInputError(`invalid PPO config: ${z.prettifyError(r.error)}`);
+  if (r.data.tisLevel === 'sequence' && r.data.offPolicy !== 'tis')
+    throw new RlInputError(
+      `invalid PPO config: tisLevel 'sequence' applies to offPolicy 'tis' only (got '${r.data.offPolicy ?? 'none'}')`,
+    );
   return r.data;
+}
+
+/** The config's correction with its defaults filled in. */
+export function offPolicyOf(config: Pick<PpoConfig, 'offPolicy' | 'tisCap' | 'tisLevel'>): OffPolicyOptions {
+  return {
+    correction: config.offPolicy ?? 'none',
+    cap: config.tisCap ?? DEFAULT_TIS_CAP,
+    level: config.tisLevel ?? 'token',
+  };
 }

@@ -307,3 +307,48 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
     ).toThrow(/advantages vs tokens/);
   });
 });
+
+describe('ppoUpdate with an off-policy correction (rl/off-policy.ts)', () => {
+  const run = (options: { offPolicy?: 'tis' | 'decoupled'; behaviourShift: number }) => {
+    const { policy, critic } = models();
+    // The behaviour policy gave every generated token `behaviourShift` less log-prob than the trainer's old one.
+    const segments = batch(policy, critic).map((s) => ({
+      ...s,
+      behaviourLogprobs: s.oldLogprobs.map((v) => v - options.behaviourShift),
+    }));
+    const m = ppoUpdate({
+      segments,
+      policy,
+      critic,
+      config: { ...baseConfig, ...(options.offPolicy ? { offPolicy: options.offPolicy } : {}) },
+      iteration: 1,
+      rng: new Rng(3),
+    });
+    return { m, logits: Array.from(policy.logits) };
+  };
+
+  it('behaviour = old (on-policy): tis and decoupled train exactly as none, weights all 1', () => {
+    const none = run({ behaviourShift: 0 });
+    for (const offPolicy of ['tis', 'decoupled'] as const) {
+      const c = run({ offPolicy, behaviourShift: 0 });
+      expect(c.logits).toEqual(none.logits);
+      expect(c.m['off_policy/iw_mean']).toBe(1);
+      expect(c.m['off_policy/iw_max']).toBe(1);
+      expect(c.m['off_policy/iw_capped']).toBe(0);
+    }
+    expect(none.m['off_policy/iw_mean']).toBeUndefined(); // none adds no metrics: its lines stay as they were
+  });
+
+  it('stale tokens: tis truncates the weight at the cap, decoupled leaves them out of the step', () => {
+    const shift = Math.log(3); // raw weight 3 on every token, above the default cap 2
+    const tis = run({ offPolicy: 'tis', behaviourShift: shift });
+    expect(tis.m['off_policy/iw_mean']).toBeCloseTo(3, 5);
+    expect(tis.m['off_policy/iw_capped']).toBe(1);
+    const dec = run({ offPolicy: 'decoupled', behaviourShift: shift });
+    expect(dec.m['off_policy/iw_capped']).toBe(1);
+    const before = models().policy.logits;
+    // every token dropped: the policy rows do not move, only the critic trains
+    expect(Array.from(dec.logits)).toEqual(Array.from(before));
+    expect(tis.logits).not.toEqual(Array.from(before));
+  });
+});

@@ -22,7 +22,8 @@ import { policyLoss } from './policy-loss.ts';
 import { valueLoss } from './value-loss.ts';
 import { policyAdvantages } from './policy-advantages.ts';
 import { buildMinibatches } from './minibatches.ts';
-import { parsePpoConfig, type PpoConfig, type PpoConfigInput } from './ppo-config.ts';
+import { offPolicyOf, parsePpoConfig, type PpoConfig, type PpoConfigInput } from './ppo-config.ts';
+import { importanceStats, importanceWeights } from './off-policy.ts';
 import { explainedVariance, maskedCount, maskedMean } from './masked-stats.ts';
 import { mergedBatch, prefixGroups, segmentTokens, toMembers, toSequences, type MergedBatch } from './shared-prefix.ts';
 
@@ -36,6 +37,7 @@ export interface PpoSegment {
   returns: Float32Array; // [T] critic targets
   episode?: number; // the episode in the batch; needed by ppo.segmentWeights 'inverse-count'
   segmentsAfter?: number; // segments after it in its episode; needed by whitening 'per-position'
+  behaviourLogprobs?: Float32Array; // [T] the sampler's log-probs, NaN where unknown; read by ppo.offPolicy
 }
 
 export type PpoMetrics = Record<string, number>;
@@ -95,6 +97,7 @@ function policyStep(options: {
   batch: MergedBatch;
   masks: Uint8Array[];
   oldLogprobs: Float32Array[];
+  behaviourLogprobs: Float32Array[];
   advantages: Float32Array[];
   config: PpoConfig;
   acc: MeanAccumulator;
@@ -113,6 +116,8 @@ function policyStep(options: {
     clipHigh: config.clipHigh,
     klCoef: config.klCoef,
     entropyCoef: config.entropyCoef,
+    behaviourLogprobs: options.behaviourLogprobs,
+    offPolicy: offPolicyOf(config),
   });
   const approxKl = maskedMean({ values: terms.approxKl, masks });
   // targetKl: the policy already moved too far from the one that sampled; no step (a train forward may go without its backward).
@@ -186,6 +191,15 @@ export function ppoUpdate(options: {
     ...(config.segmentWeights ? { segmentWeights: config.segmentWeights } : {}),
   });
 
+  // The sampler's log-probs (NaN where unknown), for an off-policy correction (off-policy.ts).
+  const behaviour = segments.map(
+    (seg) => seg.behaviourLogprobs ?? new Float32Array(seg.tokens.length).fill(Number.NaN),
+  );
+  behaviour.forEach((b, s) =>
+    requireSameLength({ a: b, b: segments[s]!.tokens, what: `segments[${s}] behaviourLogprobs vs tokens` }),
+  );
+  const offPolicy = offPolicyOf(config);
+
   const acc = new MeanAccumulator();
   const tokens = segments.map((seg) => seg.tokens);
   const groups = prefixGroups({ tokens, merge: config.mergePrefixes });
@@ -202,6 +216,7 @@ export function ppoUpdate(options: {
           batch,
           masks,
           oldLogprobs: batch.segments.map((i) => segments[i]!.oldLogprobs),
+          behaviourLogprobs: batch.segments.map((i) => behaviour[i]!),
           advantages: pick(advantages),
           config,
           acc,
@@ -246,5 +261,16 @@ export function ppoUpdate(options: {
     'train/critic_steps': acc.count('optim/critic_grad_norm'),
     'train/kl_stopped': klStopped ? 1 : 0,
   };
-  return Object.fromEntries(METRIC_KEYS.map((k) => [k, metrics[k]!]));
+  const out: PpoMetrics = Object.fromEntries(METRIC_KEYS.map((k) => [k, metrics[k]!]));
+  if (offPolicy.correction === 'none') return out;
+  // exp(logp_old - logp_b) over the batch's optimized tokens: fixed for the iteration, so measured once.
+  const iw = importanceStats(
+    importanceWeights({
+      oldLogprobs: segments.map((s) => s.oldLogprobs),
+      behaviourLogprobs: behaviour,
+      masks: pMasks,
+      offPolicy,
+    }),
+  );
+  return { ...out, 'off_policy/iw_mean': iw.mean, 'off_policy/iw_max': iw.max, 'off_policy/iw_capped': iw.cappedShare };
 }

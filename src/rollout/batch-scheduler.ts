@@ -40,7 +40,7 @@ export class BatchScheduler {
   constructor(
     private readonly options: {
       params: SamplingParams;
-      /** Policy version read as each call returns, recorded per segment. */
+      /** Policy version read as each call starts, recorded per segment. */
       version: () => number;
       batchWaitMs: number;
       /** A sampler call failed or broke the contract: the run cannot go on. */
@@ -142,6 +142,10 @@ export class BatchScheduler {
     lane.busy = true;
     this.active += batch.length;
     const requests = batch.map((p) => p.request);
+    // Read before the call: weights pushed while it runs (an asynchronous trainer, docs/async.md)
+    // then make its tokens look older than they may be, never newer, so staleness is never
+    // under-counted.
+    const version = this.options.version();
     let call: Promise<SampleResult[]>;
     try {
       call = lane.sampler.sample(requests, this.options.params);
@@ -154,7 +158,6 @@ export class BatchScheduler {
           throw new Error(`sampler returned ${results.length} results for ${requests.length} requests`);
         }
         lane.busy = false;
-        const version = this.options.version();
         batch.forEach((p, i) => p.resolve({ result: results[i]!, version }));
         // Requests that queued during the call may be due now.
         this.poke();

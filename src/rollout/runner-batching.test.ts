@@ -70,7 +70,9 @@ describe('runEpisodes batching', () => {
     expect([...ended].sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });
 
-  it('records the policy version per segment', async () => {
+  it('records per segment the policy version its first sampler call started with', async () => {
+    // Every call pushes new weights while it runs (an asynchronous trainer): the tokens it
+    // returns may be the older weights', so the version read as the call starts is recorded.
     let v = 0;
     const inner = randomTokenSampler({ tokenizer, rng: new Rng(8) });
     const actor: TokenSampler = {
@@ -81,7 +83,7 @@ describe('runEpisodes batching', () => {
     };
     const [rec] = await runEpisodes({ episodes: episodes(1), config, layout, actor, policyVersion: () => v });
     const versions = rec!.segments.map((s) => s.policyVersion);
-    expect(versions[0]).toBe(1);
+    expect(versions[0]).toBe(0);
     for (let i = 1; i < versions.length; i++) expect(versions[i]!).toBeGreaterThan(versions[i - 1]!);
   });
 
