@@ -167,7 +167,8 @@ export const TrainConfigSchema = z
           [t.command, t.url, t.procs !== undefined && t.procs > 1 ? t.procs : undefined].filter((x) => x !== undefined)
             .length <= 1,
         {
-          message: 'give at most one of command, url and procs (put torchrun in the command to combine them)',
+          message:
+            'give at most one of command, url and procs above 1 (--trainer-command, --trainer-url, --trainer-procs; a command may run torchrun itself)',
         },
       )
       .optional(),
