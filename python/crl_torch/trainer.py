@@ -30,11 +30,14 @@ class Model:
 
 
 class Trainer:
-    def __init__(self, device="cpu"):
-        self.device = torch.device(device)
+    def __init__(self, ranks):
+        self.ranks = ranks
+        self.device = torch.device(ranks.device)
         self.dtype = torch.float32
         self.model = None
         self.nets = {}
+        # Per net: (all sequences' lengths, this rank's share) of the pending training forward.
+        self.pending = {}
 
     def handle(self, header, buffers):
         op = header.get("op")
@@ -49,12 +52,14 @@ class Trainer:
             "torch": torch.__version__,
             "device": str(self.device),
             "pid": os.getpid(),
+            "worldSize": self.ranks.world,
         }, []
 
     def op_init(self, header, buffers):
         """Policy (and critic) weights and AdamW state, as crl's flat buffers (a start or a resume)."""
         self.model = Model(header, buffers[:2], self.device, self.dtype)
         self.nets = {}
+        self.pending = {}
         i = 2
         for kind in ("policy", "critic"):
             spec = header["nets"].get(kind)
@@ -100,32 +105,101 @@ class Trainer:
         return out.to(self.device)
 
     def op_forward(self, header, buffers):
+        """Runs this rank's share of the sequences; rank 0 answers with every share in order."""
         net = self._net(header)
-        tokens, lengths = self._batch(header, buffers[0])
-        if min(lengths) < 1:
+        lengths = [int(n) for n in header["lengths"]]
+        if not lengths or min(lengths) < 1:
             raise ValueError("every sequence needs at least one token")
-        outs = net.forward(tokens, lengths, bool(header.get("train")))
-        return {}, [self._unpad(o, lengths) for o in outs]
+        flat = torch.frombuffer(bytearray(buffers[0]), dtype=torch.int32, count=sum(lengths))
+        starts = _starts(lengths)
+        train = bool(header.get("train"))
+        self.pending.pop(net.kind, None)
+        net.pending = None  # any forward replaces the saved activations (model/network.ts)
+        outputs = 2 if net.kind == "policy" else 1
+        mine = self.ranks.share(len(lengths))
+        mine_lengths = [lengths[i] for i in mine]
+        if mine:
+            tokens = self._batch(torch.cat([flat[starts[i] : starts[i] + lengths[i]] for i in mine]), mine_lengths)
+            outs = [self._unpad(o, mine_lengths) for o in net.forward(tokens, mine_lengths, train)]
+        else:
+            outs = [torch.zeros(0) for _ in range(outputs)]
+        if train:
+            self.pending[net.kind] = (lengths, mine)
+        sizes = [sum(lengths[r::self.ranks.world]) for r in range(self.ranks.world)]
+        replies = []
+        for o in outs:
+            parts = self.ranks.gather(o, sizes)
+            if parts is not None:
+                replies.append(self._interleave(parts, lengths).numpy().tobytes())
+        return {}, replies
+
+    def _interleave(self, parts, lengths):
+        """Every rank's outputs (rank r: sequences r, r + N, ...) -> the request's order."""
+        world = self.ranks.world
+        pieces = [None] * len(lengths)
+        for r, part in enumerate(parts):
+            o = 0
+            for i in range(r, len(lengths), world):
+                pieces[i] = part[o : o + lengths[i]]
+                o += lengths[i]
+        return torch.cat(pieces)
+
+    def _batch(self, flat, lengths):
+        """Concatenated int32 sequences -> tokens [B, T] (right-padded with 0) on the device."""
+        flat = flat.long()
+        tokens = torch.zeros((len(lengths), max(lengths)), dtype=torch.long)
+        o = 0
+        for b, n in enumerate(lengths):
+            tokens[b, :n] = flat[o : o + n]
+            o += n
+        return tokens.to(self.device)
+
+    def _unpad(self, rows, lengths):
+        """[B, T - 1] rows -> concatenated per-sequence float32 arrays with index 0 = 0."""
+        parts = []
+        rows = rows.float().cpu()
+        for b, n in enumerate(lengths):
+            parts.append(torch.zeros(1))
+            parts.append(rows[b, : n - 1])
+        return torch.cat(parts)
+
+    def _pad(self, flat, starts, lengths, rows):
+        """The gradients of sequences `rows` out of a concatenated float32 array -> [b, T - 1]."""
+        t = max(lengths[i] for i in rows)
+        out = torch.zeros((len(rows), t - 1), dtype=self.dtype)
+        for b, i in enumerate(rows):
+            out[b, : lengths[i] - 1] = flat[starts[i] + 1 : starts[i] + lengths[i]]
+        return out.to(self.device)
 
     def op_backward(self, header, buffers):
         net = self._net(header)
-        if net.pending is None:
+        if net.kind not in self.pending:
             net.backward([])  # raises the contract's message
-        lengths = net.pending[1]
-        grads = [self._pad(b, lengths) for b in buffers]
+        lengths, mine = self.pending.pop(net.kind)
+        if not mine:
+            return {}, []  # this rank ran no sequence: its gradient share is zero
+        starts = _starts(lengths)
+        grads = [
+            self._pad(torch.frombuffer(bytearray(b), dtype=torch.float32, count=sum(lengths)), starts, lengths, mine)
+            for b in buffers
+        ]
         if net.kind == "policy" and len(grads) == 1:
             grads.append(None)  # no entropy gradient
         net.backward(grads)
         return {}, []
 
     def op_step(self, header, buffers):
-        norm, lr = self._net(header).step()
+        net = self._net(header)
+        self.ranks.all_reduce_grads(net.optimizer.params)
+        norm, lr = net.step()
         # JSON has no NaN / Infinity: a non-finite norm travels as a string the client parses.
         return {"gradNorm": norm if norm == norm and abs(norm) != float("inf") else str(norm), "lr": lr}, []
 
     def op_pull(self, header, buffers):
         """Weights (and with optimizer: true, AdamW moments and step) in crl's flat layout."""
         net = self._net(header)
+        if self.ranks.rank != 0:
+            return {}, []  # only rank 0 answers; every rank holds the same weights
         if header.get("optimizer"):
             return {"step": net.optimizer.step_count}, [net.flat("params"), net.flat("m"), net.flat("v")]
         return {"step": net.optimizer.step_count}, [net.flat("params")]
@@ -133,6 +207,8 @@ class Trainer:
     def op_save_hf(self, header, buffers):
         """The policy as a Hugging Face directory: config.json + model.safetensors (float32)."""
         out = header["dir"]
+        if self.ranks.rank != 0:
+            return {}, []  # one writer
         os.makedirs(out, exist_ok=True)
         net = self._net({"net": "policy"})
         tensors = [(n, net.params[n].detach().float().cpu()) for n in net.names]
@@ -144,3 +220,11 @@ class Trainer:
 
     def op_shutdown(self, header, buffers):
         return {"bye": True}, []
+
+
+def _starts(lengths):
+    out, o = [], 0
+    for n in lengths:
+        out.append(o)
+        o += n
+    return out

@@ -3,15 +3,18 @@
 One message = u32 little-endian header length, the header as UTF-8 JSON, then the raw bytes of
 each buffer the header's "buffers" lists (byte lengths), in order. JSON carries the small control
 part; per-token arrays (int32 tokens, float32 log-probs, values, gradients) and weights travel
-as raw little-endian bytes, so neither side needs a serialization library.
+as raw little-endian bytes, so neither side needs a serialization library. The same framing runs
+over the child's stdin / stdout, over a TCP connection (--listen), and from rank 0 to the other
+ranks (ranks.py broadcasts a request's frame as bytes).
 """
 
+import io
 import json
 import struct
 
 
 class WireClosed(Exception):
-    """The other side closed the pipe: a clean shutdown, not an error."""
+    """The other side closed the stream: a clean shutdown, not an error."""
 
 
 def _read_exact(stream, n):
@@ -44,3 +47,14 @@ def write_message(stream, header, buffers=()):
     for b in buffers:
         stream.write(b)
     stream.flush()
+
+
+def pack_message(header, buffers=()):
+    """One frame as bytes (what write_message would write)."""
+    out = io.BytesIO()
+    write_message(out, header, buffers)
+    return out.getvalue()
+
+
+def unpack_message(raw):
+    return read_message(io.BytesIO(raw))

@@ -8,8 +8,9 @@ import { readMetrics } from '../experiments/metrics-log.ts';
 import { crlAsync } from './testing/spawn-crl.ts';
 
 /**
- * `crl train --trainer torch` against `crl train` (the embedded engine): the same --init, seed and
- * flags give the same iteration-1 losses and gradient norms; a trainer that dies is one clear
+ * `crl train --trainer torch` (one process, and two under torchrun) against `crl train` (the
+ * embedded engine): the same --init, seed and flags give the same iteration-1 losses and gradient
+ * norms; a trainer that dies is one clear
  * line; --resume continues from the last checkpoint to the numbers an uninterrupted run reaches.
  */
 const KEYS = ['loss/policy', 'loss/value', 'optim/grad_norm', 'optim/critic_grad_norm'] as const;
@@ -57,27 +58,37 @@ run('crl train --trainer torch', () => {
       ];
       // Iteration 1 takes 2 policy and 4 critic steps: the 7th step request falls in iteration 2.
       const dying = '/usr/bin/python3 -m crl_torch --fail-at-step 7';
-      const [embedded, torch, dies] = await Promise.all([
+      const [embedded, torch, ranks, dies] = await Promise.all([
         crlAsync(flags('embedded'), { timeoutMs: TIMEOUT }),
         crlAsync([...flags('torch'), '--trainer', 'torch'], { timeoutMs: TIMEOUT }),
+        crlAsync([...flags('ranks'), '--trainer', 'torch', '--trainer-procs', '2'], { timeoutMs: TIMEOUT }),
         crlAsync([...flags('resumed'), '--trainer', 'torch', '--trainer-command', dying], { timeoutMs: TIMEOUT }),
       ]);
       expect(embedded.stderr).not.toMatch(/\n\s+at /);
       expect(embedded.code, embedded.stderr).toBe(0);
       expect(torch.code, torch.stderr).toBe(0);
+      expect(ranks.code, ranks.stderr).toBe(0);
       const a = readMetrics(join(root, 'embedded', 'metrics.jsonl'));
       const b = readMetrics(join(root, 'torch', 'metrics.jsonl'));
+      const r = readMetrics(join(root, 'ranks', 'metrics.jsonl'));
       expect(b.map((m) => m.iteration)).toEqual([1, 2]);
+      expect(r.map((m) => m.iteration)).toEqual([1, 2]);
       for (const k of KEYS) {
         const x = a[0]!.metrics[k]!;
-        const y = b[0]!.metrics[k]!;
         expect(typeof x === 'number' && x !== 0, k).toBe(true);
-        expect(agree(x, y), `${k}: embedded ${x}, torch ${y}`).toBe(true);
+        for (const [name, y] of [
+          ['torch', b[0]!.metrics[k]!],
+          ['torch, 2 processes', r[0]!.metrics[k]!],
+        ] as const)
+          expect(agree(x, y), `${k}: embedded ${x}, ${name} ${y}`).toBe(true);
       }
+      // The update's time, split: the trainer's handlers and the wire (the rest of each round trip).
+      for (const k of ['perf/sample_s', 'perf/update_s', 'perf/trainer_compute_s', 'perf/trainer_wire_s'])
+        expect(b[0]!.metrics[k], k).toBeGreaterThan(0);
 
       expect(dies.code, dies.stderr).toBe(2); // a user error (cli/errors.ts)
       expect(dies.stderr.trim().split('\n').pop()).toMatch(
-        /^crl: error: the torch trainer \(\/usr\/bin\/python3 -m crl_torch --fail-at-step 7\) exited with code 3 during step: crl_torch: exiting at step request 7/,
+        /^crl: error: the torch trainer \(\/usr\/bin\/python3 -m crl_torch --fail-at-step 7\) exited with code 3 during step: crl_torch: rank 0 exiting at step request 7/,
       );
       expect(readMetrics(join(root, 'resumed', 'metrics.jsonl')).map((m) => m.iteration)).toEqual([1]);
       const resumed = await crlAsync(

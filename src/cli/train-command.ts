@@ -57,8 +57,13 @@ const RESUME_FLAGS: readonly string[] = [
   'queue-timeout',
   'step-delay-ms',
   'trainer-command',
+  'trainer-procs',
+  'trainer-url',
   'trainer-timeout',
 ];
+
+/** Where the torch trainer is: on --resume, one of these given replaces all three stored. */
+const TRAINER_PLACE_FLAGS: readonly string[] = ['trainer-command', 'trainer-procs', 'trainer-url'];
 
 /** `over` laid onto `base`, objects merged key by key (flag overrides onto a stored config). */
 function mergeDeep(base: unknown, over: unknown): unknown {
@@ -120,11 +125,17 @@ export function registerTrainCommand(program: Command): void {
       // Where the run's episodes and engines are may change between sessions (a restarted engine
       // on a new port, another queue); what the run learns may not.
       const moved = Object.fromEntries(RESUME_FLAGS.map((f) => [camelFlag(f), opts[camelFlag(f)]]));
+      // A trainer given anew (command, processes or address) replaces the stored one whole.
+      const trainerMoved = TRAINER_PLACE_FLAGS.some((f) => opts[camelFlag(f)] !== undefined);
+      const base =
+        trainerMoved && config.trainer
+          ? { ...config, trainer: { kind: config.trainer.kind, timeoutSec: config.trainer.timeoutSec } }
+          : config;
       if (Object.values(moved).some((v) => v !== undefined))
         config = withFlagNames(() =>
           parseTrainConfig(
             mergeDeep(
-              config,
+              base,
               asUserError(() => flagsToConfig(moved)),
             ),
             `${stored.paths.config} with flags`,

@@ -138,6 +138,18 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     help: "with --trainer torch: the command that starts the trainer, split on whitespace (default '/usr/bin/python3 -m crl_torch')",
   },
   {
+    flag: 'trainer-procs',
+    path: ['trainer', 'procs'],
+    kind: 'int',
+    help: 'with --trainer torch: start this many trainer processes under torchrun, each running its share of every minibatch (data parallel; docs/torch-trainer.md)',
+  },
+  {
+    flag: 'trainer-url',
+    path: ['trainer', 'url'],
+    kind: 'string',
+    help: "with --trainer torch: connect to a trainer started separately at tcp://HOST:PORT ('python3 -m crl_torch --listen PORT') instead of starting one",
+  },
+  {
     flag: 'trainer-timeout',
     path: ['trainer', 'timeoutSec'],
     kind: 'number',

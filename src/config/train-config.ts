@@ -155,10 +155,28 @@ export const TrainConfigSchema = z
         kind: z.literal('torch'),
         /** The command that starts it, split on whitespace (default /usr/bin/python3 -m crl_torch). */
         command: z.string().min(1).optional(),
+        /** Processes under torchrun, each training its share of every minibatch (default 1: no torchrun). */
+        procs: z.number().int().min(1).max(1024).optional(),
+        /** tcp://host:port of a trainer started separately (`python3 -m crl_torch --listen PORT`). */
+        url: z
+          .string()
+          .refine((s) => URL.canParse(s) && new URL(s).protocol === 'tcp:' && new URL(s).port !== '', {
+            message: 'expected tcp://HOST:PORT',
+          })
+          .optional(),
         /** Fail when one request gets no answer for this long (seconds). */
         timeoutSec: z.number().positive().default(600),
       })
       .strict()
+      .refine(
+        (t) =>
+          [t.command, t.url, t.procs !== undefined && t.procs > 1 ? t.procs : undefined].filter((x) => x !== undefined)
+            .length <= 1,
+        {
+          message:
+            'give at most one of command, url and procs above 1 (--trainer-command, --trainer-url, --trainer-procs; a command may run torchrun itself)',
+        },
+      )
       .optional(),
     /**
      * Run each iteration's episodes on rollout workers (`crl worker`) through a Redis queue

@@ -13,6 +13,8 @@ export function withTorchTrainer(models: TrainerModels, trainer: NonNullable<Tra
   const command = trainer.command?.split(/\s+/).filter((s) => s.length > 0);
   const torch = TorchTrainer.start({
     ...(command ? { command } : {}),
+    ...(trainer.procs !== undefined ? { procs: trainer.procs } : {}),
+    ...(trainer.url !== undefined ? { url: trainer.url } : {}),
     timeoutMs: trainer.timeoutSec * 1000,
   });
   torch.init(models);
@@ -35,6 +37,7 @@ export function withTorchTrainer(models: TrainerModels, trainer: NonNullable<Tra
       policy: torch.policy,
       critic: models.critic ? torch.critic : null,
       afterUpdate: () => torch.pullInto('policy', models.policy.net, { optimizer: false }),
+      takeTiming: () => torch.takeTiming(),
       close: async () => {
         if (closed) return;
         closed = true;

@@ -50,6 +50,8 @@ export interface RemoteTrainable {
   critic: TrainableCritic | null;
   /** After an iteration's update: the sampler's policy takes the new weights. */
   afterUpdate(): void;
+  /** Seconds spent in the trainer's handlers and on the wire since the last call (metrics). */
+  takeTiming(): { computeS: number; wireS: number };
   close(): Promise<void>;
 }
 

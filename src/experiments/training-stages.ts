@@ -159,6 +159,8 @@ export function defaultStages(run: TrainingRun): TrainingStages {
       ppoSegments({ segments, oldLogprobs: old.oldLogprobs, oldValues: old.oldValues, advantages, returns }),
     update: ({ batch, iteration, rng }) => {
       const on = models.trainable ?? models;
+      const t0 = performance.now();
+      models.trainable?.takeTiming(); // the recompute and checkpoint pulls are not the update's
       const ppo = ppoUpdate({
         segments: batch,
         policy: on.policy,
@@ -168,7 +170,14 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         rng,
       });
       models.trainable?.afterUpdate();
-      return ppo;
+      const wire = models.trainable?.takeTiming();
+      return {
+        ...ppo,
+        'perf/update_s': (performance.now() - t0) / 1000,
+        // With a trainer process: its handlers' share of the update, and the wire's (the rest of
+        // each request's round trip: framing, the pipe or socket, the worker hand-off).
+        ...(wire ? { 'perf/trainer_compute_s': wire.computeS, 'perf/trainer_wire_s': wire.wireS } : {}),
+      };
     },
     metrics: ({ records, old, ppo, sampleSeconds, elapsedSeconds }) => {
       const rolloutStats = rolloutMetrics(records);
@@ -182,6 +191,7 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         ...ppo,
         'policy/sampler_logprob_mismatch': old.meanLogprobMismatch,
         'perf/tokens_per_s': rolloutStats['rollout/generated_tokens']! / Math.max(1e-9, sampleSeconds),
+        'perf/sample_s': sampleSeconds,
         'perf/iteration_s': elapsedSeconds,
       };
     },

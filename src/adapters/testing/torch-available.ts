@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { DEFAULT_TORCH_COMMAND } from '../torch/torch-trainer.ts';
+import { DEFAULT_TORCH_COMMAND } from '../torch/trainer-target.ts';
 
 /**
  * For tests that need the PyTorch trainer: true when the trainer's python imports torch. When it

@@ -4,7 +4,12 @@ import { z } from 'zod';
  * The trainer's reply headers (docs/torch-trainer.md#protocol), parsed before anything is trusted:
  * a reply that does not match is an error naming the trainer and the operation.
  */
-const Base = { id: z.number().int().nullable().optional(), buffers: z.array(z.number().int().nonnegative()) };
+const Base = {
+  id: z.number().int().nullable().optional(),
+  buffers: z.array(z.number().int().nonnegative()),
+  /** Seconds the trainer spent on the request (the rest of the round trip is the wire's). */
+  seconds: z.number().nonnegative().optional(),
+};
 
 export const FailureReplySchema = z.looseObject({
   ok: z.literal(false),
@@ -19,6 +24,8 @@ export const HelloReplySchema = z.looseObject({
   torch: z.string(),
   device: z.string(),
   pid: z.number().int().positive(),
+  /** Processes training together (torchrun ranks); 1 without torchrun. */
+  worldSize: z.number().int().positive().optional(),
 });
 
 export const EmptyReplySchema = z.looseObject({ ...Base, ok: z.literal(true) });

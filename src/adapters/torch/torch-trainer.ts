@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { writeVocabMap } from '../../model/checkpoint.ts';
 import type { PolicyForward, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
 import type { ModelConfig } from '../../model/config.ts';
@@ -9,7 +8,8 @@ import type { LlamaNetwork } from '../../model/network.ts';
 import type { PolicyModel } from '../../model/policy.ts';
 import { UNKNOWN_LOGIT, type VocabMap } from '../../model/vocab-map.ts';
 import type { z } from 'zod';
-import { PipeClosedError, SyncPipe, type Frame } from './sync-pipe.ts';
+import { PipeClosedError, SyncPipe, type Frame, type PipeTarget } from './sync-pipe.ts';
+import { CRL_TORCH_PYTHON_PATH, DEFAULT_TORCH_COMMAND, parseTrainerUrl, torchrunCommand } from './trainer-target.ts';
 import {
   EmptyReplySchema,
   FailureReplySchema,
@@ -22,11 +22,12 @@ import {
 /** Protocol version this client speaks (python/crl_torch/__init__.py PROTOCOL_VERSION). */
 const PROTOCOL_VERSION = 1;
 
-/** Where the crl_torch package lives: the repository's python/ folder. */
-export const CRL_TORCH_PYTHON_PATH = fileURLToPath(new URL('../../../python', import.meta.url));
-
-/** The default trainer command: Debian's torch imports from the system python. */
-export const DEFAULT_TORCH_COMMAND: readonly string[] = ['/usr/bin/python3', '-m', 'crl_torch'];
+/** Seconds the trainer spent answering (its handlers, collectives included) and the rest of each round trip. */
+export interface TrainerTiming {
+  requests: number;
+  computeS: number;
+  wireS: number;
+}
 
 /** Any failure of the PyTorch trainer process: its message names the trainer and what it was doing. */
 export class TorchTrainerError extends Error {
@@ -48,16 +49,23 @@ export class TorchTrainer {
   private readonly label: string;
   private readonly timeoutMs: number;
   private pid = 0;
+  private readonly local: boolean;
+  private timing: TrainerTiming = { requests: 0, computeS: 0, wireS: 0 };
   private vocab: VocabMap | null = null;
-  /** torch's version and device, from the trainer's hello. */
-  info = { torch: '', device: '' };
+  /** torch's version, the device and how many processes (torchrun ranks) train, from the trainer's hello. */
+  info = { torch: '', device: '', worldSize: 1 };
 
-  private constructor(options: { command: readonly string[]; timeoutMs: number; env: NodeJS.ProcessEnv }) {
-    this.label = `the torch trainer (${options.command.join(' ')})`;
+  private constructor(options: { target: PipeTarget; timeoutMs: number; env: NodeJS.ProcessEnv }) {
+    const { target } = options;
+    this.local = 'command' in target;
+    this.label =
+      'command' in target
+        ? `the torch trainer (${target.command.join(' ')})`
+        : `the torch trainer at tcp://${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
     this.timeoutMs = options.timeoutMs;
     // Its stderr is kept, not echoed: echoed lines would land after crl's own error line, and the
     // last of them is quoted in that error.
-    this.pipe = new SyncPipe({ command: options.command, env: options.env });
+    this.pipe = new SyncPipe({ target, env: options.env });
     this.policy = {
       forward: (tokens, o) => this.forwardPolicy(tokens, o?.train ?? false),
       backward: (g) => this.backward('policy', g.entropies ? [g.logprobs, g.entropies] : [g.logprobs]),
@@ -71,26 +79,38 @@ export class TorchTrainer {
   }
 
   /**
-   * Starts the process and checks it speaks this protocol. `pythonPath` (default: this checkout's
-   * python/ folder) is put first on the child's PYTHONPATH so `-m crl_torch` finds the package.
+   * Starts the process (`command`, or `procs` of them under torchrun, or connects to the trainer
+   * listening at `url`) and checks it speaks this protocol. `pythonPath` (default: this checkout's
+   * python/ folder) is put first on a started child's PYTHONPATH so `-m crl_torch` finds the package.
    */
-  static start(options: { command?: readonly string[]; timeoutMs?: number; pythonPath?: string } = {}): TorchTrainer {
+  static start(
+    options: {
+      command?: readonly string[];
+      procs?: number;
+      url?: string;
+      timeoutMs?: number;
+      pythonPath?: string;
+    } = {},
+  ): TorchTrainer {
     const env = {
       ...process.env,
       PYTHONPATH: [options.pythonPath ?? CRL_TORCH_PYTHON_PATH, process.env.PYTHONPATH].filter(Boolean).join(':'),
     };
-    const t = new TorchTrainer({
-      command: options.command ?? DEFAULT_TORCH_COMMAND,
-      timeoutMs: options.timeoutMs ?? 600_000,
-      env,
-    });
+    const procs = options.procs ?? 1;
+    const address = options.url === undefined ? null : parseTrainerUrl(options.url);
+    if (options.url !== undefined && address === null)
+      throw new TorchTrainerError(`the trainer URL ${options.url} is not tcp://HOST:PORT`);
+    const target: PipeTarget = address
+      ? address
+      : { command: options.command ?? (procs > 1 ? torchrunCommand(procs) : DEFAULT_TORCH_COMMAND) };
+    const t = new TorchTrainer({ target, timeoutMs: options.timeoutMs ?? 600_000, env });
     const hello = t.call({ op: 'hello' }, [], HelloReplySchema);
     if (hello.header.protocol !== PROTOCOL_VERSION)
       throw new TorchTrainerError(
         `${t.label} speaks protocol ${hello.header.protocol}, crl speaks ${PROTOCOL_VERSION}; use the crl_torch package of this checkout`,
       );
     t.pid = hello.header.pid;
-    t.info = { torch: hello.header.torch, device: hello.header.device };
+    t.info = { torch: hello.header.torch, device: hello.header.device, worldSize: hello.header.worldSize ?? 1 };
     return t;
   }
 
@@ -145,6 +165,13 @@ export class TorchTrainer {
     if (!vocab) throw new TorchTrainerError(`${this.label} has no model yet (init first)`);
     this.call({ op: 'save_hf', dir: resolve(dir) }, [], EmptyReplySchema);
     writeVocabMap(dir, vocab);
+  }
+
+  /** The time spent in requests since the last call: the trainer's handlers, and the rest (the wire). */
+  takeTiming(): TrainerTiming {
+    const t = this.timing;
+    this.timing = { requests: 0, computeS: 0, wireS: 0 };
+    return t;
   }
 
   /** Asks the trainer to exit and stops the worker; safe to call twice. */
@@ -202,14 +229,21 @@ export class TorchTrainer {
   ): { header: z.infer<S>; buffers: Uint8Array[] } {
     const op = String(header.op);
     let reply: Frame;
+    const t0 = performance.now();
     try {
       reply = this.pipe.request({ header, buffers }, timeoutMs);
     } catch (e) {
       if (!(e instanceof PipeClosedError)) throw e;
-      if (e.message.startsWith('gave no answer') && this.pid > 0) killQuietly(this.pid);
+      // A hung local trainer is stopped; a remote one's pid means nothing on this machine.
+      if (e.message.startsWith('gave no answer') && this.local && this.pid > 0) killQuietly(this.pid);
       const last = lastLine(this.pipe.stderr);
       throw new TorchTrainerError(`${this.label} ${e.message} during ${op}${last ? `: ${last}` : ''}`);
     }
+    const roundTrip = (performance.now() - t0) / 1000;
+    const seconds = typeof reply.header.seconds === 'number' ? Math.min(reply.header.seconds, roundTrip) : 0;
+    this.timing.requests++;
+    this.timing.computeS += seconds;
+    this.timing.wireS += roundTrip - seconds;
     const failed = FailureReplySchema.safeParse(reply.header);
     if (failed.success) throw new TorchTrainerError(`${this.label} failed ${op}: ${failed.data.error}`);
     const parsed = schema.safeParse(reply.header);
@@ -263,9 +297,18 @@ function split(flat: Float32Array, lengths: readonly number[]): Float32Array[] {
   return out;
 }
 
+/**
+ * The line of the trainer's stderr an error quotes: its own last word (`crl_torch: ...`, e.g.
+ * which rank was lost) when it said one, else the last line (torchrun's summary ends in rules).
+ */
 function lastLine(text: string): string {
-  const lines = text.trim().split('\n');
-  return lines[lines.length - 1]?.trim() ?? '';
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
+  const own = lines.filter((l) => l.startsWith('crl_torch:'));
+  return own[own.length - 1] ?? lines[lines.length - 1] ?? '';
 }
 
 function killQuietly(pid: number): void {
