@@ -190,15 +190,15 @@ describe.skipIf(!available)(
           '--iterations',
           '1',
         ];
-        // Deadlines, not timings: a loaded machine takes minutes for what takes seconds of CPU.
-        const queued = await crlAsync(['train', ...args, '--queue', q.url, '--out', join(root, 'queued')], {
-          env,
-          timeoutMs: 200_000,
-        });
+        // Deadlines, not timings: a loaded machine takes minutes for what takes seconds of CPU. The
+        // in-process run shares nothing with the queued one, so both run at once.
+        const [queued, local] = await Promise.all([
+          crlAsync(['train', ...args, '--queue', q.url, '--out', join(root, 'queued')], { env, timeoutMs: 200_000 }),
+          crlAsync(['train', ...args, '--out', join(root, 'local')], { timeoutMs: 200_000 }),
+        ]);
         expect(queued.code, queued.stderr).toBe(0);
         expect(w.stderr()).not.toMatch(/refused|CRL_QUEUE_SECRET is not set/);
         expect(JSON.parse(queued.last)).toMatchObject({ iteration: 1, successRate: 1 });
-        const local = await crlAsync(['train', ...args, '--out', join(root, 'local')], { timeoutMs: 200_000 });
         expect(local.code, local.stderr).toBe(0);
         // A loaded machine can stall a job past its lock and BullMQ runs it again (rollout/retried):
         // the episode is the same, so only the retry count may differ.
@@ -234,6 +234,9 @@ describe.skipIf(!available)(
         '200',
       ];
       const run = join(root, 'run');
+      // The in-process reference shares nothing with the queued run: it runs meanwhile.
+      const reference = crlProcess(['train', ...args, '--out', join(root, 'in-process')]);
+      procs.push(reference);
       const first = crlProcess(['train', ...args, '--queue', q.url, '--out', run]);
       procs.push(first);
       await waitFor(() => iterationsLogged(run).length >= 1, { what: 'iteration 1 to finish', timeoutMs: 120_000 });
@@ -246,8 +249,7 @@ describe.skipIf(!available)(
       const resumed = await crlAsync(['train', '--resume', run, '--actor', 'expert'], { timeoutMs: 200_000 });
       expect(resumed.code, resumed.stderr).toBe(0);
 
-      const reference = await crlAsync(['train', ...args, '--out', join(root, 'in-process')], { timeoutMs: 200_000 });
-      expect(reference.code, reference.stderr).toBe(0);
+      expect(await reference.exited, reference.stderr()).toBe(0);
       const got = readMetrics(join(run, 'metrics.jsonl'));
       const want = readMetrics(join(root, 'in-process', 'metrics.jsonl'));
       expect(got.map((m) => m.iteration)).toEqual([1, 2, 3, 4]);

@@ -8,7 +8,7 @@ import { readRecordsFile } from '../../rollout/record-file.ts';
 import { dockerBackend } from '../../sandbox/docker-backend.ts';
 import { OWNER_LABEL, SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
 import { buildImage, treeHash } from '../../sandbox/docker-images.ts';
-import { dockerRun, RUN_LABEL } from '../../sandbox/docker-run-scope.ts';
+import { dockerRun, RUN_LABEL, runTagSuffix } from '../../sandbox/docker-run-scope.ts';
 import { dockerAvailable, TEST_BASE_IMAGE } from '../../sandbox/testing/docker-available.ts';
 import { HarborEnv } from './harbor-env.ts';
 import { loadHarborTask } from './load-tasks.ts';
@@ -42,15 +42,14 @@ function sumTask(name: string, files: Record<string, string> = {}): string {
   });
 }
 
-/** Images built for tasks, this suite's only when it runs under a label (others share the daemon). */
-function images(): string[] {
+/** The tags of a repository's images built under this suite's run (other suites share the daemon). */
+function tagsOf(repo: string): string[] {
   const run = dockerRun();
   const mine = run === null ? [] : ['--filter', `label=${RUN_LABEL}=${run}`];
-  return spawnSync('docker', ['images', '-q', '--filter', `label=${SANDBOX_LABEL}.image=1`, ...mine], {
-    encoding: 'utf8',
-  })
+  return spawnSync('docker', ['images', repo, ...mine, '--format', '{{.Tag}}'], { encoding: 'utf8' })
     .stdout.split('\n')
-    .filter(Boolean);
+    .filter(Boolean)
+    .sort();
 }
 /** Containers of this process (other test files make their own on the same daemon meanwhile). */
 function containers(): string[] {
@@ -150,19 +149,27 @@ describe.skipIf(!available)('Harbor task folders with a Dockerfile, in container
     expect(slow.observations.join('\n')).toMatch(/the verifier timed out after 2 s/);
   });
 
-  it('builds each environment once (cached by content) and leaves no container behind after 100 episodes', async () => {
-    const dir = sumTask('sum-many');
-    await episode(dir, []);
-    const imagesBefore = images().length;
+  it('builds each environment once, for episodes started together and for a copy elsewhere, and leaves no container behind', async () => {
+    // Content no other test builds, so the first wave starts from an empty cache.
+    const dir = sumTask('sum-many', { 'environment/data/wave': 'sum-many\n' });
+    const copy = join(root, 'elsewhere', 'sum-many'); // another worker's copy: a path this process never resolved
+    cpSync(dir, copy, { recursive: true });
+    const repo = taskImageRepo(loadHarborTask(dir));
+    const tag = `${treeHash(join(dir, 'environment')).slice(0, 16)}${runTagSuffix()}`;
     const containersBefore = containers().length;
-    let passed = 0;
-    const one = async () => {
-      const r = await episode(dir, ['bash /solution/solve.sh'], { exposeSolution: true });
-      passed += r.reward;
-    };
-    for (let wave = 0; wave < 25; wave++) await Promise.all([one(), one(), one(), one()]);
-    expect(passed).toBe(100);
-    expect(images().length).toBe(imagesBefore);
+    const wave = async (d: string) =>
+      (
+        await Promise.all(
+          Array.from({ length: 8 }, () => episode(d, ['bash /solution/solve.sh'], { exposeSolution: true })),
+        )
+      ).map((r) => r.reward);
+    // Eight episodes at once, none built before: one image, shared by all of them.
+    expect(tagsOf(repo)).toEqual([]);
+    expect(await wave(dir)).toEqual(Array(8).fill(1));
+    expect(tagsOf(repo)).toEqual([tag]);
+    // The same content at another path is found on the daemon by its tag, not built again.
+    expect(await wave(copy)).toEqual(Array(8).fill(1));
+    expect(tagsOf(repo)).toEqual([tag]);
     expect(containers().length).toBe(containersBefore);
   }, 600_000);
 
