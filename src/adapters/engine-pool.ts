@@ -2,7 +2,7 @@ import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '
 import { postOnce } from './engine-http.ts';
 import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
 import { getWeightVersion, updateWeightsFromDisk } from './engine-weights.ts';
-import { EngineError } from './http-sampler.ts';
+import { EngineError, EngineFault, sampleEach } from './engine-error.ts';
 import { FAILURE_BACKOFF_MS, isTimeout, judgeAnswer, REPEATED_FAILURES, sleep } from './replica-answers.ts';
 
 /** What the pool knows of one replica (shown in progress lines and errors). */
@@ -24,6 +24,8 @@ interface Replica extends ReplicaHealth {
   probing: boolean;
   /** Non-busy 5xx answers in a row (replica-answers.ts). */
   failures: number;
+  /** It answered, and reported no weight version (an engine without SGLang's get_weight_version, e.g. vLLM). */
+  unversioned: boolean;
 }
 
 export interface EnginePoolOptions {
@@ -68,6 +70,11 @@ export class EnginePool {
   private published: string | undefined;
   /** Busy answers waited out since the last takeBusyWaits(). */
   private busyWaits = 0;
+  /**
+   * A replica took weights or answered a request: from then on a request no replica answers in
+   * time is an engine fault of its episode (EngineFault); before, the URLs are wrong (EngineError).
+   */
+  private served = false;
 
   constructor(private readonly options: EnginePoolOptions) {
     if (options.urls.length === 0) throw new EngineError('an engine pool needs at least one engine URL');
@@ -90,6 +97,7 @@ export class EnginePool {
         probedAt: 0,
         probing: false,
         failures: 0,
+        unversioned: false,
       };
     });
     this.timeoutMs = options.timeoutMs ?? 120_000;
@@ -110,7 +118,9 @@ export class EnginePool {
   /** One line for progress output: `2/2 up (v3, v3)`. */
   describe(): string {
     const up = this.replicas.filter((r) => r.up).length;
-    const each = this.replicas.map((r) => (r.up ? `v${r.weightVersion ?? '?'}` : 'down')).join(', ');
+    const each = this.replicas
+      .map((r) => (!r.up ? 'down' : r.unversioned ? 'unversioned' : `v${r.weightVersion ?? '?'}`))
+      .join(', ');
     return `${up}/${this.replicas.length} up (${each})`;
   }
 
@@ -124,7 +134,7 @@ export class EnginePool {
         // Without a version of its own, each attempt asks for the latest published one: a request
         // waiting out a publish (an asynchronous trainer pushes weights while episodes run,
         // docs/async.md) then takes the new weights instead of waiting for the old ones forever.
-        Promise.all(requests.map((r) => this.one(r, params, () => options.weightVersion ?? this.published))),
+        sampleEach(requests, (r) => this.one(r, params, () => options.weightVersion ?? this.published)),
     };
   }
 
@@ -150,9 +160,11 @@ export class EnginePool {
 
   /**
    * Loads a checkpoint directory into every replica that answers, labelled `version` (method §6
-   * "publish new weights"). A replica that cannot be reached is taken out (the next publish
-   * tries it again); one that answers with an error (wrong token, refused path) fails the
-   * publish, since it would never take weights. Throws when no replica took them.
+   * "publish new weights"), then asks each which version it serves: a replica is counted as
+   * serving `version` only when it says so. A replica that cannot be reached is taken out (the
+   * next publish tries it again); one that answers with an error (wrong token, refused path)
+   * fails the publish, since it would never take weights, and so does one that reports no
+   * version unless `acceptUnversioned`. Throws when no replica took them.
    */
   async publish(options: { modelPath: string; version: string; token?: string }): Promise<void> {
     const results = await Promise.all(
@@ -164,7 +176,10 @@ export class EnginePool {
             weightVersion: options.version,
             ...(options.token ? { token: options.token } : {}),
           });
-          this.markUp(r, options.version);
+          const serves = await getWeightVersion({ url: r.url, timeoutMs: Math.min(30_000, this.timeoutMs) });
+          this.markUp(r, serves);
+          if (serves === null && this.options.acceptUnversioned !== true)
+            return unversionedRefusal(r.url, options.version);
           return null;
         } catch (e) {
           const message = (e as Error).message;
@@ -181,6 +196,7 @@ export class EnginePool {
         `no engine replica took the weights (version ${options.version}): ${this.replicas.map((r) => `${r.url}: ${r.lastError ?? 'down'}`).join('; ')}`,
       );
     this.published = options.version;
+    this.served = true;
   }
 
   private async one(
@@ -207,7 +223,7 @@ export class EnginePool {
         this.busyWaits++;
         const left = deadline - Date.now();
         if (left <= 0)
-          throw new EngineError(
+          throw new EngineFault(
             `${r.url} stayed busy (HTTP 503) for ${Math.round(this.waitMs / 1000)} s; raise its --max-concurrent or add replicas`,
           );
         await sleep(Math.min(verdict.waitMs, left));
@@ -224,6 +240,7 @@ export class EnginePool {
       }
       if (verdict.kind === 'refused') throw new EngineError(`${r.endpoint.href}: ${verdict.why}`);
       r.failures = 0;
+      this.served = true;
       let result: SampleResult;
       try {
         result = protocol.parseResponse(verdict.json, request);
@@ -253,7 +270,7 @@ export class EnginePool {
         r.up &&
         (version === undefined ||
           r.weightVersion === version ||
-          (r.weightVersion === null && this.options.acceptUnversioned === true));
+          (r.unversioned && this.options.acceptUnversioned === true));
       const stuck = episodeId === undefined ? undefined : this.sticky.get(episodeId);
       if (stuck && usable(stuck)) return stuck;
       const candidates = this.replicas.filter(usable);
@@ -268,9 +285,12 @@ export class EnginePool {
         }
         return best;
       }
+      // Every replica answers and reports no version: waiting changes nothing, the caller must accept it.
+      if (version !== undefined && this.replicas.every((r) => r.up && r.unversioned))
+        throw new EngineError(unversionedRefusal(this.replicas.map((r) => r.url).join(', '), version));
       if (Date.now() >= deadline)
-        throw new EngineError(
-          `no engine replica${version !== undefined ? ` serving weight version ${version}` : ''} answered within ${Math.round(this.waitMs / 1000)} s: ${this.replicas.map((r) => `${r.url} ${r.up ? `serves ${r.weightVersion ?? '?'}` : `down (${r.lastError ?? 'no answer'})`}`).join('; ')}`,
+        throw new (this.served ? EngineFault : EngineError)(
+          `no engine replica${version !== undefined ? ` serving weight version ${version}` : ''} answered within ${Math.round(this.waitMs / 1000)} s: ${this.replicas.map((r) => `${r.url} ${!r.up ? `down (${r.lastError ?? 'no answer'})` : r.unversioned ? 'reports no weight version' : `serves ${r.weightVersion ?? '?'}`}`).join('; ')}`,
         );
       await this.probeAll();
       await new Promise((res) => setTimeout(res, Math.min(this.probeMs, Math.max(1, deadline - Date.now()))));
@@ -302,10 +322,12 @@ export class EnginePool {
     );
   }
 
+  /** It answered and reports `version` (null: none, an unversioned engine). */
   private markUp(r: Replica, version: string | null): void {
-    if (!r.up) this.options.log?.(`engine ${r.url} is back (weight version ${version ?? '?'})`);
+    if (!r.up) this.options.log?.(`engine ${r.url} is back (weight version ${version ?? 'not reported'})`);
     r.up = true;
     r.weightVersion = version;
+    r.unversioned = version === null;
     delete r.lastError;
   }
 
@@ -315,4 +337,13 @@ export class EnginePool {
     r.lastError = why;
     r.probedAt = Date.now();
   }
+}
+
+/** Why a replica that reports no weight version is not used for a versioned request (the flag that allows it). */
+function unversionedRefusal(urls: string, version: string): string {
+  return (
+    `engine ${urls} reports no weight version (it lacks SGLang's GET /get_weight_version, as vLLM does), so its ` +
+    `answers cannot be checked to come from weight version ${version}; to sample on it anyway, accept unversioned ` +
+    'replicas (crl train --unversioned-ok true, engine.acceptUnversioned, EnginePool acceptUnversioned)'
+  );
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EngineError } from './http-sampler.ts';
+import { EngineError } from './engine-error.ts';
 
 /**
  * SGLang's weight reload: `POST /update_weights_from_disk {"model_path": …}` answers

@@ -1,11 +1,9 @@
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
 import { postOnce } from './engine-http.ts';
+import { EngineError, EngineFault, sampleEach } from './engine-error.ts';
 import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
 
-/** A remote engine failed in a way retrying did not fix; the message says which URL and why. */
-export class EngineError extends Error {
-  override readonly name = 'EngineError';
-}
+export { EngineError } from './engine-error.ts';
 
 export interface HttpSamplerOptions {
   /** Base URL of the engine, e.g. http://127.0.0.1:8000 (vLLM) or http://127.0.0.1:30000 (SGLang). */
@@ -26,6 +24,8 @@ export interface HttpSamplerOptions {
  * records stay token-exact (method §3). The engine's logprobs are what it reports (vLLM's default
  * `raw_logprobs` mode is the temperature-1 distribution, as the embedded sampler's); PPO recomputes
  * old logprobs in the trainer anyway (method §6) and keeps these only for the mismatch metric.
+ * An engine that fails after it has answered fails only the episodes it was serving (EngineFault,
+ * docs/faults.md).
  */
 export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
   const protocol = engineProtocol(options.protocol);
@@ -41,20 +41,27 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
   const timeoutMs = options.timeoutMs ?? 120_000;
   const retries = options.retries ?? 2;
 
+  // Once the engine has answered, a failure past the retries is a fault of the episode that asked
+  // (EngineFault); before that, it is a wrong URL or an engine not started (EngineError).
+  let answered = false;
+
   async function post(body: unknown): Promise<unknown> {
     let last = '';
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, 200 * 2 ** (attempt - 1)));
       const r = await postOnce(endpoint, body, timeoutMs);
-      if (r.kind === 'ok') return r.json;
+      if (r.kind === 'ok') {
+        answered = true;
+        return r.json;
+      }
       if (r.kind === 'unreachable') {
         last = `cannot reach the engine (${r.message}); is it running at ${options.url}?`;
         continue; // connection refused, reset, timeout: worth another try
       }
       last = `HTTP ${r.status}: ${r.text.slice(0, 300)}`;
-      if (r.status < 500) break; // the request itself is wrong; retrying will not help
+      if (r.status < 500) throw new EngineError(`${endpoint.href}: ${last}`); // the request itself is wrong
     }
-    throw new EngineError(`${endpoint.href}: ${last}`);
+    throw new (answered ? EngineFault : EngineError)(`${endpoint.href}: ${last}`);
   }
 
   async function one(request: SampleRequest, params: SamplingParams): Promise<SampleResult> {
@@ -67,8 +74,7 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
   }
 
   return {
-    sample: (requests: readonly SampleRequest[], params: SamplingParams) =>
-      Promise.all(requests.map((r) => one(r, params))),
+    sample: (requests: readonly SampleRequest[], params: SamplingParams) => sampleEach(requests, (r) => one(r, params)),
   };
 }
 

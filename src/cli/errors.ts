@@ -36,6 +36,9 @@ const USER_ERRORS = new Set([
   'CheckpointFormatError',
   'SequenceTooLongError',
   'EngineError',
+  // An engine fault that reached the top without a runner to end its episode (docs/faults.md).
+  'EngineFault',
+  'SamplerFault',
   'MixedRunError',
   'LlamaCppError',
   'TokenizerError',

@@ -70,6 +70,13 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     help: 'task family, or harbor:PATH (a folder of Harbor task folders; its knobs: sandbox, commandTimeoutSec, outputBytes)',
   },
   { flag: 'knobs', path: ['env', 'knobs'], kind: 'json', help: 'task knobs as JSON, e.g. \'{"chunks":8}\'' },
+  // After --knobs: flagsToConfig sets it inside the object --knobs gave.
+  {
+    flag: 'sandbox',
+    path: ['env', 'knobs', 'sandbox'],
+    kind: 'string',
+    help: "for task folders (harbor:PATH): auto | docker | bwrap, as crl run's --sandbox (the knob env.knobs.sandbox)",
+  },
   { flag: 'context', path: ['rollout', 'contextWindow'], kind: 'int', help: 'C: context window in tokens' },
   { flag: 'threshold', path: ['rollout', 'compactThreshold'], kind: 'int', help: 'T_comp: compaction threshold' },
   { flag: 'tail', path: ['rollout', 'tailSteps'], kind: 'int', help: 'k: tail steps kept verbatim' },

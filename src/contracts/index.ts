@@ -5,6 +5,7 @@
 export type { EnvCallOptions, Environment, EnvReset, EnvStep } from './environment.ts';
 export type { Tokenizer } from './tokenizer.ts';
 export type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from './sampler.ts';
+export { SamplerFault } from './sampler.ts';
 export type { ChatMessage } from './chat.ts';
 export type { RandomSource, TextPolicy } from './text-policy.ts';
 export type { PolicyForward, TrainableCritic, TrainablePolicy } from './trainable.ts';

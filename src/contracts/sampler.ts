@@ -52,3 +52,24 @@ export interface SampleResult {
 export interface TokenSampler {
   sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]>;
 }
+
+/**
+ * A sampler call in which the engine failed for some requests after it had served (docs/faults.md):
+ * the episodes of those requests end as `engine` faults, the others go on with their results.
+ * A sampler throws it only for failures outside the request itself (the engine went away, stayed
+ * busy or answered errors past its deadline); a wrong request or a malformed answer is a plain
+ * error and ends the run.
+ */
+export class SamplerFault extends Error {
+  override readonly name = 'SamplerFault';
+  readonly faultKind = 'engine' as const;
+  constructor(
+    message: string,
+    /** One entry per request of the call, in order: its result, or null where the engine failed. */
+    readonly results: readonly (SampleResult | null)[],
+    /** Where the engine failed, why (one entry per request, in order; null where it answered). */
+    readonly reasons: readonly (string | null)[] = [],
+  ) {
+    super(message);
+  }
+}

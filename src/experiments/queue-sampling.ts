@@ -8,6 +8,8 @@ import type { EpisodeMessageInput } from '../queue/episode-message.ts';
 import { refusedWhy } from '../queue/job-refusal.ts';
 import { QUEUE_SECRET_ENV, queueSecretFromEnv } from '../queue/job-signature.ts';
 import { QueueError } from '../queue/redis-connection.ts';
+import { FaultPolicySchema, isFault, retryEpisodeId } from '../rollout/faults.ts';
+import type { EpisodeRecord } from '../rollout/record.ts';
 import { episodeJobs } from './iteration-stages.ts';
 import type { ActorKind } from './trainer-models.ts';
 import type { TrainingRun, TrainingStages } from './training-stages.ts';
@@ -22,7 +24,9 @@ const PROGRESS_EVERY_MS = 5_000;
  * The training loop's `sample` stage on rollout workers (docs/distributed.md): the iteration's
  * episode jobs, the same ones the trainer would run itself (same ids, task seeds, policy version),
  * go to the Redis queue; `crl worker` processes run them against the engine replicas (or the
- * scripted expert) and the trainer takes each record once, in job order. `metrics` gains
+ * scripted expert) and the trainer takes each record once, in job order. An episode that ended in
+ * a fault goes to the queue again as a new job (`<id>-retry<n>`), up to `faults.retries` times, as
+ * in the trainer's own process (docs/faults.md). `metrics` gains
  * `rollout/retried` and `rollout/failed` from the batch; failed jobs and their reasons are
  * appended to failed-episodes.jsonl in the run directory. Jobs are signed with `secret`
  * (CRL_QUEUE_SECRET unless given); a job a worker refused, or a result that does not verify, ends
@@ -61,6 +65,7 @@ export async function queueSampling(options: {
     throw e;
   }
   const stats = { retried: 0, failed: 0 };
+  const { retries } = FaultPolicySchema.parse(config.faults ?? {});
 
   const wrap = (stages: TrainingStages, run: TrainingRun): TrainingStages => ({
     ...stages,
@@ -91,38 +96,67 @@ export async function queueSampling(options: {
         sampler,
         stepDelayMs: config.env.stepDelayMs ?? 0,
       }));
-      let shownAt = 0;
-      const show = (p: BatchProgress, force = false) => {
-        if (!force && Date.now() - shownAt < PROGRESS_EVERY_MS) return;
-        shownAt = Date.now();
-        const engines = run.models.engines ? `; engines ${run.models.engines.describe()}` : '';
-        log(
-          `[queue] iteration ${iteration}: ${p.done}/${jobs.length} done, ${p.inFlight} in flight, ${p.waiting} waiting, ${p.retried} retried, ${p.failed} failed; ${p.workers} worker(s)${engines}`,
-        );
+      stats.retried = 0;
+      stats.failed = 0;
+      /** One batch of jobs on the workers: its records in job order (jobs given up are logged and left out). */
+      const batch = async (batchMessages: readonly EpisodeMessageInput[], what: string) => {
+        let shownAt = 0;
+        const show = (p: BatchProgress, force = false) => {
+          if (!force && Date.now() - shownAt < PROGRESS_EVERY_MS) return;
+          shownAt = Date.now();
+          const engines = run.models.engines ? `; engines ${run.models.engines.describe()}` : '';
+          log(
+            `[queue] iteration ${iteration}${what}: ${p.done}/${batchMessages.length} done, ${p.inFlight} in flight, ${p.waiting} waiting, ${p.retried} retried, ${p.failed} failed; ${p.workers} worker(s)${engines}`,
+          );
+        };
+        let last: BatchProgress | null = null;
+        const out = await queue.runBatch({
+          messages: batchMessages,
+          attempts: q.attempts,
+          onProgress: (p) => {
+            last = p;
+            show(p);
+          },
+        });
+        if (last) show(last, true);
+        stats.retried += out.retried;
+        stats.failed += out.failed.length;
+        for (const f of out.failed) {
+          appendFileSync(join(run.paths.root, FAILED_EPISODES_FILE), JSON.stringify({ iteration, ...f }) + '\n');
+          log(`[queue] iteration ${iteration}: episode ${f.episodeId} failed: ${f.reason}`);
+        }
+        const refused = out.failed.filter((f) => refusedWhy(f.reason) !== null);
+        if (refused.length > 0) throw refusedError(iteration, refused);
+        return out.records;
       };
-      let last: BatchProgress | null = null;
-      const out = await queue.runBatch({
-        messages,
-        attempts: q.attempts,
-        onProgress: (p) => {
-          last = p;
-          show(p);
-        },
-      });
-      if (last) show(last, true);
-      stats.retried = out.retried;
-      stats.failed = out.failed.length;
-      for (const f of out.failed) {
-        appendFileSync(join(run.paths.root, FAILED_EPISODES_FILE), JSON.stringify({ iteration, ...f }) + '\n');
-        log(`[queue] iteration ${iteration}: episode ${f.episodeId} failed: ${f.reason}`);
-      }
-      const refused = out.failed.filter((f) => refusedWhy(f.reason) !== null);
-      if (refused.length > 0) throw refusedError(iteration, refused);
-      if (out.records.length === 0)
+      const final = await batch(messages, '');
+      if (final.length === 0)
         throw new QueueError(
           `iteration ${iteration}: every episode job failed (${FAILED_EPISODES_FILE} in the run directory says why)`,
         );
-      return out.records;
+      // Faulted episodes run again as new jobs, on whichever worker takes them (docs/faults.md),
+      // as the trainer's own process would run them: same task and seed, a fresh environment.
+      const superseded: EpisodeRecord[] = [];
+      const messageOf = new Map(messages.map((m) => [m.job.episodeId, m]));
+      for (let attempt = 1; attempt <= retries; attempt++) {
+        const again = final.flatMap((r, i) => (isFault(r) ? [i] : []));
+        if (again.length === 0) break;
+        const base = (i: number) => messageOf.get(final[i]!.episodeId.replace(/-retry\d+$/, ''))!;
+        const retryMessages = again.map((i) => ({
+          ...base(i),
+          job: { ...base(i).job, episodeId: retryEpisodeId(final[i]!.episodeId, attempt) },
+        }));
+        const records = new Map(
+          (await batch(retryMessages, ` (faults run again, attempt ${attempt})`)).map((r) => [r.episodeId, r]),
+        );
+        again.forEach((i, k) => {
+          const retried = records.get(retryMessages[k]!.job.episodeId);
+          if (!retried) return; // the queue gave the retry up: the fault stays final
+          superseded.push(final[i]!);
+          final[i] = retried;
+        });
+      }
+      return [...final, ...superseded];
     },
     metrics: async (input) => ({
       ...(await stages.metrics(input)),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseTrainConfig } from '../config/load-config.ts';
-import type { Environment, EnvSpec } from '../contracts/index.ts';
+import { SamplerFault, type Environment, type EnvSpec, type TokenSampler } from '../contracts/index.ts';
 import { createEnvironment } from '../env/create-environment.ts';
 import { episodeOfJob } from '../rollout/episode-job.ts';
 import { runEpisodes } from '../rollout/runner.ts';
@@ -14,8 +14,9 @@ import { train } from './train-loop.ts';
 import type { TrainingRun, TrainingStages } from './training-stages.ts';
 
 /**
- * Faults are not rewards (docs/faults.md): a run whose environment fails on every third reset
- * trains exactly as a run whose batches simply lacked those episodes, and counts them.
+ * Faults are not rewards (docs/faults.md): a run whose environment fails on every third reset, or
+ * whose engine fails the same episodes, trains exactly as a run whose batches simply lacked those
+ * episodes, and counts them.
  */
 const base = {
   env: { name: 'chunk-sum' },
@@ -46,6 +47,50 @@ function failingEveryThirdReset(): (spec: EnvSpec) => Environment {
 const root = mkdtempSync(join(tmpdir(), 'crl-faults-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+const leftOutConfig = parseTrainConfig({ ...base, faults: { retries: 0, maxFraction: 0.5 } });
+
+/** The faulty runs' jobs without episodes 2 and 5 of each batch, trained once for the tests that compare with it. */
+let lacking: Promise<string> | undefined;
+function lackingRun(): Promise<string> {
+  const config = leftOutConfig;
+  const dir = join(root, 'lacking');
+  lacking ??= train({
+    runDir: dir,
+    config,
+    actor: 'policy',
+    wrapStages: (stages, run) => ({
+      ...stages,
+      sample: ({ iteration, samplerRng, rng }) => {
+        const jobs = episodeJobs({
+          family: run.family,
+          knobs: config.env.knobs,
+          batchEpisodes: config.batchEpisodes,
+          groupSize: config.groupSize,
+          iteration,
+          rng,
+        }).filter((_, i) => i % 3 !== 2);
+        return runEpisodes({
+          episodes: jobs.map((j) => episodeOfJob(j, createEnvironment)),
+          config: run.rollout,
+          layout: run.layout,
+          actor: run.models.sampler(samplerRng),
+          policyVersion: () => iteration - 1,
+        });
+      },
+    }),
+  }).then(() => dir);
+  return lacking;
+}
+
+/** The checkpoint files of two runs are byte for byte the same. */
+function expectSameCheckpoint(a: string, b: string): void {
+  for (const file of ['model.safetensors', 'optimizer.safetensors', 'critic.safetensors']) {
+    const x = readFileSync(join(latestCheckpoint(a)!.dir, file));
+    const y = readFileSync(join(latestCheckpoint(b)!.dir, file));
+    expect(x.equals(y), file).toBe(true);
+  }
+}
+
 /** Metrics both runs must share: all but wall-clock and the fault counts. */
 function learned(dir: string) {
   return readMetrics(join(dir, 'metrics.jsonl')).map((l) =>
@@ -57,7 +102,7 @@ function learned(dir: string) {
 
 describe('faults in training', () => {
   it('leaves faulted episodes out of the update and counts them: the checkpoint equals a run without them', async () => {
-    const config = parseTrainConfig({ ...base, faults: { retries: 0, maxFraction: 0.5 } });
+    const config = leftOutConfig;
     const faulty = join(root, 'faulty');
     const create = failingEveryThirdReset();
     await train({
@@ -83,32 +128,7 @@ describe('faults in training', () => {
     });
 
     // The same jobs without episodes 2 and 5 of each batch (resets 3, 6, 9, 12 of the faulty run).
-    const lacking = join(root, 'lacking');
-    await train({
-      runDir: lacking,
-      config,
-      actor: 'policy',
-      wrapStages: (stages, run) => ({
-        ...stages,
-        sample: ({ iteration, samplerRng, rng }) => {
-          const jobs = episodeJobs({
-            family: run.family,
-            knobs: config.env.knobs,
-            batchEpisodes: config.batchEpisodes,
-            groupSize: config.groupSize,
-            iteration,
-            rng,
-          }).filter((_, i) => i % 3 !== 2);
-          return runEpisodes({
-            episodes: jobs.map((j) => episodeOfJob(j, createEnvironment)),
-            config: run.rollout,
-            layout: run.layout,
-            actor: run.models.sampler(samplerRng),
-            policyVersion: () => iteration - 1,
-          });
-        },
-      }),
-    });
+    const lacking = await lackingRun();
 
     const lines = readMetrics(join(faulty, 'metrics.jsonl'));
     expect(lines.map((l) => l.metrics['rollout/fault_sandbox'])).toEqual([2, 2]);
@@ -116,11 +136,57 @@ describe('faults in training', () => {
     expect(lines.map((l) => l.metrics['rollout/episodes'])).toEqual([4, 4]);
     expect(lines[0]!.metrics['train/policy_updated']).toBe(1);
     expect(learned(faulty)).toEqual(learned(lacking));
-    for (const file of ['model.safetensors', 'optimizer.safetensors', 'critic.safetensors']) {
-      const a = readFileSync(join(latestCheckpoint(faulty)!.dir, file));
-      const b = readFileSync(join(latestCheckpoint(lacking)!.dir, file));
-      expect(a.equals(b), file).toBe(true);
-    }
+    expectSameCheckpoint(faulty, lacking);
+  });
+
+  it("an engine that fails some episodes' requests: engine faults, left out the same way", async () => {
+    const config = leftOutConfig;
+    const dir = join(root, 'engine-faulty');
+    await train({
+      runDir: dir,
+      config,
+      actor: 'policy',
+      wrapStages: (stages, run) => ({
+        ...stages,
+        sample: ({ iteration, samplerRng, rng }) => {
+          const inner = run.models.sampler(samplerRng);
+          // The engine fails every request of episodes 2 and 5 (as a replica that died under them
+          // would, past the pool's wait), and answers the rest with the run's own sampler.
+          const dead = (id: string | undefined) => /-ep[25]$/.test(id ?? '');
+          const engine: TokenSampler = {
+            sample: async (requests, params) => {
+              const alive = requests.filter((r) => !dead(r.episodeId));
+              const answers = alive.length > 0 ? await inner.sample(alive, params) : [];
+              if (alive.length === requests.length) return answers;
+              let k = 0;
+              const results = requests.map((r) => (dead(r.episodeId) ? null : answers[k++]!));
+              const reasons = requests.map((r) =>
+                dead(r.episodeId) ? 'no engine replica answered within 60 s' : null,
+              );
+              throw new SamplerFault('no engine replica answered within 60 s', results, reasons);
+            },
+          };
+          return sampleEpisodes({
+            family: run.family,
+            knobs: config.env.knobs,
+            rollout: run.rollout,
+            layout: run.layout,
+            sampler: engine,
+            batchEpisodes: config.batchEpisodes,
+            groupSize: config.groupSize,
+            iteration,
+            rng,
+          });
+        },
+      }),
+    });
+    const lines = readMetrics(join(dir, 'metrics.jsonl'));
+    expect(lines.map((l) => l.metrics['rollout/fault_engine'])).toEqual([2, 2]);
+    expect(lines.map((l) => l.metrics['rollout/fault_left_out'])).toEqual([2, 2]);
+    expect(lines.map((l) => l.metrics['rollout/episodes'])).toEqual([4, 4]);
+    const lacking = await lackingRun();
+    expect(learned(dir)).toEqual(learned(lacking));
+    expectSameCheckpoint(dir, lacking);
   });
 
   it('retries a faulted episode on a fresh environment, and stops with one line when faults exceed the share', async () => {

@@ -1,4 +1,10 @@
-import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
+import {
+  SamplerFault,
+  type SampleRequest,
+  type SampleResult,
+  type SamplingParams,
+  type TokenSampler,
+} from '../contracts/index.ts';
 
 /**
  * Continuous batching for the rollout runner. Episodes advance independently (an environment
@@ -11,7 +17,9 @@ import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '
  *     others back; its episode joins a later call).
  * One call per sampler is in flight at a time (the embedded engine is not re-entrant); requests
  * in a call are ordered by episode index, and samplers flushed together are called in the order
- * of their lowest episode index, so a run is reproducible from its seeds.
+ * of their lowest episode index, so a run is reproducible from its seeds. A call that fails with a
+ * SamplerFault fails only the requests it names (their episodes end as engine faults); any other
+ * failure ends the run.
  */
 
 interface Pending {
@@ -165,6 +173,18 @@ export class BatchScheduler {
       .catch((thrown: unknown) => {
         const e = asError(thrown);
         lane.busy = false;
+        if (e instanceof SamplerFault && e.results.length === requests.length && this.failure === null) {
+          // The engine failed some requests (docs/faults.md): their episodes end as engine faults,
+          // the rest take their results; the run goes on.
+          const version = this.options.version();
+          batch.forEach((p, i) => {
+            const result = e.results[i];
+            if (result) p.resolve({ result, version });
+            else p.reject(new SamplerFault(e.reasons[i] ?? e.message, []));
+          });
+          this.poke();
+          return;
+        }
         this.abort(e);
         for (const p of batch) p.reject(e);
         this.options.onFatal(e);

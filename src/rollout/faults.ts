@@ -55,10 +55,22 @@ export function countFaults(records: readonly EpisodeRecord[]): Record<FaultKind
   return out;
 }
 
+/** The id of a faulted episode's `attempt`-th run again (`it3-ep2-retry1`). */
+export function retryEpisodeId(episodeId: string, attempt: number): string {
+  return `${baseEpisodeId(episodeId).base}-retry${attempt}`;
+}
+
+function baseEpisodeId(episodeId: string): { base: string; attempt: number } {
+  const m = /^(.*)-retry(\d+)$/.exec(episodeId);
+  return m ? { base: m[1]!, attempt: Number(m[2]) } : { base: episodeId, attempt: 0 };
+}
+
 /**
- * An iteration's records as its sample stage returns them: one final record per episode of the
- * batch, in batch order, then the faulted attempts that were run again (superseded). Only the
- * agent's episodes train; the rest are counted.
+ * An iteration's records as its sample stage returns them: the batch's records in batch order,
+ * then the faulted attempts that were run again (each superseded by its retry, named by
+ * retryEpisodeId). A faulted record whose next retry is among the records was superseded; the
+ * others are final. Only the agent's final episodes train; the rest are counted. (A rollout queue
+ * may return fewer than `batchEpisodes` records: jobs it gave up on are not episodes.)
  */
 export function splitFaults(options: { records: readonly EpisodeRecord[]; batchEpisodes: number }): {
   /** Episodes that ended as the agent's: the update's batch. */
@@ -68,11 +80,17 @@ export function splitFaults(options: { records: readonly EpisodeRecord[]; batchE
   /** Faulted attempts that were run again on a fresh environment. */
   retried: EpisodeRecord[];
 } {
-  const final = options.records.slice(0, options.batchEpisodes);
+  const ids = new Set(options.records.map((r) => r.episodeId));
+  const superseded = (r: EpisodeRecord) => {
+    if (!isFault(r)) return false;
+    const { base, attempt } = baseEpisodeId(r.episodeId);
+    return ids.has(`${base}-retry${attempt + 1}`);
+  };
+  const final = options.records.filter((r) => !superseded(r));
   return {
     trained: final.filter((r) => !isFault(r)),
     leftOut: final.filter(isFault),
-    retried: options.records.slice(options.batchEpisodes),
+    retried: options.records.filter(superseded),
   };
 }
 

@@ -50,14 +50,15 @@ export const ObservationCutEventSchema = z
   .strict();
 
 /**
- * The environment failed (threw, timed out, or its sandbox broke). During reset or step this ends
- * the episode with outcome 'env-error' (a fault: not the agent's doing, never trained on,
+ * The environment failed (threw, timed out, or its sandbox broke), or the engine failed while the
+ * episode waited for tokens (during 'sample', fault 'engine'). During reset, step or sample this
+ * ends the episode with outcome 'env-error' (a fault: not the agent's doing, never trained on,
  * docs/faults.md); a failed close is recorded and changes nothing.
  */
 export const EnvErrorEventSchema = z
   .object({
     kind: z.literal('env-error'),
-    during: z.enum(['reset', 'step', 'close']),
+    during: z.enum(['reset', 'step', 'sample', 'close']),
     /** Steps taken when it happened (0 during reset). */
     step: z.number().int().min(0),
     /** 'timeout' when the runtime's per-call limit passed, 'error' when the call threw or rejected. */

@@ -21,7 +21,9 @@ export function renderEpisode(record: EpisodeRecord, layout: ChatLayout): string
     } else if (e.kind === 'observation-cut') {
       lines.push(`  observation of step ${e.step} cut: ${e.originalTokens} -> ${e.keptTokens} tokens`);
     } else {
-      lines.push(`  environment ${e.cause} during ${e.during} after step ${e.step}: ${e.message}`);
+      lines.push(
+        `  ${e.fault ?? 'environment'} fault (${e.cause}) during ${e.during} after step ${e.step}: ${e.message}`,
+      );
     }
   }
   for (const seg of record.segments) lines.push('', ...renderSegment(seg, layout));

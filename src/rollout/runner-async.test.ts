@@ -8,13 +8,14 @@ import { resolveRolloutConfig } from './config.ts';
 import type { EpisodeSpec } from './episode.ts';
 import { runEpisodes } from './runner.ts';
 import { randomTokenSampler } from './testing/scripted.ts';
-import type {
-  EnvCallOptions,
-  Environment,
-  EnvReset,
-  EnvStep,
-  SampleRequest,
-  TokenSampler,
+import {
+  SamplerFault,
+  type EnvCallOptions,
+  type Environment,
+  type EnvReset,
+  type EnvStep,
+  type SampleRequest,
+  type TokenSampler,
 } from '../contracts/index.ts';
 
 const source = loadTokenizer('word');
@@ -259,5 +260,51 @@ describe('runEpisodes with asynchronous environments', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+});
+
+describe('runEpisodes when the engine fails some requests', () => {
+  it('a SamplerFault ends only the episodes whose requests failed, as engine faults; a plain sampler error ends the run', async () => {
+    const inner = randomTokenSampler({ tokenizer, rng: new Rng(4), pCap: 0 });
+    let calls = 0;
+    // Its third call fails episode a1's request (the engine went away for it) and answers a0's and a2's.
+    const flaky: TokenSampler = {
+      sample: async (reqs, p) => {
+        const results = await inner.sample(reqs, p);
+        if (++calls !== 3) return results;
+        const failed = reqs.map((r) => r.episodeId === 'a1');
+        throw new SamplerFault(
+          'engine gone',
+          results.map((r, i) => (failed[i] ? null : r)),
+          failed.map((f) => (f ? 'http://127.0.0.1:9/generate: cannot reach the engine' : null)),
+        );
+      },
+    };
+    const envs = [0, 1, 2].map(() => new ScriptedAsyncEnv());
+    const records = await runEpisodes({ episodes: envs.map(spec), ...noCompaction, actor: flaky });
+    expect(records.map((r) => r.outcome)).toEqual(['success', 'env-error', 'success']);
+    expect(records[1]!.events).toEqual([
+      {
+        kind: 'env-error',
+        during: 'sample',
+        step: expect.any(Number),
+        cause: 'error',
+        fault: 'engine',
+        message: 'http://127.0.0.1:9/generate: cannot reach the engine',
+      },
+    ]);
+    expect(records[1]!.reward).toBe(0);
+    expect(envs[1]!.log.at(-1)).toBe('close');
+
+    const broken: TokenSampler = {
+      sample: async () => {
+        throw new Error('HTTP 400: the request is wrong');
+      },
+    };
+    const closed = [0, 1].map(() => new ScriptedAsyncEnv());
+    await expect(runEpisodes({ episodes: closed.map(spec), ...noCompaction, actor: broken })).rejects.toThrow(
+      /HTTP 400/,
+    );
+    expect(closed.map((e) => e.log.at(-1))).toEqual(['close', 'close']);
   });
 });

@@ -5,7 +5,7 @@ import { budgetProblems, RolloutConfigError, type RolloutConfig } from './config
 import { callEnv, EnvCallError } from './env-call.ts';
 import { EpisodeRun, type EpisodeSpec } from './episode.ts';
 import type { EpisodeRecord } from './record.ts';
-import type { SamplingParams, TokenSampler } from '../contracts/index.ts';
+import { SamplerFault, type SamplingParams, type TokenSampler } from '../contracts/index.ts';
 
 export interface RunEpisodesOptions {
   episodes: readonly EpisodeSpec[];
@@ -43,9 +43,10 @@ const CLOSE_TIMEOUT_MS = 60_000;
  * environment with the action, and so on; requests from many episodes are batched into each
  * sampler call without waiting for the slowest environment (continuous batching,
  * batch-scheduler.ts). An environment that throws or times out ends only its own episode (outcome
- * 'env-error', a fault: the reason and its kind in the record); every environment is closed when its episode ends.
- * A sampler failure, a config error or a cancelled signal ends the whole run, after closing
- * whatever is open. Returns records in input order.
+ * 'env-error', a fault: the reason and its kind in the record), and so does an engine that fails
+ * its request after having served (a SamplerFault: an 'engine' fault); every environment is closed
+ * when its episode ends. Any other sampler failure, a config error or a cancelled signal ends the
+ * whole run, after closing whatever is open. Returns records in input order.
  */
 export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeRecord[]> {
   const { episodes, config, layout, actor } = options;
@@ -101,8 +102,17 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
       while (ep.phase !== 'done') {
         const request = ep.request();
         const sampler = ep.phase === 'summarize' ? summarizer : actor;
-        const { result, version } = await scheduler.submit({ sampler, index, request });
-        ep.accept(result, version);
+        let answer;
+        try {
+          answer = await scheduler.submit({ sampler, index, request });
+        } catch (e) {
+          // The engine failed this request after it had served (docs/faults.md): the episode
+          // ends as an engine fault, the run goes on. Anything else ends the run.
+          if (!(e instanceof SamplerFault) || run.reason) throw e;
+          ep.failEnv({ during: 'sample', cause: 'error', fault: 'engine', message: e.message });
+          break;
+        }
+        ep.accept(answer.result, answer.version);
         if (ep.phase !== 'env') continue;
         try {
           ep.observe(await call('step', (signal) => spec.env.step(ep.pendingAction, { signal })));
