@@ -146,7 +146,7 @@ describe('a Hugging Face BPE tokenizer inside a GGUF file', () => {
     // Row i detokenizes to the text of real id ids[i].
     const row = vocab.toInternalId(qwen.tokenizer.encode(' ok')[0]!);
     expect(lp.model.detokenize(asTokens([row]))).toBe(' ok');
-    const sampler = new LlamaCppSampler({ policy: lp, rng: new Rng(7) });
+    const sampler = new LlamaCppSampler({ policy: lp, rng: new Rng(7), contextSize: 64 });
     const prompt = qwen.tokenizer.encode(texts[0]!);
     const [out] = await sampler.sample([{ prompt, maxTokens: 10, stopTokens: [] }], { temperature: 1, topP: 1 });
     for (const t of out!.tokens) expect(vocab.covers(t)).toBe(true);
