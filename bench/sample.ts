@@ -81,7 +81,7 @@ console.log(
     llamacppThreads: llamaCppThreads(),
   }),
 );
-const llama = await LlamaCppSampler.open({ path, rng: new Rng(2) });
+const llama = await LlamaCppSampler.open({ path, rng: new Rng(2), contextSize: cfg.maxSeqLen });
 for (const b of BATCHES) {
   const e = await tokPerS(new ModelSampler({ policy, rng: new Rng(3) }), b);
   const l = await tokPerS(llama, b);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bpeVocabMetadata, preTokenizerName } from '../model/gguf-bpe-vocab.ts';
 import { modelConfig } from '../model/config.ts';
-import { exportGguf } from '../model/gguf-export.ts';
+import { exportGguf, namedWeights } from '../model/gguf-export.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
 import { PolicyModel } from '../model/policy.ts';
 import { scrambleWeights, TEST_OPTIM } from '../model/test-helpers.ts';
@@ -58,10 +58,7 @@ describe('a Hugging Face BPE tokenizer inside a GGUF file', () => {
       what: 'qwen3',
     });
     expect(warnings).toEqual([]);
-    const net = policy.net;
-    const weights = new Map(
-      net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
-    );
+    const weights = namedWeights(policy.net);
     const path = join(root, 'qwen3-vocab.gguf');
     writeFileSync(path, exportGguf({ cfg, weights, vocab: metadata, precision: 'f32', name: 'qwen3-vocab' }));
     const model = await loadGgufModel(path);
@@ -149,7 +146,7 @@ describe('a Hugging Face BPE tokenizer inside a GGUF file', () => {
     // Row i detokenizes to the text of real id ids[i].
     const row = vocab.toInternalId(qwen.tokenizer.encode(' ok')[0]!);
     expect(lp.model.detokenize(asTokens([row]))).toBe(' ok');
-    const sampler = new LlamaCppSampler({ policy: lp, rng: new Rng(7) });
+    const sampler = new LlamaCppSampler({ policy: lp, rng: new Rng(7), contextSize: 64 });
     const prompt = qwen.tokenizer.encode(texts[0]!);
     const [out] = await sampler.sample([{ prompt, maxTokens: 10, stopTokens: [] }], { temperature: 1, topP: 1 });
     for (const t of out!.tokens) expect(vocab.covers(t)).toBe(true);

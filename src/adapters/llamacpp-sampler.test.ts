@@ -11,7 +11,8 @@ import { scrambleWeights, TEST_OPTIM } from '../model/test-helpers.ts';
 import { VOCAB } from '../words/vocab.ts';
 import type { SampleRequest } from '../contracts/index.ts';
 import { Rng } from '../util/random.ts';
-import { LlamaCppSampler, llamaCppPolicyPath } from './llamacpp-sampler.ts';
+import { createContext, LlamaCppError } from './llamacpp.ts';
+import { LlamaCppPolicy, LlamaCppSampler, llamaCppPolicyPath } from './llamacpp-sampler.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'crl-llamacpp-sampler-'));
 const path = join(root, 'policy.gguf');
@@ -31,8 +32,8 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function open(seed: number): Promise<LlamaCppSampler> {
-  const s = await LlamaCppSampler.open({ path, rng: new Rng(seed) });
+async function open(seed: number, file = path, contextSize = cfg.maxSeqLen): Promise<LlamaCppSampler> {
+  const s = await LlamaCppSampler.open({ path: file, rng: new Rng(seed), contextSize });
   samplers.push(s);
   return s;
 }
@@ -101,6 +102,39 @@ describe('LlamaCppSampler', () => {
     const fresh = await (await open(7)).sample(turn2, { temperature: 0, topP: 1 });
     expect(cached.map((r) => r.tokens)).toEqual(fresh.map((r) => r.tokens));
     cached.forEach((r, i) => r.logprobs.forEach((lp, j) => expect(lp).toBeCloseTo(fresh[i]!.logprobs[j]!, 4)));
+  });
+
+  it("sizes its context by the rollout's window, not the model's context length, and refuses a window past it", async () => {
+    // The same weights in a file whose metadata claims 2^24 positions (a KV cache of gigabytes).
+    const long = join(root, 'long-context.gguf');
+    const vocab = wordVocabMetadata({ words: VOCAB, vocabSize: cfg.vocabSize });
+    const longCfg = { ...cfg, maxSeqLen: 1 << 24 };
+    writeFileSync(
+      long,
+      exportGguf({ cfg: longCfg, weights: namedWeights(policy.net), vocab, precision: 'f32', name: 'x' }),
+    );
+    expect((await LlamaCppPolicy.load(long)).contextSize).toBe(1 << 24);
+    const sampler = await open(3, long, 48);
+    expect(sampler.contextSize).toBe(48);
+    const reqs = requests(3, 8).map((r) => ({ ...r, maxTokens: 8 }));
+    const out = await sampler.sample(reqs, { temperature: 0, topP: 1 });
+    const fresh = await (await open(3)).sample(reqs, { temperature: 0, topP: 1 });
+    expect(out.map((r) => r.tokens)).toEqual(fresh.map((r) => r.tokens));
+    await expect(
+      sampler.sample([{ prompt: [1, 2], maxTokens: 47, stopTokens: [] }], { temperature: 1, topP: 1 }),
+    ).rejects.toThrow(/49 tokens exceeds the model's maxSeqLen 48/);
+    await expect(open(1, path, cfg.maxSeqLen + 1)).rejects.toThrow(
+      new RegExp(`window of ${cfg.maxSeqLen + 1} tokens exceeds the model's context length ${cfg.maxSeqLen}`),
+    );
+  });
+
+  it('refuses a context larger than the machine, naming the sizes, before llama.cpp allocates it', async () => {
+    const { model } = await LlamaCppPolicy.load(path);
+    const err = await createContext({ model, contextSize: 1 << 24, sequences: 4096 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LlamaCppError);
+    expect((err as Error).message).toMatch(
+      /a llama\.cpp context of 4096 x 16777216 tokens needs about [\d.]+ GB .* more than this machine's [\d.]+ GB of memory; use a smaller context window \(--context\)/,
+    );
   });
 
   it('refuses a request longer than the model context', async () => {

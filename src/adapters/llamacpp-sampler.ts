@@ -32,22 +32,40 @@ export class LlamaCppSampler implements TokenSampler {
   private readonly model: LlamaModel;
   private readonly rng: Rng;
   readonly vocabSize: number;
-  /** Tokens one sequence may hold: the model's trained context length. */
+  /**
+   * Tokens one sequence may hold: the rollout's window (C, which holds the summary prompt too), not
+   * the model's trained context length: Qwen3's 40,960 positions would take a KV cache of
+   * gigabytes per sequence that no episode uses.
+   */
   readonly contextSize: number;
   private readonly vocab: VocabMap;
 
-  constructor({ policy, rng }: { policy: LlamaCppPolicy; rng: Rng }) {
+  constructor({ policy, rng, contextSize }: { policy: LlamaCppPolicy; rng: Rng; contextSize: number }) {
+    if (!Number.isInteger(contextSize) || contextSize < 1)
+      throw new LlamaCppError(`the context window must be a positive integer, got ${contextSize}`);
+    if (contextSize > policy.contextSize)
+      throw new LlamaCppError(
+        `a context window of ${contextSize} tokens exceeds the model's context length ${policy.contextSize} (${policy.path})`,
+      );
     this.model = policy.model;
     this.rng = rng;
     this.vocabSize = policy.vocabSize;
-    this.contextSize = policy.contextSize;
+    this.contextSize = contextSize;
     this.vocab = policy.vocab;
     this.scratch = drawScratch(this.vocabSize);
   }
 
-  /** Loads the file (once per process) and makes a sampler with its own context. */
-  static async open({ path, rng }: { path: string; rng: Rng }): Promise<LlamaCppSampler> {
-    return new LlamaCppSampler({ policy: await LlamaCppPolicy.load(path), rng });
+  /** Loads the file (once per process) and makes a sampler with its own context of `contextSize` tokens. */
+  static async open({
+    path,
+    rng,
+    contextSize,
+  }: {
+    path: string;
+    rng: Rng;
+    contextSize: number;
+  }): Promise<LlamaCppSampler> {
+    return new LlamaCppSampler({ policy: await LlamaCppPolicy.load(path), rng, contextSize });
   }
 
   /** A context with at least n sequences (a new, larger one drops the KV caches). */

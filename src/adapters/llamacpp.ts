@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { freemem, totalmem } from 'node:os';
 import { checkGgufFile } from '../model/gguf-check.ts';
 import type {
   ControlledEvaluateInputItem,
@@ -73,9 +74,24 @@ export function llamaCppThreads(): number {
   return Number.isInteger(n) && n > 0 ? n : 1;
 }
 
+const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
+
+/** node-llama-cpp's estimate of the memory a context takes (KV cache and compute buffers); null if it has none. */
+function contextBytes(
+  model: LlamaModel,
+  o: { contextSize: number; sequences: number; batchSize: number },
+): number | null {
+  try {
+    return model.fileInsights.estimateContextResourceRequirements({ ...o, modelGpuLayers: 0 }).cpuRam;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A context of `sequences` parallel sequences of `contextSize` tokens each. Batches are sized so
- * that one call can feed every sequence its whole prompt.
+ * that one call can feed every sequence its whole prompt. A context larger than the machine's
+ * memory is refused before llama.cpp tries, and any refusal names the sizes and the estimate.
  */
 export async function createContext({
   model,
@@ -86,11 +102,22 @@ export async function createContext({
   contextSize: number;
   sequences: number;
 }): Promise<LlamaContext> {
+  const batchSize = Math.max(512, Math.min(contextSize * sequences, 8192));
+  const need = contextBytes(model, { contextSize, sequences, batchSize });
+  const what = `a llama.cpp context of ${sequences} x ${contextSize} tokens`;
+  const estimate =
+    need === null
+      ? ''
+      : ` (about ${gb(need)} by node-llama-cpp's estimate; ${gb(freemem())} free of ${gb(totalmem())})`;
+  if (need !== null && need > totalmem())
+    throw new LlamaCppError(
+      `${what} needs about ${gb(need)} (node-llama-cpp's estimate), more than this machine's ${gb(totalmem())} of memory; use a smaller context window (--context) or fewer parallel episodes`,
+    );
   try {
     return await model.createContext({
       contextSize,
       sequences,
-      batchSize: Math.max(512, Math.min(contextSize * sequences, 8192)),
+      batchSize,
       flashAttention: false,
       threads: llamaCppThreads(),
       // The KV cache in the file's own precision: llama.cpp's default f16 cache would round an
@@ -99,9 +126,7 @@ export async function createContext({
       experimentalKvCacheValueType: 'currentQuant',
     });
   } catch (e) {
-    throw new LlamaCppError(
-      `llama.cpp cannot create a context of ${sequences} x ${contextSize} tokens: ${(e as Error).message}`,
-    );
+    throw new LlamaCppError(`${what} cannot be created${estimate}: ${(e as Error).message}`);
   }
 }
 

@@ -1,12 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { loadPolicyDir } from '../model/load-policy.ts';
+import { hfVocab, loadPolicyDir } from '../model/load-policy.ts';
+import { isHfModelDir } from '../model/hf-import.ts';
+import { openHfWeights, readTensorF16, readTensorF32 } from '../model/hf-weights.ts';
 import type { ModelConfig } from '../model/config.ts';
 import {
-  exportGguf,
   ggufArchitecture,
   namedWeights,
   type GgufPrecision,
+  readAll,
+  writeGgufExport,
   type NamedWeights,
 } from '../model/gguf-export.ts';
 import { hfArchitectureName, toHfConfig } from '../model/hf-config.ts';
@@ -65,10 +68,32 @@ export interface PolicyWeights {
 
 export async function loadPolicyWeights(path: string): Promise<PolicyWeights> {
   const dir = resolveCheckpointDir(path);
+  if (isHfModelDir(dir)) return hfPolicyWeights(dir);
   const { policy } = await loadPolicyDir(dir);
   const net = policy.net;
   const weights = namedWeights(net);
   return { cfg: policy.config, weights, source: dir, vocab: policy.vocab };
+}
+
+/**
+ * A Hugging Face directory's weights read lazily from its files, a chunk at a time, so an export
+ * of any size holds one chunk and not the model (a 0.6B model's f32 weights are 2.4 GB).
+ */
+async function hfPolicyWeights(dir: string): Promise<PolicyWeights> {
+  const { cfg, tensors } = await openHfWeights(dir);
+  // A fresh array per read: the GGUF writer asks for 16 MiB at a time, the hf writer for whole tensors.
+  const weights = new Map(
+    [...tensors].map(([name, t]) => [
+      name,
+      {
+        shape: t.shape,
+        read: (start: number, count: number) => readTensorF32({ t, start, count }),
+        readF16: (start: number, count: number, out: Uint16Array) => readTensorF16({ t, start, count, out }),
+      },
+    ]),
+  );
+  const vocab = (await hfVocab(dir, cfg.vocabSize)) ?? VocabMap.identity(cfg.vocabSize);
+  return { cfg, weights, source: dir, vocab };
 }
 
 function generalName(source: string): string {
@@ -91,7 +116,7 @@ export async function exportPolicy(options: {
     ? tokenizerForCheckpoint({ what: `policy ${source}`, ref: vocab.tokenizer, given: options.tokenizer }).name
     : undefined;
   const tokenizer = exportTokenizer({ spec: given ?? vocab.tokenizer.name, trimmed: vocab.ids });
-  const parameters = [...weights.values()].reduce((a, t) => a + t.data.length, 0);
+  const parameters = [...weights.values()].reduce((a, t) => a + t.shape.reduce((x, y) => x * y, 1), 0);
   const base = {
     format: options.format,
     out: options.out,
@@ -101,16 +126,15 @@ export async function exportPolicy(options: {
   };
   if (options.format === 'gguf') {
     const { metadata, warnings } = tokenizer.ggufMetadata(cfg.vocabSize);
-    const buf = exportGguf({
+    mkdirSync(dirname(resolve(options.out)), { recursive: true });
+    const bytes = writeGgufExport(options.out, {
       cfg,
       weights,
       vocab: { ...metadata, ...vocabMapMetadata(vocab) },
       precision: options.precision,
       name: generalName(source),
     });
-    mkdirSync(dirname(resolve(options.out)), { recursive: true });
-    writeFileAtomic(options.out, buf);
-    return { ...base, architecture: ggufArchitecture(cfg), vocabSize: cfg.vocabSize, bytes: buf.length, warnings };
+    return { ...base, architecture: ggufArchitecture(cfg), vocabSize: cfg.vocabSize, bytes, warnings };
   }
   if (options.precision !== 'f32') throw new Error('--format hf writes f32 weights only');
   if (vocab.ids)
@@ -118,7 +142,7 @@ export async function exportPolicy(options: {
       `policy ${source} has a trimmed vocabulary (${vocab.size} of ${vocab.tokenizer.name}'s ids); a Hugging Face directory's rows are the tokenizer's ids, so export it with --format gguf, which records the map`,
     );
   mkdirSync(options.out, { recursive: true });
-  const tensors = [...weights].map(([name, t]) => ({ name, shape: [...t.shape], data: t.data }));
+  const tensors = [...weights].map(([name, t]) => ({ name, shape: [...t.shape], data: readAll(t) }));
   const model = encodeSafetensors(tensors, { format: 'pt' });
   writeFileAtomic(join(options.out, 'model.safetensors'), model);
   tokenizer.writeHfFiles(options.out);

@@ -158,7 +158,11 @@ export async function policySource(options: {
       throw new PolicySourceError(
         `${flag} ${policy}: the model's context length ${model.contextSize} is below the context window ${contextWindow}; ${fits.replace('{n}', String(model.contextSize))}`,
       );
-    return { kind: 'model', source: policy, factory: (rng) => new LlamaCppSampler({ policy: model, rng }) };
+    return {
+      kind: 'model',
+      source: policy,
+      factory: (rng) => new LlamaCppSampler({ policy: model, rng, contextSize: contextWindow }),
+    };
   }
   const dir = resolveCheckpointDir(policy);
   const { policy: model } = await loadPolicyDir(dir);

@@ -1,6 +1,15 @@
 import { ropeFrequencies } from '../tensor/rope.ts';
 import { headDim, kvHeads, type ModelConfig } from './config.ts';
-import { encodeGguf, kv, type GgmlTensorType, type GgufTensor, type GgufValue } from './gguf-file.ts';
+import {
+  encodeGguf,
+  kv,
+  writeGguf,
+  type GgmlTensorType,
+  type GgufTensor,
+  type GgufValue,
+  type TensorRead,
+  type TensorReadF16,
+} from './gguf-file.ts';
 import type { LlamaNetwork } from './network.ts';
 import { toInterleavedRopeRows } from './rope-permute.ts';
 import { CheckpointFormatError } from './safetensors.ts';
@@ -19,13 +28,36 @@ import { CheckpointFormatError } from './safetensors.ts';
  */
 export type GgufPrecision = 'f32' | 'f16';
 
-/** Weights by Hugging Face name; shapes as in safetensors (outermost first). */
-export type NamedWeights = ReadonlyMap<string, { shape: readonly number[]; data: Float32Array }>;
+/** One tensor of a policy: its shape and a reader of its values (a view, or a file read lazily). */
+export interface WeightTensor {
+  /** Outermost first, as in safetensors. */
+  shape: readonly number[];
+  read: TensorRead;
+  /** The values as f16 bits, when the source converts more directly than through f32. */
+  readF16?: TensorReadF16;
+}
+
+/** Weights by Hugging Face name. */
+export type NamedWeights = ReadonlyMap<string, WeightTensor>;
+
+/** A tensor's values all at once (a view when the reader returns one). */
+export function readAll(t: WeightTensor): Float32Array {
+  return t.read(
+    0,
+    t.shape.reduce((a, b) => a * b, 1),
+  );
+}
 
 /** A network's parameters by name: views into its flat buffer, no copies. */
 export function namedWeights(net: Pick<LlamaNetwork, 'specs' | 'params'>): NamedWeights {
   return new Map(
-    net.specs.map((s) => [s.name, { shape: s.shape, data: net.params.subarray(s.offset, s.offset + s.size) }]),
+    net.specs.map((s) => [
+      s.name,
+      {
+        shape: s.shape,
+        read: (start: number, count: number) => net.params.subarray(s.offset + start, s.offset + start + count),
+      },
+    ]),
   );
 }
 
@@ -44,7 +76,7 @@ export function ggufArchitecture(cfg: ModelConfig): 'llama' | 'qwen3' {
   return cfg.qkNorm ? 'qwen3' : 'llama';
 }
 
-function get(weights: NamedWeights, name: string): { shape: readonly number[]; data: Float32Array } {
+function get(weights: NamedWeights, name: string): WeightTensor {
   const t = weights.get(name);
   if (!t) throw new Error(`GGUF export: the checkpoint has no tensor ${name}`);
   return t;
@@ -143,19 +175,31 @@ export function ggufTensors(cfg: ModelConfig, weights: NamedWeights, precision: 
   const interleave = ggufArchitecture(cfg) === 'llama';
   const tensors = tensorNames(cfg).map(([gg, hf]): GgufTensor => {
     const t = get(weights, hf);
-    let data = t.data;
-    if (interleave && (gg.endsWith('attn_q.weight') || gg.endsWith('attn_k.weight')))
-      data = toInterleavedRopeRows({ w: data, heads: t.shape[0]! / d, headDim: d, cols: t.shape[1]! });
     const type: GgmlTensorType = precision === 'f16' && t.shape.length === 2 ? 'F16' : 'F32';
-    return { name: gg, shape: t.shape, data, type };
+    // q/k rows reorder whole heads, so those (small) tensors are read at once; the rest stream.
+    if (interleave && (gg.endsWith('attn_q.weight') || gg.endsWith('attn_k.weight'))) {
+      const data = toInterleavedRopeRows({ w: readAll(t), heads: t.shape[0]! / d, headDim: d, cols: t.shape[1]! });
+      return { name: gg, shape: t.shape, data, type };
+    }
+    return { name: gg, shape: t.shape, data: t.read, type, readF16: t.readF16 };
   });
   return freqs ? [...tensors, freqs] : tensors;
 }
 
-export function exportGguf(options: GgufExportOptions): Buffer {
+function ggufParts(options: GgufExportOptions): Parameters<typeof encodeGguf>[0] {
   const { cfg, weights, vocab, precision, name } = options;
-  return encodeGguf({
+  return {
     metadata: { ...ggufMetadata(cfg, precision, name), ...vocab },
     tensors: ggufTensors(cfg, weights, precision),
-  });
+  };
+}
+
+/** The file in memory (tests, small models). */
+export function exportGguf(options: GgufExportOptions): Buffer {
+  return encodeGguf(ggufParts(options));
+}
+
+/** The file written to `path` a chunk at a time (any size); returns its bytes. */
+export function writeGgufExport(path: string, options: GgufExportOptions): number {
+  return writeGguf(path, ggufParts(options));
 }

@@ -1,6 +1,7 @@
 import { GGUFValueType, serializeGgufMetadata, type GGUFTypedMetadata } from '@huggingface/gguf';
 import { endianness } from 'node:os';
-import { setFloat16 } from '@petamoriken/float16';
+import { f32ToF16 } from '../tensor/half-float.ts';
+import { writeChunksAtomic } from '../util/atomic-write.ts';
 
 /**
  * A GGUF (version 3) file: header and key/value metadata (serialized by @huggingface/gguf), then
@@ -38,27 +39,34 @@ export const kv = {
   f32s: (value: number[]): GgufValue => ({ type: GGUFValueType.ARRAY, subType: GGUFValueType.FLOAT32, value }),
 };
 
+/** Values [start, start + count) of a tensor, row-major; may be a view valid until the next call. */
+export type TensorRead = (start: number, count: number) => Float32Array;
+
 export interface GgufTensor {
   name: string;
   /** Outermost first, as in safetensors. */
   shape: readonly number[];
-  data: Float32Array;
+  /** The values, or a reader of them (a tensor still in its file, converted a chunk at a time). */
+  data: Float32Array | TensorRead;
   /** How the values are stored in the file. */
   type: GgmlTensorType;
+  /**
+   * For an F16 tensor: values [start, start + count) as f16 bits into `out` (returned), where the
+   * source converts without going through f32 (BF16 or F16 weights in a file).
+   */
+  readF16?: TensorReadF16 | undefined;
 }
+
+export type TensorReadF16 = (start: number, count: number, out: Uint16Array) => Uint16Array;
 
 const pad = (n: number, a: number) => Math.ceil(n / a) * a;
+/** Values converted and written per step: 16 MiB of f32, whatever the tensor's size. */
+const CHUNK_VALUES = 1 << 22;
+
+const valueCount = (t: GgufTensor) => t.shape.reduce((a, b) => a * b, 1);
 
 function tensorBytes(t: GgufTensor): number {
-  return t.data.length * (t.type === 'F32' ? 4 : 2);
-}
-
-/** Float32 values as little-endian IEEE half floats (round to nearest even). */
-function toF16Bytes(src: Float32Array): Uint8Array {
-  const out = new Uint8Array(src.length * 2);
-  const view = new DataView(out.buffer);
-  for (let i = 0; i < src.length; i++) setFloat16(view, 2 * i, src[i]!, true);
-  return out;
+  return valueCount(t) * (t.type === 'F32' ? 4 : 2);
 }
 
 function tensorInfo(t: GgufTensor, offset: number): Buffer {
@@ -74,17 +82,22 @@ function tensorInfo(t: GgufTensor, offset: number): Buffer {
   return b;
 }
 
-export function encodeGguf({
-  metadata,
-  tensors,
-}: {
+interface GgufFileParts {
   metadata: Readonly<Record<string, GgufValue>>;
   tensors: readonly GgufTensor[];
-}): Buffer {
+}
+
+/**
+ * The file as a sequence of byte chunks: header, tensor infos and padding, then each tensor's
+ * values converted CHUNK_VALUES at a time (f16 through typed-array bit operations, half-float.ts),
+ * each followed by the zeros that align the next. Chunks may share one scratch buffer: consume
+ * each before asking for the next.
+ */
+export function* ggufChunks({ metadata, tensors }: GgufFileParts): Generator<Uint8Array> {
   if (endianness() !== 'LE') throw new Error('GGUF export needs a little-endian host');
   for (const t of tensors) {
-    const n = t.shape.reduce((a, b) => a * b, 1);
-    if (n !== t.data.length)
+    const n = valueCount(t);
+    if (typeof t.data !== 'function' && n !== t.data.length)
       throw new Error(`tensor ${t.name}: shape [${t.shape.join(', ')}] holds ${n} values, data has ${t.data.length}`);
   }
   const typed = {
@@ -103,15 +116,47 @@ export function encodeGguf({
   }
   const infos = tensors.map((t, i) => tensorInfo(t, offsets[i]!));
   const headerSize = head.length + infos.reduce((a, b) => a + b.length, 0);
-  const dataStart = pad(headerSize, GGUF_ALIGNMENT);
-  const out = Buffer.alloc(dataStart + dataSize); // zero-filled: the padding is zeros
-  out.set(head, 0);
-  let p = head.length;
-  for (const info of infos) p += info.copy(out, p);
-  tensors.forEach((t, i) => {
-    const bytes =
-      t.type === 'F32' ? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) : toF16Bytes(t.data);
-    out.set(bytes, dataStart + offsets[i]!);
-  });
-  return out;
+  yield head;
+  yield* infos;
+  yield new Uint8Array(pad(headerSize, GGUF_ALIGNMENT) - headerSize);
+  const half = new Uint16Array(CHUNK_VALUES);
+  for (const t of tensors) {
+    const n = valueCount(t);
+    const read: TensorRead =
+      typeof t.data === 'function' ? t.data : (s, c) => (t.data as Float32Array).subarray(s, s + c);
+    for (let s = 0; s < n; s += CHUNK_VALUES) {
+      const c = Math.min(CHUNK_VALUES, n - s);
+      if (t.type === 'F16' && t.readF16) {
+        yield new Uint8Array(t.readF16(s, c, half).buffer, 0, 2 * c);
+        continue;
+      }
+      const values = read(s, c);
+      if (values.length !== c) throw new Error(`tensor ${t.name}: asked for ${c} values at ${s}, got ${values.length}`);
+      if (t.type === 'F32') yield new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+      else {
+        f32ToF16(values, half);
+        yield new Uint8Array(half.buffer, 0, 2 * c);
+      }
+    }
+    const bytes = tensorBytes(t);
+    yield new Uint8Array(pad(bytes, GGUF_ALIGNMENT) - bytes);
+  }
+}
+
+/** The whole file in memory (tests and small models; writeGguf streams). */
+export function encodeGguf(parts: GgufFileParts): Buffer {
+  return Buffer.concat(Array.from(ggufChunks(parts), (c) => Buffer.from(c)));
+}
+
+/** Writes the file chunk by chunk, atomically; returns its size in bytes. */
+export function writeGguf(path: string, parts: GgufFileParts): number {
+  let bytes = 0;
+  function* counted(): Generator<Uint8Array> {
+    for (const c of ggufChunks(parts)) {
+      bytes += c.length;
+      yield c;
+    }
+  }
+  writeChunksAtomic(path, counted());
+  return bytes;
 }

@@ -34,7 +34,7 @@ export async function loadPolicyDir(
  * it, else the directory's own tokenizer.json (named by the directory, as --tokenizer DIR names
  * it), else the word vocabulary. `size` null: sized later by the model.
  */
-async function hfVocab(dir: string, size: number | null): Promise<VocabMap | undefined> {
+export async function hfVocab(dir: string, size: number | null): Promise<VocabMap | undefined> {
   if (existsSync(join(dir, 'crl_tokenizer.json'))) return readVocabMap(dir, size);
   if (!existsSync(join(dir, 'tokenizer.json'))) return undefined;
   const t = loadTokenizer(resolve(dir));

@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { z } from 'zod';
 
@@ -64,25 +65,30 @@ const EntrySchema = z
   })
   .strict();
 
-/** Parses a file's bytes; `what` names the file in errors. */
-export function decodeSafetensors(buf: Uint8Array, what: string): SafetensorsFile {
-  assertLittleEndian();
-  if (buf.length < 8) throw new CheckpointFormatError(`${what}: too short to be a safetensors file`);
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const hlen = Number(view.getBigUint64(0, true));
-  if (8 + hlen > buf.length)
-    throw new CheckpointFormatError(`${what}: header length ${hlen} runs past the end of the file`);
+/** Where one tensor's bytes lie: [begin, end) relative to the data start. */
+interface HeaderEntry {
+  dtype: string;
+  shape: number[];
+  begin: number;
+  end: number;
+}
+
+/** The JSON header (its bytes), with every tensor's data checked to lie within `dataBytes`. */
+function parseHeader(
+  json: Uint8Array,
+  dataBytes: number,
+  what: string,
+): { metadata: Record<string, string>; entries: Map<string, HeaderEntry> } {
   let raw: unknown;
   try {
-    raw = JSON.parse(Buffer.from(buf.buffer, buf.byteOffset + 8, hlen).toString('utf8'));
+    raw = JSON.parse(Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8'));
   } catch {
     throw new CheckpointFormatError(`${what}: the header is not valid JSON`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new CheckpointFormatError(`${what}: the header is not a JSON object`);
-  const dataStart = 8 + hlen;
   const metadata: Record<string, string> = {};
-  const tensors: SafetensorsFile['tensors'] = new Map();
+  const entries = new Map<string, HeaderEntry>();
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     if (name === '__metadata__') {
       const m = z.record(z.string(), z.string()).safeParse(value);
@@ -92,16 +98,66 @@ export function decodeSafetensors(buf: Uint8Array, what: string): SafetensorsFil
     }
     const e = EntrySchema.safeParse(value);
     if (!e.success) throw new CheckpointFormatError(`${what}: tensor ${name} has a malformed header entry`);
-    const [b, end] = e.data.data_offsets;
-    if (end < b || dataStart + end > buf.length)
-      throw new CheckpointFormatError(`${what}: tensor ${name}'s data offsets [${b}, ${end}] fall outside the file`);
-    tensors.set(name, {
-      dtype: e.data.dtype,
-      shape: e.data.shape,
-      bytes: buf.subarray(dataStart + b, dataStart + end),
-    });
+    const [begin, end] = e.data.data_offsets;
+    if (end < begin || end > dataBytes)
+      throw new CheckpointFormatError(
+        `${what}: tensor ${name}'s data offsets [${begin}, ${end}] fall outside the file`,
+      );
+    entries.set(name, { dtype: e.data.dtype, shape: e.data.shape, begin, end });
   }
+  return { metadata, entries };
+}
+
+/** Parses a file's bytes; `what` names the file in errors. */
+export function decodeSafetensors(buf: Uint8Array, what: string): SafetensorsFile {
+  assertLittleEndian();
+  if (buf.length < 8) throw new CheckpointFormatError(`${what}: too short to be a safetensors file`);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const hlen = Number(view.getBigUint64(0, true));
+  if (8 + hlen > buf.length)
+    throw new CheckpointFormatError(`${what}: header length ${hlen} runs past the end of the file`);
+  const dataStart = 8 + hlen;
+  const { metadata, entries } = parseHeader(buf.subarray(8, dataStart), buf.length - dataStart, what);
+  const tensors: SafetensorsFile['tensors'] = new Map();
+  for (const [name, e] of entries)
+    tensors.set(name, { dtype: e.dtype, shape: e.shape, bytes: buf.subarray(dataStart + e.begin, dataStart + e.end) });
   return { metadata, tensors };
+}
+
+/** A tensor located in a file on disk, not yet read: its bytes are [offset, offset + length). */
+export interface TensorLocation {
+  dtype: string;
+  shape: number[];
+  path: string;
+  offset: number;
+  length: number;
+}
+
+/**
+ * Reads only the header of the safetensors file at `path`: where each tensor lies, so a model of
+ * gigabytes is read a tensor (or a chunk) at a time instead of all at once.
+ */
+export function readSafetensorsHeader(path: string, what: string): Map<string, TensorLocation> {
+  assertLittleEndian();
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const len = Buffer.alloc(8);
+    if (size < 8 || readSync(fd, len, 0, 8, 0) !== 8)
+      throw new CheckpointFormatError(`${what}: too short to be a safetensors file`);
+    const hlen = Number(len.readBigUInt64LE(0));
+    if (8 + hlen > size)
+      throw new CheckpointFormatError(`${what}: header length ${hlen} runs past the end of the file`);
+    const json = Buffer.alloc(hlen);
+    if (readSync(fd, json, 0, hlen, 8) !== hlen) throw new CheckpointFormatError(`${what}: the header ends early`);
+    const dataStart = 8 + hlen;
+    const out = new Map<string, TensorLocation>();
+    for (const [name, e] of parseHeader(json, size - dataStart, what).entries)
+      out.set(name, { dtype: e.dtype, shape: e.shape, path, offset: dataStart + e.begin, length: e.end - e.begin });
+    return out;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

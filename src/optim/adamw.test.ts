@@ -51,6 +51,23 @@ describe('AdamW', () => {
     expect(opt.state.step).toBe(1);
   });
 
+  it('decays exactly the parameters some decay range covers: unsorted, overlapping, with gaps', () => {
+    const cfg = { ...DEFAULT_OPTIMIZER, lr: 0.1, warmupSteps: 0, gradClip: 0, weightDecay: 0.5 };
+    const ranges = [
+      { offset: 6, size: 3, decay: true },
+      { offset: 1, size: 2, decay: true },
+      { offset: 2, size: 2, decay: true },
+      { offset: 4, size: 1, decay: false },
+    ];
+    const decayed = new Set([1, 2, 3, 6, 7, 8]);
+    const opt = new AdamW({ cfg, size: 10, ranges });
+    const p = new Float32Array(10).fill(1);
+    opt.step(p, new Float32Array(10).fill(2));
+    // Without decay: 1 - 0.1; with it: 1 * (1 - 0.05) - 0.1.
+    const want = Array.from({ length: 10 }, (_, i) => (decayed.has(i) ? 0.85 : 0.9));
+    Array.from(p).forEach((x, i) => expect(x).toBeCloseTo(want[i]!, 6));
+  });
+
   it('minimises a quadratic', () => {
     const cfg = { ...DEFAULT_OPTIMIZER, lr: 0.05, warmupSteps: 0, totalSteps: 500, gradClip: 0, weightDecay: 0 };
     const opt = new AdamW({ cfg, size: 3, ranges: [] });

@@ -36,11 +36,19 @@ export function tempPathFor(path: string): string {
  * directory). On any failure the temp file is removed and `path` keeps its previous content.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+  writeChunksAtomic(path, [typeof data === 'string' ? Buffer.from(data) : data]);
+}
+
+/**
+ * writeFileAtomic for content made piece by piece (a model file of gigabytes): each chunk is
+ * written as the iterable yields it, so only one chunk needs to be in memory at a time.
+ */
+export function writeChunksAtomic(path: string, chunks: Iterable<Uint8Array>): void {
   const tmp = tempPathFor(path);
   try {
     const fd = openSync(tmp, 'w');
     try {
-      writeAll(fd, typeof data === 'string' ? Buffer.from(data) : data);
+      for (const chunk of chunks) writeAll(fd, chunk);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

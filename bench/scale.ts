@@ -1,0 +1,150 @@
+/**
+ * The engine at real model sizes: a Hugging Face directory (`--hf DIR`) or a generated one of a
+ * named shape (`--shape qwen3-0.6b`, the default: random BF16 weights and Qwen3's tokenizer,
+ * written under the OS temp dir and removed at the end) is exported to an f16 GGUF file and
+ * loaded into the embedded engine, each in a child process of its own so that its peak RSS is its
+ * own; then the loaded model decodes at batch 1 and 8 (a 1-token prompt, `--tokens` new tokens,
+ * temperature 1). The machine's read bandwidth is measured in the same run (memcmp of two equal
+ * 256 MiB buffers, one thread), and batch-1 decode is set against its limit: bandwidth / bytes of
+ * the weights read per token (every f32 parameter once; the tied embedding as the output layer).
+ * Wall and CPU seconds are both printed: on a shared machine the wall time also counts waiting.
+ * Run: `npm run bench:scale [-- --shape qwen3-0.6b | --hf DIR] [--tokens 32]` (with nice on a
+ * shared machine). Last line: one JSON object with every figure.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { exportPolicy } from '../src/experiments/export-policy.ts';
+import { writeRandomHfModel } from '../src/model/hf-generate.ts';
+import { loadPolicyDir } from '../src/model/load-policy.ts';
+import { MODEL_SHAPE_NAMES, MODEL_SHAPES } from '../src/model/model-shapes.ts';
+import { ModelSampler } from '../src/model/sampler.ts';
+import { nativeAddon } from '../src/tensor/native.ts';
+import { Rng } from '../src/util/random.ts';
+import { parseBenchArgs } from './bench-args.ts';
+
+const args = parseBenchArgs(
+  'bench:scale',
+  z
+    .object({
+      shape: z.enum(MODEL_SHAPE_NAMES as [string, ...string[]]).optional(),
+      hf: z.string().min(1).optional(),
+      tokens: z.coerce.number().int().min(1).default(32),
+      batches: z.string().default('1,8'),
+      phase: z.enum(['export', 'load']).optional(),
+      out: z.string().optional(),
+    })
+    .strict(),
+);
+
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const peakRssGb = () => round((process.resourceUsage().maxRSS * 1024) / 1e9);
+/** CPU seconds (user + system) of this process so far: on a shared machine, wall time also counts waiting. */
+const cpuS = () => {
+  const u = process.cpuUsage();
+  return round((u.user + u.system) / 1e6, 1);
+};
+
+/** One phase in this process (the child's side): prints its figures as one JSON line. */
+async function phase(name: 'export' | 'load', dir: string): Promise<void> {
+  const t0 = performance.now();
+  if (name === 'export') {
+    const r = await exportPolicy({ policy: dir, format: 'gguf', out: args.out!, precision: 'f16' });
+    const s = (performance.now() - t0) / 1000;
+    console.log(
+      JSON.stringify({ exportS: round(s, 1), exportCpuS: cpuS(), exportPeakRssGb: peakRssGb(), ggufBytes: r.bytes }),
+    );
+    return;
+  }
+  const { policy } = await loadPolicyDir(dir);
+  const loadS = (performance.now() - t0) / 1000;
+  const loadPeakRssGb = peakRssGb();
+  const loadCpuS = cpuS();
+  const decode: Record<string, number> = {};
+  for (const b of args.batches.split(',').map(Number)) {
+    const sampler = new ModelSampler({ policy, rng: new Rng(b) });
+    const reqs = (n: number) => Array.from({ length: b }, () => ({ prompt: [1], maxTokens: n, stopTokens: [] }));
+    sampler.sampleSync(reqs(2), { temperature: 1, topP: 1 }); // warm-up: workspace, packed weights
+    const t = performance.now();
+    const out = sampler.sampleSync(reqs(args.tokens), { temperature: 1, topP: 1 });
+    decode[b] = round(out.reduce((a, r) => a + r.tokens.length, 0) / ((performance.now() - t) / 1000));
+  }
+  console.log(
+    JSON.stringify({
+      loadS: round(loadS, 1),
+      loadCpuS,
+      loadPeakRssGb,
+      parameters: policy.net.paramCount,
+      decodeTokPerS: decode,
+      decodePeakRssGb: peakRssGb(),
+    }),
+  );
+}
+
+/** Single-thread read bandwidth in GB/s: memcmp of two equal buffers reads both (best of 5). */
+function readBandwidthGbPerS(): number {
+  const n = 256 << 20;
+  const a = Buffer.alloc(n, 1);
+  const b = Buffer.alloc(n, 1);
+  let best = Infinity;
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    if (a.compare(b) !== 0) throw new Error('unequal buffers');
+    best = Math.min(best, (performance.now() - t) / 1000);
+  }
+  return (2 * n) / best / 1e9;
+}
+
+function child(name: 'export' | 'load', dir: string, out?: string): Record<string, unknown> {
+  const script = fileURLToPath(import.meta.url);
+  const flags = ['--hf', dir, '--phase', name, '--tokens', String(args.tokens), '--batches', args.batches];
+  const r = spawnSync(process.execPath, ['--import', 'tsx', script, ...flags, ...(out ? ['--out', out] : [])], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (r.status !== 0) throw new Error(`bench:scale ${name} phase exited ${r.status}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+}
+
+if (args.phase) {
+  await phase(args.phase, args.hf!);
+} else {
+  const shape = args.hf ? null : (args.shape ?? 'qwen3-0.6b');
+  const work = mkdtempSync(join(tmpdir(), 'crl-bench-scale-'));
+  try {
+    let dir = args.hf!;
+    let generateS: number | null = null;
+    if (shape) {
+      dir = join(work, shape);
+      const t = performance.now();
+      writeRandomHfModel({ dir, cfg: MODEL_SHAPES[shape as keyof typeof MODEL_SHAPES], seed: 1 });
+      generateS = round((performance.now() - t) / 1000, 1);
+    }
+    const info = nativeAddon?.info();
+    console.log(JSON.stringify({ model: shape ?? dir, generateS, threads: info ? info.threads : 'typescript' }));
+    const exp = child('export', dir, join(work, 'model-f16.gguf'));
+    console.log(JSON.stringify(exp));
+    const load = child('load', dir);
+    console.log(JSON.stringify(load));
+    const bandwidth = readBandwidthGbPerS();
+    const weightBytes = 4 * (load.parameters as number);
+    const limit = (bandwidth * 1e9) / weightBytes;
+    const b1 = (load.decodeTokPerS as Record<string, number>)['1'];
+    console.log(
+      JSON.stringify({
+        ...exp,
+        ...load,
+        readBandwidthGbPerS: round(bandwidth),
+        f32WeightGb: round(weightBytes / 1e9),
+        batch1LimitTokPerS: round(limit),
+        batch1OfLimit: b1 === undefined ? null : round(b1 / limit),
+      }),
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
