@@ -1,6 +1,7 @@
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '../../util/testing/wait-for.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../../model/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../../rollout/config.ts';
@@ -62,17 +63,14 @@ describe.skipIf(!available)('faults in bwrap sandboxes', () => {
       actor: textPolicySampler({ tokenizer, policy: harborOraclePolicy, rng: new Rng(0) }),
     });
     // Kill the killed task's whole sandbox (its bwrap process) once its sleep runs.
-    const deadline = Date.now() + 60_000;
-    let killed = false;
-    while (!killed) {
-      const sleeper = processesWithArg(`sleep\0${MARK}`)[0];
-      const bwrap = sleeper === undefined ? null : bwrapAbove(sleeper);
-      if (bwrap !== null) {
-        process.kill(bwrap, 'SIGKILL');
-        killed = true;
-      } else if (Date.now() > deadline) throw new Error("timed out waiting for the killed task's sleep");
-      else await new Promise((r) => setTimeout(r, 100));
-    }
+    const bwrap = await waitFor(
+      () => {
+        const sleeper = processesWithArg(`sleep\0${MARK}`)[0];
+        return sleeper === undefined ? null : bwrapAbove(sleeper);
+      },
+      { what: "the killed task's sleep", timeoutMs: 60_000, intervalMs: 100 },
+    );
+    process.kill(bwrap, 'SIGKILL');
     const records = await running;
     const [a, b] = records as [(typeof records)[0], (typeof records)[0]];
     expect(a.outcome).toBe('env-error');

@@ -1,5 +1,4 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { writeFolderFiles } from '../harbor/write-folder.ts';
 import { stringify as toToml } from 'smol-toml';
 import { modulePath, PACKAGE, type RepoRepairTask } from './generate.ts';
 import { GRADE_PY } from './grade-script.ts';
@@ -71,13 +70,7 @@ export function taskFolderFiles(task: RepoRepairTask, name: string): Record<stri
   return files;
 }
 
-/** Writes the folder; scripts are executable, as task authors ship them. */
+/** Writes the folder (scripts executable). */
 export function writeTaskFolder(dir: string, task: RepoRepairTask, name: string): string {
-  for (const [rel, text] of Object.entries(taskFolderFiles(task, name))) {
-    const p = join(dir, rel);
-    mkdirSync(dirname(p), { recursive: true });
-    writeFileSync(p, text);
-    if (rel.endsWith('.sh')) chmodSync(p, 0o755);
-  }
-  return dir;
+  return writeFolderFiles(dir, taskFolderFiles(task, name));
 }

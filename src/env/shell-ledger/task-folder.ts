@@ -1,5 +1,4 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { writeFolderFiles } from '../harbor/write-folder.ts';
 import { stringify as toToml } from 'smol-toml';
 import { END_OF_LOG, partPath, partText, type ShellLedgerTask } from './generate.ts';
 
@@ -60,13 +59,7 @@ export function taskFolderFiles(task: ShellLedgerTask, name: string): Record<str
   return files;
 }
 
-/** Writes the folder; scripts are executable, as task authors ship them. */
+/** Writes the folder (scripts executable). */
 export function writeTaskFolder(dir: string, task: ShellLedgerTask, name: string): string {
-  for (const [rel, text] of Object.entries(taskFolderFiles(task, name))) {
-    const p = join(dir, rel);
-    mkdirSync(dirname(p), { recursive: true });
-    writeFileSync(p, text);
-    if (rel.endsWith('.sh')) chmodSync(p, 0o755);
-  }
-  return dir;
+  return writeFolderFiles(dir, taskFolderFiles(task, name));
 }

@@ -1,19 +1,7 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { writeFolderFiles } from '../write-folder.ts';
 
-/**
- * Test helper: writes a Harbor task folder from a map of relative paths to contents. Shell
- * scripts (*.sh) are made executable, as task authors ship them.
- */
-export function writeTaskFolder(dir: string, files: Readonly<Record<string, string>>): string {
-  for (const [rel, text] of Object.entries(files)) {
-    const p = join(dir, rel);
-    mkdirSync(dirname(p), { recursive: true });
-    writeFileSync(p, text);
-    if (rel.endsWith('.sh')) chmodSync(p, 0o755);
-  }
-  return dir;
-}
+/** Test helper: writes a Harbor task folder from a map of relative paths to contents (*.sh executable). */
+export const writeTaskFolder = writeFolderFiles;
 
 export const TASK_TOML = `version = "1.0"
 [agent]
