@@ -96,6 +96,27 @@ const QUICK_TRAIN = {
   ppo: { criticWarmupIterations: 2 },
 } as const satisfies TrainConfigInput;
 
+/** RL of the full preset (and of credit, whose systems it compares on the same recipe). */
+const FULL_TRAIN = { ...QUICK_TRAIN, iterations: 40, checkpointEvery: 5 } as const satisfies TrainConfigInput;
+
+/** The credit comparisons' systems (docs/credit.md): CompactionRL, two baselines, every credit choice. */
+const CREDIT_COMPARED = ['compaction-rl', 'no-cross-trajectory-gae', 'broadcast', ...CREDIT_SYSTEMS] as const;
+
+/**
+ * The paired comparisons' evaluation (table4-mixed, the credit presets): x1 and x4 on `tasks` tasks,
+ * no writer swaps or held-out variants.
+ */
+const pairedEval = (tasks: number): Preset['eval'] => ({
+  tasks,
+  samplesPerTask: 4,
+  windows: [1, 4],
+  longerWindows: [],
+  writers: [],
+  writerSystems: [],
+  heldOutVariants: 0,
+  heldOutSystems: [],
+});
+
 const PRESETS: Readonly<Record<string, Preset>> = {
   quick: {
     description:
@@ -126,15 +147,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     // The quick recipe with slips; fog-courier and hop-search run their own dense forms (docs/tasks.md).
     sft: FULL_SFT,
     sftByEnv: SFT_BY_ENV,
-    train: {
-      iterations: 40,
-      batchEpisodes: 16,
-      checkpointEvery: 5,
-      rollout,
-      model: { preset: 'reference-2l' },
-      optim: RL_OPTIM,
-      ppo: { criticWarmupIterations: 2 },
-    },
+    train: FULL_TRAIN,
     eval: {
       tasks: 16,
       samplesPerTask: 4,
@@ -198,16 +211,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     systems: ['compaction-rl', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
     sft: QUICK_SFT,
     train: QUICK_TRAIN,
-    eval: {
-      tasks: 12,
-      samplesPerTask: 4,
-      windows: [1, 4],
-      longerWindows: [],
-      writers: [],
-      writerSystems: [],
-      heldOutVariants: 0,
-      heldOutSystems: [],
-    },
+    eval: pairedEval(12),
   },
   /**
    * Credit across compaction boundaries (docs/credit.md) in table4-mixed's regime: the quick
@@ -223,19 +227,10 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     knobs: { 'kv-ledger': KV_KNOBS },
     seeds: [0, 1, 2, 3, 4],
     baseSeed: 0,
-    systems: ['compaction-rl', 'no-cross-trajectory-gae', 'broadcast', ...CREDIT_SYSTEMS],
+    systems: [...CREDIT_COMPARED],
     sft: QUICK_SFT,
     train: QUICK_TRAIN,
-    eval: {
-      tasks: 12,
-      samplesPerTask: 4,
-      windows: [1, 4],
-      longerWindows: [],
-      writers: [],
-      writerSystems: [],
-      heldOutVariants: 0,
-      heldOutSystems: [],
-    },
+    eval: pairedEval(12),
   },
   /**
    * The same comparison on the three built-in families with the full preset's recipe (a base per
@@ -249,28 +244,11 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     knobs: KNOBS,
     seeds: [0, 1, 2, 3, 4],
     baseSeed: 0,
-    systems: ['compaction-rl', 'no-cross-trajectory-gae', 'broadcast', ...CREDIT_SYSTEMS],
+    systems: [...CREDIT_COMPARED],
     sft: FULL_SFT,
     sftByEnv: SFT_BY_ENV,
-    train: {
-      iterations: 40,
-      batchEpisodes: 16,
-      checkpointEvery: 5,
-      rollout,
-      model: { preset: 'reference-2l' },
-      optim: RL_OPTIM,
-      ppo: { criticWarmupIterations: 2 },
-    },
-    eval: {
-      tasks: 16,
-      samplesPerTask: 4,
-      windows: [1, 4],
-      longerWindows: [],
-      writers: [],
-      writerSystems: [],
-      heldOutVariants: 0,
-      heldOutSystems: [],
-    },
+    train: FULL_TRAIN,
+    eval: pairedEval(16),
   },
   /** For tests and CI: the runtime's chunk-sum task, a tiny model, seconds end to end. */
   smoke: {
@@ -309,7 +287,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
       'credit assignment across compactions (docs/credit.md) on shell-ledger (real shell, Qwen3 tokens, C = 512): the terminal base shared by 5 RL seeds, 10 systems',
     seeds: [0, 1, 2, 3, 4],
     baseSeed: 0,
-    systems: ['compaction-rl', 'no-cross-trajectory-gae', 'broadcast', ...CREDIT_SYSTEMS],
+    systems: [...CREDIT_COMPARED],
     eval: {
       ...terminalPreset(RL_OPTIM).eval,
       writers: [],
