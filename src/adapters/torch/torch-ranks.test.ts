@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { maxAbsDiff, maxAbsDiffs } from '../testing/max-diff.ts';
 import { modelConfig } from '../../model/config.ts';
 import { CriticModel } from '../../model/critic.ts';
 import { PolicyModel } from '../../model/policy.ts';
@@ -20,21 +21,6 @@ const BOUNDS = { outputs: 1e-5, gradNormRel: 1e-6, weights: 1e-5 };
 const OPTIM: OptimizerConfig = { ...DEFAULT_OPTIMIZER, lr: 1e-2, warmupSteps: 1, totalSteps: 4, gradClip: 0.5 };
 const ONE = [...DEFAULT_TORCH_COMMAND, '--threads', '1'];
 const TWO = [...torchrunCommand(2), '--threads', '1'];
-
-function maxDiff(a: readonly Float32Array[], b: readonly Float32Array[]): number {
-  let m = 0;
-  a.forEach((x, i) => {
-    expect(b[i]!.length).toBe(x.length);
-    for (let t = 0; t < x.length; t++) m = Math.max(m, Math.abs(x[t]! - b[i]![t]!));
-  });
-  return m;
-}
-
-function flatDiff(a: Float32Array, b: Float32Array): number {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
-  return m;
-}
 
 const run = torchAvailable('torch trainer under torchrun') ? describe : describe.skip;
 
@@ -72,8 +58,8 @@ run('TorchTrainer under torchrun (2 ranks, gloo)', () => {
     const report: Record<string, number> = {};
     batches.forEach((seqs, stepNo) => {
       const [a, b] = [one, two].map((t) => t.policy.forward(seqs, { train: true }));
-      report[`logprobs${stepNo}`] = maxDiff(a!.logprobs, b!.logprobs);
-      report[`entropies${stepNo}`] = maxDiff(a!.entropies, b!.entropies);
+      report[`logprobs${stepNo}`] = maxAbsDiffs(a!.logprobs, b!.logprobs);
+      report[`entropies${stepNo}`] = maxAbsDiffs(a!.entropies, b!.entropies);
       const glp = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
       const gent = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : 0.1 * rng.normal())));
       const [sa, sb] = [one, two].map((t) => {
@@ -83,7 +69,7 @@ run('TorchTrainer under torchrun (2 ranks, gloo)', () => {
       report[`policyGradNormRel${stepNo}`] = Math.abs(sa!.gradNorm - sb!.gradNorm) / sa!.gradNorm;
 
       const [va, vb] = [one, two].map((t) => t.critic.forward(seqs, { train: true }).values);
-      report[`values${stepNo}`] = maxDiff(va!, vb!);
+      report[`values${stepNo}`] = maxAbsDiffs(va!, vb!);
       const gv = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
       const [ca, cb] = [one, two].map((t) => {
         t.critic.backward({ values: gv });
@@ -94,12 +80,12 @@ run('TorchTrainer under torchrun (2 ranks, gloo)', () => {
         t.pullInto('policy', mirrors[i]!.policy.net, { optimizer: true });
         t.pullInto('critic', mirrors[i]!.critic.net, { optimizer: true });
       });
-      report[`policyWeights${stepNo}`] = flatDiff(mirrors[0]!.policy.net.params, mirrors[1]!.policy.net.params);
-      report[`criticWeights${stepNo}`] = flatDiff(mirrors[0]!.critic.net.params, mirrors[1]!.critic.net.params);
+      report[`policyWeights${stepNo}`] = maxAbsDiff(mirrors[0]!.policy.net.params, mirrors[1]!.policy.net.params);
+      report[`criticWeights${stepNo}`] = maxAbsDiff(mirrors[0]!.critic.net.params, mirrors[1]!.critic.net.params);
     });
     // An evaluation forward (no gradient) is shared out too.
     const evalSeqs = batches[0]!;
-    report.evalValues = maxDiff(one.critic.forward(evalSeqs).values, two.critic.forward(evalSeqs).values);
+    report.evalValues = maxAbsDiffs(one.critic.forward(evalSeqs).values, two.critic.forward(evalSeqs).values);
     process.stderr.write(`torch 2 ranks vs 1: ${JSON.stringify(report)}\n`);
     for (const [k, v] of Object.entries(report)) {
       const bound = /logprobs|entropies|alues/.test(k)
@@ -110,7 +96,7 @@ run('TorchTrainer under torchrun (2 ranks, gloo)', () => {
       expect(v, k).toBeLessThanOrEqual(bound);
     }
     expect(mirrors[1]!.policy.net.optimizer.state.step).toBe(2);
-    expect(flatDiff(mirrors[1]!.policy.net.params, policy.net.params)).toBeGreaterThan(1e-3); // they moved
+    expect(maxAbsDiff(mirrors[1]!.policy.net.params, policy.net.params)).toBeGreaterThan(1e-3); // they moved
   });
 
   it('reports a rank that dies as an error naming the trainer', () => {

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { maxAbsDiff, maxAbsDiffs } from '../testing/max-diff.ts';
 import { loadPolicyDir } from '../../model/load-policy.ts';
 import { modelConfig, type ModelConfig } from '../../model/config.ts';
 import { CriticModel } from '../../model/critic.ts';
-import type { LlamaNetwork } from '../../model/network.ts';
 import { PolicyModel } from '../../model/policy.ts';
 import { randomSequences, scrambleWeights } from '../../model/test-helpers.ts';
 import { VocabMap } from '../../model/vocab-map.ts';
@@ -35,21 +35,6 @@ const SHAPES: { name: string; cfg: ModelConfig; trimmed: boolean }[] = [
     trimmed: true,
   },
 ];
-
-function maxDiff(a: readonly Float32Array[], b: readonly Float32Array[]): number {
-  let m = 0;
-  a.forEach((x, i) => {
-    expect(b[i]!.length).toBe(x.length);
-    for (let t = 0; t < x.length; t++) m = Math.max(m, Math.abs(x[t]! - b[i]![t]!));
-  });
-  return m;
-}
-
-function weightDiff(a: LlamaNetwork, b: Float32Array): number {
-  let m = 0;
-  for (let i = 0; i < a.params.length; i++) m = Math.max(m, Math.abs(a.params[i]! - b[i]!));
-  return m;
-}
 
 const run = torchAvailable('torch trainer parity') ? describe : describe.skip;
 
@@ -99,8 +84,8 @@ run('TorchTrainer', () => {
       for (let stepNo = 1; stepNo <= 2; stepNo++) {
         const a = policy.forward(seqs, { train: true });
         const b = trainer.policy.forward(seqs, { train: true });
-        report[`logprobs${stepNo}`] = maxDiff(a.logprobs, b.logprobs);
-        report[`entropies${stepNo}`] = maxDiff(a.entropies, b.entropies);
+        report[`logprobs${stepNo}`] = maxAbsDiffs(a.logprobs, b.logprobs);
+        report[`entropies${stepNo}`] = maxAbsDiffs(a.entropies, b.entropies);
         const glp = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
         const gent = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : 0.1 * rng.normal())));
         policy.backward({ logprobs: glp, entropies: gent });
@@ -111,11 +96,11 @@ run('TorchTrainer', () => {
         report[`policyGradNormRel${stepNo}`] = Math.abs(sa.gradNorm - sb.gradNorm) / sa.gradNorm;
         trainer.pullInto('policy', mirror.net, { optimizer: true });
         expect(mirror.net.optimizer.state.step).toBe(stepNo);
-        report[`policyWeights${stepNo}`] = weightDiff(policy.net, mirror.net.params);
+        report[`policyWeights${stepNo}`] = maxAbsDiff(policy.net.params, mirror.net.params);
 
         const va = critic.forward(seqs, { train: true }).values;
         const vb = trainer.critic.forward(seqs, { train: true }).values;
-        report[`values${stepNo}`] = maxDiff(va, vb);
+        report[`values${stepNo}`] = maxAbsDiffs(va, vb);
         const gv = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
         critic.backward({ values: gv });
         trainer.critic.backward({ values: gv });
@@ -123,7 +108,7 @@ run('TorchTrainer', () => {
         const cb = trainer.critic.step();
         report[`criticGradNormRel${stepNo}`] = Math.abs(ca.gradNorm - cb.gradNorm) / ca.gradNorm;
         trainer.pullInto('critic', criticMirror.net, { optimizer: false });
-        report[`criticWeights${stepNo}`] = weightDiff(critic.net, criticMirror.net.params);
+        report[`criticWeights${stepNo}`] = maxAbsDiff(critic.net.params, criticMirror.net.params);
       }
       process.stderr.write(`torch parity (${shape.name}): ${JSON.stringify(report)}\n`);
       for (const [k, v] of Object.entries(report)) {
@@ -136,7 +121,7 @@ run('TorchTrainer', () => {
         expect(v, k).toBeLessThanOrEqual(bound);
       }
       // The weights moved: the bounds compare real updates, not two copies of the start.
-      expect(weightDiff(policy.net, new Float32Array(policy.net.params.length))).toBeGreaterThan(0.1);
+      expect(maxAbsDiff(policy.net.params, new Float32Array(policy.net.params.length))).toBeGreaterThan(0.1);
     });
   }
 
@@ -157,7 +142,7 @@ run('TorchTrainer', () => {
       expect(loaded.source).toBe('hf');
       expect(loaded.policy.vocab.ids).toEqual(vocab.ids);
       trainer.pullInto('policy', policy.net, { optimizer: false });
-      expect(weightDiff(loaded.policy.net, policy.net.params)).toBe(0);
+      expect(maxAbsDiff(loaded.policy.net.params, policy.net.params)).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
