@@ -10,7 +10,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['scripts/*.mjs', 'eslint.config.js'] },
+        projectService: { allowDefaultProject: ['scripts/*.mjs', 'bin/*.mjs', 'eslint.config.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

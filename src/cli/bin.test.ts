@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -71,5 +80,48 @@ describe('bin/crl from anywhere', () => {
     const r = run('npx', ['--offline', '--no-install', 'crl', 'eval', '--help'], { cwd: project });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('Usage: crl eval');
+  });
+});
+
+/** bin/load-cli.mjs: the cached bundle is what runs, and a changed source rebuilds it (docs/cli.md). */
+describe('the CLI bundle', () => {
+  // A checkout of its own (sources copied, packages and the native addon linked), so that a source
+  // can be edited without touching the one the other tests run.
+  function checkout(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'crl-bundle-'));
+    cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
+    cpSync(join(ROOT, 'src'), join(dir, 'src'), { recursive: true, filter: (p) => !p.endsWith('.test.ts') });
+    cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+    for (const linked of ['node_modules', 'native', 'python']) symlinkSync(join(ROOT, linked), join(dir, linked));
+    return dir;
+  }
+
+  it('is built on first use, reused while the sources are unchanged, rebuilt when one changes', () => {
+    const dir = checkout();
+    const crl = join(dir, 'bin', 'crl');
+    const bundle = join(dir, 'build', 'cli', 'crl.mjs');
+    const first = run(crl, ['--help'], { cwd: '/' });
+    expect([first.code, first.stderr]).toEqual([0, '']);
+    expect(first.stdout).toContain('train and run long-horizon agents');
+    const built = statSync(bundle).mtimeMs;
+    expect(readFileSync(bundle, 'utf8')).toContain('train and run long-horizon agents');
+
+    expect(run(crl, ['--version'], { cwd: '/' }).code).toBe(0);
+    expect(statSync(bundle).mtimeMs).toBe(built);
+
+    const main = join(dir, 'src', 'cli', 'main.ts');
+    writeFileSync(main, readFileSync(main, 'utf8').replace('train and run long-horizon agents', 'EDITED DESCRIPTION'));
+    const edited = run(crl, ['--help'], { cwd: '/' });
+    expect([edited.code, edited.stderr]).toEqual([0, '']);
+    expect(edited.stdout).toContain('EDITED DESCRIPTION');
+    expect(readFileSync(bundle, 'utf8')).toContain('EDITED DESCRIPTION');
+  });
+
+  it('gives the same answers as the sources run through tsx (CRL_NO_BUNDLE=1)', () => {
+    for (const args of [['train', '--help'], ['--version'], ['eval', '--no-such-flag']]) {
+      const bundled = run(CRL, args, { cwd: '/' });
+      const direct = run(CRL, args, { cwd: '/', env: { ...process.env, CRL_NO_BUNDLE: '1' } });
+      expect(bundled).toEqual(direct);
+    }
   });
 });
