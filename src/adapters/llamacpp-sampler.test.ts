@@ -122,7 +122,7 @@ describe('LlamaCppSampler', () => {
     expect(out.map((r) => r.tokens)).toEqual(fresh.map((r) => r.tokens));
     await expect(
       sampler.sample([{ prompt: [1, 2], maxTokens: 47, stopTokens: [] }], { temperature: 1, topP: 1 }),
-    ).rejects.toThrow(/49 tokens exceeds the model's maxSeqLen 48/);
+    ).rejects.toThrow(/49 tokens exceeds the sampler's context window of 48 tokens; shorten it or raise --context/);
     await expect(open(1, path, cfg.maxSeqLen + 1)).rejects.toThrow(
       new RegExp(`window of ${cfg.maxSeqLen + 1} tokens exceeds the model's context length ${cfg.maxSeqLen}`),
     );
@@ -141,6 +141,6 @@ describe('LlamaCppSampler', () => {
     const sampler = await open(1);
     await expect(
       sampler.sample([{ prompt: [1, 2], maxTokens: cfg.maxSeqLen, stopTokens: [] }], { temperature: 1, topP: 1 }),
-    ).rejects.toThrow(/exceeds the model's maxSeqLen/);
+    ).rejects.toThrow(/exceeds the sampler's context window/);
   });
 });

@@ -131,6 +131,7 @@ export class LlamaCppSampler implements TokenSampler {
           total,
           this.contextSize,
           `request ${i}: prompt (${r.prompt.length}) + maxTokens (${r.maxTokens})`,
+          `the sampler's context window of ${this.contextSize} tokens; shorten it or raise --context`,
         );
     });
     const results: SampleResult[] = requests.map(() => ({

@@ -20,10 +20,10 @@ export class SequenceTooLongError extends Error {
     readonly length: number,
     readonly maxSeqLen: number,
     what = 'sequence',
+    // What bounds it: the model's positions, or a context allocated smaller than them (llama.cpp's).
+    limit = `the model's maxSeqLen ${maxSeqLen}; shorten it or use a model with a longer context`,
   ) {
-    super(
-      `${what} of ${length} tokens exceeds the model's maxSeqLen ${maxSeqLen}; shorten it or use a model with a longer context`,
-    );
+    super(`${what} of ${length} tokens exceeds ${limit}`);
     this.name = 'SequenceTooLongError';
   }
 }
