@@ -118,6 +118,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'critic-lr', path: ['optim', 'criticLr'], kind: 'number', help: 'critic learning rate' },
   { flag: 'model', path: ['model', 'preset'], kind: 'string', help: 'model preset' },
   {
+    flag: 'critic-layers',
+    path: ['model', 'criticLayers'],
+    kind: 'int',
+    help: "K: the critic is the policy's embeddings and first K layers with a value head (default: all layers); docs/engine-scale.md",
+  },
+  {
     flag: 'tokenizer',
     path: ['tokenizer'],
     kind: 'string',

@@ -75,7 +75,7 @@ export type ActorKind = 'policy' | 'expert';
 /**
  * Builds policy and critic: from the config's model preset (vocabulary and sequence length fitted
  * to the tokenizer and C), or from model.init (the SFT base) with fresh optimizer state. The
- * critic starts as a copy of the policy trunk (method §6).
+ * critic starts as a copy of the policy trunk (method §6), or of its first model.criticLayers layers.
  */
 export async function buildTrainerModels(options: {
   config: TrainConfig;
@@ -133,7 +133,14 @@ export async function buildTrainerModels(options: {
       `rollout.contextWindow: ${options.rollout.contextWindow} is above the model's maxSeqLen (${policy.config.maxSeqLen}); lower it (--context) or use a model with a longer maxSeqLen`,
     ]);
   }
-  const critic = options.needsCritic ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr) }) : null;
+  const criticLayers = config.model.criticLayers;
+  if (criticLayers !== undefined && criticLayers > policy.config.nLayers)
+    throw new ConfigError([
+      `model.criticLayers: ${criticLayers} is more than the policy's ${policy.config.nLayers} layers (--critic-layers takes 1 to ${policy.config.nLayers})`,
+    ]);
+  const critic = options.needsCritic
+    ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr), layers: criticLayers })
+    : null;
   const engine = config.engine;
   if (engine && options.actor === 'expert')
     throw new ConfigError([
