@@ -85,6 +85,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'batch', path: ['batchEpisodes'], kind: 'int', help: 'B: episodes per iteration' },
   { flag: 'epochs', path: ['ppo', 'epochs'], kind: 'int', help: 'E: epochs per iteration' },
   {
+    flag: 'minibatch-tokens',
+    path: ['ppo', 'minibatchTokens'],
+    kind: 'int',
+    help: 'token budget of one PPO minibatch (default 4096); activations grow with it (docs/engine-scale.md "Training memory")',
+  },
+  {
     flag: 'target-kl',
     path: ['ppo', 'targetKl'],
     kind: 'number',

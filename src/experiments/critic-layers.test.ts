@@ -70,4 +70,14 @@ describe("a critic of the policy's first K layers in training", () => {
       "model.criticLayers: 3 is more than the policy's 2 layers (--critic-layers takes 1 to 2)",
     );
   });
+
+  it('refuses a run whose memory plan exceeds the machine, before building the critic', async () => {
+    // 10^8-token minibatches of the tiny model: about 0.7 TB of activations by the plan.
+    const c = parseTrainConfig({ ...config, ppo: { ...config.ppo, minibatchTokens: 100_000_000 } });
+    const dir = join(mkdtempSync(join(tmpdir(), 'crl-critic-layers-')), 'run');
+    createRunDir({ dir, system: 'compaction-rl', config: c });
+    await expect(train({ runDir: dir, config: c, actor: 'expert' })).rejects.toThrow(
+      /training needs about \d+\.\d GB .*; lower --minibatch-tokens \(now 100000000\) or --critic-layers/,
+    );
+  });
 });

@@ -6,6 +6,7 @@ import type { ChatLayout } from '../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../rollout/config.ts';
 import { chooseVocabulary } from './trimmed-vocabulary.ts';
 import { CriticModel } from '../model/critic.ts';
+import { trainingMemoryProblem } from '../model/memory-plan.ts';
 import { modelConfig } from '../model/config.ts';
 import { loadPolicyDir, readPolicyTokenizer } from '../model/load-policy.ts';
 import { PolicyModel } from '../model/policy.ts';
@@ -138,6 +139,14 @@ export async function buildTrainerModels(options: {
     throw new ConfigError([
       `model.criticLayers: ${criticLayers} is more than the policy's ${policy.config.nLayers} layers (--critic-layers takes 1 to ${policy.config.nLayers})`,
     ]);
+  const memory = trainingMemoryProblem({
+    policy: policy.config,
+    criticLayers: options.needsCritic ? (criticLayers ?? policy.config.nLayers) : null,
+    minibatchTokens: config.ppo.minibatchTokens,
+    // An execution segment and its summary segment run as one sequence (ppo.mergePrefixes): up to 2C.
+    seqLen: Math.min(policy.config.maxSeqLen, 2 * options.rollout.contextWindow),
+  });
+  if (memory) throw new ConfigError([memory]);
   const critic = options.needsCritic
     ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr), layers: criticLayers })
     : null;
