@@ -162,6 +162,11 @@ if (args.phase === 'train') {
 } else if (args.phase) {
   await phase(args.phase, args.hf!);
 } else if (args.train !== undefined) {
+  const depth = trainShape().nLayers;
+  if ((args['critic-layers'] ?? depth) > depth) {
+    console.error(`bench:scale: --critic-layers: at most the shape's ${depth} layers`);
+    process.exit(2);
+  }
   trainChild();
 } else {
   const shape = args.hf ? null : (args.shape ?? 'qwen3-0.6b');

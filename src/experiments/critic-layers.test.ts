@@ -80,4 +80,13 @@ describe("a critic of the policy's first K layers in training", () => {
       /training needs about \d+\.\d GB .*; lower --minibatch-tokens \(now 100000000\) or --critic-layers/,
     );
   });
+
+  it("is refused with the PyTorch trainer, which builds the critic at the policy's depth, before it starts", async () => {
+    const c = parseTrainConfig({ ...config, trainer: { kind: 'torch', command: 'no-such-trainer-command' } });
+    const dir = join(mkdtempSync(join(tmpdir(), 'crl-critic-layers-')), 'run');
+    createRunDir({ dir, system: 'compaction-rl', config: c });
+    await expect(train({ runDir: dir, config: c, actor: 'expert' })).rejects.toThrow(
+      "model.criticLayers: the torch trainer trains a critic of the policy's 2 layers only",
+    );
+  });
 });
