@@ -2,7 +2,8 @@
  * bench:scale's training phase (`--train N`), run in a child process of its own so that its peak
  * RSS is the phase's alone: one PPO update's work at a model shape, N tokens in sequences of
  * `--seq` tokens. The policy (random weights of the shape) and the critic (its first
- * `--critic-layers` layers, critic.ts) are built; the policy's packed copy is made as the
+ * `--critic-layers` layers, critic.ts) are built, both recomputing activations in the backward
+ * with `--recompute true` (workspace.ts); the policy's packed copy is made as the
  * rollout's sampler leaves it; then the update: policy forward + backward + AdamW step, and the
  * critic's forward + backward + step twice (criticUpdatesPerPolicyUpdate = 2, method §6). The
  * first update allocates the workspaces and is the warm-up; the second is timed. The loss
@@ -38,13 +39,20 @@ export function trainFlops(cfg: ModelConfig, lengths: readonly number[], lmHead:
   return 6 * n * matrices + attention;
 }
 
-export function trainPhase(o: { cfg: ModelConfig; tokens: number; seq: number; criticLayers: number }): void {
+export function trainPhase(o: {
+  cfg: ModelConfig;
+  tokens: number;
+  seq: number;
+  criticLayers: number;
+  recompute: boolean;
+}): void {
   const baseRss = process.memoryUsage().rss; // the runtime before any model buffer
   const { cfg, tokens, seq } = o;
   const rng = new Rng(1);
   const t0 = performance.now();
   const policy = new PolicyModel({ config: cfg, optim: DEFAULT_OPTIMIZER, rng });
   const critic = CriticModel.fromPolicy({ policy, optim: DEFAULT_OPTIMIZER, layers: o.criticLayers });
+  policy.net.recompute = critic.net.recompute = o.recompute;
   policy.net.packedWeights(); // what the rollout's sampler leaves behind
   const buildS = (performance.now() - t0) / 1000;
   const lengths = Array.from({ length: Math.ceil(tokens / seq) }, (_, i) => Math.min(seq, tokens - i * seq));
@@ -67,7 +75,12 @@ export function trainPhase(o: { cfg: ModelConfig; tokens: number; seq: number; c
   update(); // warm-up: allocates both workspaces and touches every AdamW moment
   const { policyS, criticS } = update();
   const peakRss = process.resourceUsage().maxRSS * 1024;
-  const plan = trainingMemoryPlan({ policy: cfg, criticLayers: critic.config.nLayers, lengths });
+  const plan = trainingMemoryPlan({
+    policy: cfg,
+    criticLayers: critic.config.nLayers,
+    lengths,
+    recompute: o.recompute,
+  });
   const ceiling = measureGemmCeiling();
   const ceilingGflops = Math.max(ceiling.builtinGflops, ceiling.openblasGflops ?? 0);
   const policyGflops = trainFlops(cfg, lengths, true) / policyS / 1e9;
@@ -78,6 +91,7 @@ export function trainPhase(o: { cfg: ModelConfig; tokens: number; seq: number; c
       parameters: { policy: policy.net.paramCount, critic: critic.net.paramCount, criticLayers: critic.config.nLayers },
       tokens,
       seq,
+      recompute: o.recompute,
       buildS: round(buildS, 1),
       policyStepS: round(policyS, 2),
       criticStepsS: round(criticS, 2),

@@ -13,8 +13,9 @@
  *
  * `--train N` measures training instead (bench/scale-train.ts): one PPO update on N tokens (in
  * sequences of `--seq`, default min(N, 512)) of the shape, with a critic of its first
- * `--critic-layers` layers (default: all), training tokens/s beside the GEMM ceiling of the same
- * run, and the memory plan beside the peak RSS; `--layers` and `--vocab` shrink the shape (to
+ * `--critic-layers` layers (default: all; `--recompute true` recomputes activations in the
+ * backward), training tokens/s beside the GEMM ceiling of the same run, and the memory plan
+ * beside the peak RSS; `--layers` and `--vocab` shrink the shape (to
  * check the plan at sizes a shared machine can hold). A 0.6B update needs 15+ GB: see
  * docs/engine-scale.md "Training memory" before running it.
  */
@@ -51,6 +52,7 @@ const args = parseBenchArgs(
       'critic-layers': z.coerce.number().int().min(1).optional(),
       layers: z.coerce.number().int().min(1).optional(),
       vocab: z.coerce.number().int().min(2).optional(),
+      recompute: z.enum(['true', 'false']).optional(),
     })
     .strict(),
 );
@@ -158,6 +160,7 @@ if (args.phase === 'train') {
     tokens,
     seq: args.seq ?? Math.min(tokens, 512),
     criticLayers: args['critic-layers'] ?? cfg.nLayers,
+    recompute: args.recompute === 'true',
   });
 } else if (args.phase) {
   await phase(args.phase, args.hf!);

@@ -124,6 +124,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'critic-lr', path: ['optim', 'criticLr'], kind: 'number', help: 'critic learning rate' },
   { flag: 'model', path: ['model', 'preset'], kind: 'string', help: 'model preset' },
   {
+    flag: 'recompute',
+    path: ['model', 'recompute'],
+    kind: 'boolean',
+    help: "keep only each layer's input for the backward and recompute the rest there: less memory, one more trunk forward (same gradients)",
+  },
+  {
     flag: 'critic-layers',
     path: ['model', 'criticLayers'],
     kind: 'int',

@@ -81,6 +81,12 @@ export const ModelSectionSchema = z
      * in memory (docs/engine-scale.md "Training memory", docs/decisions/0045).
      */
     criticLayers: z.number().int().positive().optional(),
+    /**
+     * Keep only each layer's input for the backward and recompute the rest there: a layer's
+     * activations cost C floats per token instead of about 26 C, for one more trunk forward per
+     * backward; gradients are bit-identical. Absent: off (docs/engine-scale.md "Training memory").
+     */
+    recompute: z.boolean().optional(),
   })
   .strict();
 

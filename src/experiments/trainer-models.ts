@@ -145,11 +145,16 @@ export async function buildTrainerModels(options: {
     minibatchTokens: config.ppo.minibatchTokens,
     // An execution segment and its summary segment run as one sequence (ppo.mergePrefixes): up to 2C.
     seqLen: Math.min(policy.config.maxSeqLen, 2 * options.rollout.contextWindow),
+    recompute: config.model.recompute ?? false,
   });
   if (memory) throw new ConfigError([memory]);
   const critic = options.needsCritic
     ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr), layers: criticLayers })
     : null;
+  if (config.model.recompute) {
+    policy.net.recompute = true;
+    if (critic) critic.net.recompute = true;
+  }
   const engine = config.engine;
   if (engine && options.actor === 'expert')
     throw new ConfigError([

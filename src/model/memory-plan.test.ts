@@ -14,16 +14,16 @@ import { PolicyModel } from './policy.ts';
 import { randomSequences, TEST_OPTIM } from './test-helpers.ts';
 import { Workspace } from './workspace.ts';
 
-/** Bytes of every Float32Array a workspace holds (the per-layer lists included). */
+/** Bytes of every distinct Float32Array a workspace holds (the per-layer lists included). */
 function allocatedBytes(ws: Workspace, skip: readonly string[] = []): number {
-  let bytes = 0;
+  const seen = new Set<Float32Array>();
   for (const [name, value] of Object.entries(ws)) {
     if (skip.includes(name)) continue;
-    if (value instanceof Float32Array) bytes += value.byteLength;
+    if (value instanceof Float32Array) seen.add(value);
     else if (Array.isArray(value) && value[0] instanceof Float32Array)
-      bytes += (value as Float32Array[]).reduce((a, t) => a + t.byteLength, 0);
+      for (const t of value as Float32Array[]) seen.add(t);
   }
-  return bytes;
+  return [...seen].reduce((a, t) => a + t.byteLength, 0);
 }
 
 describe('training memory plan', () => {
@@ -32,15 +32,22 @@ describe('training memory plan', () => {
     ['qwen3-tiny (GQA, q/k norm, tied)', { ...MODEL_SHAPES['qwen3-tiny'], vocabSize: 300 }],
   ] as const;
 
-  it.each(shapes)('counts every float the %s workspace allocates for a batch', (_name, cfg) => {
-    const lengths = [7, 3, 12];
-    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
-    policy.forward(randomSequences({ rng: new Rng(2), lengths, cfg }), { train: true });
-    const ws = (policy.net as unknown as { ws: Workspace }).ws;
-    expect(workspaceBytes(cfg, lengths, true)).toBe(allocatedBytes(ws));
-    // A critic never writes logits: the plan leaves those pages out.
-    expect(workspaceBytes(cfg, lengths, false)).toBe(allocatedBytes(ws, ['logits', 'dlogits']));
-  });
+  it.each(shapes)(
+    'counts every float the %s workspace allocates for a batch, with and without recompute',
+    (_name, cfg) => {
+      const lengths = [7, 3, 12];
+      for (const recompute of [false, true]) {
+        const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
+        policy.net.recompute = recompute;
+        policy.forward(randomSequences({ rng: new Rng(2), lengths, cfg }), { train: true });
+        const ws = (policy.net as unknown as { ws: Workspace }).ws;
+        expect(workspaceBytes(cfg, lengths, true, recompute)).toBe(allocatedBytes(ws));
+        // A critic never writes logits: the plan leaves those pages out.
+        expect(workspaceBytes(cfg, lengths, false, recompute)).toBe(allocatedBytes(ws, ['logits', 'dlogits']));
+      }
+      expect(workspaceBytes(cfg, lengths, true, true)).toBeLessThan(workspaceBytes(cfg, lengths, true));
+    },
+  );
 
   it.each(shapes)('counts the %s parameters and the packed copy the sampler holds', (_name, cfg) => {
     const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
@@ -66,5 +73,17 @@ describe('training memory plan', () => {
     );
     expect(run(null, 4096)).toMatch(/^training needs about 3\d\.\d GB/);
     expect(run(4, 512)).toBeNull();
+    // Recomputation: 3072-token minibatches with a 4-layer critic fit too (the logits then dominate).
+    expect(run(4, 3072)).toContain('or --critic-layers, or add --recompute');
+    expect(
+      trainingMemoryProblem({
+        policy,
+        criticLayers: 4,
+        minibatchTokens: 3072,
+        seqLen: 512,
+        recompute: true,
+        totalBytes: machine,
+      }),
+    ).toBeNull();
   });
 });

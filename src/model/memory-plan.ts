@@ -38,14 +38,25 @@ export function headFloatsPerToken(cfg: ModelConfig, logits: boolean): number {
   return 5 * c + 1 + 6 + qDim + qkvDim * (qkn ? 2 : 1) + 3 * f + (logits ? 2 * v : 0);
 }
 
-/** One network's workspace for `lengths` (one forward/backward), in bytes. */
-export function workspaceBytes(cfg: ModelConfig, lengths: readonly number[], logits: boolean): number {
+/**
+ * One network's workspace for `lengths` (one forward/backward), in bytes. With `recompute`
+ * (workspace.ts) the layers keep only their inputs (C floats per token each) and share one set of
+ * the rest, probabilities included.
+ */
+export function workspaceBytes(
+  cfg: ModelConfig,
+  lengths: readonly number[],
+  logits: boolean,
+  recompute = false,
+): number {
   const n = lengths.reduce((a, b) => a + b, 0);
   const maxLen = lengths.reduce((a, l) => Math.max(a, l), 1);
   const probs = cfg.nHeads * lengths.reduce((a, l) => a + l * l, 0); // per layer: H x l x l per sequence
+  const layer = layerFloatsPerToken(cfg);
+  const layers = recompute ? cfg.nLayers * cfg.dModel + layer - cfg.dModel : cfg.nLayers * layer;
   const floats =
-    n * (cfg.nLayers * layerFloatsPerToken(cfg) + headFloatsPerToken(cfg, logits)) +
-    cfg.nLayers * probs +
+    n * (layers + headFloatsPerToken(cfg, logits)) +
+    (recompute ? 1 : cfg.nLayers) * probs +
     cfg.nHeads * maxLen * maxLen; // attention backward scratch
   return 4 * floats;
 }
@@ -84,12 +95,15 @@ export function trainingMemoryPlan(o: {
   criticLayers: number | null;
   lengths: readonly number[];
   sampler?: { slots: number; context: number };
+  /** Both networks recompute layer activations in the backward (workspace.ts). */
+  recompute?: boolean;
 }): { lines: MemoryLine[]; totalBytes: number } {
+  const re = o.recompute ?? false;
   const params = (cfg: ModelConfig, head: HeadKind) => paramCount(tensorSpecs(cfg, head));
   const lines: MemoryLine[] = [
     { what: 'policy weights, grads, AdamW m, v', bytes: BYTES_PER_PARAM * params(o.policy, 'lm') },
     { what: 'policy packed copy (sampler)', bytes: packedCopyBytes(o.policy) },
-    { what: 'policy activations', bytes: workspaceBytes(o.policy, o.lengths, true) },
+    { what: 'policy activations', bytes: workspaceBytes(o.policy, o.lengths, true, re) },
   ];
   if (o.criticLayers !== null) {
     const ccfg = criticConfig(o.policy, o.criticLayers);
@@ -98,7 +112,7 @@ export function trainingMemoryPlan(o: {
         what: `critic (${ccfg.nLayers} layers) weights, grads, AdamW m, v`,
         bytes: BYTES_PER_PARAM * params(ccfg, 'value'),
       },
-      { what: 'critic activations', bytes: workspaceBytes(ccfg, o.lengths, false) },
+      { what: 'critic activations', bytes: workspaceBytes(ccfg, o.lengths, false, re) },
     );
   }
   if (o.sampler)
@@ -117,19 +131,26 @@ export function trainingMemoryProblem(o: {
   criticLayers: number | null;
   minibatchTokens: number;
   seqLen: number;
+  recompute?: boolean;
   totalBytes?: number;
 }): string | null {
   const seq = Math.max(1, Math.min(o.seqLen, o.minibatchTokens));
   const lengths = Array.from({ length: Math.ceil(o.minibatchTokens / seq) }, (_, i) =>
     Math.min(seq, o.minibatchTokens - i * seq),
   );
-  const plan = trainingMemoryPlan({ policy: o.policy, criticLayers: o.criticLayers, lengths });
+  const plan = trainingMemoryPlan({
+    policy: o.policy,
+    criticLayers: o.criticLayers,
+    lengths,
+    ...(o.recompute ? { recompute: true } : {}),
+  });
   const limit = o.totalBytes ?? totalmem();
   if (plan.totalBytes <= limit) return null;
   const gb = (b: number) => `${(b / 1e9).toFixed(1)} GB`;
   return (
     `training needs about ${gb(plan.totalBytes)} (${plan.lines.map((l) => `${l.what} ${gb(l.bytes)}`).join(', ')}), ` +
-    `more than this machine's ${gb(limit)}; lower --minibatch-tokens (now ${o.minibatchTokens}) or --critic-layers ` +
+    `more than this machine's ${gb(limit)}; lower --minibatch-tokens (now ${o.minibatchTokens}) or --critic-layers` +
+    `${o.recompute ? '' : ', or add --recompute'} ` +
     `(docs/engine-scale.md "Training memory")`
   );
 }
