@@ -127,7 +127,7 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     flag: 'recompute',
     path: ['model', 'recompute'],
     kind: 'boolean',
-    help: "keep only each layer's input for the backward and recompute the rest there: less memory, one more trunk forward (same gradients)",
+    help: "true: keep only each layer's input for the backward and recompute the rest there: less memory, one more trunk forward, the same gradients (default false)",
   },
   {
     flag: 'critic-layers',
