@@ -10,6 +10,14 @@
  * Wall and CPU seconds are both printed: on a shared machine the wall time also counts waiting.
  * Run: `npm run bench:scale [-- --shape qwen3-0.6b | --hf DIR] [--tokens 32]` (with nice on a
  * shared machine). Last line: one JSON object with every figure.
+ *
+ * `--train N` measures training instead (bench/scale-train.ts): one PPO update on N tokens (in
+ * sequences of `--seq`, default min(N, 512)) of the shape, with a critic of its first
+ * `--critic-layers` layers (default: all; `--recompute true` recomputes activations in the
+ * backward), training tokens/s beside the GEMM ceiling of the same run, and the memory plan
+ * beside the peak RSS; `--layers` and `--vocab` shrink the shape (to
+ * check the plan at sizes a shared machine can hold). A 0.6B update needs 15+ GB: see
+ * docs/engine-scale.md "Training memory" before running it.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,12 +28,14 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { exportPolicy } from '../src/experiments/export-policy.ts';
 import { writeRandomHfModel } from '../src/model/hf-generate.ts';
+import type { ModelConfig } from '../src/model/config.ts';
 import { loadPolicyDir } from '../src/model/load-policy.ts';
 import { MODEL_SHAPE_NAMES, MODEL_SHAPES } from '../src/model/model-shapes.ts';
 import { ModelSampler } from '../src/model/sampler.ts';
 import { nativeAddon } from '../src/tensor/native.ts';
 import { Rng } from '../src/util/random.ts';
 import { parseBenchArgs } from './bench-args.ts';
+import { trainPhase } from './scale-train.ts';
 
 const args = parseBenchArgs(
   'bench:scale',
@@ -35,11 +45,28 @@ const args = parseBenchArgs(
       hf: z.string().min(1).optional(),
       tokens: z.coerce.number().int().min(1).default(32),
       batches: z.string().default('1,8'),
-      phase: z.enum(['export', 'load']).optional(),
+      phase: z.enum(['export', 'load', 'train']).optional(),
       out: z.string().optional(),
+      train: z.coerce.number().int().min(1).optional(),
+      seq: z.coerce.number().int().min(1).optional(),
+      'critic-layers': z.coerce.number().int().min(1).optional(),
+      layers: z.coerce.number().int().min(1).optional(),
+      vocab: z.coerce.number().int().min(2).optional(),
+      recompute: z.enum(['true', 'false']).optional(),
     })
     .strict(),
 );
+
+/** The training phase's shape: the named one, with --layers / --vocab when given. */
+function trainShape(): ModelConfig {
+  const base: ModelConfig = MODEL_SHAPES[(args.shape ?? 'qwen3-0.6b') as keyof typeof MODEL_SHAPES];
+  return {
+    ...base,
+    ...(args.layers !== undefined ? { nLayers: args.layers } : {}),
+    ...(args.vocab !== undefined ? { vocabSize: args.vocab } : {}),
+    maxSeqLen: Math.max(args.seq ?? 512, 512),
+  };
+}
 
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const peakRssGb = () => round((process.resourceUsage().maxRSS * 1024) / 1e9);
@@ -110,8 +137,40 @@ function child(name: 'export' | 'load', dir: string, out?: string): Record<strin
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
 }
 
-if (args.phase) {
+/** --train: the training phase in a child process (its peak RSS its own); prints its JSON line. */
+function trainChild(): void {
+  const flags = Object.entries(args).flatMap(([k, v]) => (v === undefined ? [] : [`--${k}`, String(v)]));
+  const script = fileURLToPath(import.meta.url);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', script, ...flags, '--phase', 'train'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (r.status !== 0) throw new Error(`bench:scale train phase exited ${r.status}`);
+  const info = nativeAddon?.info();
+  const shape = { model: args.shape ?? 'qwen3-0.6b', layers: args.layers ?? null, vocab: args.vocab ?? null };
+  console.log(JSON.stringify({ ...shape, threads: info ? info.threads : 'typescript' }));
+  console.log(r.stdout.trim().split('\n').at(-1));
+}
+
+if (args.phase === 'train') {
+  const tokens = args.train ?? 512;
+  const cfg = trainShape();
+  trainPhase({
+    cfg,
+    tokens,
+    seq: args.seq ?? Math.min(tokens, 512),
+    criticLayers: args['critic-layers'] ?? cfg.nLayers,
+    recompute: args.recompute === 'true',
+  });
+} else if (args.phase) {
   await phase(args.phase, args.hf!);
+} else if (args.train !== undefined) {
+  const depth = trainShape().nLayers;
+  if ((args['critic-layers'] ?? depth) > depth) {
+    console.error(`bench:scale: --critic-layers: at most the shape's ${depth} layers`);
+    process.exit(2);
+  }
+  trainChild();
 } else {
   const shape = args.hf ? null : (args.shape ?? 'qwen3-0.6b');
   const work = mkdtempSync(join(tmpdir(), 'crl-bench-scale-'));

@@ -85,6 +85,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'batch', path: ['batchEpisodes'], kind: 'int', help: 'B: episodes per iteration' },
   { flag: 'epochs', path: ['ppo', 'epochs'], kind: 'int', help: 'E: epochs per iteration' },
   {
+    flag: 'minibatch-tokens',
+    path: ['ppo', 'minibatchTokens'],
+    kind: 'int',
+    help: 'token budget of one PPO minibatch (default 4096); activations grow with it (docs/engine-scale.md "Training memory")',
+  },
+  {
     flag: 'target-kl',
     path: ['ppo', 'targetKl'],
     kind: 'number',
@@ -117,6 +123,18 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'policy-lr', path: ['optim', 'policyLr'], kind: 'number', help: 'policy learning rate' },
   { flag: 'critic-lr', path: ['optim', 'criticLr'], kind: 'number', help: 'critic learning rate' },
   { flag: 'model', path: ['model', 'preset'], kind: 'string', help: 'model preset' },
+  {
+    flag: 'recompute',
+    path: ['model', 'recompute'],
+    kind: 'boolean',
+    help: "true: keep only each layer's input for the backward and recompute the rest there: less memory, one more trunk forward, the same gradients (default false)",
+  },
+  {
+    flag: 'critic-layers',
+    path: ['model', 'criticLayers'],
+    kind: 'int',
+    help: "K: the critic is the policy's embeddings and first K layers with a value head (default: all layers); docs/engine-scale.md",
+  },
   {
     flag: 'tokenizer',
     path: ['tokenizer'],

@@ -75,6 +75,18 @@ export const ModelSectionSchema = z
     preset: modelPresetSchema.default('reference'),
     /** Checkpoint to start from (the SFT base); absent = fresh weights. */
     init: z.string().min(1).optional(),
+    /**
+     * K: the critic is the policy's embeddings and first K layers (copied from the policy, method
+     * §6), a value head on top; absent: all layers, the method's critic. What makes a 0.6B run fit
+     * in memory (docs/engine-scale.md "Training memory", docs/decisions/0045).
+     */
+    criticLayers: z.number().int().positive().optional(),
+    /**
+     * Keep only each layer's input for the backward and recompute the rest there: a layer's
+     * activations cost C floats per token instead of about 26 C, for one more trunk forward per
+     * backward; gradients are bit-identical. Absent: off (docs/engine-scale.md "Training memory").
+     */
+    recompute: z.boolean().optional(),
   })
   .strict();
 

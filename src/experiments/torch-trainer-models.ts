@@ -1,4 +1,5 @@
 import { TorchTrainer } from '../adapters/torch/torch-trainer.ts';
+import { ConfigError } from '../config/config-error.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 import type { TrainerModels } from './trainer-models.ts';
 
@@ -10,6 +11,11 @@ import type { TrainerModels } from './trainer-models.ts';
  * is the same file whichever engine trained.
  */
 export function withTorchTrainer(models: TrainerModels, trainer: NonNullable<TrainConfig['trainer']>): TrainerModels {
+  // The PyTorch trainer builds both networks with the policy's shape.
+  if (models.critic && models.critic.config.nLayers !== models.policy.config.nLayers)
+    throw new ConfigError([
+      `model.criticLayers: the torch trainer trains a critic of the policy's ${models.policy.config.nLayers} layers only; leave out --critic-layers or --trainer torch`,
+    ]);
   const command = trainer.command?.split(/\s+/).filter((s) => s.length > 0);
   const torch = TorchTrainer.start({
     ...(command ? { command } : {}),

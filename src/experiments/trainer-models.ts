@@ -6,6 +6,7 @@ import type { ChatLayout } from '../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../rollout/config.ts';
 import { chooseVocabulary } from './trimmed-vocabulary.ts';
 import { CriticModel } from '../model/critic.ts';
+import { trainingMemoryProblem } from '../model/memory-plan.ts';
 import { modelConfig } from '../model/config.ts';
 import { loadPolicyDir, readPolicyTokenizer } from '../model/load-policy.ts';
 import { PolicyModel } from '../model/policy.ts';
@@ -75,7 +76,7 @@ export type ActorKind = 'policy' | 'expert';
 /**
  * Builds policy and critic: from the config's model preset (vocabulary and sequence length fitted
  * to the tokenizer and C), or from model.init (the SFT base) with fresh optimizer state. The
- * critic starts as a copy of the policy trunk (method §6).
+ * critic starts as a copy of the policy trunk (method §6), or of its first model.criticLayers layers.
  */
 export async function buildTrainerModels(options: {
   config: TrainConfig;
@@ -133,7 +134,27 @@ export async function buildTrainerModels(options: {
       `rollout.contextWindow: ${options.rollout.contextWindow} is above the model's maxSeqLen (${policy.config.maxSeqLen}); lower it (--context) or use a model with a longer maxSeqLen`,
     ]);
   }
-  const critic = options.needsCritic ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr) }) : null;
+  const criticLayers = config.model.criticLayers;
+  if (criticLayers !== undefined && criticLayers > policy.config.nLayers)
+    throw new ConfigError([
+      `model.criticLayers: ${criticLayers} is more than the policy's ${policy.config.nLayers} layers (--critic-layers takes 1 to ${policy.config.nLayers})`,
+    ]);
+  const memory = trainingMemoryProblem({
+    policy: policy.config,
+    criticLayers: options.needsCritic ? (criticLayers ?? policy.config.nLayers) : null,
+    minibatchTokens: config.ppo.minibatchTokens,
+    // An execution segment and its summary segment run as one sequence (ppo.mergePrefixes): up to 2C.
+    seqLen: Math.min(policy.config.maxSeqLen, 2 * options.rollout.contextWindow),
+    recompute: config.model.recompute ?? false,
+  });
+  if (memory) throw new ConfigError([memory]);
+  const critic = options.needsCritic
+    ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr), layers: criticLayers })
+    : null;
+  if (config.model.recompute) {
+    policy.net.recompute = true;
+    if (critic) critic.net.recompute = true;
+  }
   const engine = config.engine;
   if (engine && options.actor === 'expert')
     throw new ConfigError([

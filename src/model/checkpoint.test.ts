@@ -128,6 +128,55 @@ describe("restoreCheckpoint (resume into the run's own models)", () => {
   });
 });
 
+describe('a critic with fewer layers than the policy', () => {
+  it('saves its layer count, loads and resumes it bit-exact, and refuses a run with another count', async () => {
+    const cfg = modelConfig('tiny', { nLayers: 3 });
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
+    const critic = CriticModel.fromPolicy({ policy, optim: { ...TEST_OPTIM, lr: 1e-3 }, layers: 1 });
+    const seqs = randomSequences({ rng: new Rng(2), lengths: [5, 9], cfg });
+    trainStep(policy, critic, seqs);
+    const dir = await tempDir();
+    await saveCheckpoint(dir, { policy, critic });
+    expect(JSON.parse(await readFile(join(dir, 'trainer_state.json'), 'utf8')).criticLayers).toBe(1);
+    const names = [...decodeSafetensors(await readFile(join(dir, 'critic.safetensors')), 'c').tensors.keys()];
+    expect(names.some((n) => n.startsWith('model.layers.1.'))).toBe(false);
+
+    const loaded = await loadCheckpoint(dir);
+    expect(loaded.critic!.config.nLayers).toBe(1);
+    expect(loaded.policy.config.nLayers).toBe(3);
+    const p2 = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(9) });
+    const c2 = CriticModel.fromPolicy({ policy: p2, optim: { ...TEST_OPTIM, lr: 1e-3 }, layers: 1 });
+    await restoreCheckpoint(dir, { policy: p2, critic: c2 });
+    for (const c of [loaded.critic!, c2]) {
+      expect(Array.from(c.net.params)).toEqual(Array.from(critic.net.params));
+      expect(Array.from(c.net.optimizer.state.v)).toEqual(Array.from(critic.net.optimizer.state.v));
+    }
+    trainStep(policy, critic, seqs);
+    trainStep(p2, c2, seqs);
+    expect(Array.from(c2.net.params)).toEqual(Array.from(critic.net.params));
+
+    const full = CriticModel.fromPolicy({ policy: p2, optim: TEST_OPTIM });
+    await expect(restoreCheckpoint(dir, { policy: p2, critic: full })).rejects.toThrow(
+      /has a critic of 1 layers, this run's critic has 3 \(--critic-layers must match/,
+    );
+  });
+
+  it("leaves criticLayers out of trainer_state.json for the critic of the policy's own depth", async () => {
+    const cfg = modelConfig('tiny');
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
+    const critic = CriticModel.fromPolicy({ policy, optim: TEST_OPTIM, layers: cfg.nLayers });
+    const dir = await tempDir();
+    await saveCheckpoint(dir, { policy, critic });
+    expect(Object.keys(JSON.parse(await readFile(join(dir, 'trainer_state.json'), 'utf8')))).toEqual([
+      'format',
+      'version',
+      'policyOptimizer',
+      'criticOptimizer',
+      'meta',
+    ]);
+  });
+});
+
 describe('checkpoint errors', () => {
   it('names a tensor with the wrong shape, and a missing file', async () => {
     const cfg = modelConfig('tiny');

@@ -7,7 +7,8 @@
  *   critic-optimizer.safetensors  critic AdamW moments, if any
  *   crl_tokenizer.json            the tokenizer (name, content hash) and the vocabulary map
  *                                 (docs/decisions/0013); absent in older checkpoints: word, full
- *   trainer_state.json            optimizer configs, free `meta`; written last, so its presence
+ *   trainer_state.json            optimizer configs, the critic's layer count when it has fewer
+ *                                 than the policy, free `meta`; written last, so its presence
  *                                 marks a complete checkpoint
  * Every file is written with writeFileAtomic (temp name, fsync, rename, directory fsync).
  */
@@ -16,7 +17,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { OptimizerConfigSchema } from '../optim/config.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
-import { CriticModel } from './critic.ts';
+import { criticConfig, CriticModel } from './critic.ts';
 import { fromHfConfig, toHfConfig } from './hf-config.ts';
 import type { LlamaNetwork } from './network.ts';
 import { PolicyModel } from './policy.ts';
@@ -58,6 +59,8 @@ const TrainerStateSchema = z
     version: z.literal(1),
     policyOptimizer: OptimizerConfigSchema,
     criticOptimizer: OptimizerConfigSchema.nullable(),
+    /** The critic's layers (the policy's first K, critic.ts); absent: the policy's count. */
+    criticLayers: z.number().int().positive().optional(),
     meta: z.unknown(),
   })
   .strict();
@@ -103,6 +106,8 @@ export async function saveCheckpoint(
     version: 1,
     policyOptimizer: p.optimizer.cfg,
     criticOptimizer: critic ? critic.net.optimizer.cfg : null,
+    // Written only for a smaller critic, so checkpoints of the method's critic stay as they were.
+    ...(critic && critic.config.nLayers !== p.cfg.nLayers ? { criticLayers: critic.config.nLayers } : {}),
     meta: meta ?? null,
   };
   writeFileAtomic(join(dir, FILES.state), JSON.stringify(state, null, 2) + '\n');
@@ -202,8 +207,9 @@ export async function loadCheckpoint(
   const cfg = fromHfConfig(await readJson(dir, FILES.config), join(dir, FILES.config));
   const vocab = await readVocabMap(dir, cfg.vocabSize);
   const policy = new PolicyModel({ config: cfg, optim: state.policyOptimizer, params: emptyParams(cfg, 'lm'), vocab });
+  const ccfg = criticConfigOf(state, cfg, dir);
   const critic = state.criticOptimizer
-    ? new CriticModel({ config: cfg, optim: state.criticOptimizer, params: emptyParams(cfg, 'value'), vocab })
+    ? new CriticModel({ config: ccfg, optim: state.criticOptimizer, params: emptyParams(ccfg, 'value'), vocab })
     : undefined;
   await loadInto(dir, { policy: policy.net, ...(critic ? { critic: critic.net } : {}) });
   return { policy, ...(critic ? { critic } : {}), meta: state.meta };
@@ -228,6 +234,13 @@ export async function restoreCheckpoint(
     );
   if (critic && !state.criticOptimizer)
     throw new CheckpointFormatError(`${dir} has no critic, but this run trains one`);
+  if (critic) {
+    const saved = criticConfigOf(state, models.policy.config, dir).nLayers;
+    if (saved !== critic.config.nLayers)
+      throw new CheckpointFormatError(
+        `${dir} has a critic of ${saved} layers, this run's critic has ${critic.config.nLayers} (--critic-layers must match the run that wrote it)`,
+      );
+  }
   await loadInto(dir, { policy: models.policy.net, ...(critic ? { critic: critic.net } : {}) });
 }
 
@@ -275,6 +288,15 @@ export async function readVocabMap(dir: string, size: number | null): Promise<Vo
   if (size !== null && map.size !== size)
     throw new CheckpointFormatError(`${path} maps ${map.size} indices, but the model's vocabulary has ${size}`);
   return map;
+}
+
+/** The shape of a checkpoint's critic: the policy's, with trainer_state.json's criticLayers. */
+function criticConfigOf(state: z.infer<typeof TrainerStateSchema>, policy: ModelConfig, dir: string): ModelConfig {
+  try {
+    return criticConfig(policy, state.criticLayers);
+  } catch (e) {
+    throw new CheckpointFormatError(`${join(dir, FILES.state)}: ${(e as Error).message}`);
+  }
 }
 
 /** A zero buffer of the right size: loadWeights fills every tensor, so no random init is needed. */

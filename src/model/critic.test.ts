@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
 import { modelConfig } from './config.ts';
-import { CriticModel } from './critic.ts';
+import { criticConfig, CriticModel } from './critic.ts';
 import { PolicyModel } from './policy.ts';
 import { referenceHeads } from './reference-f64.ts';
 import { randomSequences, scrambleWeights, TEST_OPTIM } from './test-helpers.ts';
@@ -79,5 +79,53 @@ describe('CriticModel', () => {
       critic.step();
     }
     expect(mse()).toBeLessThan(before * 0.1);
+  });
+
+  it("with layers K: the policy's embeddings, first K layers and final norm, matching the float64 reference", () => {
+    const deep = { ...cfg, nLayers: 3 };
+    const policy = new PolicyModel({ config: deep, optim: TEST_OPTIM, rng: new Rng(7) });
+    scrambleWeights(policy.net, 8);
+    const critic = CriticModel.fromPolicy({ policy, optim: TEST_OPTIM, layers: 2 });
+    expect(critic.config).toEqual({ ...deep, nLayers: 2 });
+    const names = critic.net.specs.map((s) => s.name);
+    expect(names.filter((n) => n.startsWith('model.layers.2.'))).toEqual([]);
+    expect(names.filter((n) => n.startsWith('model.layers.1.')).length).toBeGreaterThan(0);
+    const pSpecs = new Map(policy.net.specs.map((s) => [s.name, s]));
+    for (const s of critic.net.specs) {
+      const p = pSpecs.get(s.name);
+      if (!p) continue; // the value head
+      const mine = critic.net.params.subarray(s.offset, s.offset + s.size);
+      expect(Array.from(mine)).toEqual(Array.from(policy.net.params.subarray(p.offset, p.offset + p.size)));
+    }
+    // The two-layer critic is a two-layer network: its values are the float64 reference's for that shape.
+    critic.net.w.score!.fill(0.3);
+    const seq = randomSequences({ rng: new Rng(9), lengths: [6], cfg: deep })[0]!;
+    const got = critic.forward([seq]).values[0]!;
+    const ref = referenceHeads({
+      cfg: critic.config,
+      specs: critic.net.specs,
+      params: Float64Array.from(critic.net.params),
+      tokens: seq,
+      head: 'value',
+    });
+    let maxDiff = 0;
+    for (let t = 0; t < seq.length; t++) maxDiff = Math.max(maxDiff, Math.abs(got[t]! - ref.values[t]!));
+    expect(maxDiff).toBeLessThan(1e-4);
+  });
+
+  it("without layers, or with all of them, is the critic of the policy's own shape", () => {
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(10) });
+    const a = CriticModel.fromPolicy({ policy, optim: TEST_OPTIM });
+    const b = CriticModel.fromPolicy({ policy, optim: TEST_OPTIM, layers: cfg.nLayers });
+    expect(a.config).toEqual(policy.config);
+    expect(b.config).toEqual(policy.config);
+    expect(Buffer.from(b.net.params.buffer).equals(Buffer.from(a.net.params.buffer))).toBe(true);
+  });
+
+  it("refuses a layer count outside 1 .. the policy's layers", () => {
+    for (const k of [0, 3, 1.5])
+      expect(() => criticConfig(cfg, k)).toThrow(
+        `critic layers: ${k} is not a whole number from 1 to the policy's 2 layers`,
+      );
   });
 });

@@ -10,7 +10,10 @@ import { paramCount, tensorSpecs } from './weights.ts';
 /**
  * The critic: a separate Llama trunk of the policy's shape with a scalar value head
  * (score.weight [1, C], score.bias [1]); values[t] = V(x[<t]) is read at row start + t - 1.
- * fromPolicy copies the policy's trunk (method §6) and starts the head at zero.
+ * fromPolicy copies the policy's trunk (method §6) and starts the head at zero. With `layers` K
+ * below the policy's L, the trunk is the policy's embeddings, its first K layers and its final
+ * norm: the critic's parameters, gradients and AdamW moments then cost the embeddings plus K / L
+ * of the layers (docs/engine-scale.md "Training memory", docs/decisions/0045).
  */
 export class CriticModel implements TrainableCritic {
   readonly net: LlamaNetwork;
@@ -40,8 +43,18 @@ export class CriticModel implements TrainableCritic {
     });
   }
 
-  static fromPolicy({ policy, optim }: { policy: PolicyModel; optim: OptimizerConfig }): CriticModel {
-    return new CriticModel({ config: policy.config, optim, params: trunkCopy(policy), vocab: policy.vocab });
+  static fromPolicy({
+    policy,
+    optim,
+    layers,
+  }: {
+    policy: PolicyModel;
+    optim: OptimizerConfig;
+    /** K: the policy's first K layers (absent: all of them, the method's critic). */
+    layers?: number | undefined;
+  }): CriticModel {
+    const config = criticConfig(policy.config, layers);
+    return new CriticModel({ config, optim, params: trunkCopy(policy, config), vocab: policy.vocab });
   }
 
   get config(): ModelConfig {
@@ -92,10 +105,21 @@ export class CriticModel implements TrainableCritic {
   }
 }
 
-/** A critic parameter buffer whose trunk tensors are copies of the policy's; the head is zero. */
-function trunkCopy(policy: PolicyModel): Float32Array {
+/**
+ * The critic's shape for a policy of shape `policy`: the same, or with the first `layers` of its
+ * layers. Throws for a count outside 1 .. the policy's layers.
+ */
+export function criticConfig(policy: ModelConfig, layers: number | undefined): ModelConfig {
+  if (layers === undefined || layers === policy.nLayers) return policy;
+  if (!Number.isInteger(layers) || layers < 1 || layers > policy.nLayers)
+    throw new Error(`critic layers: ${layers} is not a whole number from 1 to the policy's ${policy.nLayers} layers`);
+  return { ...policy, nLayers: layers };
+}
+
+/** A critic parameter buffer (shape cfg) whose trunk tensors are copies of the policy's; the head is zero. */
+function trunkCopy(policy: PolicyModel, cfg: ModelConfig): Float32Array {
   const src = policy.net;
-  const specs = tensorSpecs(src.cfg, 'value');
+  const specs = tensorSpecs(cfg, 'value');
   const byName = new Map(src.specs.map((t) => [t.name, t]));
   const out = new Float32Array(paramCount(specs));
   for (const t of specs) {

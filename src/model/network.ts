@@ -38,6 +38,11 @@ export class LlamaNetwork {
   /** Set by the benchmark to get a per-kernel time breakdown. */
   profiler: Profiler | undefined;
   /**
+   * Keep only each layer's input and recompute the rest in the backward (workspace.ts): less
+   * memory per token, one more trunk forward per backward, the same gradients.
+   */
+  recompute = false;
+  /**
    * Bumped whenever the weights change (step(), markWeightsChanged()), so caches derived from
    * them (the sampler's KV cache) know to start over.
    */
@@ -95,6 +100,7 @@ export class LlamaNetwork {
       n: batch.n,
       probSize: batch.layout.probSize,
       maxLen: batch.layout.maxLen,
+      recompute: this.recompute,
     });
     // Any forward overwrites the saved activations, so only the latest train forward may be followed by backward.
     this.pending = train ? batch : null;

@@ -34,26 +34,29 @@ export interface TrunkArgs {
 export function trunkForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs): void {
   const { n } = batch;
   const { dModel: c, normEps: eps } = cfg;
-  const heads = { nHeads: cfg.nHeads, headDim: headDim(cfg), nKvHeads: kvHeads(cfg) };
   let t = prof ? prof.now() : 0;
   embeddingForward({ out: ws.resid[0]!, tokens: batch.tokens, weight: w.embed, n, c });
   if (prof) prof.lap('embedding', t);
-  for (let l = 0; l < cfg.nLayers; l++) {
-    const probs = ws.probs[l]!;
-    blockForward({
-      cfg,
-      lw: w.layers[l]!,
-      n,
-      positions: batch.positions,
-      rope,
-      buf: ws.layer(l),
-      attend: (qkv, att) => attentionForward({ out: att, probs, qkv, layout: batch.layout, ...heads }),
-      prof,
-    });
-  }
+  for (let l = 0; l < cfg.nLayers; l++) layerForward({ cfg, w, ws, batch, rope, prof }, l);
   t = prof ? prof.now() : 0;
   rmsnormForward({ out: ws.lnf, rstd: ws.rstdf, inp: ws.resid[cfg.nLayers]!, weight: w.norm, n, c, eps });
   if (prof) prof.lap('rmsnorm', t);
+}
+
+/** Layer l's forward into its workspace buffers (the shared ones under ws.recompute). */
+function layerForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs, l: number): void {
+  const heads = { nHeads: cfg.nHeads, headDim: headDim(cfg), nKvHeads: kvHeads(cfg) };
+  const probs = ws.probs[l]!;
+  blockForward({
+    cfg,
+    lw: w.layers[l]!,
+    n: batch.n,
+    positions: batch.positions,
+    rope,
+    buf: ws.layer(l),
+    attend: (qkv, att) => attentionForward({ out: att, probs, qkv, layout: batch.layout, ...heads }),
+    prof,
+  });
 }
 
 /** Backward from ws.dlnf (dLoss/d trunk output, [N, C]) into the gradient views g. */
@@ -77,6 +80,11 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
   });
   if (prof) t = prof.lap('rmsnorm', t);
   for (let l = cfg.nLayers - 1; l >= 0; l--) {
+    // The layer's activations again, from its kept input (rewrites resid[l + 1] with the same floats).
+    if (ws.recompute) {
+      layerForward(args, l);
+      if (prof) t = prof.now();
+    }
     const lw = w.layers[l]!;
     const lg = g.layers[l]!;
     // MLP: dres holds d(out); the residual passes it to d(mid) unchanged.

@@ -7,11 +7,17 @@ import type { BlockBuffers } from './llama-block.ts';
  * takes explicit row counts. N = capacity rows, C = dModel, F = mlpHidden, V = vocab,
  * P = attention-probability capacity (sum of H * L^2), H = query heads, Hkv = key/value heads,
  * D = head size, Q3 = (H + 2 Hkv) D, Lm = longest sequence.
+ *
+ * With `recompute`, every layer shares one set of buffers but its input (resid), and the
+ * backward runs each layer's forward again just before its backward (transformer.ts): the
+ * activations kept cost C floats per token per layer instead of all of them, for one more forward
+ * of the trunk. The recomputed values are the same floats, so gradients are bit-identical.
  */
 export class Workspace {
   readonly capacity: number;
   readonly probCapacity: number;
   readonly maxLen: number;
+  readonly recompute: boolean;
   readonly resid: Float32Array[]; // L+1 x [N, C]: input of each layer, then the trunk output
   readonly ln1: Float32Array[]; // L x [N, C]
   readonly rstd1: Float32Array[]; // L x [N]
@@ -53,11 +59,13 @@ export class Workspace {
     capacity,
     probCapacity,
     maxLen,
+    recompute = false,
   }: {
     cfg: ModelConfig;
     capacity: number;
     probCapacity: number;
     maxLen: number;
+    recompute?: boolean;
   }) {
     const { dModel: c, mlpHidden: f, vocabSize: v, nLayers: nl } = cfg;
     const { h, hkv, qDim, qkvDim } = attentionShape(cfg);
@@ -66,7 +74,11 @@ export class Workspace {
     this.capacity = n;
     this.probCapacity = probCapacity;
     this.maxLen = maxLen;
-    const per = (size: number) => Array.from({ length: nl }, () => new Float32Array(size));
+    this.recompute = recompute;
+    const per = (size: number) =>
+      recompute
+        ? new Array<Float32Array>(nl).fill(new Float32Array(size))
+        : Array.from({ length: nl }, () => new Float32Array(size));
     this.resid = Array.from({ length: nl + 1 }, () => new Float32Array(n * c));
     this.ln1 = per(n * c);
     this.rstd1 = per(n);
@@ -123,8 +135,18 @@ export class Workspace {
     return this.layers[l]!;
   }
 
-  fits({ n, probSize, maxLen }: { n: number; probSize: number; maxLen: number }): boolean {
-    return n <= this.capacity && probSize <= this.probCapacity && maxLen <= this.maxLen;
+  fits({
+    n,
+    probSize,
+    maxLen,
+    recompute,
+  }: {
+    n: number;
+    probSize: number;
+    maxLen: number;
+    recompute: boolean;
+  }): boolean {
+    return n <= this.capacity && probSize <= this.probCapacity && maxLen <= this.maxLen && recompute === this.recompute;
   }
 }
 
@@ -135,18 +157,21 @@ export function ensureWorkspace({
   n,
   probSize,
   maxLen,
+  recompute = false,
 }: {
   ws: Workspace | null;
   cfg: ModelConfig;
   n: number;
   probSize: number;
   maxLen: number;
+  recompute?: boolean;
 }): Workspace {
-  if (ws && ws.fits({ n, probSize, maxLen })) return ws;
+  if (ws && ws.fits({ n, probSize, maxLen, recompute })) return ws;
   return new Workspace({
     cfg,
     capacity: Math.max(n, ws?.capacity ?? 0),
     probCapacity: Math.max(probSize, ws?.probCapacity ?? 0),
     maxLen: Math.max(maxLen, ws?.maxLen ?? 0),
+    recompute,
   });
 }
