@@ -100,6 +100,9 @@ async function buildBundle() {
       // never written
     }
     return null;
+  } finally {
+    // esbuild's service process would otherwise stay beside a long crl run until it exits.
+    await esbuild.stop();
   }
 }
 
