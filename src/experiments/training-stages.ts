@@ -25,6 +25,7 @@ import {
   type BatchSegment,
 } from './iteration-stages.ts';
 import { appendMetrics } from './metrics-log.ts';
+import { appendTiming, splitWallClock } from './timing-log.ts';
 import type { RunPaths } from './run-dir.ts';
 import type { TrainerModels } from './trainer-models.ts';
 
@@ -93,7 +94,10 @@ export interface TrainingStages {
     sampleSeconds: number;
     elapsedSeconds: number;
   }) => MaybePromise<Record<string, number>>;
-  /** The run's records: the metrics line, sample trajectories and their per-token credit. */
+  /**
+   * The run's records: the metrics line (metrics.jsonl) and its wall-clock numbers
+   * (`perf/...`, timing.jsonl), sample trajectories and their per-token credit.
+   */
   write: (input: {
     iteration: number;
     records: EpisodeRecord[];
@@ -196,7 +200,9 @@ export function defaultStages(run: TrainingRun): TrainingStages {
       };
     },
     write: ({ iteration, records, segments, old, advantages, returns, ppo, metrics }) => {
-      appendMetrics({ path: paths.metrics, iteration, metrics });
+      const split = splitWallClock(metrics);
+      appendMetrics({ path: paths.metrics, iteration, metrics: split.metrics });
+      appendTiming({ path: paths.timing, iteration, timing: split.timing });
       writeSamples({
         dir: paths.samples,
         iteration,

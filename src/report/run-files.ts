@@ -6,7 +6,9 @@ import { ProvenanceSchema } from '../util/provenance.ts';
  * reader (report/). Kept here because imports flow experiments -> report.
  *
  *   <run>/config.json            resolved config: { system, config, provenance } (src/util/provenance.ts)
- *   <run>/metrics.jsonl          one MetricsLine per iteration, names `group/name`
+ *   <run>/metrics.jsonl          one MetricsLine per iteration, names `group/name`: only values the
+ *                                seed and inputs determine, so the same command writes the same bytes
+ *   <run>/timing.jsonl           one TimingLine per iteration: the wall-clock numbers (`perf/...`)
  *   <run>/checkpoints/iter-NNNNNN/   atomic checkpoints; checkpoints/latest.json points at one
  *   <run>/samples/iter-NNNNNN.txt    sample trajectories rendered for humans
  *   <run>/samples/iter-NNNNNN.episodes.jsonl.gz   the same episodes with per-token credit (sample-files.ts)
@@ -18,6 +20,7 @@ import { ProvenanceSchema } from '../util/provenance.ts';
 export const RUN_FILES = {
   config: 'config.json',
   metrics: 'metrics.jsonl',
+  timing: 'timing.jsonl',
   checkpoints: 'checkpoints',
   latest: 'latest.json',
   samples: 'samples',
@@ -34,6 +37,21 @@ export const MetricsLineSchema = z
   })
   .strict();
 export type MetricsLine = z.infer<typeof MetricsLineSchema>;
+
+/**
+ * The group of wall-clock numbers (seconds, tokens per second). They differ between any two runs
+ * of one command, so they live in timing.jsonl and never in metrics.jsonl, which is kept to what
+ * the seed and inputs determine. (Runs written before the split carry them in metrics.jsonl.)
+ */
+export const WALL_CLOCK_GROUP = 'perf/';
+
+export const TimingLineSchema = z
+  .object({
+    iteration: z.number().int().nonnegative(),
+    timing: z.record(z.string().regex(/^perf\/[A-Za-z0-9_.-]+$/), z.number().nullable()),
+  })
+  .strict();
+export type TimingLine = z.infer<typeof TimingLineSchema>;
 
 /** The head of config.json that the report reads; the rest is the run's resolved config. */
 export const RunConfigHeadSchema = z
