@@ -68,9 +68,14 @@ describe('sampling ahead of training with a staleness bound (docs/async.md)', ()
   });
 
   it('refuses what it does not yet run with', () => {
-    expect(() =>
-      parseTrainConfig({ maxStaleness: 1, queue: { url: 'redis://127.0.0.1:6379' }, engine: { url: 'http://x:1' } }),
-    ).toThrow('not yet supported with rollout workers');
+    // Rollout workers sample ahead too (src/cli/queue-staleness.test.ts); a torch trainer does not yet.
+    expect(
+      parseTrainConfig({ maxStaleness: 1, queue: { url: 'redis://127.0.0.1:6379' }, engine: { url: 'http://x:1' } })
+        .maxStaleness,
+    ).toBe(1);
+    expect(() => parseTrainConfig({ maxStaleness: 1, trainer: { kind: 'torch' } })).toThrow(
+      'not yet supported with the torch trainer',
+    );
     expect(() => parseTrainConfig({ maxStaleness: -1 })).toThrow('maxStaleness');
     expect(() => parseTrainConfig({ ppo: { offPolicy: 'decoupled', tisLevel: 'sequence' } })).toThrow(
       "'sequence' applies to ppo.offPolicy 'tis' only",

@@ -88,6 +88,8 @@ export interface TrainingStages {
   update: (input: { batch: PpoSegment[]; iteration: number; rng: Rng }) => MaybePromise<PpoMetrics>;
   /** The iteration's metrics line; `sampleSeconds` includes publishing, `elapsedSeconds` runs to here. */
   metrics: (input: {
+    /** The iteration the line is for (a sample stage that ran ahead keeps its counts per iteration). */
+    iteration: number;
     records: EpisodeRecord[];
     old: RecomputeResult;
     ppo: PpoMetrics;
@@ -190,6 +192,7 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         // In this process no episode runs twice or is given up; a rollout queue replaces these.
         'rollout/retried': 0,
         'rollout/failed': 0,
+        'rollout/stale_dropped': 0,
         // Busy answers (503 with Retry-After) the engine replicas gave and the pool waited out.
         ...(models.engines ? { 'rollout/engine_busy_waits': models.engines.takeBusyWaits() } : {}),
         ...ppo,
