@@ -114,4 +114,49 @@ run('crl train --trainer torch', () => {
     },
     TIMEOUT,
   );
+
+  it(
+    'samples ahead with --max-staleness 1: the embedded sampler acts with the weights pulled after each update, within the bound',
+    async () => {
+      const cfg = join(root, 'ahead-config.json');
+      writeFileSync(cfg, JSON.stringify({ ppo: { criticWarmupIterations: 0, entropyCoef: 0.01 } }));
+      const run = join(root, 'ahead');
+      const r = await crlAsync(
+        [
+          'train',
+          '--from-scratch',
+          '--env',
+          'chunk-sum',
+          '--model',
+          'tiny',
+          '--config',
+          cfg,
+          '--batch',
+          '3',
+          '--iterations',
+          '3',
+          '--checkpoint-every',
+          '3',
+          '--step-delay-ms',
+          '10',
+          '--trainer',
+          'torch',
+          '--max-staleness',
+          '1',
+          '--off-policy',
+          'tis',
+          '--out',
+          run,
+        ],
+        { timeoutMs: TIMEOUT },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const lines = readMetrics(join(run, 'metrics.jsonl'));
+      expect(lines.map((l) => l.iteration)).toEqual([1, 2, 3]);
+      for (const l of lines) expect(l.metrics['rollout/staleness_max']).toBeLessThanOrEqual(1);
+      // Batch 2 was sampled with the first weights while iteration 1 trained on the torch process.
+      expect(lines[1]!.metrics['rollout/staleness_max']).toBe(1);
+    },
+    TIMEOUT,
+  );
 });

@@ -237,13 +237,6 @@ export const TrainConfigSchema = z
         path: ['ppo', 'tisLevel'],
         message: `'sequence' applies to ppo.offPolicy 'tis' only (got '${c.ppo.offPolicy ?? 'none'}')`,
       });
-    // docs/async.md: sampling ahead runs in this process's loop or on rollout workers; not yet with a torch trainer.
-    if ((c.maxStaleness ?? 0) > 0 && c.trainer !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['maxStaleness'],
-        message: 'sampling ahead (maxStaleness > 0) is not yet supported with the torch trainer; drop one',
-      });
     // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.
     if (c.algorithm === 'ppo-single-window' && c.rollout.maxWindows !== 1) {
       ctx.addIssue({

@@ -67,15 +67,13 @@ describe('sampling ahead of training with a staleness bound (docs/async.md)', ()
     expect(lines[1]!.metrics['rollout/staleness_max']).toBe(1);
   });
 
-  it('refuses what it does not yet run with', () => {
-    // Rollout workers sample ahead too (src/cli/queue-staleness.test.ts); a torch trainer does not yet.
+  it('takes a bound with rollout workers and a torch trainer, and refuses a negative one', () => {
+    // Both sample ahead too (src/cli/async-queue-train.test.ts, src/cli/torch-train.test.ts).
     expect(
       parseTrainConfig({ maxStaleness: 1, queue: { url: 'redis://127.0.0.1:6379' }, engine: { url: 'http://x:1' } })
         .maxStaleness,
     ).toBe(1);
-    expect(() => parseTrainConfig({ maxStaleness: 1, trainer: { kind: 'torch' } })).toThrow(
-      'not yet supported with the torch trainer',
-    );
+    expect(parseTrainConfig({ maxStaleness: 2, trainer: { kind: 'torch' } }).maxStaleness).toBe(2);
     expect(() => parseTrainConfig({ maxStaleness: -1 })).toThrow('maxStaleness');
     expect(() => parseTrainConfig({ ppo: { offPolicy: 'decoupled', tisLevel: 'sequence' } })).toThrow(
       "'sequence' applies to ppo.offPolicy 'tis' only",
