@@ -1,6 +1,6 @@
 /**
  * Sampling ahead on rollout workers (docs/async.md, decision 0043), with real processes only: a
- * throwaway redis-server, two `crl worker` processes (one of them slow: every step waits 150 ms)
+ * throwaway redis-server, two `crl worker` processes (one of them slow: every step waits 100 ms)
  * and `crl train --queue --max-staleness 1` as a `crl` process. Jobs carry the weights they may be
  * sampled with, workers report the version of each segment, and no metrics line may report a
  * segment more than one version old; batch 2 is queued while iteration 1 trains, so the bound is
@@ -29,7 +29,7 @@ describe.skipIf(!available)('crl train --queue --max-staleness 1 (real redis-ser
 
   it('trains every iteration on segments at most one version old, with a slow worker among the fast', async () => {
     redis = await startRedis();
-    for (const extra of [[], ['--step-delay-ms', '150']])
+    for (const extra of [[], ['--step-delay-ms', '100']])
       workers.push(
         spawn(process.execPath, [CRL_BIN, 'worker', '--queue', redis.url, '--concurrency', '2', ...extra], {
           stdio: 'ignore',
@@ -49,9 +49,9 @@ describe.skipIf(!available)('crl train --queue --max-staleness 1 (real redis-ser
         '--batch',
         '4',
         '--iterations',
-        '4',
+        '3',
         '--checkpoint-every',
-        '4',
+        '3',
         '--step-delay-ms',
         '20',
         '--max-staleness',
@@ -67,7 +67,7 @@ describe.skipIf(!available)('crl train --queue --max-staleness 1 (real redis-ser
     );
     expect(r.code, r.stderr).toBe(0);
     const lines = readMetrics(join(run, 'metrics.jsonl'));
-    expect(lines.map((l) => l.iteration)).toEqual([1, 2, 3, 4]);
+    expect(lines.map((l) => l.iteration)).toEqual([1, 2, 3]);
     for (const l of lines) {
       expect(l.metrics['rollout/staleness_max'], `iteration ${l.iteration}`).toBeLessThanOrEqual(1);
       expect(l.metrics['rollout/stale_dropped']).toBe(0);
