@@ -4,6 +4,7 @@
  * recorded with the weights the engine serves when it starts (not the older ones it was queued
  * with), a push in the middle raises the version of the calls after it, and older weights never
  * answer: the episode waits for weights at least as new as its floor and then fails, naming them.
+ * Through the RolloutWorker, an `orNewer` job's segments carry the version the engine served.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,10 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EnginePool } from '../adapters/engine-pool.ts';
 import { startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { getFamily } from '../env/registry.ts';
+import { Rng } from '../util/random.ts';
+import { episodeJobs } from './iteration-stages.ts';
 import { newerWeightsFloor } from './newer-weights-floor.ts';
+import { RolloutWorker } from './rollout-worker.ts';
 
 const TOKEN = 'newer-weights-floor-test-token';
-const { tokenizer } = loadTokenizer('word');
+const word = loadTokenizer('word');
+const { tokenizer } = word;
 const prompt = tokenizer.encode('<bos> <sys> you are an agent <eot> <user>');
 const params = { temperature: 1, topP: 1 };
 const ask = { prompt, maxTokens: 2, stopTokens: [], episodeId: 'e1' };
@@ -53,5 +59,32 @@ describe('newerWeightsFloor (a real crl serve process)', { timeout: 120_000 }, (
 
     // A new episode's floor is its job's when the engine serves older weights than that.
     expect((await newerWeightsFloor({ pool: worker, atLeast: 2 })).version()).toBe(2);
+  });
+
+  it("a worker's episode of an orNewer job records the weights the engine serves, not the job's older floor", async () => {
+    const trainer = new EnginePool({ urls: [served.url] });
+    await trainer.publish({ modelPath: join(root, 'policy'), version: '5', token: TOKEN });
+    const [job] = episodeJobs({
+      family: getFamily('chunk-sum'),
+      knobs: {},
+      batchEpisodes: 1,
+      groupSize: 1,
+      iteration: 1,
+      rng: new Rng(4),
+    });
+    const record = await new RolloutWorker().run(
+      {
+        run: 'r',
+        session: 's',
+        job: { ...job!, policyVersion: 4 },
+        tokenizer: { name: word.name, sha256: word.sha256 },
+        rollout: {},
+        sampler: { kind: 'engines', urls: [served.url], protocol: 'sglang', weightVersion: '4', orNewer: true },
+        stepDelayMs: 0,
+      },
+      new AbortController().signal,
+    );
+    expect(record.segments.length).toBeGreaterThan(0);
+    expect(record.segments.map((s) => s.policyVersion)).toEqual(record.segments.map(() => 5));
   });
 });
