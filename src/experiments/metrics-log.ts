@@ -1,21 +1,21 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { z } from 'zod';
-import { MetricsLineSchema, WALL_CLOCK_GROUP, type MetricsLine } from '../report/run-files.ts';
+import { isTimingKey, MetricsLineSchema, type MetricsLine } from '../report/run-files.ts';
 import { appendLineSync, writeFileAtomic } from '../util/atomic-write.ts';
 
 /**
  * The run's metrics JSONL: one line per finished iteration, names `group/name` (house style 11),
  * keys sorted. Non-finite numbers are stored as null (JSON has no NaN). Wall-clock numbers
- * (`perf/...`) are refused: they go to timing.jsonl (timing-log.ts), so that the same command
- * writes the same metrics.jsonl bytes.
+ * (`perf/...`) and the counts timing decides are refused: they go to timing.jsonl (timing-log.ts),
+ * so that the same command writes the same metrics.jsonl bytes.
  */
 export function appendMetrics(options: {
   path: string;
   iteration: number;
   metrics: Readonly<Record<string, number>>;
 }): MetricsLine {
-  const clock = Object.keys(options.metrics).find((k) => k.startsWith(WALL_CLOCK_GROUP));
-  if (clock !== undefined) throw new Error(`internal: ${clock} is a wall-clock number; it belongs in timing.jsonl`);
+  const clock = Object.keys(options.metrics).find(isTimingKey);
+  if (clock !== undefined) throw new Error(`internal: ${clock} depends on timing; it belongs in timing.jsonl`);
   const line = MetricsLineSchema.parse({ iteration: options.iteration, metrics: storedNumbers(options.metrics) });
   appendLineSync(options.path, JSON.stringify(line));
   return line;

@@ -1,22 +1,23 @@
 import { existsSync } from 'node:fs';
-import { TimingLineSchema, WALL_CLOCK_GROUP, type TimingLine } from '../report/run-files.ts';
+import { isTimingKey, TimingLineSchema, type TimingLine } from '../report/run-files.ts';
 import { appendLineSync, writeFileAtomic } from '../util/atomic-write.ts';
 import { readJsonLines, storedNumbers } from './metrics-log.ts';
 
 /**
  * The run's timing JSONL (timing.jsonl, beside metrics.jsonl): one line per finished iteration with
- * its wall-clock numbers (`perf/...`: seconds, tokens per second), which differ between any two
- * runs of one command. Kept out of metrics.jsonl so that file is determined by seed and inputs.
+ * its wall-clock numbers (`perf/...`: seconds, tokens per second) and the counts timing decides
+ * (run-files.ts TIMING_COUNTS), which differ between two runs of one command. Kept out of
+ * metrics.jsonl so that file is determined by seed and inputs.
  */
 
-/** An iteration's values split into what the seed and inputs determine and the wall clock. */
+/** An iteration's values split into what the seed and inputs determine and what timing does. */
 export function splitWallClock(values: Readonly<Record<string, number>>): {
   metrics: Record<string, number>;
   timing: Record<string, number>;
 } {
   const metrics: Record<string, number> = {};
   const timing: Record<string, number> = {};
-  for (const [k, v] of Object.entries(values)) (k.startsWith(WALL_CLOCK_GROUP) ? timing : metrics)[k] = v;
+  for (const [k, v] of Object.entries(values)) (isTimingKey(k) ? timing : metrics)[k] = v;
   return { metrics, timing };
 }
 
