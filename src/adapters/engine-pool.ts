@@ -3,6 +3,7 @@ import { postOnce } from './engine-http.ts';
 import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
 import { getWeightVersion, updateWeightsFromDisk } from './engine-weights.ts';
 import { EngineError, EngineFault, sampleEach } from './engine-error.ts';
+import { acceptsVersion, describeWanted, type WantedVersion } from './wanted-version.ts';
 import { FAILURE_BACKOFF_MS, isTimeout, judgeAnswer, REPEATED_FAILURES, sleep } from './replica-answers.ts';
 
 /** What the pool knows of one replica (shown in progress lines and errors). */
@@ -115,6 +116,11 @@ export class EnginePool {
     }));
   }
 
+  /** Asks every replica not probed within the probe interval which weights it serves now. */
+  async refresh(): Promise<void> {
+    await this.probeAll();
+  }
+
   /** One line for progress output: `2/2 up (v3, v3)`. */
   describe(): string {
     const up = this.replicas.filter((r) => r.up).length;
@@ -126,15 +132,22 @@ export class EnginePool {
 
   /**
    * A sampler over the pool. `weightVersion`: only replicas serving it answer (default: the
-   * version the last publish loaded, if any).
+   * version the last publish loaded, if any). `atLeastVersion`: replicas serving that version or
+   * a newer one answer, the floor read on every attempt (a rollout worker of an asynchronous
+   * trainer, docs/async.md); it wins over `weightVersion`.
    */
-  sampler(options: { weightVersion?: string } = {}): TokenSampler {
+  sampler(options: { weightVersion?: string; atLeastVersion?: () => number } = {}): TokenSampler {
+    const wanted = (): WantedVersion | undefined => {
+      if (options.atLeastVersion) return { atLeast: options.atLeastVersion() };
+      // Without a version of its own, each attempt asks for the latest published one: a request
+      // waiting out a publish (an asynchronous trainer pushes weights while episodes run,
+      // docs/async.md) then takes the new weights instead of waiting for the old ones forever.
+      const exact = options.weightVersion ?? this.published;
+      return exact === undefined ? undefined : { exact };
+    };
     return {
       sample: (requests: readonly SampleRequest[], params: SamplingParams) =>
-        // Without a version of its own, each attempt asks for the latest published one: a request
-        // waiting out a publish (an asynchronous trainer pushes weights while episodes run,
-        // docs/async.md) then takes the new weights instead of waiting for the old ones forever.
-        sampleEach(requests, (r) => this.one(r, params, () => options.weightVersion ?? this.published)),
+        sampleEach(requests, (r) => this.one(r, params, wanted)),
     };
   }
 
@@ -179,7 +192,7 @@ export class EnginePool {
           const serves = await getWeightVersion({ url: r.url, timeoutMs: Math.min(30_000, this.timeoutMs) });
           this.markUp(r, serves);
           if (serves === null && this.options.acceptUnversioned !== true)
-            return unversionedRefusal(r.url, options.version);
+            return unversionedRefusal(r.url, `weight version ${options.version}`);
           return null;
         } catch (e) {
           const message = (e as Error).message;
@@ -202,7 +215,7 @@ export class EnginePool {
   private async one(
     request: SampleRequest,
     params: SamplingParams,
-    versionNow: () => string | undefined,
+    versionNow: () => WantedVersion | undefined,
   ): Promise<SampleResult> {
     const protocol = engineProtocol(this.protocolName);
     const body = protocol.requestBody({ request, params });
@@ -247,7 +260,11 @@ export class EnginePool {
       } catch (e) {
         throw new EngineError(`${r.endpoint.href}: ${(e as Error).message}`);
       }
-      if (version !== undefined && result.weightVersion !== undefined && result.weightVersion !== version) {
+      if (
+        version !== undefined &&
+        result.weightVersion !== undefined &&
+        !acceptsVersion(version, result.weightVersion)
+      ) {
         r.weightVersion = result.weightVersion; // swapped under us: stale for this request
         continue;
       }
@@ -258,7 +275,7 @@ export class EnginePool {
   /** The episode's replica if it can serve `version`, else the least-loaded one that can; waits (probing) until the deadline. */
   private async pick(
     episodeId: string | undefined,
-    versionNow: () => string | undefined,
+    versionNow: () => WantedVersion | undefined,
     deadline: number,
   ): Promise<Replica> {
     // A down replica is asked again in the background while the others serve: once it answers
@@ -269,7 +286,7 @@ export class EnginePool {
       const usable = (r: Replica) =>
         r.up &&
         (version === undefined ||
-          r.weightVersion === version ||
+          acceptsVersion(version, r.weightVersion) ||
           (r.unversioned && this.options.acceptUnversioned === true));
       const stuck = episodeId === undefined ? undefined : this.sticky.get(episodeId);
       if (stuck && usable(stuck)) return stuck;
@@ -287,10 +304,10 @@ export class EnginePool {
       }
       // Every replica answers and reports no version: waiting changes nothing, the caller must accept it.
       if (version !== undefined && this.replicas.every((r) => r.up && r.unversioned))
-        throw new EngineError(unversionedRefusal(this.replicas.map((r) => r.url).join(', '), version));
+        throw new EngineError(unversionedRefusal(this.replicas.map((r) => r.url).join(', '), describeWanted(version)));
       if (Date.now() >= deadline)
         throw new (this.served ? EngineFault : EngineError)(
-          `no engine replica${version !== undefined ? ` serving weight version ${version}` : ''} answered within ${Math.round(this.waitMs / 1000)} s: ${this.replicas.map((r) => `${r.url} ${!r.up ? `down (${r.lastError ?? 'no answer'})` : r.unversioned ? 'reports no weight version' : `serves ${r.weightVersion ?? '?'}`}`).join('; ')}`,
+          `no engine replica${version !== undefined ? ` serving ${describeWanted(version)}` : ''} answered within ${Math.round(this.waitMs / 1000)} s: ${this.replicas.map((r) => `${r.url} ${!r.up ? `down (${r.lastError ?? 'no answer'})` : r.unversioned ? 'reports no weight version' : `serves ${r.weightVersion ?? '?'}`}`).join('; ')}`,
         );
       await this.probeAll();
       await new Promise((res) => setTimeout(res, Math.min(this.probeMs, Math.max(1, deadline - Date.now()))));
@@ -340,10 +357,10 @@ export class EnginePool {
 }
 
 /** Why a replica that reports no weight version is not used for a versioned request (the flag that allows it). */
-function unversionedRefusal(urls: string, version: string): string {
+function unversionedRefusal(urls: string, wanted: string): string {
   return (
     `engine ${urls} reports no weight version (it lacks SGLang's GET /get_weight_version, as vLLM does), so its ` +
-    `answers cannot be checked to come from weight version ${version}; to sample on it anyway, accept unversioned ` +
+    `answers cannot be checked to come from ${wanted}; to sample on it anyway, accept unversioned ` +
     'replicas (crl train --unversioned-ok true, engine.acceptUnversioned, EnginePool acceptUnversioned)'
   );
 }

@@ -12,7 +12,13 @@ import { CliError } from './errors.ts';
  */
 
 /** Files that belong to a run or pipeline directory; --force does not make them outputs. */
-const RUN_OWN_FILES = new Set<string>([RUN_FILES.config, RUN_FILES.metrics, RUN_FILES.pipeline, RUN_FILES.latest]);
+const RUN_OWN_FILES = new Set<string>([
+  RUN_FILES.config,
+  RUN_FILES.metrics,
+  RUN_FILES.timing,
+  RUN_FILES.pipeline,
+  RUN_FILES.latest,
+]);
 
 function isRunDir(dir: string): boolean {
   return existsSync(join(dir, RUN_FILES.config)) || existsSync(join(dir, RUN_FILES.pipeline));

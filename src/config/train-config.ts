@@ -249,19 +249,6 @@ export const TrainConfigSchema = z
         path: ['ppo', 'tisLevel'],
         message: `'sequence' applies to ppo.offPolicy 'tis' only (got '${c.ppo.offPolicy ?? 'none'}')`,
       });
-    // docs/async.md: sampling ahead runs in this process's loop; not yet on workers or a torch trainer.
-    if ((c.maxStaleness ?? 0) > 0 && c.queue !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['maxStaleness'],
-        message: 'sampling ahead (maxStaleness > 0) is not yet supported with rollout workers (queue); drop one',
-      });
-    if ((c.maxStaleness ?? 0) > 0 && c.trainer !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['maxStaleness'],
-        message: 'sampling ahead (maxStaleness > 0) is not yet supported with the torch trainer; drop one',
-      });
     // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.
     if (c.algorithm === 'ppo-single-window' && c.rollout.maxWindows !== 1) {
       ctx.addIssue({

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTrainConfig } from '../config/load-config.ts';
 import { readMetrics } from './metrics-log.ts';
+import { readTiming } from './timing-log.ts';
 import { createRunDir } from './run-dir.ts';
 import { train } from './train-loop.ts';
 
@@ -54,18 +55,25 @@ describe('sampling ahead of training with a staleness bound (docs/async.md)', ()
     for (const l of lines) {
       expect(l.metrics['rollout/staleness_max']).toBeLessThanOrEqual(2);
       expect(l.metrics['rollout/staleness_mean']).toBeGreaterThanOrEqual(0);
-      expect(l.metrics['perf/wait_s']).toBeGreaterThanOrEqual(0);
-      expect(l.metrics['perf/train_s']).toBeGreaterThan(0);
       expect(l.metrics['off_policy/iw_mean']).toBeGreaterThan(0);
+    }
+    const timing = readTiming(join(dir, 'timing.jsonl'));
+    expect(timing.map((l) => l.iteration)).toEqual([1, 2, 3, 4, 5]);
+    for (const l of timing) {
+      expect(l.timing['perf/wait_s']).toBeGreaterThanOrEqual(0);
+      expect(l.timing['perf/train_s']).toBeGreaterThan(0);
     }
     // Batch 2 was sampled with the first weights (version 0) and trains after update 1.
     expect(lines[1]!.metrics['rollout/staleness_max']).toBe(1);
   });
 
-  it('refuses what it does not yet run with', () => {
-    expect(() =>
-      parseTrainConfig({ maxStaleness: 1, queue: { url: 'redis://127.0.0.1:6379' }, engine: { url: 'http://x:1' } }),
-    ).toThrow('not yet supported with rollout workers');
+  it('takes a bound with rollout workers and a torch trainer, and refuses a negative one', () => {
+    // Both sample ahead too (src/cli/async-queue-train.test.ts, src/cli/torch-train.test.ts).
+    expect(
+      parseTrainConfig({ maxStaleness: 1, queue: { url: 'redis://127.0.0.1:6379' }, engine: { url: 'http://x:1' } })
+        .maxStaleness,
+    ).toBe(1);
+    expect(parseTrainConfig({ maxStaleness: 2, trainer: { kind: 'torch' } }).maxStaleness).toBe(2);
     expect(() => parseTrainConfig({ maxStaleness: -1 })).toThrow('maxStaleness');
     expect(() => parseTrainConfig({ ppo: { offPolicy: 'decoupled', tisLevel: 'sequence' } })).toThrow(
       "'sequence' applies to ppo.offPolicy 'tis' only",

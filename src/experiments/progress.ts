@@ -16,7 +16,11 @@ export interface ProgressField {
   digits: number;
 }
 
-/** What a training run shows: success rate, compactions, tokens/s (+ ETA from the bar). */
+/**
+ * What a training run shows: success rate, compactions, tokens/s (+ ETA from the bar). `update`
+ * gets the iteration's values as the loop computed them, before they are split between
+ * metrics.jsonl and timing.jsonl, so the wall-clock tokens/s is among them.
+ */
 export const TRAIN_FIELDS: readonly ProgressField[] = [
   { key: 'rollout/success_rate', label: 'success', digits: 2 },
   { key: 'rollout/compactions_per_episode', label: 'compactions', digits: 2 },

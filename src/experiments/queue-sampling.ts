@@ -11,6 +11,7 @@ import { QueueError } from '../queue/redis-connection.ts';
 import { FaultPolicySchema, isFault, retryEpisodeId } from '../rollout/faults.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { episodeJobs } from './iteration-stages.ts';
+import { withinStaleness } from './queue-staleness.ts';
 import type { ActorKind } from './trainer-models.ts';
 import type { TrainingRun, TrainingStages } from './training-stages.ts';
 
@@ -64,12 +65,19 @@ export async function queueSampling(options: {
     await queue.close();
     throw e;
   }
-  const stats = { retried: 0, failed: 0 };
+  // Per iteration: with sampling ahead (docs/async.md) the next batch runs before this one's line is written.
+  const statsOf = new Map<number, { retried: number; failed: number; staleDropped: number }>();
   const { retries } = FaultPolicySchema.parse(config.faults ?? {});
 
   const wrap = (stages: TrainingStages, run: TrainingRun): TrainingStages => ({
     ...stages,
-    sample: async ({ iteration, rng }) => {
+    sample: async ({ iteration, rng, version }) => {
+      // The job's policyVersion is the oldest weights it may be sampled with: those published as
+      // it is queued. Sampling ahead (async-loop.ts) queues batch k while older weights train, and
+      // a worker then samples with those or any newer ones (docs/async.md); the synchronous loop
+      // queues batch k with the weights after k - 1 updates, exactly those.
+      const floor = version ? version() : iteration - 1;
+      const ahead = (config.maxStaleness ?? 0) > 0;
       const jobs = episodeJobs({
         family: run.family,
         knobs: config.env.knobs,
@@ -77,13 +85,14 @@ export async function queueSampling(options: {
         groupSize: config.groupSize,
         iteration,
         rng,
-      });
+      }).map((job) => ({ ...job, policyVersion: floor }));
       const sampler: EpisodeMessageInput['sampler'] = config.engine
         ? {
             kind: 'engines',
             urls: engineUrls(config.engine.url),
             protocol: config.engine.protocol,
-            weightVersion: String(iteration - 1),
+            weightVersion: String(floor),
+            ...(ahead ? { orNewer: true as const } : {}),
           }
         : { kind: 'expert' };
       const messages: EpisodeMessageInput[] = jobs.map((job) => ({
@@ -96,8 +105,8 @@ export async function queueSampling(options: {
         sampler,
         stepDelayMs: config.env.stepDelayMs ?? 0,
       }));
-      stats.retried = 0;
-      stats.failed = 0;
+      const stats = { retried: 0, failed: 0, staleDropped: 0 };
+      statsOf.set(iteration, stats);
       /** One batch of jobs on the workers: its records in job order (jobs given up are logged and left out). */
       const batch = async (batchMessages: readonly EpisodeMessageInput[], what: string) => {
         let shownAt = 0;
@@ -156,13 +165,33 @@ export async function queueSampling(options: {
           final[i] = retried;
         });
       }
-      return [...final, ...superseded];
+      // Every segment's reported version is held to its job's floor and to the bound.
+      const bounded = withinStaleness({
+        records: [...final, ...superseded],
+        finalCount: final.length,
+        floor,
+        trainedVersion: iteration - 1,
+        maxStaleness: config.maxStaleness ?? 0,
+      });
+      stats.staleDropped = bounded.dropped.length;
+      for (const d of bounded.dropped)
+        log(`[queue] iteration ${iteration}: episode ${d.episodeId} left out: ${d.reason}`);
+      if (bounded.dropped.length === final.length)
+        throw new QueueError(
+          `iteration ${iteration}: every episode was left out by the staleness bound; the first: ${bounded.dropped[0]!.reason}`,
+        );
+      return bounded.records;
     },
-    metrics: async (input) => ({
-      ...(await stages.metrics(input)),
-      'rollout/retried': stats.retried,
-      'rollout/failed': stats.failed,
-    }),
+    metrics: async (input) => {
+      const stats = statsOf.get(input.iteration) ?? { retried: 0, failed: 0, staleDropped: 0 };
+      statsOf.delete(input.iteration);
+      return {
+        ...(await stages.metrics(input)),
+        'rollout/retried': stats.retried,
+        'rollout/failed': stats.failed,
+        'rollout/stale_dropped': stats.staleDropped,
+      };
+    },
   });
   return { wrap, close: () => queue.close() };
 }

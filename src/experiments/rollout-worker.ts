@@ -13,6 +13,7 @@ import type { EpisodeRecord } from '../rollout/record.ts';
 import { runEpisodes } from '../rollout/runner.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import { mixSeed, Rng } from '../util/random.ts';
+import { newerWeightsFloor } from './newer-weights-floor.ts';
 import { checkEngines, engineKey, taskDirInRoot, type WorkerBounds } from './worker-bounds.ts';
 
 /**
@@ -67,7 +68,14 @@ export class RolloutWorker {
     }
     let sampler: TokenSampler;
     let pool: EnginePool | null = null;
-    if (message.sampler.kind === 'engines') {
+    // The version each sampler call is recorded with (its segment keeps its first call's): the job's.
+    let version = () => job.policyVersion;
+    if (message.sampler.kind === 'engines' && message.sampler.orNewer) {
+      pool = this.pool(message.sampler.urls, message.sampler.protocol);
+      const floor = await newerWeightsFloor({ pool, atLeast: job.policyVersion });
+      sampler = floor.sampler;
+      version = floor.version;
+    } else if (message.sampler.kind === 'engines') {
       pool = this.pool(message.sampler.urls, message.sampler.protocol);
       sampler = pool.sampler({ weightVersion: message.sampler.weightVersion });
     } else {
@@ -98,7 +106,7 @@ export class RolloutWorker {
         config: rollout.config,
         layout: rollout.layout,
         actor: sampler,
-        policyVersion: () => job.policyVersion,
+        policyVersion: version,
         signal,
       });
       return record!;

@@ -9,6 +9,7 @@ export interface RunPaths {
   root: string;
   config: string;
   metrics: string;
+  timing: string;
   samples: string;
   eval: string;
   report: string;
@@ -20,6 +21,7 @@ export function runPaths(root: string): RunPaths {
     root: r,
     config: join(r, RUN_FILES.config),
     metrics: join(r, RUN_FILES.metrics),
+    timing: join(r, RUN_FILES.timing),
     samples: join(r, RUN_FILES.samples),
     eval: join(r, RUN_FILES.eval),
     report: join(r, RUN_FILES.report),

@@ -85,7 +85,7 @@ export async function trainIteration(options: {
   const trainSeconds = (performance.now() - t1) / 1000;
   const elapsedSeconds = waitSeconds + trainSeconds;
   const metrics = {
-    ...(await stages.metrics({ records, old, ppo, sampleSeconds, elapsedSeconds })),
+    ...(await stages.metrics({ iteration, records, old, ppo, sampleSeconds, elapsedSeconds })),
     ...faultMetrics({ records: sampled, batchEpisodes }),
     ...stalenessMetrics({ records, trainedVersion: iteration - 1 }),
     'perf/wait_s': waitSeconds,

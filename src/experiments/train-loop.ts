@@ -8,8 +8,9 @@ import type { TrainConfig } from '../config/train-config.ts';
 import { algorithmSpec } from './algorithms.ts';
 import { latestCheckpoint } from './checkpoint-store.ts';
 import { truncateMetrics } from './metrics-log.ts';
+import { truncateTiming } from './timing-log.ts';
 import type { ProgressReporter } from './progress.ts';
-import { createRunDir, runPaths } from './run-dir.ts';
+import { createRunDir, runPaths, type RunPaths } from './run-dir.ts';
 import { familyByName } from '../env/family-by-name.ts';
 import { runIteration } from './run-iteration.ts';
 import { runAsyncIterations } from './async-loop.ts';
@@ -114,7 +115,7 @@ export async function train(options: {
     }
   }
 
-  const resumed = await resumePoint({ runDir: paths.root, metricsPath: paths.metrics, models });
+  const resumed = await resumePoint({ paths, models });
   const first = options.firstIteration ?? resumed + 1;
   if (first <= resumed)
     throw new Error(
@@ -157,11 +158,12 @@ export async function train(options: {
   return { lastIteration: last, models };
 }
 
-/** Restores the latest checkpoint (if any) and cuts metrics back to it; returns its iteration. */
-async function resumePoint(options: { runDir: string; metricsPath: string; models: TrainerModels }): Promise<number> {
-  const ckpt = latestCheckpoint(options.runDir);
+/** Restores the latest checkpoint (if any) and cuts metrics and timing back to it; returns its iteration. */
+async function resumePoint(options: { paths: RunPaths; models: TrainerModels }): Promise<number> {
+  const ckpt = latestCheckpoint(options.paths.root);
   if (ckpt) await options.models.restore(ckpt.dir);
   const iteration = ckpt?.iteration ?? 0;
-  truncateMetrics({ path: options.metricsPath, lastIteration: iteration });
+  truncateMetrics({ path: options.paths.metrics, lastIteration: iteration });
+  truncateTiming({ path: options.paths.timing, lastIteration: iteration });
   return iteration;
 }

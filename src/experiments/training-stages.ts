@@ -25,6 +25,7 @@ import {
   type BatchSegment,
 } from './iteration-stages.ts';
 import { appendMetrics } from './metrics-log.ts';
+import { appendTiming, splitWallClock } from './timing-log.ts';
 import type { RunPaths } from './run-dir.ts';
 import type { TrainerModels } from './trainer-models.ts';
 
@@ -87,13 +88,18 @@ export interface TrainingStages {
   update: (input: { batch: PpoSegment[]; iteration: number; rng: Rng }) => MaybePromise<PpoMetrics>;
   /** The iteration's metrics line; `sampleSeconds` includes publishing, `elapsedSeconds` runs to here. */
   metrics: (input: {
+    /** The iteration the line is for (a sample stage that ran ahead keeps its counts per iteration). */
+    iteration: number;
     records: EpisodeRecord[];
     old: RecomputeResult;
     ppo: PpoMetrics;
     sampleSeconds: number;
     elapsedSeconds: number;
   }) => MaybePromise<Record<string, number>>;
-  /** The run's records: the metrics line, sample trajectories and their per-token credit. */
+  /**
+   * The run's records: the metrics line (metrics.jsonl) and its wall-clock numbers
+   * (`perf/...`, timing.jsonl), sample trajectories and their per-token credit.
+   */
   write: (input: {
     iteration: number;
     records: EpisodeRecord[];
@@ -186,6 +192,7 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         // In this process no episode runs twice or is given up; a rollout queue replaces these.
         'rollout/retried': 0,
         'rollout/failed': 0,
+        'rollout/stale_dropped': 0,
         // Busy answers (503 with Retry-After) the engine replicas gave and the pool waited out.
         ...(models.engines ? { 'rollout/engine_busy_waits': models.engines.takeBusyWaits() } : {}),
         ...ppo,
@@ -196,7 +203,9 @@ export function defaultStages(run: TrainingRun): TrainingStages {
       };
     },
     write: ({ iteration, records, segments, old, advantages, returns, ppo, metrics }) => {
-      appendMetrics({ path: paths.metrics, iteration, metrics });
+      const split = splitWallClock(metrics);
+      appendMetrics({ path: paths.metrics, iteration, metrics: split.metrics });
+      appendTiming({ path: paths.timing, iteration, timing: split.timing });
       writeSamples({
         dir: paths.samples,
         iteration,

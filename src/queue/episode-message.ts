@@ -26,6 +26,11 @@ export const EpisodeMessageSchema = z
           protocol: z.enum(['sglang']),
           /** Only replicas serving these weights may sample (SGLang's weight_version). */
           weightVersion: z.string().min(1),
+          /**
+           * These weights or any newer ones (an asynchronous trainer, docs/async.md: it pushes newer
+           * weights while the job waits); weightVersion is then the job's policyVersion, the floor.
+           */
+          orNewer: z.literal(true).optional(),
         })
         .strict(),
       /** The family's scripted expert (plumbing runs; the policy learns nothing useful from it). */

@@ -6,7 +6,10 @@ import { ProvenanceSchema } from '../util/provenance.ts';
  * reader (report/). Kept here because imports flow experiments -> report.
  *
  *   <run>/config.json            resolved config: { system, config, provenance } (src/util/provenance.ts)
- *   <run>/metrics.jsonl          one MetricsLine per iteration, names `group/name`
+ *   <run>/metrics.jsonl          one MetricsLine per iteration, names `group/name`: only values the
+ *                                seed and inputs determine, so the same command writes the same bytes
+ *   <run>/timing.jsonl           one TimingLine per iteration: the wall-clock numbers (`perf/...`)
+ *                                and the counts timing decides (TIMING_COUNTS)
  *   <run>/checkpoints/iter-NNNNNN/   atomic checkpoints; checkpoints/latest.json points at one
  *   <run>/samples/iter-NNNNNN.txt    sample trajectories rendered for humans
  *   <run>/samples/iter-NNNNNN.episodes.jsonl.gz   the same episodes with per-token credit (sample-files.ts)
@@ -18,6 +21,7 @@ import { ProvenanceSchema } from '../util/provenance.ts';
 export const RUN_FILES = {
   config: 'config.json',
   metrics: 'metrics.jsonl',
+  timing: 'timing.jsonl',
   checkpoints: 'checkpoints',
   latest: 'latest.json',
   samples: 'samples',
@@ -34,6 +38,33 @@ export const MetricsLineSchema = z
   })
   .strict();
 export type MetricsLine = z.infer<typeof MetricsLineSchema>;
+
+/**
+ * The group of wall-clock numbers (seconds, tokens per second). They differ between any two runs
+ * of one command, so they live in timing.jsonl and never in metrics.jsonl, which is kept to what
+ * the seed and inputs determine. (Runs written before the split carry them in metrics.jsonl.)
+ */
+export const WALL_CLOCK_GROUP = 'perf/';
+
+/**
+ * Counts the machine's timing decides, not the seed and inputs, kept with the wall clock: busy
+ * answers of engine replicas waited out, and queue jobs run again after a failed attempt or a
+ * lost worker (the episode is the same; a loaded machine stalls more jobs).
+ */
+export const TIMING_COUNTS: readonly string[] = ['rollout/engine_busy_waits', 'rollout/retried'];
+
+/** Whether a metric belongs in timing.jsonl rather than metrics.jsonl. */
+export function isTimingKey(key: string): boolean {
+  return key.startsWith(WALL_CLOCK_GROUP) || TIMING_COUNTS.includes(key);
+}
+
+export const TimingLineSchema = z
+  .object({
+    iteration: z.number().int().nonnegative(),
+    timing: z.record(z.string().refine(isTimingKey, 'not a timing key'), z.number().nullable()),
+  })
+  .strict();
+export type TimingLine = z.infer<typeof TimingLineSchema>;
 
 /** The head of config.json that the report reads; the rest is the run's resolved config. */
 export const RunConfigHeadSchema = z

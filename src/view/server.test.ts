@@ -70,6 +70,8 @@ describe('crl view server', () => {
     ]);
     const metrics = MetricsResponseSchema.parse(JSON.parse((await get(view.url, '/api/sources/0/metrics')).body));
     expect(metrics.series['rollout/success_rate']!.map(([it]) => it)).toEqual([1, 2]);
+    // The wall-clock curves come from timing.jsonl, beside the metrics.
+    expect(metrics.series['perf/sample_s']!.map(([it]) => it)).toEqual([1, 2]);
     const list = EpisodeListResponseSchema.parse(JSON.parse((await get(view.url, '/api/sources/0/iterations/2')).body));
     expect(list.episodes.map((e) => e.episodeId)).toEqual(['it2-ep0', 'it2-ep1', 'it2-ep2', 'it2-ep3']);
 

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { collectReportData } from '../report/collect-runs.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
+import { readTiming } from '../experiments/timing-log.ts';
 import { RUN_FILES, RunConfigHeadSchema } from '../report/run-files.ts';
 import { listSampleFiles, readSampleFile } from '../report/sample-files.ts';
 import { parseRecordsJsonl } from '../rollout/record.ts';
@@ -137,13 +138,16 @@ export function sourceEpisodes(s: ViewSource, iteration: number): LoadedEpisode[
   return file ? loadFile(file.path) : null;
 }
 
-/** metric -> [iteration, value] pairs (non-finite values left out). */
+/** metric -> [iteration, value] pairs (non-finite values left out), timing.jsonl's wall-clock numbers included. */
 export function sourceSeries(s: ViewSource): Record<string, [number, number][]> {
   const out: Record<string, [number, number][]> = {};
   if (s.kind !== 'run') return out;
-  for (const line of readMetrics(join(s.path, RUN_FILES.metrics)))
-    for (const [k, v] of Object.entries(line.metrics))
-      if (v !== null && Number.isFinite(v)) (out[k] ??= []).push([line.iteration, v]);
+  const add = (iteration: number, values: Record<string, number | null>) => {
+    for (const [k, v] of Object.entries(values))
+      if (v !== null && Number.isFinite(v)) (out[k] ??= []).push([iteration, v]);
+  };
+  for (const line of readMetrics(join(s.path, RUN_FILES.metrics))) add(line.iteration, line.metrics);
+  for (const line of readTiming(join(s.path, RUN_FILES.timing))) add(line.iteration, line.timing);
   return out;
 }
 
