@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { episodeJobId, EpisodeMessageSchema, type EpisodeMessage } from './episode-message.ts';
 import { JobRefused, refusalReason } from './job-refusal.ts';
@@ -62,6 +62,8 @@ export async function startQueueWorker(
   const log = options.log ?? (() => {});
   const secret = options.secret ?? null;
   const where = redactedUrl(options.url);
+  // Loaded here, not at the top: see EpisodeQueue.open.
+  const { UnrecoverableError, Worker } = await import('bullmq');
   const worker = new Worker<unknown, WorkerResult>(
     options.name,
     async (job, _token, signal) => {
