@@ -10,7 +10,9 @@
  * one thread), and batch-1 decode is set against its limit for its precision: bandwidth / bytes
  * of the weights read per token (every parameter once, 4 bytes in f32, 2 in f16 / bf16; the tied
  * embedding as the output layer).
- * Wall and CPU seconds are both printed: on a shared machine the wall time also counts waiting.
+ * Wall and CPU seconds are both printed: on a shared machine the wall time also counts waiting;
+ * decode is also given per CPU second, which with CRL_THREADS=1 is one core's speed however long
+ * the process waited for it.
  * Run: `npm run bench:scale [-- --shape qwen3-0.6b | --hf DIR] [--tokens 32]` (with nice on a
  * shared machine). Last line: one JSON object with every figure.
  */
@@ -74,13 +76,20 @@ async function phase(name: 'export' | 'load', dir: string, precision: WeightPrec
   const loadPeakRssGb = peakRssGb();
   const loadCpuS = cpuS();
   const decode: Record<string, number> = {};
+  // Tokens per CPU second of this process: with CRL_THREADS=1 the engine's own one-core speed,
+  // whatever the waiting for a core on a shared machine (with more threads, spinning workers count).
+  const perCpuS: Record<string, number> = {};
   for (const b of args.batches.split(',').map(Number)) {
     const sampler = new ModelSampler({ policy, rng: new Rng(b), precision });
     const reqs = (n: number) => Array.from({ length: b }, () => ({ prompt: [1], maxTokens: n, stopTokens: [] }));
     sampler.sampleSync(reqs(2), { temperature: 1, topP: 1 }); // warm-up: workspace, prepared weights
     const t = performance.now();
+    const cpu0 = process.cpuUsage();
     const out = sampler.sampleSync(reqs(args.tokens), { temperature: 1, topP: 1 });
-    decode[b] = round(out.reduce((a, r) => a + r.tokens.length, 0) / ((performance.now() - t) / 1000));
+    const cpu = process.cpuUsage(cpu0);
+    const tokens = out.reduce((a, r) => a + r.tokens.length, 0);
+    decode[b] = round(tokens / ((performance.now() - t) / 1000));
+    perCpuS[b] = round(tokens / ((cpu.user + cpu.system) / 1e6));
   }
   console.log(
     JSON.stringify({
@@ -90,6 +99,7 @@ async function phase(name: 'export' | 'load', dir: string, precision: WeightPrec
       parameters: policy.net.paramCount,
       precision,
       decodeTokPerS: decode,
+      decodeTokPerCpuS: perCpuS,
       decodePeakRssGb: peakRssGb(),
     }),
   );
@@ -156,9 +166,11 @@ if (args.phase) {
       const weightBytes = bytesPerParam[precision] * (load.parameters as number);
       const limit = (bandwidth * 1e9) / weightBytes;
       const b1 = (load.decodeTokPerS as Record<string, number>)['1'];
+      const b1Cpu = (load.decodeTokPerCpuS as Record<string, number>)['1'];
       return {
         precision,
         decodeTokPerS: load.decodeTokPerS,
+        decodeTokPerCpuS: load.decodeTokPerCpuS,
         loadS: load.loadS,
         loadCpuS: load.loadCpuS,
         loadPeakRssGb: load.loadPeakRssGb,
@@ -166,6 +178,7 @@ if (args.phase) {
         weightGb: round(weightBytes / 1e9),
         batch1LimitTokPerS: round(limit),
         batch1OfLimit: b1 === undefined ? null : round(b1 / limit),
+        batch1PerCpuSOfLimit: b1Cpu === undefined ? null : round(b1Cpu / limit),
       };
     });
     console.log(
