@@ -13,7 +13,12 @@ import { KvDecoder } from './kv-decoder.ts';
 import { PolicyModel } from './policy.ts';
 import { ModelSampler } from './sampler.ts';
 import { randomSequences, scrambleWeights, TEST_OPTIM } from './test-helpers.ts';
-import { HALF_PRECISION_MIN_PARAMS, resolvePrecision, type WeightPrecision } from './weight-precision.ts';
+import {
+  HALF_PRECISION_MIN_PARAMS,
+  resolvePrecision,
+  WeightPrecisionError,
+  type WeightPrecision,
+} from './weight-precision.ts';
 
 const cfg = modelConfig('reference', { nKvHeads: 2, qkNorm: true, tiedEmbeddings: true, maxSeqLen: 64 });
 
@@ -90,6 +95,16 @@ describe(`sampling with half-precision weights (${nativeStatus().available ? 'na
     const fresh = new KvDecoder(p.net, 'bf16').start({ prompts: prompt, maxTotal: 8 }).logits.slice(0, cfg.vocabSize);
     expect(second).toEqual(fresh);
     expect(second).not.toEqual(first);
+  });
+
+  it('refuses f16 for weights beyond its range, naming the matrix and the way out', () => {
+    const p = policy();
+    p.net.w.layers[1]!.down[5] = 1e6;
+    p.net.markWeightsChanged();
+    const message = /layer 1 down_proj holds 1000000, beyond f16's largest value 65504: sample with bf16/;
+    expect(() => new ModelSampler({ policy: p, rng: new Rng(0), precision: 'f16' })).toThrow(WeightPrecisionError);
+    expect(() => new ModelSampler({ policy: p, rng: new Rng(0), precision: 'f16' })).toThrow(message);
+    expect(new ModelSampler({ policy: p, rng: new Rng(0), precision: 'bf16' }).precision).toBe('bf16');
   });
 
   it("'auto' keeps f32 below the threshold (small models unchanged) and picks bf16 from it", () => {

@@ -11,7 +11,7 @@ import type { PreparedWeight } from '../tensor/linear.ts';
 import { packWeight } from '../tensor/packed-weight.ts';
 import { attentionShape, type ModelConfig } from './config.ts';
 import type { PackedLayer } from './llama-block.ts';
-import type { WeightPrecision } from './weight-precision.ts';
+import { WeightPrecisionError, type WeightPrecision } from './weight-precision.ts';
 import type { WeightViews } from './weights.ts';
 
 /** A network's matrices prepared for inference, valid while `version` is the network's. */
@@ -23,6 +23,7 @@ export interface InferenceWeights {
 }
 
 type Prepare = (o: {
+  what: string;
   weight: Float32Array;
   n: number;
   k: number;
@@ -32,9 +33,24 @@ type Prepare = (o: {
 // One preparation per precision (a registry: a new precision is a new entry).
 const PREPARE: Record<WeightPrecision, Prepare> = {
   f32: ({ weight, n, k, into }) => packWeight({ weight, n, k, into: into && !('format' in into) ? into : null }),
-  f16: ({ weight, n, k, into }) => halfWeight({ weight, n, k, format: 'f16', into: asHalf(into) }),
+  f16: ({ what, weight, n, k, into }) => {
+    checkF16Range(what, weight.subarray(0, n * k));
+    return halfWeight({ weight, n, k, format: 'f16', into: asHalf(into) });
+  },
   bf16: ({ weight, n, k, into }) => halfWeight({ weight, n, k, format: 'bf16', into: asHalf(into) }),
 };
+
+/** Beyond f16's largest value a weight would become infinite: refused, naming the way out. */
+function checkF16Range(what: string, w: Float32Array): void {
+  for (let i = 0; i < w.length; i++) {
+    if (Math.abs(w[i]!) > F16_MAX)
+      throw new WeightPrecisionError(
+        `${what} holds ${w[i]}, beyond f16's largest value ${F16_MAX}: sample with bf16 (f32's range) or f32 weights`,
+      );
+  }
+}
+
+const F16_MAX = 65504;
 
 function asHalf(w: PreparedWeight | null | undefined): HalfWeight | null {
   return w && 'format' in w ? w : null;
@@ -59,13 +75,13 @@ export function prepareInferenceWeights(o: {
   const layers = w.layers.map((lw, l) => {
     const prev = old?.layers[l];
     return {
-      qkv: prepare({ weight: lw.qkv, n: qkvDim, k: c, into: prev?.qkv }),
-      o: prepare({ weight: lw.o, n: c, k: qDim, into: prev?.o }),
-      gateUp: prepare({ weight: lw.gateUp, n: 2 * f, k: c, into: prev?.gateUp }),
-      down: prepare({ weight: lw.down, n: c, k: f, into: prev?.down }),
+      qkv: prepare({ what: `layer ${l} q/k/v`, weight: lw.qkv, n: qkvDim, k: c, into: prev?.qkv }),
+      o: prepare({ what: `layer ${l} o_proj`, weight: lw.o, n: c, k: qDim, into: prev?.o }),
+      gateUp: prepare({ what: `layer ${l} gate/up`, weight: lw.gateUp, n: 2 * f, k: c, into: prev?.gateUp }),
+      down: prepare({ what: `layer ${l} down_proj`, weight: lw.down, n: c, k: f, into: prev?.down }),
     };
   });
   if (layers[0] && !layers[0].qkv) return null;
-  const lmHead = w.lmHead ? prepare({ weight: w.lmHead, n: v, k: c, into: old?.lmHead }) : null;
+  const lmHead = w.lmHead ? prepare({ what: 'the LM head', weight: w.lmHead, n: v, k: c, into: old?.lmHead }) : null;
   return { version, precision, layers, lmHead };
 }

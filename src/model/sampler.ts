@@ -29,6 +29,9 @@ export class ModelSampler implements TokenSampler {
   constructor({ policy, rng, precision = 'auto' }: { policy: PolicyModel; rng: Rng; precision?: PrecisionChoice }) {
     this.precision = resolvePrecision(precision, policy.net.paramCount);
     this.decoder = new KvDecoder(policy.net, this.precision);
+    // Prepared now rather than at the first call: a server's first request does not wait for it,
+    // and weights the precision cannot hold are refused before any work starts.
+    policy.net.inferenceWeights(this.precision);
     this.rng = rng;
     this.vocab = policy.vocab;
   }

@@ -20,6 +20,14 @@ export type PrecisionChoice = z.infer<typeof PrecisionChoiceSchema>;
 /** Models with at least this many parameters sample with bf16 weights under 'auto'. */
 export const HALF_PRECISION_MIN_PARAMS = 100_000_000;
 
+/** Weights the chosen precision cannot hold (f16 beyond ±65504): a user error, said as such. */
+export class WeightPrecisionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WeightPrecisionError';
+  }
+}
+
 /** The precision `choice` means for a model of `paramCount` parameters. */
 export function resolvePrecision(choice: PrecisionChoice, paramCount: number): WeightPrecision {
   if (choice !== 'auto') return choice;
