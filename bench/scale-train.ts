@@ -16,6 +16,7 @@ import type { ModelConfig } from '../src/model/config.ts';
 import { CriticModel } from '../src/model/critic.ts';
 import { trainingMemoryPlan } from '../src/model/memory-plan.ts';
 import { PolicyModel } from '../src/model/policy.ts';
+import { resolvePrecision } from '../src/model/weight-precision.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { attentionShape } from '../src/model/config.ts';
 import { Rng } from '../src/util/random.ts';
@@ -53,7 +54,8 @@ export function trainPhase(o: {
   const policy = new PolicyModel({ config: cfg, optim: DEFAULT_OPTIMIZER, rng });
   const critic = CriticModel.fromPolicy({ policy, optim: DEFAULT_OPTIMIZER, layers: o.criticLayers });
   policy.net.recompute = critic.net.recompute = o.recompute;
-  policy.net.packedWeights(); // what the rollout's sampler leaves behind
+  // What the rollout's sampler leaves behind: its copy in the precision it picks by size.
+  policy.net.inferenceWeights(resolvePrecision('auto', policy.net.paramCount));
   const buildS = (performance.now() - t0) / 1000;
   const lengths = Array.from({ length: Math.ceil(tokens / seq) }, (_, i) => Math.min(seq, tokens - i * seq));
   const seqs = lengths.map((l) => Int32Array.from({ length: l }, () => rng.int(cfg.vocabSize)));

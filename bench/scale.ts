@@ -4,10 +4,15 @@
  * written under the OS temp dir and removed at the end) is exported to an f16 GGUF file and
  * loaded into the embedded engine, each in a child process of its own so that its peak RSS is its
  * own; then the loaded model decodes at batch 1 and 8 (a 1-token prompt, `--tokens` new tokens,
- * temperature 1). The machine's read bandwidth is measured in the same run (memcmp of two equal
- * 256 MiB buffers, one thread), and batch-1 decode is set against its limit: bandwidth / bytes of
- * the weights read per token (every f32 parameter once; the tied embedding as the output layer).
- * Wall and CPU seconds are both printed: on a shared machine the wall time also counts waiting.
+ * temperature 1) with its weight matrices in each of `--precisions` (f32 and bf16 by default;
+ * weight-precision.ts), each precision in a load process of its own so its peak RSS is its own.
+ * The machine's read bandwidth is measured in the same run (memcmp of two equal 256 MiB buffers,
+ * one thread), and batch-1 decode is set against its limit for its precision: bandwidth / bytes
+ * of the weights read per token (every parameter once, 4 bytes in f32, 2 in f16 / bf16; the tied
+ * embedding as the output layer).
+ * Wall and CPU seconds are both printed: on a shared machine the wall time also counts waiting;
+ * decode is also given per CPU second, which with CRL_THREADS=1 is one core's speed however long
+ * the process waited for it.
  * Run: `npm run bench:scale [-- --shape qwen3-0.6b | --hf DIR] [--tokens 32]` (with nice on a
  * shared machine). Last line: one JSON object with every figure.
  *
@@ -32,6 +37,7 @@ import type { ModelConfig } from '../src/model/config.ts';
 import { loadPolicyDir } from '../src/model/load-policy.ts';
 import { MODEL_SHAPE_NAMES, MODEL_SHAPES } from '../src/model/model-shapes.ts';
 import { ModelSampler } from '../src/model/sampler.ts';
+import { WEIGHT_PRECISIONS, type WeightPrecision } from '../src/model/weight-precision.ts';
 import { nativeAddon } from '../src/tensor/native.ts';
 import { Rng } from '../src/util/random.ts';
 import { parseBenchArgs } from './bench-args.ts';
@@ -45,6 +51,11 @@ const args = parseBenchArgs(
       hf: z.string().min(1).optional(),
       tokens: z.coerce.number().int().min(1).default(32),
       batches: z.string().default('1,8'),
+      precisions: z
+        .string()
+        .default('f32,bf16')
+        .transform((s) => s.split(','))
+        .pipe(z.array(z.enum(WEIGHT_PRECISIONS)).min(1)),
       phase: z.enum(['export', 'load', 'train']).optional(),
       out: z.string().optional(),
       train: z.coerce.number().int().min(1).optional(),
@@ -77,7 +88,7 @@ const cpuS = () => {
 };
 
 /** One phase in this process (the child's side): prints its figures as one JSON line. */
-async function phase(name: 'export' | 'load', dir: string): Promise<void> {
+async function phase(name: 'export' | 'load', dir: string, precision: WeightPrecision): Promise<void> {
   const t0 = performance.now();
   if (name === 'export') {
     const r = await exportPolicy({ policy: dir, format: 'gguf', out: args.out!, precision: 'f16' });
@@ -92,13 +103,20 @@ async function phase(name: 'export' | 'load', dir: string): Promise<void> {
   const loadPeakRssGb = peakRssGb();
   const loadCpuS = cpuS();
   const decode: Record<string, number> = {};
+  // Tokens per CPU second of this process: with CRL_THREADS=1 the engine's own one-core speed,
+  // whatever the waiting for a core on a shared machine (with more threads, spinning workers count).
+  const perCpuS: Record<string, number> = {};
   for (const b of args.batches.split(',').map(Number)) {
-    const sampler = new ModelSampler({ policy, rng: new Rng(b) });
+    const sampler = new ModelSampler({ policy, rng: new Rng(b), precision });
     const reqs = (n: number) => Array.from({ length: b }, () => ({ prompt: [1], maxTokens: n, stopTokens: [] }));
-    sampler.sampleSync(reqs(2), { temperature: 1, topP: 1 }); // warm-up: workspace, packed weights
+    sampler.sampleSync(reqs(2), { temperature: 1, topP: 1 }); // warm-up: workspace, prepared weights
     const t = performance.now();
+    const cpu0 = process.cpuUsage();
     const out = sampler.sampleSync(reqs(args.tokens), { temperature: 1, topP: 1 });
-    decode[b] = round(out.reduce((a, r) => a + r.tokens.length, 0) / ((performance.now() - t) / 1000));
+    const cpu = process.cpuUsage(cpu0);
+    const tokens = out.reduce((a, r) => a + r.tokens.length, 0);
+    decode[b] = round(tokens / ((performance.now() - t) / 1000));
+    perCpuS[b] = round(tokens / ((cpu.user + cpu.system) / 1e6));
   }
   console.log(
     JSON.stringify({
@@ -106,7 +124,9 @@ async function phase(name: 'export' | 'load', dir: string): Promise<void> {
       loadCpuS,
       loadPeakRssGb,
       parameters: policy.net.paramCount,
+      precision,
       decodeTokPerS: decode,
+      decodeTokPerCpuS: perCpuS,
       decodePeakRssGb: peakRssGb(),
     }),
   );
@@ -126,9 +146,15 @@ function readBandwidthGbPerS(): number {
   return (2 * n) / best / 1e9;
 }
 
-function child(name: 'export' | 'load', dir: string, out?: string): Record<string, unknown> {
+function child(
+  name: 'export' | 'load',
+  dir: string,
+  precision: WeightPrecision,
+  out?: string,
+): Record<string, unknown> {
   const script = fileURLToPath(import.meta.url);
   const flags = ['--hf', dir, '--phase', name, '--tokens', String(args.tokens), '--batches', args.batches];
+  flags.push('--precisions', precision);
   const r = spawnSync(process.execPath, ['--import', 'tsx', script, ...flags, ...(out ? ['--out', out] : [])], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -163,7 +189,7 @@ if (args.phase === 'train') {
     recompute: args.recompute === 'true',
   });
 } else if (args.phase) {
-  await phase(args.phase, args.hf!);
+  await phase(args.phase, args.hf!, args.precisions[0]!);
 } else if (args.train !== undefined) {
   const depth = trainShape().nLayers;
   if ((args['critic-layers'] ?? depth) > depth) {
@@ -185,23 +211,37 @@ if (args.phase === 'train') {
     }
     const info = nativeAddon?.info();
     console.log(JSON.stringify({ model: shape ?? dir, generateS, threads: info ? info.threads : 'typescript' }));
-    const exp = child('export', dir, join(work, 'model-f16.gguf'));
+    const exp = child('export', dir, 'f32', join(work, 'model-f16.gguf'));
     console.log(JSON.stringify(exp));
-    const load = child('load', dir);
-    console.log(JSON.stringify(load));
+    const loads = args.precisions.map((precision) => {
+      const load = child('load', dir, precision);
+      console.log(JSON.stringify(load));
+      return load;
+    });
     const bandwidth = readBandwidthGbPerS();
-    const weightBytes = 4 * (load.parameters as number);
-    const limit = (bandwidth * 1e9) / weightBytes;
-    const b1 = (load.decodeTokPerS as Record<string, number>)['1'];
-    console.log(
-      JSON.stringify({
-        ...exp,
-        ...load,
-        readBandwidthGbPerS: round(bandwidth),
-        f32WeightGb: round(weightBytes / 1e9),
+    const bytesPerParam: Record<WeightPrecision, number> = { f32: 4, f16: 2, bf16: 2 };
+    const decode = loads.map((load) => {
+      const precision = load.precision as WeightPrecision;
+      const weightBytes = bytesPerParam[precision] * (load.parameters as number);
+      const limit = (bandwidth * 1e9) / weightBytes;
+      const b1 = (load.decodeTokPerS as Record<string, number>)['1'];
+      const b1Cpu = (load.decodeTokPerCpuS as Record<string, number>)['1'];
+      return {
+        precision,
+        decodeTokPerS: load.decodeTokPerS,
+        decodeTokPerCpuS: load.decodeTokPerCpuS,
+        loadS: load.loadS,
+        loadCpuS: load.loadCpuS,
+        loadPeakRssGb: load.loadPeakRssGb,
+        decodePeakRssGb: load.decodePeakRssGb,
+        weightGb: round(weightBytes / 1e9),
         batch1LimitTokPerS: round(limit),
         batch1OfLimit: b1 === undefined ? null : round(b1 / limit),
-      }),
+        batch1PerCpuSOfLimit: b1Cpu === undefined ? null : round(b1Cpu / limit),
+      };
+    });
+    console.log(
+      JSON.stringify({ ...exp, parameters: loads[0]!.parameters, readBandwidthGbPerS: round(bandwidth), decode }),
     );
   } finally {
     rmSync(work, { recursive: true, force: true });

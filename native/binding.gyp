@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "crl_native",
-      "sources": ["src/addon.cc", "src/addon-ops.cc", "src/addon-attention.cc", "src/attention.cc", "src/gemm.cc", "src/logprob.cc", "src/ops.cc", "src/thread-pool.cc"],
+      "sources": ["src/addon.cc", "src/addon-ops.cc", "src/addon-attention.cc", "src/attention.cc", "src/gemm.cc", "src/gemm-half.cc", "src/logprob.cc", "src/ops.cc", "src/thread-pool.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
       "cflags!": ["-fno-exceptions"],

@@ -19,6 +19,12 @@ export type { ModelConfig, ModelPresetName } from './model/config.ts';
 export { PolicyModel } from './model/policy.ts';
 export { CriticModel } from './model/critic.ts';
 export { ModelSampler } from './model/sampler.ts';
+export {
+  HALF_PRECISION_MIN_PARAMS,
+  resolvePrecision,
+  type PrecisionChoice,
+  type WeightPrecision,
+} from './model/weight-precision.ts';
 export { SequenceTooLongError } from './model/pack.ts';
 export { saveCheckpoint, loadCheckpoint } from './model/checkpoint.ts';
 export { CheckpointFormatError } from './model/safetensors.ts';

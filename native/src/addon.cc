@@ -5,6 +5,7 @@
 
 #include "addon-args.h"
 #include "gemm.h"
+#include "gemm-half.h"
 #include "thread-pool.h"
 
 namespace crl_napi {
@@ -19,7 +20,7 @@ using crl_napi::is_f32;
 constexpr size_t kParamCount = 17;
 // Bumped whenever an entry point's arguments change; src/tensor/native.ts refuses another value
 // (an addon built from older sources would misread the new arguments).
-constexpr int kAbiVersion = 3;
+constexpr int kAbiVersion = 4;
 
 // Order must match GEMM_PARAM_ORDER in src/tensor/native.ts.
 crl::GemmParams unpack(const double* v) {
@@ -100,6 +101,42 @@ Napi::Value GemmPacked(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// packHalfWeight(w, wOffset, n, k, format, dst): W [N, K] at wOffset rounded to f16 (format 0)
+// or bf16 (1) and packed into dst (a Uint16Array of packedWeightSize values).
+Napi::Value PackHalfWeight(const Napi::CallbackInfo& info) {
+  const char* fn = "packHalfWeight";
+  const int64_t off = crl_napi::int_arg(info, 1, fn), n = off < 0 ? -1 : crl_napi::int_arg(info, 2, fn);
+  const int64_t k = n < 0 ? -1 : crl_napi::int_arg(info, 3, fn);
+  const int64_t format = k < 0 ? -1 : crl_napi::int_arg(info, 4, fn);
+  if (format < 0) return info.Env().Undefined();
+  if (format > 1) {
+    Napi::RangeError::New(info.Env(), "packHalfWeight: format must be 0 (f16) or 1 (bf16)").ThrowAsJavaScriptException();
+    return info.Env().Undefined();
+  }
+  const float* w = crl_napi::f32_arg(info, 0, off + n * k, fn);
+  uint16_t* dst = w ? crl_napi::u16_arg(info, 5, crl::packed_weight_size(n, k), fn) : nullptr;
+  if (dst) crl::pack_half_weight(w + off, k, n, k, static_cast<crl::HalfFormat>(format), dst);
+  return info.Env().Undefined();
+}
+
+// gemmHalf(a, packed, c, params, format): gemmPacked with W from packHalfWeight (a Uint16Array).
+// Bounds are checked by the caller (src/tensor/half-weight.ts).
+Napi::Value GemmHalf(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 5 || !is_f32(info[0]) || !crl_napi::is_u16(info[1]) || !is_f32(info[2]) ||
+      !info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+      info[3].As<Napi::Float64Array>().ElementLength() < kParamCount || !info[4].IsNumber()) {
+    Napi::TypeError::New(env, "gemmHalf(a, packed, c, params, format): Float32Array, Uint16Array, Float32Array, Float64Array(17), 0 | 1")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const int format = info[4].As<Napi::Number>().Int32Value() == 0 ? 0 : 1;
+  crl::gemm_half(info[0].As<Napi::Float32Array>().Data(), info[1].As<Napi::Uint16Array>().Data(),
+                 info[2].As<Napi::Float32Array>().Data(), unpack(info[3].As<Napi::Float64Array>().Data()),
+                 static_cast<crl::HalfFormat>(format));
+  return env.Undefined();
+}
+
 // A no-op with the same argument marshalling as gemm: the bench subtracts it to get kernel time.
 Napi::Value Noop(const Napi::CallbackInfo& info) {
   if (info.Length() == 4 && is_f32(info[0]) && is_f32(info[1]) && is_f32(info[2])) {
@@ -144,6 +181,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("packedWeightSize", Napi::Function::New(env, PackedWeightSize, "packedWeightSize"));
   exports.Set("packWeight", Napi::Function::New(env, PackWeight, "packWeight"));
   exports.Set("gemmPacked", Napi::Function::New(env, GemmPacked, "gemmPacked"));
+  exports.Set("packHalfWeight", Napi::Function::New(env, PackHalfWeight, "packHalfWeight"));
+  exports.Set("gemmHalf", Napi::Function::New(env, GemmHalf, "gemmHalf"));
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   crl_napi::register_ops(env, exports);
   crl_napi::register_attention(env, exports);

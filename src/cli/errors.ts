@@ -52,6 +52,7 @@ const USER_ERRORS = new Set([
   'QueueError',
   'TorchTrainerError',
   'FaultBudgetError',
+  'WeightPrecisionError',
 ]);
 
 /**

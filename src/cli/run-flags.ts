@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseSummaryWriter as parseWriterSpec, type SummaryWriterSpec } from '../eval/summary-writer.ts';
 import { SANDBOX_CHOICES } from '../env/harbor/task-sandbox.ts';
+import { HALF_PRECISION_MIN_PARAMS, PrecisionChoiceSchema } from '../model/weight-precision.ts';
 import { CliError } from './errors.ts';
 
 /** `--summary-writer`: who writes summaries (Table 1 analogue, method §8); one grammar, in eval/. */
@@ -41,10 +42,15 @@ export const RunFlagsSchema = z
     tokenizer: z.string().min(1).optional(),
     /** --sandbox for task folders: auto | docker | bwrap (env/harbor/task-sandbox.ts). */
     sandbox: z.enum(SANDBOX_CHOICES, { error: `expected one of ${SANDBOX_CHOICES.join(', ')}` }).default('auto'),
+    /** --precision: the embedded sampler's weight matrices (model/weight-precision.ts). */
+    precision: PrecisionChoiceSchema.default('auto'),
     out: z.string().min(1),
   })
   .strict();
 export type RunFlags = z.infer<typeof RunFlagsSchema>;
+
+/** --precision's help, the same on every command that samples with the embedded engine. */
+export const PRECISION_HELP = `weight precision of an embedded model (a checkpoint or model directory) while it samples: f32, or f16 / bf16 (half the memory read per token, f32 accumulation); auto: bf16 for models of ${HALF_PRECISION_MIN_PARAMS / 1e6}M parameters or more, else f32. Training always keeps f32 weights`;
 
 const FLAG_NAMES: Record<string, string> = {
   summaryWriter: '--summary-writer',

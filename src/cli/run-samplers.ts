@@ -2,6 +2,7 @@ import type { TaskFamily } from '../env/family.ts';
 import type { SummaryWriterSpec } from '../eval/summary-writer.ts';
 import { policySource, summaryWriterSource } from '../experiments/policy-source.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
+import type { PrecisionChoice } from '../model/weight-precision.ts';
 import type { TokenSampler } from '../contracts/index.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 
@@ -23,11 +24,20 @@ export async function runSamplers(options: {
   seed: number;
   /** C, which a model's positions must cover. */
   contextWindow: number;
+  /** --precision: the weight precision of embedded models (actor and writer). */
+  precision: PrecisionChoice;
 }): Promise<{ actor: TokenSampler; summarizer: TokenSampler }> {
-  const { family, tokenizer, seed, contextWindow } = options;
+  const { family, tokenizer, seed, contextWindow, precision } = options;
   let actor = options.actor;
   if (!actor) {
-    const source = await policySource({ policy: options.policy, family, tokenizer, contextWindow, flag: '--policy' });
+    const source = await policySource({
+      policy: options.policy,
+      family,
+      tokenizer,
+      contextWindow,
+      flag: '--policy',
+      precision,
+    });
     actor = source.factory(new Rng(mixSeed(seed, source.kind === 'model' ? 3 : 1)));
   }
   const writer = await summaryWriterSource({
@@ -36,6 +46,7 @@ export async function runSamplers(options: {
     tokenizer,
     contextWindow,
     flag: '--summary-writer',
+    precision,
   });
   // 'self': the same object as the actor, so the runner batches actions and summaries in one call.
   if (!writer) return { actor, summarizer: actor };

@@ -26,7 +26,7 @@ import { checkTask } from './load-envs.ts';
 import { evalTaskSeeds } from '../experiments/eval-runner.ts';
 import { FORCE_HELP, prepareOutputFile } from './outputs.ts';
 import { runSamplers } from './run-samplers.ts';
-import { parseRunFlags, type RunFlags } from './run-flags.ts';
+import { parseRunFlags, PRECISION_HELP, type RunFlags } from './run-flags.ts';
 import { RunTally, type RunSummary } from './run-summary.ts';
 
 /**
@@ -78,6 +78,7 @@ export function registerRunCommand(program: Command): void {
       'every environment step waits this many ms first (an I/O-bound setting for throughput measurements)',
     )
     .option('--temperature <t>', 'sampling temperature (default 1)')
+    .option('--precision <auto|f32|f16|bf16>', PRECISION_HELP, 'auto')
     .option('--top-p <p>', 'nucleus sampling mass (default 1)')
     .option(
       '--out <file.jsonl>',
@@ -123,6 +124,7 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
     tokenizer,
     seed: flags.seed,
     contextWindow: config.contextWindow,
+    precision: flags.precision,
   });
   const size = family.evalSeeds.end - family.evalSeeds.start;
   if (flags.episodes > size)
@@ -169,6 +171,7 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
     tokenizer,
     seed: flags.seed,
     contextWindow: config.contextWindow,
+    precision: flags.precision,
   });
   // Each episode holds a sandbox: a few at a time unless asked.
   return runAndWrite({

@@ -4,7 +4,9 @@ import { ADMIN_TOKEN_ENV, UPDATE_WEIGHTS_PATH } from '../adapters/engine-weights
 import { DEFAULT_LIMITS } from '../serve/sampler-server.ts';
 import { serveCheckpoint, type ServedCheckpoint } from '../serve/serve-checkpoint.ts';
 import { ServeError } from '../serve/serve-error.ts';
+import { PrecisionChoiceSchema } from '../model/weight-precision.ts';
 import { CliError } from './errors.ts';
+import { PRECISION_HELP } from './run-flags.ts';
 
 const int = (min: number, max: number) =>
   z.coerce
@@ -28,6 +30,7 @@ const ServeFlags = z.object({
   bodyTimeoutMs: int(1, 600_000).default(DEFAULT_LIMITS.bodyTimeoutMs),
   tokenizer: z.string().min(1).optional(),
   weightVersion: z.string().min(1).default('default'),
+  precision: PrecisionChoiceSchema.default('auto'),
 });
 
 export type { ServeReady } from '../serve/serve-checkpoint.ts';
@@ -84,6 +87,7 @@ export function registerServeCommand(program: Command): void {
       `a request body must arrive within this many ms of its headers; a slower one gets 408 and its connection is closed (default ${DEFAULT_LIMITS.bodyTimeoutMs})`,
     )
     .option('--tokenizer <name|dir>', "the checkpoint's tokenizer (default: its own; another one is refused)")
+    .option('--precision <auto|f32|f16|bf16>', PRECISION_HELP, 'auto')
     .action(async (opts: Record<string, unknown>) => {
       const log = (l: string) => process.stderr.write(`${l}\n`);
       // An empty CRL_ADMIN_TOKEN (e.g. `CRL_ADMIN_TOKEN=$UNSET_VAR`) counts as unset: weight loading stays off.
@@ -114,6 +118,7 @@ export function registerServeCommand(program: Command): void {
           allowHosts: f.allowHost,
           ...(f.tokenizer ? { tokenizer: f.tokenizer } : {}),
           weightVersion: f.weightVersion,
+          precision: f.precision,
           limits: {
             concurrent: f.maxConcurrent,
             reading: f.maxReading,
@@ -125,7 +130,7 @@ export function registerServeCommand(program: Command): void {
       } catch (e) {
         throw e instanceof ServeError ? new CliError(e.message) : e;
       }
-      const { server, ready, roots } = served;
+      const { server, ready, roots, precision } = served;
       for (const w of served.warnings) log(`crl: warning: ${w}`);
       if (f.adminToken && opts.adminToken !== undefined)
         log(
@@ -134,7 +139,7 @@ export function registerServeCommand(program: Command): void {
       // Warnings first: whoever waits for the ready line has them by then.
       process.stdout.write(`${JSON.stringify(ready)}\n`);
       log(
-        `crl serve: ${ready.model} at ${server.url} (vllm ${ready.protocols.vllm}, sglang ${ready.protocols.sglang}; weight loading ${roots.length > 0 ? `enabled from ${roots.join(', ')}` : 'disabled'}); Ctrl-C stops`,
+        `crl serve: ${ready.model} at ${server.url} (vllm ${ready.protocols.vllm}, sglang ${ready.protocols.sglang}; ${precision} weights; weight loading ${roots.length > 0 ? `enabled from ${roots.join(', ')}` : 'disabled'}); Ctrl-C stops`,
       );
       await new Promise<void>((resolve) => {
         const stop = () => void server.close().then(resolve);

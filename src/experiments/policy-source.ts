@@ -10,6 +10,7 @@ import { loadPolicyDir, readPolicyTokenizer } from '../model/load-policy.ts';
 import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { checkTokenizer, tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
+import type { PrecisionChoice } from '../model/weight-precision.ts';
 import { RUN_FILES } from '../report/run-files.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import type { TokenSampler } from '../contracts/index.ts';
@@ -124,6 +125,8 @@ export async function policySource(options: {
   contextWindow: number;
   /** How messages name the input: '--policy', '--summary-writer' (default 'policy'). */
   flag?: string;
+  /** The embedded sampler's weight precision (weight-precision.ts; default 'auto'). */
+  precision?: PrecisionChoice;
 }): Promise<PolicySource> {
   const { policy, family, tokenizer, contextWindow } = options;
   const flag = options.flag ?? 'policy';
@@ -172,7 +175,8 @@ export async function policySource(options: {
     throw new PolicySourceError(
       `${flag} ${dir}: the model's maxSeqLen ${maxSeqLen} is below the context window ${contextWindow}; ${fits.replace('{n}', String(maxSeqLen))}`,
     );
-  return { kind: 'model', source: dir, factory: (rng) => new ModelSampler({ policy: model, rng }) };
+  const precision = options.precision ?? 'auto';
+  return { kind: 'model', source: dir, factory: (rng) => new ModelSampler({ policy: model, rng, precision }) };
 }
 
 const nullWriter: TextPolicy = () => '';
@@ -195,12 +199,21 @@ export async function summaryWriterSource(options: {
   contextWindow: number;
   /** How messages name the input (default 'summary writer'). */
   flag?: string;
+  /** A model writer's weight precision (weight-precision.ts; default 'auto'). */
+  precision?: PrecisionChoice;
 }): Promise<PolicySource | null> {
   const { spec, family, tokenizer } = options;
   const flag = options.flag ?? 'summary writer';
   if (spec.kind === 'self') return null;
   if (spec.kind === 'checkpoint')
-    return policySource({ policy: spec.path, family, tokenizer, contextWindow: options.contextWindow, flag });
+    return policySource({
+      policy: spec.path,
+      family,
+      tokenizer,
+      contextWindow: options.contextWindow,
+      flag,
+      ...(options.precision ? { precision: options.precision } : {}),
+    });
   let text = nullWriter;
   if (spec.kind !== 'null') {
     if (!family) throw new PolicySourceError(`${flag} ${spec.kind} needs a task family`);

@@ -8,21 +8,25 @@
  * extends an earlier prompt + generation (the next turn of an episode) reuses the cached prefix
  * and only its new tokens are run (kv-extend.ts: all prompts' new tokens packed, one GEMM per
  * weight). step() then runs one new token per advancing slot.
- * Weights are the policy's own views, so new weights are used without copying; the cache is
- * dropped when the network's weight version changes (step() or markWeightsChanged()).
+ * Weights are read in `precision` (weight-precision.ts): the network prepares its matrices once per
+ * weight version (f32 packed, or f16 / bf16), so new weights are picked up on the next call; the
+ * cache is dropped when the network's weight version changes (step() or markWeightsChanged()).
  */
 import { embeddingForward } from '../tensor/embedding.ts';
 import { linearForward } from '../tensor/linear.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
 import { attentionShape, type ModelConfig } from './config.ts';
 import { decodeAttention } from './decode-attention.ts';
+import type { InferenceWeights } from './inference-weights.ts';
 import { extendForward } from './kv-extend.ts';
 import { blockForward, InferenceBuffers } from './llama-block.ts';
 import type { LlamaNetwork } from './network.ts';
+import type { WeightPrecision } from './weight-precision.ts';
 
 export class KvDecoder {
   readonly cfg: ModelConfig;
   private readonly net: LlamaNetwork;
+  readonly precision: WeightPrecision;
   private readonly extendBufs = new InferenceBuffers(); // prefill rows
   private readonly stepBufs = new InferenceBuffers(); // decode rows, one per slot
   private slots = 0;
@@ -43,9 +47,10 @@ export class KvDecoder {
   /** Logits of the latest start() or step(), row i for the i-th slot passed. */
   logits = new Float32Array(0); // [B, V]
 
-  constructor(net: LlamaNetwork) {
+  constructor(net: LlamaNetwork, precision: WeightPrecision = 'f32') {
     if (net.head !== 'lm') throw new Error('KvDecoder needs a policy network (lm head)');
     this.net = net;
+    this.precision = precision;
     this.cfg = net.cfg;
   }
 
@@ -102,7 +107,8 @@ export class KvDecoder {
       this.cacheVersion = this.net.version;
     }
     const { slots, prefixes } = this.assignSlots(prompts);
-    this.prefill(prompts, slots, prefixes);
+    const weights = this.net.inferenceWeights(this.precision);
+    this.prefill(prompts, slots, prefixes, weights);
     const s = this.cacheLen;
     prompts.forEach((p, i) => {
       const slot = slots[i]!;
@@ -117,6 +123,7 @@ export class KvDecoder {
       n: prompts.length,
       inF: c,
       outF: v,
+      packed: weights?.lmHead,
     });
     return { logits: this.logits, slots };
   }
@@ -151,7 +158,12 @@ export class KvDecoder {
   }
 
   /** Runs each prompt's uncached tokens (all of it for a fresh slot) through the trunk. */
-  private prefill(prompts: readonly ArrayLike<number>[], slots: Int32Array, prefixes: Int32Array): void {
+  private prefill(
+    prompts: readonly ArrayLike<number>[],
+    slots: Int32Array,
+    prefixes: Int32Array,
+    weights: InferenceWeights | null,
+  ): void {
     let maxNew = 0;
     prompts.forEach((p, i) => {
       maxNew = Math.max(maxNew, p.length - prefixes[i]!);
@@ -160,6 +172,7 @@ export class KvDecoder {
     if (this.extendScratch.length < need) this.extendScratch = new Float32Array(need);
     extendForward({
       net: this.net,
+      weights,
       bufs: this.extendBufs,
       kCache: this.kCache,
       vCache: this.vCache,
@@ -189,7 +202,7 @@ export class KvDecoder {
       this.positions[a] = pos;
     }
     const buf = this.stepBufs;
-    const packed = this.net.packedWeights();
+    const packed = this.net.inferenceWeights(this.precision);
     let t = prof ? prof.now() : 0;
     embeddingForward({ out: buf.x, tokens, weight: w.embed, n: count, c });
     if (prof) prof.lap('decode-embedding', t);

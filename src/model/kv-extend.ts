@@ -11,11 +11,14 @@ import { nativeOps } from '../tensor/native-ops.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
 import { attentionShape } from './config.ts';
 import { extendAttention, writeKv } from './decode-attention.ts';
+import type { InferenceWeights } from './inference-weights.ts';
 import { blockForward, type InferenceBuffers } from './llama-block.ts';
 import type { LlamaNetwork } from './network.ts';
 
 export interface ExtendArgs {
   net: LlamaNetwork;
+  /** The matrices in the sampler's precision (null: f32 read in place). */
+  weights: InferenceWeights | null;
   bufs: InferenceBuffers;
   kCache: Float32Array[]; // L x [B, Hkv, S, D]
   vCache: Float32Array[]; // L x [B, Hkv, S, D]
@@ -28,7 +31,7 @@ export interface ExtendArgs {
 }
 
 export function extendForward(a: ExtendArgs): void {
-  const { net, bufs, kCache, vCache, s, slots, prefixes, prompts, scratch, lastHidden } = a;
+  const { net, weights, bufs, kCache, vCache, s, slots, prefixes, prompts, scratch, lastHidden } = a;
   const { dModel: c, normEps: eps } = net.cfg;
   const { h, hkv, d, qkvDim } = attentionShape(net.cfg);
   const r = prompts.length;
@@ -45,7 +48,6 @@ export function extendForward(a: ExtendArgs): void {
     }
   }
   const w = net.w;
-  const packed = net.packedWeights();
   bufs.ensure({ n, cfg: net.cfg });
   const { x } = bufs;
   const t0 = net.profiler ? net.profiler.now() : 0;
@@ -89,7 +91,7 @@ export function extendForward(a: ExtendArgs): void {
       rope: net.rope,
       buf: bufs,
       attend,
-      packed: packed?.layers[l],
+      packed: weights?.layers[l],
       prof: net.profiler,
       label: 'prefill-',
     });

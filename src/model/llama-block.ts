@@ -15,8 +15,7 @@
  * trunkBackward is this function's adjoint, step for step.
  */
 import { headRmsnormForward } from '../tensor/head-rmsnorm.ts';
-import { linearForward } from '../tensor/linear.ts';
-import type { PackedWeight } from '../tensor/packed-weight.ts';
+import { linearForward, type PreparedWeight } from '../tensor/linear.ts';
 import { rmsnormForward } from '../tensor/rmsnorm.ts';
 import { ropeForward } from '../tensor/rope.ts';
 import type { RopeTable } from '../tensor/op-args.ts';
@@ -48,12 +47,12 @@ export interface BlockBuffers {
   out: Float32Array; // [N, C] block output (may be mid itself)
 }
 
-/** One layer's four projection weights packed once (LlamaNetwork.packedWeights; inference). */
+/** One layer's four projection weights prepared once (LlamaNetwork.inferenceWeights; inference). */
 export interface PackedLayer {
-  qkv: PackedWeight | null;
-  o: PackedWeight | null;
-  gateUp: PackedWeight | null;
-  down: PackedWeight | null;
+  qkv: PreparedWeight | null;
+  o: PreparedWeight | null;
+  gateUp: PreparedWeight | null;
+  down: PreparedWeight | null;
 }
 
 /** Fills att [N, H D] from qkv [N, Q3] (q and k already normed and rotated); may also write a KV cache. */
@@ -67,7 +66,7 @@ export interface BlockForwardArgs {
   rope: RopeTable;
   buf: BlockBuffers;
   attend: AttendFn;
-  /** The layer's weights pre-packed (same results, no per-call packing); null / absent: pack per call. */
+  /** The layer's weights prepared once (f32 packed: same results; or 16-bit); null / absent: f32, packed per call. */
   packed?: PackedLayer | null | undefined;
   prof?: Profiler | undefined;
   /** Profiler label prefix ('' for training, 'decode-' / 'prefill-' for the sampler). */

@@ -11,6 +11,7 @@ import {
 } from './memory-plan.ts';
 import { MODEL_SHAPES } from './model-shapes.ts';
 import { PolicyModel } from './policy.ts';
+import { WEIGHT_PRECISIONS } from './weight-precision.ts';
 import { randomSequences, TEST_OPTIM } from './test-helpers.ts';
 import { Workspace } from './workspace.ts';
 
@@ -56,9 +57,11 @@ describe('training memory plan', () => {
     const line = (what: string) => plan.lines.find((l) => l.what.startsWith(what))!.bytes;
     expect(line('policy weights')).toBe(BYTES_PER_PARAM * policy.net.paramCount);
     expect(line('critic (1 layers)')).toBe(BYTES_PER_PARAM * critic.net.paramCount);
-    const packed = policy.net.packedWeights();
-    const held = packed ? [...packed.layers.flatMap((l) => [l.qkv, l.o, l.gateUp, l.down]), packed.lmHead] : [];
-    expect(packedCopyBytes(cfg)).toBe(held.reduce((a, p) => a + p!.data.byteLength, 0));
+    for (const precision of WEIGHT_PRECISIONS) {
+      const copy = policy.net.inferenceWeights(precision);
+      const held = copy ? [...copy.layers.flatMap((l) => [l.qkv, l.o, l.gateUp, l.down]), copy.lmHead] : [];
+      expect(packedCopyBytes(cfg, precision)).toBe(held.reduce((a, p) => a + (p?.data.byteLength ?? 0), 0));
+    }
   });
 
   it('refuses the 0.6B shape with a full critic or 4096-token minibatches in 24 GiB, and passes K = 4 at 512 tokens', () => {

@@ -2,6 +2,7 @@ import { totalmem } from 'node:os';
 import { nativeAddon } from '../tensor/native.ts';
 import { attentionShape, type ModelConfig } from './config.ts';
 import { criticConfig } from './critic.ts';
+import { resolvePrecision, type WeightPrecision } from './weight-precision.ts';
 import { paramCount, tensorSpecs, type HeadKind } from './weights.ts';
 
 /**
@@ -62,17 +63,18 @@ export function workspaceBytes(
 }
 
 /**
- * The sampler's copy of the linear weights packed for the native GEMM (network.ts packedWeights):
- * every layer matrix and the output layer (about 4 bytes per parameter; panels pad N to a whole
- * panel). None without the native addon, which has nothing to pack.
+ * The sampler's copy of the weight matrices (network.ts inferenceWeights): every layer matrix and
+ * the output layer, 4 bytes per parameter in f32 and 2 in f16 / bf16 (with the native addon panels
+ * pad N to a whole panel). Without the addon an f32 copy is not made: gemm reads W itself.
  */
-export function packedCopyBytes(cfg: ModelConfig): number {
-  if (!nativeAddon) return 0;
-  const size = (n: number, k: number) => nativeAddon!.packedWeightSize(n, k);
+export function packedCopyBytes(cfg: ModelConfig, precision: WeightPrecision): number {
+  const native = nativeAddon;
+  if (!native && precision === 'f32') return 0;
+  const size = (n: number, k: number) => (native ? native.packedWeightSize(n, k) : n * k);
   const { dModel: c, mlpHidden: f, vocabSize: v } = cfg;
   const { qDim, qkvDim } = attentionShape(cfg);
   const layer = size(qkvDim, c) + size(c, qDim) + size(2 * f, c) + size(c, f);
-  return 4 * (cfg.nLayers * layer + size(v, c));
+  return (precision === 'f32' ? 4 : 2) * (cfg.nLayers * layer + size(v, c));
 }
 
 /** The sampler's KV cache for `slots` sequences of up to `context` tokens (kv-decoder.ts). */
@@ -102,7 +104,11 @@ export function trainingMemoryPlan(o: {
   const params = (cfg: ModelConfig, head: HeadKind) => paramCount(tensorSpecs(cfg, head));
   const lines: MemoryLine[] = [
     { what: 'policy weights, grads, AdamW m, v', bytes: BYTES_PER_PARAM * params(o.policy, 'lm') },
-    { what: 'policy packed copy (sampler)', bytes: packedCopyBytes(o.policy) },
+    // The training loop's sampler picks its precision by size ('auto': bf16 from 100M parameters).
+    {
+      what: 'policy packed copy (sampler)',
+      bytes: packedCopyBytes(o.policy, resolvePrecision('auto', params(o.policy, 'lm'))),
+    },
     { what: 'policy activations', bytes: workspaceBytes(o.policy, o.lengths, true, re) },
   ];
   if (o.criticLayers !== null) {

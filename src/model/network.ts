@@ -1,14 +1,14 @@
 import { AdamW } from '../optim/adamw.ts';
 import { parseOptimizerConfig, type OptimizerConfig } from '../optim/config.ts';
-import { packWeight, type PackedWeight } from '../tensor/packed-weight.ts';
 import { ropeTable } from '../tensor/rope.ts';
 import type { RopeTable } from '../tensor/op-args.ts';
 import type { Rng } from '../util/random.ts';
-import { attentionShape, headDim, parseModelConfig, type ModelConfig } from './config.ts';
-import type { PackedLayer } from './llama-block.ts';
+import { headDim, parseModelConfig, type ModelConfig } from './config.ts';
+import { prepareInferenceWeights, type InferenceWeights } from './inference-weights.ts';
 import { packBatch, type PackedBatch } from './pack.ts';
 import type { Profiler } from './profiler.ts';
 import { trunkBackward, trunkForward } from './transformer.ts';
+import type { WeightPrecision } from './weight-precision.ts';
 import {
   initWeights,
   paramCount,
@@ -49,7 +49,7 @@ export class LlamaNetwork {
   version = 0;
   private ws: Workspace | null = null;
   private pending: PackedBatch | null = null;
-  private packed: PackedWeights | null = null;
+  private prepared: InferenceWeights | null = null;
 
   constructor({
     cfg,
@@ -132,40 +132,24 @@ export class LlamaNetwork {
   }
 
   /**
-   * The linear weights packed once for x @ W^T at the current weight version (packed-weight.ts),
-   * repacked after the weights change; null without the native addon. For inference, which runs
-   * the same weights many times between steps (the sampler); training packs per call as before.
+   * The weight matrices prepared for inference in `precision` (inference-weights.ts) at the
+   * current weight version, remade after the weights change; null for f32 without the native
+   * addon. For the sampler, which runs the same weights many times between steps; training reads
+   * the f32 weights themselves. One precision is kept at a time (asking for another drops it).
    */
-  packedWeights(): PackedWeights | null {
-    if (this.packed?.version === this.version) return this.packed;
-    const { dModel: c, mlpHidden: f, vocabSize: v } = this.cfg;
-    const { qDim, qkvDim } = attentionShape(this.cfg);
-    const old = this.packed;
-    const layers = this.w.layers.map((lw, l) => {
-      const prev = old?.layers[l];
-      return {
-        qkv: packWeight({ weight: lw.qkv, n: qkvDim, k: c, into: prev?.qkv }),
-        o: packWeight({ weight: lw.o, n: c, k: qDim, into: prev?.o }),
-        gateUp: packWeight({ weight: lw.gateUp, n: 2 * f, k: c, into: prev?.gateUp }),
-        down: packWeight({ weight: lw.down, n: c, k: f, into: prev?.down }),
-      };
-    });
-    if (layers[0] && !layers[0].qkv) return null; // no native addon: nothing to pack
-    const lmHead = this.w.lmHead ? packWeight({ weight: this.w.lmHead, n: v, k: c, into: old?.lmHead }) : null;
-    this.packed = { version: this.version, layers, lmHead };
-    return this.packed;
+  inferenceWeights(precision: WeightPrecision): InferenceWeights | null {
+    const p = this.prepared;
+    if (p?.version === this.version && p.precision === precision) return p;
+    // Another precision's copy is dropped first, so the two never take memory together.
+    const old = p?.precision === precision ? p : null;
+    this.prepared = null;
+    this.prepared = prepareInferenceWeights({ cfg: this.cfg, w: this.w, precision, version: this.version, old });
+    return this.prepared;
   }
 
   zeroGrad(): void {
     this.grads.fill(0);
   }
-}
-
-/** A network's linear weights packed for inference, valid while `version` is the network's. */
-export interface PackedWeights {
-  version: number;
-  layers: PackedLayer[];
-  lmHead: PackedWeight | null;
 }
 
 /** Splits a packed per-row array into the trainable.ts position convention: out[t] = row[start + t - 1], out[0] = 0. */

@@ -5,11 +5,13 @@ import { SequenceTooLongError } from './pack.ts';
 import type { PolicyModel } from './policy.ts';
 import { drawScratch, drawToken } from './sampling.ts';
 import type { VocabMap } from './vocab-map.ts';
+import { resolvePrecision, type PrecisionChoice, type WeightPrecision } from './weight-precision.ts';
 
 /**
  * The embedded engine's TokenSampler: batched generation with a KV cache over ragged prompts.
- * It reads the live PolicyModel's parameter buffer, so "publishing new weights" after a step is a
- * no-op. logprobs (and entropies) are under the model's temperature-1, untruncated distribution,
+ * It reads the live PolicyModel's parameters, so "publishing new weights" after a step is a no-op:
+ * the next call prepares the sampler's copy of the matrices from them (f32 packed, or f16 / bf16
+ * with `precision`, weight-precision.ts; training's f32 master weights are never rounded). logprobs (and entropies) are under the model's temperature-1, untruncated distribution,
  * whatever temperature/top-p were used to pick the token (see sampling.ts for why).
  * Randomness: one rng.next() per sampled token, requests visited in order each step, so a seed
  * and the same requests reproduce the same tokens.
@@ -21,9 +23,15 @@ export class ModelSampler implements TokenSampler {
   private readonly decoder: KvDecoder;
   private readonly rng: Rng;
   private readonly vocab: VocabMap;
+  /** The precision its weight matrices are read in ('auto' resolved by the model's size). */
+  readonly precision: WeightPrecision;
 
-  constructor({ policy, rng }: { policy: PolicyModel; rng: Rng }) {
-    this.decoder = new KvDecoder(policy.net);
+  constructor({ policy, rng, precision = 'auto' }: { policy: PolicyModel; rng: Rng; precision?: PrecisionChoice }) {
+    this.precision = resolvePrecision(precision, policy.net.paramCount);
+    this.decoder = new KvDecoder(policy.net, this.precision);
+    // Prepared now rather than at the first call: a server's first request does not wait for it,
+    // and weights the precision cannot hold are refused before any work starts.
+    policy.net.inferenceWeights(this.precision);
     this.rng = rng;
     this.vocab = policy.vocab;
   }

@@ -6,6 +6,7 @@ import { loadPolicyDir } from '../model/load-policy.ts';
 import { ModelSampler } from '../model/sampler.ts';
 import { tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
 import { topLogprobs } from '../model/top-logprobs.ts';
+import type { PrecisionChoice, WeightPrecision } from '../model/weight-precision.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { isLoopback } from './http-guard.ts';
 import type { ServerLimits } from './request-slots.ts';
@@ -34,6 +35,8 @@ export interface ServeCheckpointOptions {
   limits?: Partial<ServerLimits>;
   /** The label of the weights served at start (SGLang's --weight-version; default 'default'). */
   weightVersion?: string;
+  /** The sampler's weight precision (model/weight-precision.ts; default 'auto'). */
+  precision?: PrecisionChoice;
   /** Where the server's lines go (weight updates, internal errors). */
   log?: (line: string) => void;
 }
@@ -52,6 +55,8 @@ export interface ServedCheckpoint {
   warnings: string[];
   /** The --weights-dir directories as real paths (empty: weight loading disabled). */
   roots: string[];
+  /** The precision the sampler reads its weight matrices in ('auto' resolved). */
+  precision: WeightPrecision;
 }
 
 /** Below this an admin token is called out as guessable (16 hex digits are 64 bits). */
@@ -93,10 +98,15 @@ export async function serveCheckpoint(options: ServeCheckpointOptions): Promise<
     );
   const served = policy;
   const model = options.model ?? basename(options.policy);
+  const sampler = new ModelSampler({
+    policy,
+    rng: new Rng(mixSeed(options.seed ?? 0, 3)),
+    precision: options.precision ?? 'auto',
+  });
   let server;
   try {
     server = await startSamplerServer({
-      sampler: new ModelSampler({ policy, rng: new Rng(mixSeed(options.seed ?? 0, 3)) }),
+      sampler,
       tokenizer,
       vocabSize: tokenizer.vocabSize,
       maxModelLen: policy.config.maxSeqLen,
@@ -139,5 +149,5 @@ export async function serveCheckpoint(options: ServeCheckpointOptions): Promise<
     warnings.push(
       `--weights-dir without an admin token: ${UPDATE_WEIGHTS_PATH} stays disabled (set ${ADMIN_TOKEN_ENV} or --admin-token)`,
     );
-  return { server, ready, warnings, roots: token ? roots : [] };
+  return { server, ready, warnings, roots: token ? roots : [], precision: sampler.precision };
 }

@@ -1,5 +1,9 @@
 import { gemm } from './gemm.ts';
+import { gemmHalf, type HalfWeight } from './half-weight.ts';
 import type { PackedWeight } from './packed-weight.ts';
+
+/** A weight prepared once for inference: f32 packed for the native GEMM, or 16-bit. */
+export type PreparedWeight = PackedWeight | HalfWeight;
 
 /**
  * Bias-free linear layer with Hugging Face weight layout [out, in]: out = inp @ W^T.
@@ -15,11 +19,20 @@ export interface LinearForwardArgs {
   outF: number;
   /** Add into out (residual connection) instead of overwriting it. */
   accumulate?: boolean;
-  /** weight packed once (packed-weight.ts): the same result without per-call packing. */
-  packed?: PackedWeight | null | undefined;
+  /**
+   * The weight prepared once: f32 packed (packed-weight.ts; the same result without per-call
+   * packing), or 16-bit (half-weight.ts; `weight` is then not read).
+   */
+  packed?: PreparedWeight | null | undefined;
 }
 
 export function linearForward({ out, inp, weight, n, inF, outF, accumulate = false, packed }: LinearForwardArgs): void {
+  if (packed && 'format' in packed) {
+    if (packed.n !== outF || packed.k !== inF)
+      throw new Error(`linearForward: the half weight is [${packed.n}, ${packed.k}], the layer [${outF}, ${inF}]`);
+    gemmHalf({ a: inp, w: packed, c: out, m: n, accumulate });
+    return;
+  }
   gemm({ a: inp, b: weight, c: out, m: n, n: outF, k: inF, transB: true, accumulate, packedB: packed });
 }
 

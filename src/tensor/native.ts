@@ -20,6 +20,10 @@ export interface NativeAddon {
   packWeight(w: Float32Array, wOffset: number, n: number, k: number, dst: Float32Array): void;
   /** gemm with op(B) = W^T given packed (transA 0, batch 1; params as gemm). Bounds NOT checked natively. */
   gemmPacked(a: Float32Array, packed: Float32Array, c: Float32Array, params: Float64Array): void;
+  /** W [n, k] at wOffset rounded to f16 (format 0) or bf16 (1), packed as packWeight packs f32. */
+  packHalfWeight(w: Float32Array, wOffset: number, n: number, k: number, format: number, dst: Uint16Array): void;
+  /** gemmPacked with W from packHalfWeight, widened in registers, f32 accumulation. Bounds NOT checked natively. */
+  gemmHalf(a: Float32Array, packed: Uint16Array, c: Float32Array, params: Float64Array, format: number): void;
   /** Same marshalling as gemm, no work: per-call overhead measurement. */
   noop(a: Float32Array, b: Float32Array, c: Float32Array, params: Float64Array): void;
   info(): { threads: number; isa: string; parallelMinFlops: number; abi?: number };
@@ -149,7 +153,7 @@ export interface NativeStatus {
 }
 
 /** The addon's interface version (kAbiVersion in native/src/addon.cc); another value is refused. */
-export const NATIVE_ABI = 3;
+export const NATIVE_ABI = 4;
 
 /** Order of the Float64Array passed to NativeAddon.gemm (must match native/src/addon.cc). */
 export const GEMM_PARAM_ORDER = [
