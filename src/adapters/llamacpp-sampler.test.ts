@@ -82,6 +82,40 @@ describe('LlamaCppSampler', () => {
     expect(max).toBeLessThan(1e-3);
   });
 
+  it("reads each sequence's own distribution when prompts of different lengths share a batch", async () => {
+    // A wide vocabulary makes llama.cpp's lazy reordering of a batch's outputs slow enough that
+    // node-llama-cpp's concurrent reads would see it half done if a batch's outputs were out of order.
+    const wideCfg = { ...cfg, vocabSize: 65536 };
+    const wide = new PolicyModel({ config: wideCfg, optim: TEST_OPTIM, rng: new Rng(2) });
+    scrambleWeights(wide.net, 2);
+    const file = join(root, 'wide-vocab.gguf');
+    const vocab = wordVocabMetadata({ words: VOCAB, vocabSize: wideCfg.vocabSize });
+    writeFileSync(
+      file,
+      exportGguf({ cfg: wideCfg, weights: namedWeights(wide.net), vocab, precision: 'f32', name: 'w' }),
+    );
+    let wrong = 0;
+    // Fresh contexts: a whole prompt per sequence in the first batch. Before next() issued in id
+    // order, runs of this test counted 20 to 44 wrong log-probs.
+    for (let round = 0; round < 8; round++) {
+      const sampler = await open(round, file, 32);
+      const rng = new Rng(100 + round);
+      const reqs = Array.from({ length: 16 }, (_, i) => ({
+        prompt: Array.from({ length: 2 + ((i * 7 + round) % 13) }, () => rng.int(wideCfg.vocabSize)),
+        maxTokens: 1 + (i % 3),
+        stopTokens: [6],
+      }));
+      const out = await sampler.sample(reqs, { temperature: 1, topP: 1 });
+      out.forEach((r, i) => {
+        const at = reqs[i]!.prompt.length;
+        const lp = wide.forward([Int32Array.from([...reqs[i]!.prompt, ...r.tokens])]).logprobs[0]!;
+        r.logprobs.forEach((x, j) => (wrong += Math.abs(x! - lp[at + j]!) > 1e-3 ? 1 : 0));
+      });
+      await sampler.dispose(); // each context holds a logits buffer of batch x 65,536 floats
+    }
+    expect(wrong).toBe(0);
+  });
+
   it('reproduces its draws from the seed and matches the embedded sampler at temperature 0', async () => {
     const reqs = requests(6, 4);
     const a = await (await open(9)).sample(reqs, { temperature: 0.8, topP: 0.9 });

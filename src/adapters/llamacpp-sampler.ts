@@ -15,7 +15,9 @@ import { asToken, createContext, LlamaCppError, loadGgufModel, modelVocabSize } 
  * issues every active sequence's evaluation at once; node-llama-cpp gathers evaluations queued in
  * the same tick into one llama_decode batch, so B sequences cost one decode per step, plus one
  * JavaScript round trip per sequence per token (the library has no multi-token-per-call sampling
- * API that also returns the full distribution).
+ * API that also returns the full distribution). A prompt is evaluated in two batches: all but its
+ * last token without reading anything, then the last tokens of all sequences with one read each,
+ * in ascending sequence order (next() says why).
  *
  * Tokens are drawn here, from llama.cpp's full next-token distribution (temperature 0 in
  * node-llama-cpp = no sampler transform), with the embedded sampler's drawToken and the given rng:
@@ -94,15 +96,33 @@ export class LlamaCppSampler implements TokenSampler {
     return out;
   }
 
-  /** Evaluates `tokens` on the sequence and returns the next-token log-probabilities. */
-  private async step(sequence: LlamaContextSequence, tokens: readonly number[]): Promise<Float32Array> {
-    const input = tokens.map(asToken);
-    const last = input.length - 1;
-    const out = await sequence.controlledEvaluate([
-      ...input.slice(0, last),
-      [input[last]!, { generateNext: { probabilities: true } }],
-    ]);
-    const probs = out[last]?.next.probabilities;
+  /**
+   * Evaluates one token on each sequence as one batch and returns each one's next-token
+   * log-probabilities, in the order given.
+   *
+   * Why the order of issue matters: node-llama-cpp reads the distributions of one batch from
+   * several threads at once, and llama.cpp (without a unified KV cache) puts a batch's outputs back
+   * in order lazily, on the first read, without a lock. A batch whose outputs are already in order
+   * has nothing to reorder; it is in order when its sequences come in ascending id order with one
+   * output each. Measured before this rule with a 65,536-token vocabulary: 55 of 2,420 log-probs
+   * were another sequence's (a rare CI failure with the test's small vocabulary).
+   */
+  private async next(sequences: readonly LlamaContextSequence[], tokens: readonly number[]): Promise<Float32Array[]> {
+    const order = sequences.map((_, k) => k).sort((a, b) => this.rank(sequences[a]!) - this.rank(sequences[b]!));
+    const out: Float32Array[] = new Array<Float32Array>(sequences.length);
+    await Promise.all(order.map(async (k) => (out[k] = await this.step(sequences[k]!, tokens[k]!))));
+    return out;
+  }
+
+  /** The sequence's llama.cpp id: the context hands out ids in the order the sequences were made. */
+  private rank(sequence: LlamaContextSequence): number {
+    return this.sequences.indexOf(sequence);
+  }
+
+  /** Evaluates `token` on the sequence and returns the next-token log-probabilities. */
+  private async step(sequence: LlamaContextSequence, token: number): Promise<Float32Array> {
+    const out = await sequence.controlledEvaluate([[asToken(token), { generateNext: { probabilities: true } }]]);
+    const probs = out[0]?.next.probabilities;
     if (!probs) throw new LlamaCppError('llama.cpp returned no next-token probabilities');
     // Finite floor instead of log(0) = -Infinity, so entropy terms p·log p stay 0, not NaN.
     const lp = new Float32Array(this.vocabSize).fill(UNKNOWN_LOGIT);
@@ -112,12 +132,17 @@ export class LlamaCppSampler implements TokenSampler {
     return lp;
   }
 
-  /** Brings the sequence to `prompt` minus what it already holds; returns the next-token log-probs. */
-  private async prefill(sequence: LlamaContextSequence, prompt: readonly number[]): Promise<Float32Array> {
+  /**
+   * Brings the sequence to `prompt` minus its last token, keeping what it already holds. No
+   * distribution is read here, so prompts of different lengths can share a batch (their outputs
+   * come back out of order, see next()).
+   */
+  private async prefill(sequence: LlamaContextSequence, prompt: readonly number[]): Promise<void> {
     const keep = Math.min(commonPrefix(sequence.contextTokens, prompt), prompt.length - 1);
     if (keep < sequence.contextTokens.length)
       await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.contextTokens.length }]);
-    return this.step(sequence, prompt.slice(keep));
+    const rest = prompt.slice(keep, -1).map(asToken);
+    if (rest.length > 0) await sequence.controlledEvaluate(rest);
   }
 
   async sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]> {
@@ -148,7 +173,11 @@ export class LlamaCppSampler implements TokenSampler {
     const seqs = this.assign(todo.map((i) => prompts[i]!));
     const stops = requests.map((r) => new Set(r.stopTokens));
     let active = todo.map((req, k) => ({ req, seq: seqs[k]! }));
-    let dists = await Promise.all(active.map((a) => this.prefill(a.seq, prompts[a.req]!)));
+    await Promise.all(active.map((a) => this.prefill(a.seq, prompts[a.req]!)));
+    let dists = await this.next(
+      active.map((a) => a.seq),
+      active.map((a) => prompts[a.req]!.at(-1)!),
+    );
     while (active.length > 0) {
       const next: typeof active = [];
       const nextTokens: number[] = [];
@@ -175,7 +204,11 @@ export class LlamaCppSampler implements TokenSampler {
         }
       });
       active = next;
-      if (active.length > 0) dists = await Promise.all(active.map((a, k) => this.step(a.seq, [nextTokens[k]!])));
+      if (active.length > 0)
+        dists = await this.next(
+          active.map((a) => a.seq),
+          nextTokens,
+        );
     }
     return results;
   }
