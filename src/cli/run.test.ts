@@ -71,6 +71,13 @@ describe('crl run (spawned)', () => {
     const second = crl(args, { cwd });
     expect(second.code, second.stderr).toBe(0);
     expect(readdirSync(join(cwd, 'runs'))).toHaveLength(2);
+    // A bad --env is reported before runs/ is made or a file named.
+    const empty = mkdtempSync(join(tmpdir(), 'crl-run-badenv-'));
+    const bad = crl(['run', '--env', 'nope', '--episodes', '1'], { cwd: empty });
+    expect(bad.code, bad.stderr).toBe(2);
+    expect(bad.stderr).toMatch(/unknown environment "nope"/);
+    expect(bad.stderr).not.toMatch(/records go to/);
+    expect(readdirSync(empty)).toEqual([]);
   });
 
   it('runs the embedded model from a checkpoint directory', async () => {

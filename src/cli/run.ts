@@ -86,6 +86,9 @@ export function registerRunCommand(program: Command): void {
     )
     .option('--force', FORCE_HELP)
     .action(async ({ force, ...opts }: Record<string, unknown>) => {
+      // A bad --env or --knobs is reported before anything is created or named (runs/ included).
+      if (typeof opts.env === 'string' && !isHarborEnv(opts.env))
+        checkTask({ env: opts.env, knobs: parseKnobsFlag(opts.knobs as string | undefined) });
       // Without --out the records still land somewhere findable: a new file under runs/ (never replaced).
       const flags = parseRunFlags({ ...opts, out: opts.out ?? defaultRunOut() });
       flags.out = prepareOutputFile({ path: flags.out, force: force === true });
