@@ -20,6 +20,12 @@ export const SYSTEM_NAMES = [
   'no-whitening',
   'per-kind-whitening',
   'per-position-whitening',
+  // Asynchronous rollouts (docs/async.md): CompactionRL sampled up to S versions behind, with and
+  // without the decoupled-PPO correction.
+  'staleness-1',
+  'staleness-2',
+  'staleness-1-decoupled',
+  'staleness-2-decoupled',
 ] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
@@ -32,4 +38,12 @@ export const CREDIT_SYSTEMS = [
   'no-whitening',
   'per-kind-whitening',
   'per-position-whitening',
+] as const satisfies readonly SystemName[];
+
+/** The systems of docs/async.md: CompactionRL at a staleness bound S, with or without a correction. */
+export const ASYNC_SYSTEMS = [
+  'staleness-1',
+  'staleness-2',
+  'staleness-1-decoupled',
+  'staleness-2-decoupled',
 ] as const satisfies readonly SystemName[];

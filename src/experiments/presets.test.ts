@@ -12,6 +12,7 @@ import { evalRequests } from './reproduce-evals.ts';
 import { trainingWindowsOf } from './reproduce.ts';
 import { SftConfigSchema } from './sft-config.ts';
 import {
+  ASYNC_SYSTEMS,
   contextWindowOf,
   CREDIT_SYSTEMS,
   PAPER_RL_SYSTEMS,
@@ -183,6 +184,22 @@ describe('reproduce presets', () => {
     expect(getPreset('credit-mixed').train).toEqual(getPreset('table4-mixed').train);
     // The paper's presets keep the paper's systems.
     expect(getPreset('quick').systems).toEqual([...PAPER_RL_SYSTEMS]);
+  });
+
+  it('async-mixed compares S = 1, 2 with and without decoupled PPO against the quick CompactionRL on one base', () => {
+    const p = getPreset('async-mixed');
+    expect(p.systems).toEqual(['compaction-rl', ...ASYNC_SYSTEMS]);
+    expect(p.baseSeed).toBe(0);
+    expect(p.seeds.length).toBeGreaterThanOrEqual(3);
+    expect(p.sft).toEqual(getPreset('quick').sft);
+    expect(p.train).toEqual(getPreset('quick').train);
+    const parsed = (s: string) => parseTrainConfig(deepMerge(p.train, systemOverrides(s, p.train)));
+    expect(parsed('compaction-rl').maxStaleness ?? 0).toBe(0);
+    expect([parsed('staleness-2').maxStaleness, parsed('staleness-2').ppo.offPolicy ?? 'none']).toEqual([2, 'none']);
+    expect([parsed('staleness-1-decoupled').maxStaleness, parsed('staleness-1-decoupled').ppo.offPolicy]).toEqual([
+      1,
+      'decoupled',
+    ]);
   });
 
   it('an unknown preset names the valid ones', () => {

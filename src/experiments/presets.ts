@@ -1,7 +1,7 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import type { SftConfigInput } from './sft-config.ts';
 import type { Preset } from './preset-types.ts';
-import { CREDIT_SYSTEMS, PAPER_RL_SYSTEMS } from './systems.ts';
+import { ASYNC_SYSTEMS, CREDIT_SYSTEMS, PAPER_RL_SYSTEMS } from './systems.ts';
 import { terminalPreset, terminalTasksPreset } from './terminal-preset.ts';
 import { repoRepairPreset } from './repo-repair-preset.ts';
 import { SHELL_LEDGER_ROLLOUT } from '../env/shell-ledger/index.ts';
@@ -209,6 +209,25 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     seeds: [0, 1, 2, 3, 4],
     baseSeed: 0,
     systems: ['compaction-rl', 'segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'],
+    sft: QUICK_SFT,
+    train: QUICK_TRAIN,
+    eval: pairedEval(12),
+  },
+  /**
+   * Asynchronous rollouts (docs/async.md) in table4-mixed's regime: the quick preset's CompactionRL
+   * trained synchronously (S = 0) and with batches sampled up to S = 1 or 2 policy versions behind,
+   * each without a correction and with decoupled PPO; the quick base (seed 0) shared by three RL
+   * seeds, so each paired difference measures the staleness and the correction alone. Seed 0's
+   * CompactionRL trains exactly as in the quick preset.
+   */
+  'async-mixed': {
+    description:
+      'asynchronous rollouts (docs/async.md) in the table4-mixed regime: kv-ledger 1-12 chunks, K = 4, one shared base, 3 RL seeds; CompactionRL at S = 0 vs S = 1, 2 without a correction and with decoupled PPO',
+    envs: ['kv-ledger'],
+    knobs: { 'kv-ledger': KV_KNOBS },
+    seeds: [0, 1, 2],
+    baseSeed: 0,
+    systems: ['compaction-rl', ...ASYNC_SYSTEMS],
     sft: QUICK_SFT,
     train: QUICK_TRAIN,
     eval: pairedEval(12),

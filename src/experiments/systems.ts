@@ -1,19 +1,18 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import { RolloutConfigSchema, WORD_TOKEN_UNITS } from '../rollout/config.ts';
-import { CREDIT_SYSTEMS, SYSTEM_NAMES, type SystemName } from '../eval/system-names.ts';
+import { ASYNC_SYSTEMS, CREDIT_SYSTEMS, SYSTEM_NAMES, type SystemName } from '../eval/system-names.ts';
 
 // The systems of method §7 as config overrides on top of a preset's training config. 'base' is the
 // SFT model itself (no RL). Names (eval/system-names.ts) are the keys of `crl reproduce`'s JSON.
-export { CREDIT_SYSTEMS, SYSTEM_NAMES, type SystemName } from '../eval/system-names.ts';
+export { ASYNC_SYSTEMS, CREDIT_SYSTEMS, SYSTEM_NAMES, type SystemName } from '../eval/system-names.ts';
 
 /** The RL systems: every system but 'base', in SYSTEM_NAMES order. */
 export const RL_SYSTEMS = SYSTEM_NAMES.filter((s): s is Exclude<SystemName, 'base'> => s !== 'base');
 
 /** The RL systems of method §7 (the paper's tables and the broadcast baseline). */
-export const PAPER_RL_SYSTEMS = RL_SYSTEMS.filter((s) => !(CREDIT_SYSTEMS as readonly string[]).includes(s)) as Exclude<
-  SystemName,
-  'base' | (typeof CREDIT_SYSTEMS)[number]
->[];
+export const PAPER_RL_SYSTEMS = RL_SYSTEMS.filter(
+  (s) => !([...CREDIT_SYSTEMS, ...ASYNC_SYSTEMS] as readonly string[]).includes(s),
+) as Exclude<SystemName, 'base' | (typeof CREDIT_SYSTEMS)[number] | (typeof ASYNC_SYSTEMS)[number]>[];
 
 /** The system trained with one window of twice the context (method §7, the paper's fixed-peak-budget comparison). */
 export const DOUBLE_CONTEXT_SYSTEM = 'ppo-single-window-2x' satisfies SystemName;
@@ -44,6 +43,11 @@ const SYSTEM_OVERRIDES: Readonly<Record<Exclude<SystemName, 'base'>, (train: Tra
   'no-whitening': () => ({ ppo: { whitenAdvantages: 'none' } }),
   'per-kind-whitening': () => ({ ppo: { whitenAdvantages: 'per-kind' } }),
   'per-position-whitening': () => ({ ppo: { whitenAdvantages: 'per-position' } }),
+  // docs/async.md: the staleness bound alone, then with AReaL's decoupled PPO (cap: --tis-cap's default).
+  'staleness-1': () => ({ maxStaleness: 1 }),
+  'staleness-2': () => ({ maxStaleness: 2 }),
+  'staleness-1-decoupled': () => ({ maxStaleness: 1, ppo: { offPolicy: 'decoupled' } }),
+  'staleness-2-decoupled': () => ({ maxStaleness: 2, ppo: { offPolicy: 'decoupled' } }),
 };
 
 export function systemOverrides(name: string, train: TrainConfigInput = {}): TrainConfigInput {

@@ -1,5 +1,5 @@
 import type { EvalResult } from '../eval/eval-result.ts';
-import { CREDIT_SYSTEMS } from '../eval/system-names.ts';
+import { ASYNC_SYSTEMS, CREDIT_SYSTEMS } from '../eval/system-names.ts';
 import { cellFor, diffCell, type CellQuery, type TableCell } from './cells.ts';
 import { tableNotes, type ProvenanceContext } from './provenance-notes.ts';
 
@@ -37,6 +37,10 @@ export const SYSTEM_LABELS: Readonly<Record<string, string>> = {
   'no-whitening': 'no whitening',
   'per-kind-whitening': 'whitening per segment kind',
   'per-position-whitening': 'whitening per segment position',
+  'staleness-1': 'staleness ≤ 1, no correction',
+  'staleness-2': 'staleness ≤ 2, no correction',
+  'staleness-1-decoupled': 'staleness ≤ 1, decoupled PPO',
+  'staleness-2-decoupled': 'staleness ≤ 2, decoupled PPO',
 };
 
 const label = (s: string) => SYSTEM_LABELS[s] ?? s;
@@ -139,6 +143,7 @@ export function buildTables(evals: readonly EvalResult[], options: TableOptions 
       diffs: ['segment-mean-loss', 'no-cross-trajectory-gae', 'broadcast'].map((s) => [s, 'compaction-rl', xk]),
     }),
     ...creditTable(ctx),
+    ...asyncTable(ctx),
     writersTable(ctx),
     heldOutTable(ctx),
     longerTable(ctx, o.trainingWindows),
@@ -158,6 +163,21 @@ function creditTable(ctx: Ctx): Omit<Table, 'notes'>[] {
       caption: `CompactionRL with one credit choice changed; Δ: each minus CompactionRL at ${ctx.xk}, paired by family, seed and task`,
       systems: ['compaction-rl', ...baselines, ...present],
       diffs: [...baselines, ...present].map((s) => [s, 'compaction-rl', ctx.xk]),
+    }),
+  ];
+}
+
+/** docs/async.md: CompactionRL sampled up to S versions behind, against the synchronous loop (S = 0). */
+function asyncTable(ctx: Ctx): Omit<Table, 'notes'>[] {
+  const present = ASYNC_SYSTEMS.filter((s) => ctx.evals.some((e) => e.system === s));
+  if (present.length === 0) return [];
+  return [
+    systemTable(ctx, {
+      id: 'async',
+      title: 'Asynchronous rollouts (docs/async.md)',
+      caption: `CompactionRL (S = 0, synchronous) and the same sampled up to S policy versions behind; Δ: each minus S = 0 at ${ctx.xk}, paired by family, seed and task`,
+      systems: ['compaction-rl', ...present],
+      diffs: present.map((s) => [s, 'compaction-rl', ctx.xk]),
     }),
   ];
 }
