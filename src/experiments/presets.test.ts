@@ -196,6 +196,10 @@ describe('reproduce presets', () => {
     const parsed = (s: string) => parseTrainConfig(deepMerge(p.train, systemOverrides(s, p.train)));
     expect(parsed('compaction-rl').maxStaleness ?? 0).toBe(0);
     expect([parsed('staleness-2').maxStaleness, parsed('staleness-2').ppo.offPolicy ?? 'none']).toEqual([2, 'none']);
+    const fast = getPreset('async-mixed-lr3e-4');
+    expect({ ...fast.train, optim: undefined }).toEqual({ ...p.train, optim: undefined });
+    expect(fast.train.optim?.policyLr).toBe(3e-4);
+    expect([fast.systems, fast.sft]).toEqual([p.systems, p.sft]);
     expect([parsed('staleness-1-decoupled').maxStaleness, parsed('staleness-1-decoupled').ppo.offPolicy]).toEqual([
       1,
       'decoupled',

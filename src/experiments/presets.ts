@@ -233,6 +233,23 @@ const PRESETS: Readonly<Record<string, Preset>> = {
     eval: pairedEval(12),
   },
   /**
+   * async-mixed with a policy that moves three times as far per update (policy lr 3e-4, as in the
+   * kv-ledger lr probe of docs/results): the same systems where the behaviour policy lags further
+   * behind the trained one, so the importance weights leave 1 and the correction has work to do.
+   */
+  'async-mixed-lr3e-4': {
+    description:
+      'async-mixed with policy lr 3e-4 (three times the quick recipe): S = 0 vs S = 1, 2 without a correction and with decoupled PPO where the behaviour policy lags further behind',
+    envs: ['kv-ledger'],
+    knobs: { 'kv-ledger': KV_KNOBS },
+    seeds: [0, 1, 2],
+    baseSeed: 0,
+    systems: ['compaction-rl', ...ASYNC_SYSTEMS],
+    sft: QUICK_SFT,
+    train: { ...QUICK_TRAIN, optim: { ...RL_OPTIM, policyLr: 3e-4 } },
+    eval: pairedEval(12),
+  },
+  /**
    * Credit across compaction boundaries (docs/credit.md) in table4-mixed's regime: the quick
    * preset's kv-ledger (1-12 chunks, K = 4), its SFT base (seed 0) shared by five RL seeds, so the
    * paired differences measure the credit choice alone. CompactionRL, its cross-trajectory
