@@ -66,6 +66,14 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
    */
   readonly tokenizer?: string;
   /**
+   * Most episodes of this family to run at once when a whole SFT epoch of them is generated; absent:
+   * all at once. A family whose episodes run commands in a sandbox sets it: 512 repo-repair episodes
+   * at once on 2 cores time out their pytest runs and the expert succeeds in about half (32 at once:
+   * 29 of 32). In-process families leave it unset: the order the episodes interleave in decides
+   * which random draws each gets, and so the committed results of their presets.
+   */
+  readonly maxConcurrentEpisodes?: number;
+  /**
    * Optional: knobs a run in a subword tokenizer sets (`crl reproduce --tokenizer qwen3`):
    * kv-ledger's `{ valueWords: true }`, since the embedded model does not learn to copy numbers
    * of several tokens (docs/tasks.md, "Value words").

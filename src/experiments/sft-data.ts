@@ -61,6 +61,7 @@ export async function expertEpisodes(options: {
     })),
     config: options.rollout,
     layout: options.layout,
+    ...(family.maxConcurrentEpisodes ? { concurrency: family.maxConcurrentEpisodes } : {}),
     actor: textPolicySampler({ tokenizer, policy: slippingExpert(family, options.slipP ?? 0), rng: rng.fork() }),
     summarizer: textPolicySampler({
       tokenizer,

@@ -34,6 +34,7 @@ export const repoRepair: TaskFamily<RepoRepairKnobs> = {
   summaryWriters: makeSummaryWriters(repoRepairNeeded),
   summaryFacts: summaryFactsOf(repoRepairNeeded),
   tokenizer: 'qwen3',
+  maxConcurrentEpisodes: 32, // family.ts: each episode runs pytest in a sandbox
   rollout: REPO_REPAIR_ROLLOUT,
   writeTaskFolder: ({ seed, knobs, dir }) =>
     writeTaskFolder(dir, generateRepoRepair(seed, repoRepairKnobs.parse(knobs)), `repo-repair-${seed}`),
