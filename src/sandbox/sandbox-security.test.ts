@@ -161,7 +161,8 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
 
   it('cannot see or signal host processes', async () => {
     const tag = `crl-host-process-${secret}`;
-    const host = spawn('bash', ['-c', 'sleep 60', tag], { stdio: 'ignore' });
+    // '; :' keeps bash from exec'ing sleep, so the tag stays in the host process's command line.
+    const host = spawn('bash', ['-c', 'sleep 60; :', tag], { stdio: 'ignore' });
     try {
       await until(() => processesWithArg(tag).length > 0);
       const r = await inSandbox((s) =>
