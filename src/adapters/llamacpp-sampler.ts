@@ -108,15 +108,12 @@ export class LlamaCppSampler implements TokenSampler {
    * were another sequence's (a rare CI failure with the test's small vocabulary).
    */
   private async next(sequences: readonly LlamaContextSequence[], tokens: readonly number[]): Promise<Float32Array[]> {
-    const order = sequences.map((_, k) => k).sort((a, b) => this.rank(sequences[a]!) - this.rank(sequences[b]!));
+    // llama.cpp ids: the context hands them out in the order this.sequences was made.
+    const id = sequences.map((s) => this.sequences.indexOf(s));
+    const order = sequences.map((_, k) => k).sort((a, b) => id[a]! - id[b]!);
     const out: Float32Array[] = new Array<Float32Array>(sequences.length);
     await Promise.all(order.map(async (k) => (out[k] = await this.step(sequences[k]!, tokens[k]!))));
     return out;
-  }
-
-  /** The sequence's llama.cpp id: the context hands out ids in the order the sequences were made. */
-  private rank(sequence: LlamaContextSequence): number {
-    return this.sequences.indexOf(sequence);
   }
 
   /** Evaluates `token` on the sequence and returns the next-token log-probabilities. */

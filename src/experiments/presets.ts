@@ -117,6 +117,20 @@ const pairedEval = (tasks: number): Preset['eval'] => ({
   heldOutSystems: [],
 });
 
+/** docs/async.md: CompactionRL at S = 0 against S = 1, 2 with and without decoupled PPO (see 'async-mixed'). */
+const ASYNC_MIXED: Preset = {
+  description:
+    'asynchronous rollouts (docs/async.md) in the table4-mixed regime: kv-ledger 1-12 chunks, K = 4, one shared base, 3 RL seeds; CompactionRL at S = 0 vs S = 1, 2 without a correction and with decoupled PPO',
+  envs: ['kv-ledger'],
+  knobs: { 'kv-ledger': KV_KNOBS },
+  seeds: [0, 1, 2],
+  baseSeed: 0,
+  systems: ['compaction-rl', ...ASYNC_SYSTEMS],
+  sft: QUICK_SFT,
+  train: QUICK_TRAIN,
+  eval: pairedEval(12),
+};
+
 const PRESETS: Readonly<Record<string, Preset>> = {
   quick: {
     description:
@@ -220,34 +234,17 @@ const PRESETS: Readonly<Record<string, Preset>> = {
    * seeds, so each paired difference measures the staleness and the correction alone. Seed 0's
    * CompactionRL trains exactly as in the quick preset.
    */
-  'async-mixed': {
-    description:
-      'asynchronous rollouts (docs/async.md) in the table4-mixed regime: kv-ledger 1-12 chunks, K = 4, one shared base, 3 RL seeds; CompactionRL at S = 0 vs S = 1, 2 without a correction and with decoupled PPO',
-    envs: ['kv-ledger'],
-    knobs: { 'kv-ledger': KV_KNOBS },
-    seeds: [0, 1, 2],
-    baseSeed: 0,
-    systems: ['compaction-rl', ...ASYNC_SYSTEMS],
-    sft: QUICK_SFT,
-    train: QUICK_TRAIN,
-    eval: pairedEval(12),
-  },
+  'async-mixed': ASYNC_MIXED,
   /**
    * async-mixed with a policy that moves three times as far per update (policy lr 3e-4, as in the
    * kv-ledger lr probe of docs/results): the same systems where the behaviour policy lags further
    * behind the trained one, so the importance weights leave 1 and the correction has work to do.
    */
   'async-mixed-lr3e-4': {
+    ...ASYNC_MIXED,
     description:
       'async-mixed with policy lr 3e-4 (three times the quick recipe): S = 0 vs S = 1, 2 without a correction and with decoupled PPO where the behaviour policy lags further behind',
-    envs: ['kv-ledger'],
-    knobs: { 'kv-ledger': KV_KNOBS },
-    seeds: [0, 1, 2],
-    baseSeed: 0,
-    systems: ['compaction-rl', ...ASYNC_SYSTEMS],
-    sft: QUICK_SFT,
     train: { ...QUICK_TRAIN, optim: { ...RL_OPTIM, policyLr: 3e-4 } },
-    eval: pairedEval(12),
   },
   /**
    * Credit across compaction boundaries (docs/credit.md) in table4-mixed's regime: the quick

@@ -151,36 +151,47 @@ export function buildTables(evals: readonly EvalResult[], options: TableOptions 
   return tables.map((t) => ({ ...t, notes: tableNotes(t, o.provenance) }));
 }
 
-/** docs/credit.md: each credit choice against CompactionRL, when any was evaluated. */
-function creditTable(ctx: Ctx): Omit<Table, 'notes'>[] {
-  const present = CREDIT_SYSTEMS.filter((s) => ctx.evals.some((e) => e.system === s));
+/**
+ * CompactionRL against the `compared` systems that were evaluated (none: no table), with the
+ * `baselines` that were evaluated between them; every Δ is a system minus CompactionRL at xK.
+ */
+function againstCompactionRl(
+  ctx: Ctx,
+  o: { id: string; title: string; caption: string; compared: readonly string[]; baselines?: readonly string[] },
+): Omit<Table, 'notes'>[] {
+  const evaluated = (s: string) => ctx.evals.some((e) => e.system === s);
+  const present = o.compared.filter(evaluated);
   if (present.length === 0) return [];
-  const baselines = ['no-cross-trajectory-gae', 'broadcast'].filter((s) => ctx.evals.some((e) => e.system === s));
+  const shown = [...(o.baselines ?? []).filter(evaluated), ...present];
   return [
     systemTable(ctx, {
-      id: 'credit',
-      title: 'Credit across compaction boundaries (docs/credit.md)',
-      caption: `CompactionRL with one credit choice changed; Δ: each minus CompactionRL at ${ctx.xk}, paired by family, seed and task`,
-      systems: ['compaction-rl', ...baselines, ...present],
-      diffs: [...baselines, ...present].map((s) => [s, 'compaction-rl', ctx.xk]),
+      id: o.id,
+      title: o.title,
+      caption: o.caption,
+      systems: ['compaction-rl', ...shown],
+      diffs: shown.map((s) => [s, 'compaction-rl', ctx.xk]),
     }),
   ];
 }
 
+/** docs/credit.md: each credit choice against CompactionRL, when any was evaluated. */
+const creditTable = (ctx: Ctx) =>
+  againstCompactionRl(ctx, {
+    id: 'credit',
+    title: 'Credit across compaction boundaries (docs/credit.md)',
+    caption: `CompactionRL with one credit choice changed; Δ: each minus CompactionRL at ${ctx.xk}, paired by family, seed and task`,
+    compared: CREDIT_SYSTEMS,
+    baselines: ['no-cross-trajectory-gae', 'broadcast'],
+  });
+
 /** docs/async.md: CompactionRL sampled up to S versions behind, against the synchronous loop (S = 0). */
-function asyncTable(ctx: Ctx): Omit<Table, 'notes'>[] {
-  const present = ASYNC_SYSTEMS.filter((s) => ctx.evals.some((e) => e.system === s));
-  if (present.length === 0) return [];
-  return [
-    systemTable(ctx, {
-      id: 'async',
-      title: 'Asynchronous rollouts (docs/async.md)',
-      caption: `CompactionRL (S = 0, synchronous) and the same sampled up to S policy versions behind; Δ: each minus S = 0 at ${ctx.xk}, paired by family, seed and task`,
-      systems: ['compaction-rl', ...present],
-      diffs: present.map((s) => [s, 'compaction-rl', ctx.xk]),
-    }),
-  ];
-}
+const asyncTable = (ctx: Ctx) =>
+  againstCompactionRl(ctx, {
+    id: 'async',
+    title: 'Asynchronous rollouts (docs/async.md)',
+    caption: `CompactionRL (S = 0, synchronous) and the same sampled up to S policy versions behind; Δ: each minus S = 0 at ${ctx.xk}, paired by family, seed and task`,
+    compared: ASYNC_SYSTEMS,
+  });
 
 /** The paper's fixed-peak-budget comparison: CompactionRL with K windows of C against one window of 2C. */
 function fixedBudgetTable(ctx: Ctx): Omit<Table, 'notes'> {
