@@ -14,17 +14,23 @@ const REPO_REPAIR_PRESET_ROLLOUT = { ...REPO_REPAIR_ROLLOUT, maxWindows: 4 };
  * CompactionRL over three seeds, evaluated the same way) in this family's sizes; its SFT differs in
  * the warm-up, the family-independent recall stage alone (the family has no dense generator yet),
  * and in the short tasks mixed in: a third on short modules (the bug in the first read, one
- * window). Needs bubblewrap and Debian's python3-pytest.
+ * window). One SFT base (seed 0's) shared by the three RL seeds, from 256 fresh expert episodes per
+ * epoch: every episode runs pytest in the sandbox (about 1.4 episodes/s here), so the terminal
+ * recipe's 512 per epoch and a base per seed would cost over three hours of SFT data alone; with
+ * the base shared, paired differences between systems measure RL with the base held fixed.
+ * Needs bubblewrap and Debian's python3-pytest.
  */
 export function repoRepairPreset(optim: TrainConfigInput['optim']): Preset {
   const terminal = terminalPreset(optim);
   return {
     ...terminal,
     description:
-      'repo-repair (Python package, planted bug, pytest grading in the sandbox, Qwen3 tokens): base, RL w/o compaction and CompactionRL, 3 seeds; oracle, null and lossy summaries',
+      'repo-repair (Python package, planted bug, pytest grading in the sandbox, Qwen3 tokens): one base, RL w/o compaction and CompactionRL, 3 RL seeds; oracle, null and lossy summaries',
     envs: ['repo-repair'],
+    baseSeed: 0,
     sft: {
       ...terminal.sft,
+      episodes: 256,
       mix: { 'repo-repair': [{ share: 0.3, knobs: { minFunctions: 2, maxFunctions: 2 } }] },
       dense: { steps: PRESET_RECALL_STAGE.recallSteps, ...PRESET_RECALL_STAGE },
       model: { preset: 'reference-2l', maxSeqLen: REPO_REPAIR_PRESET_ROLLOUT.contextWindow },
