@@ -6,8 +6,9 @@
  * own; then the loaded model decodes at batch 1 and 8 (a 1-token prompt, `--tokens` new tokens,
  * temperature 1) with its weight matrices in each of `--precisions` (f32 and bf16 by default;
  * weight-precision.ts), each precision in a load process of its own so its peak RSS is its own.
- * The machine's read bandwidth is measured in the same run (memcmp of two equal 256 MiB buffers,
- * one thread), and batch-1 decode is set against its limit for its precision: bandwidth / bytes
+ * The machine's read bandwidth is measured in the same run (read-bandwidth.ts: memcmp of equal
+ * buffers on as many threads as the engine decodes with; one thread's figure is printed beside
+ * it), and batch-1 decode is set against its limit for its precision: bandwidth / bytes
  * of the weights read per token (every parameter once, 4 bytes in f32, 2 in f16 / bf16; the tied
  * embedding as the output layer).
  * Wall and CPU seconds are both printed: on a shared machine the wall time also counts waiting;
@@ -22,7 +23,9 @@
  * backward), training tokens/s beside the GEMM ceiling of the same run, and the memory plan
  * beside the peak RSS; `--layers` and `--vocab` shrink the shape (to
  * check the plan at sizes a shared machine can hold). A 0.6B update needs 15+ GB: see
- * docs/engine-scale.md "Training memory" before running it.
+ * docs/engine-scale.md "Training memory" before running it. With `--torch true` the same policy
+ * step runs in the PyTorch trainer process right after (bench/scale-train-torch.ts: `python3 -m
+ * crl_torch`, policy only), and the last line sets the two side by side.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -41,7 +44,9 @@ import { WEIGHT_PRECISIONS, type WeightPrecision } from '../src/model/weight-pre
 import { nativeAddon } from '../src/tensor/native.ts';
 import { Rng } from '../src/util/random.ts';
 import { parseBenchArgs } from './bench-args.ts';
+import { readBandwidthGbPerS } from './read-bandwidth.ts';
 import { trainPhase } from './scale-train.ts';
+import { torchTrainPhase } from './scale-train-torch.ts';
 
 const args = parseBenchArgs(
   'bench:scale',
@@ -56,7 +61,7 @@ const args = parseBenchArgs(
         .default('f32,bf16')
         .transform((s) => s.split(','))
         .pipe(z.array(z.enum(WEIGHT_PRECISIONS)).min(1)),
-      phase: z.enum(['export', 'load', 'train']).optional(),
+      phase: z.enum(['export', 'load', 'train', 'train-torch']).optional(),
       out: z.string().optional(),
       train: z.coerce.number().int().min(1).optional(),
       seq: z.coerce.number().int().min(1).optional(),
@@ -64,6 +69,7 @@ const args = parseBenchArgs(
       layers: z.coerce.number().int().min(1).optional(),
       vocab: z.coerce.number().int().min(2).optional(),
       recompute: z.enum(['true', 'false']).optional(),
+      torch: z.enum(['true', 'false']).optional(),
     })
     .strict(),
 );
@@ -132,20 +138,6 @@ async function phase(name: 'export' | 'load', dir: string, precision: WeightPrec
   );
 }
 
-/** Single-thread read bandwidth in GB/s: memcmp of two equal buffers reads both (best of 5). */
-function readBandwidthGbPerS(): number {
-  const n = 256 << 20;
-  const a = Buffer.alloc(n, 1);
-  const b = Buffer.alloc(n, 1);
-  let best = Infinity;
-  for (let i = 0; i < 5; i++) {
-    const t = performance.now();
-    if (a.compare(b) !== 0) throw new Error('unequal buffers');
-    best = Math.min(best, (performance.now() - t) / 1000);
-  }
-  return (2 * n) / best / 1e9;
-}
-
 function child(
   name: 'export' | 'load',
   dir: string,
@@ -167,15 +159,31 @@ function child(
 function trainChild(): void {
   const flags = Object.entries(args).flatMap(([k, v]) => (v === undefined ? [] : [`--${k}`, String(v)]));
   const script = fileURLToPath(import.meta.url);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', script, ...flags, '--phase', 'train'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  if (r.status !== 0) throw new Error(`bench:scale train phase exited ${r.status}`);
+  const run = (phase: 'train' | 'train-torch') => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script, ...flags, '--phase', phase], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (r.status !== 0) throw new Error(`bench:scale ${phase} phase exited ${r.status}`);
+    return r.stdout.trim().split('\n').at(-1)!;
+  };
   const info = nativeAddon?.info();
   const shape = { model: args.shape ?? 'qwen3-0.6b', layers: args.layers ?? null, vocab: args.vocab ?? null };
   console.log(JSON.stringify({ ...shape, threads: info ? info.threads : 'typescript' }));
-  console.log(r.stdout.trim().split('\n').at(-1));
+  const embedded = run('train');
+  console.log(embedded);
+  if (args.torch !== 'true') return;
+  // PyTorch beside it, on the same shape and tokens, right after: policy only (scale-train-torch.ts).
+  const torch = JSON.parse(run('train-torch')) as { policyTrainTokPerS: number };
+  console.log(
+    JSON.stringify({
+      ...torch,
+      embeddedPolicyTrainTokPerS: (JSON.parse(embedded) as { policyTrainTokPerS: number }).policyTrainTokPerS,
+      embeddedOverTorch: round(
+        (JSON.parse(embedded) as { policyTrainTokPerS: number }).policyTrainTokPerS / torch.policyTrainTokPerS,
+      ),
+    }),
+  );
 }
 
 if (args.phase === 'train') {
@@ -188,6 +196,9 @@ if (args.phase === 'train') {
     criticLayers: args['critic-layers'] ?? cfg.nLayers,
     recompute: args.recompute === 'true',
   });
+} else if (args.phase === 'train-torch') {
+  const tokens = args.train ?? 512;
+  await torchTrainPhase({ cfg: trainShape(), tokens, seq: args.seq ?? Math.min(tokens, 512) });
 } else if (args.phase) {
   await phase(args.phase, args.hf!, args.precisions[0]!);
 } else if (args.train !== undefined) {
@@ -218,7 +229,9 @@ if (args.phase === 'train') {
       console.log(JSON.stringify(load));
       return load;
     });
-    const bandwidth = readBandwidthGbPerS();
+    const threads = info ? info.threads : 1;
+    const bandwidth = await readBandwidthGbPerS(threads);
+    const bandwidth1 = threads === 1 ? bandwidth : await readBandwidthGbPerS(1);
     const bytesPerParam: Record<WeightPrecision, number> = { f32: 4, f16: 2, bf16: 2 };
     const decode = loads.map((load) => {
       const precision = load.precision as WeightPrecision;
@@ -241,7 +254,14 @@ if (args.phase === 'train') {
       };
     });
     console.log(
-      JSON.stringify({ ...exp, parameters: loads[0]!.parameters, readBandwidthGbPerS: round(bandwidth), decode }),
+      JSON.stringify({
+        ...exp,
+        parameters: loads[0]!.parameters,
+        readBandwidthGbPerS: round(bandwidth),
+        readThreads: threads,
+        readBandwidth1ThreadGbPerS: round(bandwidth1),
+        decode,
+      }),
     );
   } finally {
     rmSync(work, { recursive: true, force: true });

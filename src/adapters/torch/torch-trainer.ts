@@ -53,7 +53,8 @@ export class TorchTrainer {
   private timing: TrainerTiming = { requests: 0, computeS: 0, wireS: 0 };
   private vocab: VocabMap | null = null;
   /** torch's version, the device and how many processes (torchrun ranks) train, from the trainer's hello. */
-  info = { torch: '', device: '', worldSize: 1 };
+  /** What the trainer said at hello; pid is its process id on its own machine (rank 0's). */
+  info = { torch: '', device: '', worldSize: 1, pid: 0 };
 
   private constructor(options: { target: PipeTarget; timeoutMs: number; env: NodeJS.ProcessEnv }) {
     const { target } = options;
@@ -110,7 +111,12 @@ export class TorchTrainer {
         `${t.label} speaks protocol ${hello.header.protocol}, crl speaks ${PROTOCOL_VERSION}; use the crl_torch package of this checkout`,
       );
     t.pid = hello.header.pid;
-    t.info = { torch: hello.header.torch, device: hello.header.device, worldSize: hello.header.worldSize ?? 1 };
+    t.info = {
+      torch: hello.header.torch,
+      device: hello.header.device,
+      worldSize: hello.header.worldSize ?? 1,
+      pid: hello.header.pid,
+    };
     return t;
   }
 
