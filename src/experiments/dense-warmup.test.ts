@@ -312,6 +312,17 @@ describe('dense warm-up', () => {
     const w = JSON.parse(readFileSync(join(runDir, 'dense-warmup.json'), 'utf8'));
     expect(w.curve.map((p: { step: number }) => p.step)).toEqual([0, 3, 6]);
     expect(lines[0]).toContain('dense warm-up 3/6');
+    // Below recallMinAcc the recall-only warm-up goes on in blocks, as a dense family's recall stage
+    // does, up to recallMaxSteps, and ends with the stage (no family forms follow).
+    const dir3 = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
+    const slow = { steps: 6, recallSteps: 6, recallMinAcc: 1, recallMaxSteps: 6 + RECALL_BLOCK, batch: 2 };
+    await runSft({
+      runDir: dir3,
+      config: SftConfigSchema.parse({ ...base, dense: { ...slow, evalEvery: 1000 } }),
+      log: () => {},
+    });
+    const w3 = JSON.parse(readFileSync(join(dir3, 'dense-warmup.json'), 'utf8'));
+    expect(w3.curve.map((p: { step: number }) => p.step)).toEqual([0, 6, 6 + RECALL_BLOCK]);
     // No recall stage: nothing to warm up with, the SFT starts at once.
     const dir2 = join(mkdtempSync(join(tmpdir(), 'crl-recall-')), 'base');
     await runSft({ runDir: dir2, config: SftConfigSchema.parse({ ...base, dense: { steps: 100 } }), log: () => {} });

@@ -205,9 +205,22 @@ function familyDense(
     });
 }
 
-/** Steps the warm-up runs for a family: all of them, or only the recall stage without a dense generator. */
+/**
+ * Most steps the warm-up runs for a family: all of them, or without a dense generator the recall
+ * stage alone, which recallMinAcc may extend up to recallMaxSteps (the stage then ends where it
+ * reaches the accuracy). Capping it at recallSteps made the extension unreachable there: a
+ * repo-repair base left the stage at recall accuracy 0.42 and never learned to copy an expression
+ * into its edit command.
+ */
 export function denseWarmupSteps(family: Pick<TaskFamily, 'sft'>, config: DenseWarmupConfig): number {
-  return family.sft?.dense ? config.steps : Math.min(config.steps, config.recallSteps);
+  if (family.sft?.dense) return config.steps;
+  if (config.steps === 0) return 0;
+  return config.recallMinAcc > 0 ? recallStageMax(config) : Math.min(config.steps, config.recallSteps);
+}
+
+/** Longest recall stage: recallMaxSteps, else 3 x recallSteps. */
+function recallStageMax(config: DenseWarmupConfig): number {
+  return Math.max(config.recallSteps, config.recallMaxSteps ?? 3 * config.recallSteps);
 }
 
 /**
@@ -261,7 +274,9 @@ export function runDenseWarmup(options: {
   const curve: WarmupPoint[] = [{ step: 0, trainLoss: null, ...evaluate() }];
   let lossSum = 0;
   let seen = 0;
-  const recallMax = Math.min(steps, config.recallMaxSteps ?? 3 * config.recallSteps);
+  const recallMax = Math.min(steps, recallStageMax(config));
+  // Without a dense generator the recall stage is the whole warm-up: it ends with the stage.
+  const recallOnly = !dense;
   let recallEnd = config.recallSteps;
   for (let step = 1; step <= steps; step++) {
     const recall = step <= recallEnd;
@@ -285,6 +300,7 @@ export function runDenseWarmup(options: {
       options.onEval?.(point);
       lossSum = 0;
       seen = 0;
+      if (recallOnly && step === recallEnd) break;
     }
   }
   policy.net.markWeightsChanged(); // the shared buffer changed under the SFT model
