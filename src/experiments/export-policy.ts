@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { hfVocab, loadPolicyDir } from '../model/load-policy.ts';
 import { isHfModelDir } from '../model/hf-import.ts';
@@ -13,7 +13,7 @@ import {
   type NamedWeights,
 } from '../model/gguf-export.ts';
 import { hfArchitectureName, toHfConfig } from '../model/hf-config.ts';
-import { encodeSafetensors } from '../model/safetensors.ts';
+import { safetensorsChunks } from '../model/safetensors.ts';
 import { writeVocabMap } from '../model/checkpoint.ts';
 import { vocabMapMetadata } from '../model/gguf-vocab.ts';
 import { CheckpointFormatError } from '../model/safetensors.ts';
@@ -21,7 +21,7 @@ import { tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
 import { VocabMap } from '../model/vocab-map.ts';
 import { BUILTIN_TOKENIZERS } from '../model/load-tokenizer.ts';
 import { exportTokenizer } from './export-tokenizer.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
+import { writeChunksAtomic, writeFileAtomic } from '../util/atomic-write.ts';
 import { resolveCheckpointDir } from './policy-source.ts';
 
 /**
@@ -143,8 +143,7 @@ export async function exportPolicy(options: {
     );
   mkdirSync(options.out, { recursive: true });
   const tensors = [...weights].map(([name, t]) => ({ name, shape: [...t.shape], data: readAll(t) }));
-  const model = encodeSafetensors(tensors, { format: 'pt' });
-  writeFileAtomic(join(options.out, 'model.safetensors'), model);
+  writeChunksAtomic(join(options.out, 'model.safetensors'), safetensorsChunks(tensors, { format: 'pt' }));
   tokenizer.writeHfFiles(options.out);
   // Which tokenizer the weights speak, so --policy/--init on this directory find the same one; a
   // tokenizer named by its directory is named by the copy here (the same files, the same sha256).
@@ -159,7 +158,7 @@ export async function exportPolicy(options: {
     ...base,
     architecture: hfArchitectureName(cfg),
     vocabSize: cfg.vocabSize,
-    bytes: model.length,
+    bytes: statSync(join(options.out, 'model.safetensors')).size,
     warnings: [],
   };
 }

@@ -16,7 +16,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { OptimizerConfigSchema } from '../optim/config.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
+import { writeChunksAtomic, writeFileAtomic } from '../util/atomic-write.ts';
 import { criticConfig, CriticModel } from './critic.ts';
 import { fromHfConfig, toHfConfig } from './hf-config.ts';
 import type { LlamaNetwork } from './network.ts';
@@ -27,8 +27,8 @@ import type { ModelConfig } from './config.ts';
 import {
   CheckpointFormatError,
   decodeSafetensors,
-  encodeSafetensors,
   readTensorInto,
+  safetensorsChunks,
   type NamedTensor,
 } from './safetensors.ts';
 
@@ -88,17 +88,17 @@ export async function saveCheckpoint(
   await mkdir(dir, { recursive: true });
   const p = policy.net;
   writeFileAtomic(join(dir, FILES.config), JSON.stringify(toHfConfig(p.cfg), null, 2) + '\n');
-  writeFileAtomic(join(dir, FILES.model), encodeSafetensors(weightTensors(p), { format: 'pt' }));
+  writeChunksAtomic(join(dir, FILES.model), safetensorsChunks(weightTensors(p), { format: 'pt' }));
   writeVocabMap(dir, policy.vocab);
-  writeFileAtomic(
+  writeChunksAtomic(
     join(dir, FILES.optimizer),
-    encodeSafetensors(optimizerTensors(p), { step: String(p.optimizer.state.step) }),
+    safetensorsChunks(optimizerTensors(p), { step: String(p.optimizer.state.step) }),
   );
   if (critic) {
-    writeFileAtomic(join(dir, FILES.critic), encodeSafetensors(weightTensors(critic.net), { format: 'pt' }));
-    writeFileAtomic(
+    writeChunksAtomic(join(dir, FILES.critic), safetensorsChunks(weightTensors(critic.net), { format: 'pt' }));
+    writeChunksAtomic(
       join(dir, FILES.criticOptimizer),
-      encodeSafetensors(optimizerTensors(critic.net), { step: String(critic.net.optimizer.state.step) }),
+      safetensorsChunks(optimizerTensors(critic.net), { step: String(critic.net.optimizer.state.step) }),
     );
   }
   const state: z.infer<typeof TrainerStateSchema> = {

@@ -173,7 +173,8 @@ function readRange(t: TensorLocation & { name: string }, from: number, into: Uin
   const fd = openSync(t.path, 'r');
   try {
     for (let got = 0; got < into.length;) {
-      const n = readSync(fd, into, got, into.length - got, t.offset + from + got);
+      // At most 1 GiB per call: Node refuses a length above 2^31 - 1.
+      const n = readSync(fd, into, got, Math.min(into.length - got, 1 << 30), t.offset + from + got);
       if (n === 0) throw new CheckpointFormatError(`${t.path}: tensor ${t.name}'s data ends early`);
       got += n;
     }

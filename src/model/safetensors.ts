@@ -31,6 +31,19 @@ function assertLittleEndian(): void {
 }
 
 export function encodeSafetensors(tensors: readonly NamedTensor[], metadata: Record<string, string> = {}): Buffer {
+  return Buffer.concat([...safetensorsChunks(tensors, metadata)]);
+}
+
+/**
+ * The bytes of a safetensors file, piece by piece: the header, then a view of each tensor's data
+ * (no copy). A writer streams them (writeChunksAtomic), so a model of gigabytes is never copied
+ * whole into one buffer (which at 0.6B parameters would pass Node's largest buffer for the AdamW
+ * moments, 4.77 GB).
+ */
+export function* safetensorsChunks(
+  tensors: readonly NamedTensor[],
+  metadata: Record<string, string> = {},
+): Generator<Uint8Array> {
   assertLittleEndian();
   const header: Record<string, unknown> = {};
   if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
@@ -46,15 +59,11 @@ export function encodeSafetensors(tensors: readonly NamedTensor[], metadata: Rec
   // Pad the header with spaces so the data starts 8-byte aligned (what the reference writer does).
   json += ' '.repeat((8 - ((8 + Buffer.byteLength(json)) % 8)) % 8);
   const hbytes = Buffer.from(json, 'utf8');
-  const out = Buffer.alloc(8 + hbytes.length + offset);
-  out.writeBigUInt64LE(BigInt(hbytes.length), 0);
-  hbytes.copy(out, 8);
-  let p = 8 + hbytes.length;
-  for (const t of tensors) {
-    out.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), p);
-    p += t.data.byteLength;
-  }
-  return out;
+  const head = Buffer.alloc(8 + hbytes.length);
+  head.writeBigUInt64LE(BigInt(hbytes.length), 0);
+  hbytes.copy(head, 8);
+  yield head;
+  for (const t of tensors) yield new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
 }
 
 const EntrySchema = z

@@ -20,10 +20,16 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+/**
+ * Most bytes asked of one writeSync: Node refuses a length above 2^31 - 1, and a 0.6B model's f32
+ * weights alone are 2.38 GB in one safetensors tensor run.
+ */
+const MAX_WRITE = 1 << 30;
+
 /** Writes all of buf at the file position (writeSync may write less than asked). */
 function writeAll(fd: number, buf: Uint8Array): void {
   let off = 0;
-  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  while (off < buf.length) off += writeSync(fd, buf, off, Math.min(buf.length - off, MAX_WRITE));
 }
 
 /** The temp name beside `path`: same directory, marked `.tmp-` so a cleaner can recognise leftovers. */
