@@ -18,6 +18,7 @@
 
 #include "gemm-pack.h"
 #include "simd.h"
+#include "small-a.h"
 #include "thread-pool.h"
 
 #if defined(__F16C__) && !defined(__AVX512F__)
@@ -86,11 +87,10 @@ inline vf widen(const uint16_t* p) {
 }
 
 // micro_rows of gemm.cc with B 16-bit: acc[R, NR] = sum_p a[p, 0:R] (outer) widen(b[p, 0:NR]),
-// then C[0:R, 0:nr] (+)= acc. a is packed ([kc, MR]) or, Direct, read in place (row stride lda);
-// alpha is applied to a as pack_a applies it, so both give the same FMA chains.
-template <int R, bool Direct, HalfFormat F>
-void micro_half(int64_t kc, const float* __restrict a, int64_t lda, float alpha, const uint16_t* __restrict b,
-                float* __restrict c, int64_t ldc, int nr, bool add) {
+// then C[0:R, 0:nr] (+)= acc. a is packed ([kc, MR], alpha applied by pack_a).
+template <int R, HalfFormat F>
+void micro_half(int64_t kc, const float* __restrict a, const uint16_t* __restrict b, float* __restrict c, int64_t ldc,
+                int nr, bool add) {
   vf acc0[R], acc1[R];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = vf{};
@@ -99,11 +99,11 @@ void micro_half(int64_t kc, const float* __restrict a, int64_t lda, float alpha,
     const vf b1 = widen<F>(b + VW);
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
-      const float ai = Direct ? alpha * a[i * lda] : a[i];
+      const float ai = a[i];
       acc0[i] += ai * b0;
       acc1[i] += ai * b1;
     }
-    a += Direct ? 1 : MR;
+    a += MR;
     b += NR;
   }
   alignas(64) float tmp[R * NR];
@@ -122,18 +122,16 @@ void micro_half(int64_t kc, const float* __restrict a, int64_t lda, float alpha,
   }
 }
 
-using MicroHalfFn = void (*)(int64_t, const float*, int64_t, float, const uint16_t*, float*, int64_t, int, bool);
+using MicroHalfFn = void (*)(int64_t, const float*, const uint16_t*, float*, int64_t, int, bool);
 
-template <bool Direct, HalfFormat F, int... Rs>
+template <HalfFormat F, int... Rs>
 constexpr std::array<MicroHalfFn, sizeof...(Rs)> micro_half_table(std::integer_sequence<int, Rs...>) {
-  return {&micro_half<Rs + 1, Direct, F>...};
+  return {&micro_half<Rs + 1, F>...};
 }
-// [format][direct][rows - 1]
-const std::array<MicroHalfFn, MR> kMicro[2][2] = {
-    {micro_half_table<false, HalfFormat::F16>(std::make_integer_sequence<int, MR>{}),
-     micro_half_table<true, HalfFormat::F16>(std::make_integer_sequence<int, MR>{})},
-    {micro_half_table<false, HalfFormat::BF16>(std::make_integer_sequence<int, MR>{}),
-     micro_half_table<true, HalfFormat::BF16>(std::make_integer_sequence<int, MR>{})},
+// [format][rows - 1]
+const std::array<MicroHalfFn, MR> kMicro[2] = {
+    micro_half_table<HalfFormat::F16>(std::make_integer_sequence<int, MR>{}),
+    micro_half_table<HalfFormat::BF16>(std::make_integer_sequence<int, MR>{}),
 };
 
 struct HalfJob {
@@ -145,24 +143,25 @@ struct HalfJob {
   int64_t units, ntasks;  // B panels (few rows) or MR-row tiles (many rows)
 };
 
-// Few rows (a decode step): A read in place, each task a range of W's panels for every row.
+// Few rows (a decode step): A packed once for every task (small-a.h), each task a range of W's
+// panels for every row.
 void half_panels_task(void* ctx, int64_t t) {
   const HalfJob& job = *static_cast<const HalfJob*>(ctx);
   const GemmParams& p = *job.p;
-  const auto& micro = kMicro[job.format][1];
+  const auto& micro = kMicro[job.format];
   const int64_t q0 = job.units * t / job.ntasks, q1 = job.units * (t + 1) / job.ntasks;
-  const float* a = job.a + p.off_a;
+  const int64_t mp = small_a_rows(p.m);
   float* c = job.c + p.off_c;
   for (int64_t pc = 0; pc < p.k; pc += KC) {
     const int64_t kc = std::min(KC, p.k - pc);
     const bool add = p.accumulate || pc > 0;
     const uint16_t* block = job.packed + pc * padded_n(p.n);
+    const float* ablock = job.a + pc * mp;
     for (int64_t q = q0; q < q1; ++q) {
       const int nr = static_cast<int>(std::min<int64_t>(NR, p.n - q * NR));
       for (int64_t i = 0; i < p.m; i += MR) {
         const int mr = static_cast<int>(std::min<int64_t>(MR, p.m - i));
-        micro[mr - 1](kc, a + i * p.lda + pc, p.lda, p.alpha, block + q * kc * NR, c + i * p.ldc + q * NR, p.ldc, nr,
-                      add);
+        micro[mr - 1](kc, ablock + i * kc, block + q * kc * NR, c + i * p.ldc + q * NR, p.ldc, nr, add);
       }
     }
   }
@@ -172,7 +171,7 @@ void half_panels_task(void* ctx, int64_t t) {
 void half_rows_task(void* ctx, int64_t t) {
   const HalfJob& job = *static_cast<const HalfJob*>(ctx);
   const GemmParams& p = *job.p;
-  const auto& micro = kMicro[job.format][0];
+  const auto& micro = kMicro[job.format];
   const int64_t r0 = job.units * t / job.ntasks * MR, r1 = std::min(p.m, job.units * (t + 1) / job.ntasks * MR);
   thread_local std::vector<float> apack(static_cast<size_t>(MC * KC));  // heap: large TLS may not load
   const float* a = job.a + p.off_a;
@@ -189,8 +188,8 @@ void half_rows_task(void* ctx, int64_t t) {
         const int nr = static_cast<int>(std::min<int64_t>(NR, p.n - q * NR));
         for (int64_t ir = 0; ir < mc; ir += MR) {
           const int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
-          micro[mr - 1](kc, apack.data() + ir * kc, 0, 1.f, block + q * kc * NR, c + (ic + ir) * p.ldc + q * NR,
-                        p.ldc, nr, add);
+          micro[mr - 1](kc, apack.data() + ir * kc, block + q * kc * NR, c + (ic + ir) * p.ldc + q * NR, p.ldc, nr,
+                        add);
         }
       }
     }
@@ -236,7 +235,8 @@ void gemm_half(const float* a, const uint16_t* packed, float* c, const GemmParam
     const int64_t panels = (p.n + NR - 1) / NR;
     const int64_t bytes = static_cast<int64_t>(sizeof(uint16_t)) * p.k * panels * NR;
     const int64_t nt = bytes < g_packed_parallel_min_bytes ? 1 : pool().size();
-    HalfJob job{a, packed, c, &p, format, panels, std::min<int64_t>(panels, nt == 1 ? 1 : 4 * nt)};
+    // job.a: A packed (small-a.h), offset already applied.
+    HalfJob job{pack_small_a(a + p.off_a, p), packed, c, &p, format, panels, std::min<int64_t>(panels, nt == 1 ? 1 : 4 * nt)};
     if (job.ntasks <= 1) half_panels_task(&job, 0);
     else pool().run(job.ntasks, half_panels_task, &job);
     return;

@@ -17,6 +17,7 @@
 
 #include "gemm-pack.h"
 #include "simd.h"
+#include "small-a.h"
 #include "thread-pool.h"
 
 namespace crl {
@@ -243,9 +244,10 @@ void pack_weight(const float* w, int64_t ldw, int64_t n, int64_t k, float* dst) 
   pack_all_b(w, p, dst);
 }
 
-// Small m: A is read in place (no packing), each task a range of B's panels for every row.
+// Small m (a decode step): A packed once for all tasks (small_a.h), each task a range of B's panels
+// for every row.
 struct PackedJob {
-  const float* a;
+  const float* apack;
   const float* packed;
   float* c;
   const GemmParams* p;
@@ -256,18 +258,18 @@ static void packed_small_task(void* ctx, int64_t t) {
   const PackedJob& job = *static_cast<const PackedJob*>(ctx);
   const GemmParams& p = *job.p;
   const int64_t q0 = job.panels * t / job.ntasks, q1 = job.panels * (t + 1) / job.ntasks;
-  const float* a = job.a + p.off_a;
+  const int64_t mp = small_a_rows(p.m);
   float* c = job.c + p.off_c;
   for (int64_t pc = 0; pc < p.k; pc += KC) {
     const int64_t kc = std::min(KC, p.k - pc);
     const bool add = p.accumulate || pc > 0;
     const float* block = job.packed + pc * padded_n(p.n);
+    const float* ablock = job.apack + pc * mp;
     for (int64_t q = q0; q < q1; ++q) {
       const int nr = static_cast<int>(std::min<int64_t>(NR, p.n - q * NR));
       for (int64_t i = 0; i < p.m; i += MR) {
         const int mr = static_cast<int>(std::min<int64_t>(MR, p.m - i));
-        micro_direct(kc, a + i * p.lda + pc, p.lda, p.alpha, block + q * kc * NR, NR, c + i * p.ldc + q * NR, p.ldc,
-                     mr, nr, add);
+        micro(kc, ablock + i * kc, block + q * kc * NR, NR, c + i * p.ldc + q * NR, p.ldc, mr, nr, add);
       }
     }
   }
@@ -290,7 +292,8 @@ void gemm_packed(const float* a, const float* packed, float* c, const GemmParams
     const int64_t panels = (p.n + NR - 1) / NR;
     const int64_t bytes = static_cast<int64_t>(sizeof(float)) * p.k * panels * NR;
     const int64_t nt = bytes < g_packed_parallel_min_bytes ? 1 : pool().size();
-    PackedJob job{a, packed, c, &p, panels, std::min<int64_t>(panels, nt == 1 ? 1 : 4 * nt)};
+    const float* apack = pack_small_a(a + p.off_a, p);
+    PackedJob job{apack, packed, c, &p, panels, std::min<int64_t>(panels, nt == 1 ? 1 : 4 * nt)};
     if (job.ntasks <= 1) packed_small_task(&job, 0);
     else pool().run(job.ntasks, packed_small_task, &job);
     return;
