@@ -244,10 +244,13 @@ void pack_weight(const float* w, int64_t ldw, int64_t n, int64_t k, float* dst) 
   pack_all_b(w, p, dst);
 }
 
-// Small m (a decode step): A packed once for all tasks (small_a.h), each task a range of B's panels
-// for every row.
+// Small m (a decode step): each task a range of B's panels for every row. Two rows or more are
+// packed once for all tasks (small-a.h); one row is read in place: its in-place read costs one
+// broadcast per step of K, no more than the packed one, and packing it measurably slowed a small
+// model's batch-1 decode, where the weights are a few kilobytes (bench:sample, reference preset).
 struct PackedJob {
-  const float* apack;
+  const float* a;
+  const float* apack;  // null: a read in place
   const float* packed;
   float* c;
   const GemmParams* p;
@@ -259,17 +262,22 @@ static void packed_small_task(void* ctx, int64_t t) {
   const GemmParams& p = *job.p;
   const int64_t q0 = job.panels * t / job.ntasks, q1 = job.panels * (t + 1) / job.ntasks;
   const int64_t mp = small_a_rows(p.m);
+  const float* a = job.a + p.off_a;
   float* c = job.c + p.off_c;
   for (int64_t pc = 0; pc < p.k; pc += KC) {
     const int64_t kc = std::min(KC, p.k - pc);
     const bool add = p.accumulate || pc > 0;
     const float* block = job.packed + pc * padded_n(p.n);
-    const float* ablock = job.apack + pc * mp;
+    const float* ablock = job.apack ? job.apack + pc * mp : nullptr;
     for (int64_t q = q0; q < q1; ++q) {
       const int nr = static_cast<int>(std::min<int64_t>(NR, p.n - q * NR));
       for (int64_t i = 0; i < p.m; i += MR) {
         const int mr = static_cast<int>(std::min<int64_t>(MR, p.m - i));
-        micro(kc, ablock + i * kc, block + q * kc * NR, NR, c + i * p.ldc + q * NR, p.ldc, mr, nr, add);
+        if (job.apack)
+          micro(kc, ablock + i * kc, block + q * kc * NR, NR, c + i * p.ldc + q * NR, p.ldc, mr, nr, add);
+        else
+          micro_direct(kc, a + i * p.lda + pc, p.lda, p.alpha, block + q * kc * NR, NR, c + i * p.ldc + q * NR, p.ldc,
+                       mr, nr, add);
       }
     }
   }
@@ -292,8 +300,8 @@ void gemm_packed(const float* a, const float* packed, float* c, const GemmParams
     const int64_t panels = (p.n + NR - 1) / NR;
     const int64_t bytes = static_cast<int64_t>(sizeof(float)) * p.k * panels * NR;
     const int64_t nt = bytes < g_packed_parallel_min_bytes ? 1 : pool().size();
-    const float* apack = pack_small_a(a + p.off_a, p);
-    PackedJob job{apack, packed, c, &p, panels, std::min<int64_t>(panels, nt == 1 ? 1 : 4 * nt)};
+    const float* apack = p.m > 1 ? pack_small_a(a + p.off_a, p) : nullptr;
+    PackedJob job{a, apack, packed, c, &p, panels, std::min<int64_t>(panels, nt == 1 ? 1 : 4 * nt)};
     if (job.ntasks <= 1) packed_small_task(&job, 0);
     else pool().run(job.ntasks, packed_small_task, &job);
     return;
