@@ -25,7 +25,7 @@ class Net:
         flat, m, v = (_floats(b, total, device) for b in buffers)
         self.module = modules.build(kind, model, zip(self.names, _split(flat, self.shapes)))
         if self.sharded:
-            sharding.shard_network(self.module, ranks)  # each rank keeps its rows; the full copy goes
+            sharding.shard_network(self.module, ranks)  # each rank keeps its rows; the full tensors go
         # After sharding the module holds new parameter objects (DTensors): look them up by name.
         plist = [self.module.get_parameter(n) for n in self.names]
         self.params = dict(zip(self.names, plist))
