@@ -16,6 +16,7 @@ import traceback
 import torch
 
 from .ranks import RankLost, Ranks
+from .sharding import MODES, fully_shard_api
 from .trainer import Trainer
 from .wire import WireClosed, read_message, write_message
 
@@ -32,6 +33,13 @@ def main():
         help="serve over TCP instead of stdin / stdout, one client at a time (HOST defaults to 127.0.0.1; PORT 0 picks a free port)",
     )
     parser.add_argument(
+        "--shard",
+        choices=MODES,
+        default="replicate",
+        help="under torchrun: replicate the model on every rank (data parallel, the default) or shard "
+        "weights, gradients and AdamW moments across the ranks with FSDP (fsdp; needs torch >= 2.6)",
+    )
+    parser.add_argument(
         "--fail-at-step",
         type=int,
         default=0,
@@ -41,10 +49,16 @@ def main():
     args = parser.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    if args.shard == "fsdp":
+        try:
+            fully_shard_api()
+        except RuntimeError as e:
+            print(f"crl_torch: {e}", file=sys.stderr, flush=True)
+            return 2
     out = sys.stdout.buffer
     sys.stdout = sys.stderr
     ranks = Ranks(args.device)
-    trainer = Trainer(ranks)
+    trainer = Trainer(ranks, args.shard)
     fail = Failure(args, ranks.rank)
     try:
         if ranks.rank != 0:

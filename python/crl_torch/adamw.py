@@ -3,11 +3,17 @@
 The embedded engine reads float32 weights, gradients and moments, computes each update in double
 and stores float32; this does the same per tensor (float64 temporaries), so both engines take the
 same step up to the last bit of the gradients they are given.
+
+Element by element, so it runs unchanged on shards: under FSDP each rank updates the rows of every
+tensor it holds (parameter, gradient and moments alike), and the clipping norm is the square root
+of the all-reduced sum of every rank's float64 sum of squares (`reduce_sum`).
 """
 
 import math
 
 import torch
+
+from .sharding import local
 
 
 def learning_rate(cfg, step):
@@ -22,22 +28,27 @@ def learning_rate(cfg, step):
 
 
 class AdamW:
-    """Over a list of (parameter, decay) pairs; moments are float32 like the embedded engine's."""
+    """Over a list of (parameter, decay) pairs; moments are float32 like the embedded engine's and
+    shaped like this rank's part of each parameter. reduce_sum: sums a float64 over the ranks
+    that hold the other shards (None: this rank holds every element)."""
 
-    def __init__(self, cfg, params, decay):
+    def __init__(self, cfg, params, decay, reduce_sum=None):
         self.cfg = cfg
         self.params = params
         self.decay = decay
+        self.reduce_sum = reduce_sum
         self.step_count = 0
-        self.m = [torch.zeros_like(p) for p in params]
-        self.v = [torch.zeros_like(p) for p in params]
+        self.m = [torch.zeros_like(local(p)) for p in params]
+        self.v = [torch.zeros_like(local(p)) for p in params]
 
     def grad_norm(self):
         """Global L2 norm of the accumulated gradients, float64 accumulation (clip.ts)."""
         s = 0.0
         for p in self.params:
             if p.grad is not None:
-                s += float((p.grad.double() ** 2).sum())
+                s += float((local(p.grad).double() ** 2).sum())
+        if self.reduce_sum is not None:
+            s = self.reduce_sum(s)
         return math.sqrt(s)
 
     def zero_grad(self):
@@ -62,8 +73,9 @@ class AdamW:
         c2 = 1 / (1 - b2**t)
         eps = cfg["eps"]
         wd = lr * cfg["weightDecay"]
-        for p, m, v, decay in zip(self.params, self.m, self.v, self.decay):
-            g = p.grad if p.grad is not None else torch.zeros_like(p)
+        for param, m, v, decay in zip(self.params, self.m, self.v, self.decay):
+            p = local(param)  # in place on this rank's rows: the parameter's own storage
+            g = local(param.grad) if param.grad is not None else torch.zeros_like(p)
             if k is not None:
                 g = (g.double() * k).float()  # clip.ts rounds the clipped gradient to float32
             g = g.double()

@@ -1,7 +1,8 @@
 """The built-in Llama / Qwen3 network (used where transformers is not importable).
 
 A functional twin of src/model/llama-block.ts and transformer.ts over named parameters (the
-Hugging Face names src/model/weights.ts lays out), so weights cross the wire by name.
+Hugging Face names src/model/weights.ts lays out), so weights cross the wire by name;
+modules.py runs it as one nn.Module per decoder layer, which is what FSDP shards.
 Legend: B = sequences, T = longest sequence, C = dModel, H = query heads, Hkv = key/value heads,
 D = head size, F = mlpHidden, V = vocabulary.
 """
@@ -50,34 +51,35 @@ class Shape:
         self.tied = bool(cfg["tiedEmbeddings"])
 
 
-def trunk(p, shape, tokens, cos, sin):
-    """tokens [B, T] -> final-norm hidden states [B, T, C]; causal attention inside each row."""
-    b, t = tokens.shape
-    x = p["model.embed_tokens.weight"][tokens]  # [B, T, C]
-    mask = torch.full((t, t), float("-inf"), dtype=x.dtype, device=x.device).triu(1)
+def causal_mask(t, dtype, device):
+    """[T, T]: -inf above the diagonal, so row t attends to positions <= t."""
+    return torch.full((t, t), float("-inf"), dtype=dtype, device=device).triu(1)
+
+
+def layer(p, shape, x, cos, sin, mask):
+    """One decoder layer over its own parameters (names relative to `model.layers.N.`):
+    x [B, T, C] -> [B, T, C]; causal attention inside each row."""
+    b, t, _ = x.shape
     group = shape.h // shape.hkv
-    for layer in range(shape.layers):
-        n = f"model.layers.{layer}."
-        h = rmsnorm(x, p[n + "input_layernorm.weight"], shape.eps)
-        q = (h @ p[n + "self_attn.q_proj.weight"].t()).view(b, t, shape.h, shape.d)
-        k = (h @ p[n + "self_attn.k_proj.weight"].t()).view(b, t, shape.hkv, shape.d)
-        v = (h @ p[n + "self_attn.v_proj.weight"].t()).view(b, t, shape.hkv, shape.d)
-        if shape.qk_norm:
-            q = rmsnorm(q, p[n + "self_attn.q_norm.weight"], shape.eps)
-            k = rmsnorm(k, p[n + "self_attn.k_norm.weight"], shape.eps)
-        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
-        if group > 1:  # query head j reads key/value head j // group
-            k = k.repeat_interleave(group, dim=2)
-            v = v.repeat_interleave(group, dim=2)
-        q, k, v = (a.transpose(1, 2) for a in (q, k, v))  # [B, H, T, D]
-        scores = (q @ k.transpose(-1, -2)) / math.sqrt(shape.d) + mask
-        att = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, shape.h * shape.d)
-        x = x + att @ p[n + "self_attn.o_proj.weight"].t()
-        h2 = rmsnorm(x, p[n + "post_attention_layernorm.weight"], shape.eps)
-        gate = h2 @ p[n + "mlp.gate_proj.weight"].t()
-        up = h2 @ p[n + "mlp.up_proj.weight"].t()
-        x = x + (torch.nn.functional.silu(gate) * up) @ p[n + "mlp.down_proj.weight"].t()
-    return rmsnorm(x, p["model.norm.weight"], shape.eps)
+    h = rmsnorm(x, p["input_layernorm.weight"], shape.eps)
+    q = (h @ p["self_attn.q_proj.weight"].t()).view(b, t, shape.h, shape.d)
+    k = (h @ p["self_attn.k_proj.weight"].t()).view(b, t, shape.hkv, shape.d)
+    v = (h @ p["self_attn.v_proj.weight"].t()).view(b, t, shape.hkv, shape.d)
+    if shape.qk_norm:
+        q = rmsnorm(q, p["self_attn.q_norm.weight"], shape.eps)
+        k = rmsnorm(k, p["self_attn.k_norm.weight"], shape.eps)
+    q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+    if group > 1:  # query head j reads key/value head j // group
+        k = k.repeat_interleave(group, dim=2)
+        v = v.repeat_interleave(group, dim=2)
+    q, k, v = (a.transpose(1, 2) for a in (q, k, v))  # [B, H, T, D]
+    scores = (q @ k.transpose(-1, -2)) / math.sqrt(shape.d) + mask
+    att = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, shape.h * shape.d)
+    x = x + att @ p["self_attn.o_proj.weight"].t()
+    h2 = rmsnorm(x, p["post_attention_layernorm.weight"], shape.eps)
+    gate = h2 @ p["mlp.gate_proj.weight"].t()
+    up = h2 @ p["mlp.up_proj.weight"].t()
+    return x + (torch.nn.functional.silu(gate) * up) @ p["mlp.down_proj.weight"].t()
 
 
 def policy_head(p, shape, hidden, tokens, unknown, unknown_logit):

@@ -1,9 +1,9 @@
-"""One trained network (policy or critic): named parameters, AdamW, and the pending training
-forward whose activations the next backward consumes (src/contracts/trainable.ts)."""
+"""One trained network (policy or critic): its modules, AdamW, and the pending training forward
+whose activations the next backward consumes (src/contracts/trainable.ts)."""
 
 import torch
 
-from . import llama
+from . import modules, sharding
 from .adamw import AdamW
 
 
@@ -12,42 +12,40 @@ def _floats(buf, count, device):
 
 
 class Net:
-    def __init__(self, kind, spec, model, buffers, device):
-        """spec: {tensors: [{name, shape, decay}], optim, step}; buffers: flat params, m, v (float32)."""
+    def __init__(self, kind, spec, model, buffers, ranks, shard):
+        """spec: {tensors: [{name, shape, decay}], optim, step}; buffers: flat params, m, v (float32),
+        full on every rank; shard: 'replicate' (every rank keeps them) or 'fsdp' (each keeps its rows)."""
         self.kind = kind
-        self.model = model
-        self.device = device
+        self.ranks = ranks
+        self.sharded = shard == "fsdp"
+        device = torch.device(ranks.device)
         self.names = [t["name"] for t in spec["tensors"]]
         self.shapes = [tuple(t["shape"]) for t in spec["tensors"]]
         total = sum(_numel(s) for s in self.shapes)
         flat, m, v = (_floats(b, total, device) for b in buffers)
-        self.params = {}
-        offset = 0
-        for name, shape in zip(self.names, self.shapes):
-            n = _numel(shape)
-            self.params[name] = torch.nn.Parameter(flat[offset : offset + n].view(shape).clone())
-            offset += n
-        plist = [self.params[n] for n in self.names]
-        self.optimizer = AdamW(spec["optim"], plist, [bool(t["decay"]) for t in spec["tensors"]])
+        self.module = modules.build(kind, model, zip(self.names, _split(flat, self.shapes)))
+        if self.sharded:
+            sharding.shard_network(self.module, ranks)  # each rank keeps its rows; the full tensors go
+        # After sharding the module holds new parameter objects (DTensors): look them up by name.
+        plist = [self.module.get_parameter(n) for n in self.names]
+        self.params = dict(zip(self.names, plist))
+        reduce_sum = ranks.all_reduce_sum if self.sharded else None
+        self.optimizer = AdamW(spec["optim"], plist, [bool(t["decay"]) for t in spec["tensors"]], reduce_sum)
         self.optimizer.step_count = int(spec["step"])
-        offset = 0
-        for i, shape in enumerate(self.shapes):
-            n = _numel(shape)
-            self.optimizer.m[i].copy_(m[offset : offset + n].view(shape))
-            self.optimizer.v[i].copy_(v[offset : offset + n].view(shape))
-            offset += n
+        for i, (mi, vi) in enumerate(zip(_split(m, self.shapes), _split(v, self.shapes))):
+            want = self.optimizer.m[i].shape
+            mine_m, mine_v = (sharding.my_shard(x, ranks.world, ranks.rank) if self.sharded else x for x in (mi, vi))
+            if mine_m.shape != want:
+                raise RuntimeError(f"{self.names[i]}: this rank holds {tuple(want)}, expected rows {tuple(mine_m.shape)}")
+            self.optimizer.m[i].copy_(mine_m)
+            self.optimizer.v[i].copy_(mine_v)
         self.pending = None
 
     def forward(self, tokens, lengths, train):
         """tokens [B, T] (right-padded), lengths [B]; returns per-row outputs [B, T - 1] as float32."""
         self.pending = None  # any forward replaces the saved activations (model/network.ts)
         with torch.set_grad_enabled(train):
-            m = self.model
-            hidden = llama.trunk(self.params, m.shape, tokens, m.cos, m.sin)
-            if self.kind == "policy":
-                out = llama.policy_head(self.params, m.shape, hidden, tokens, m.unknown, m.unknown_logit)
-            else:
-                out = (llama.value_head(self.params, hidden),)
+            out = self.module(tokens)
         if train:
             self.pending = (out, lengths)
         return [o.detach() for o in out]
@@ -72,13 +70,38 @@ class Net:
     def step(self):
         return self.optimizer.step()
 
-    def flat(self, what):
-        """The parameters ('params') or AdamW moments ('m', 'v') in spec order, as float32 bytes."""
+    def held(self):
+        """Elements this rank holds: [parameters, AdamW moments (m + v)]."""
+        params = sum(sharding.local(p).numel() for p in self.optimizer.params)
+        return [params, sum(m.numel() + v.numel() for m, v in zip(self.optimizer.m, self.optimizer.v))]
+
+    def full(self, what):
+        """The parameters ('params') or AdamW moments ('m', 'v') as full tensors in spec order: on
+        every rank when replicated, on rank 0 (None elsewhere) when sharded (a collective)."""
         if what == "params":
-            ts = [self.params[n] for n in self.names]
+            ts = [sharding.local(p).detach() for p in self.optimizer.params]
         else:
             ts = getattr(self.optimizer, what)
+        if not self.sharded:
+            return ts
+        return sharding.gather_full(self.ranks, ts, self.shapes)
+
+    def flat(self, what):
+        """full(what) as float32 bytes (None where full gives None)."""
+        ts = self.full(what)
+        if ts is None:
+            return None
         return torch.cat([t.detach().reshape(-1).float().cpu() for t in ts]).numpy().tobytes()
+
+
+def _split(flat, shapes):
+    """Consecutive views of a flat tensor, one per shape (cloned: each parameter owns its storage)."""
+    out, offset = [], 0
+    for shape in shapes:
+        n = _numel(shape)
+        out.append(flat[offset : offset + n].view(shape).clone())
+        offset += n
+    return out
 
 
 def _numel(shape):

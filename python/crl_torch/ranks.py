@@ -7,7 +7,9 @@ order. A backward gives each rank the gradients of its share; before a step the 
 is all-reduced once, so every rank clips by the same global norm and takes the same AdamW step on
 its identical copy of the weights (data parallelism, as DistributedDataParallel does it: see the
 decision record for why the model is not wrapped in that class). One process is world size 1:
-the same code with no collectives.
+the same code with no collectives. With `--shard fsdp` the weights are sharded instead
+(sharding.py): the forward and backward collectives are FSDP's, and these carry the frames, the
+outputs, the clipping norm's sum and the gathers of full tensors.
 """
 
 import os
@@ -33,6 +35,9 @@ class Ranks:
         if self.world > 1:
             import torch.distributed as dist
 
+            from .tcp_store import without_libuv_where_missing
+
+            without_libuv_where_missing()
             cuda = torch.device(self.device).type == "cuda"
             dist.init_process_group("nccl" if cuda else "gloo")
             self.dist = dist
@@ -89,6 +94,23 @@ class Ranks:
             n = p.numel()
             p.grad = flat[offset : offset + n].view_as(p).clone()
             offset += n
+
+    def all_reduce_sum(self, x):
+        """A float64 summed over the ranks (a sharded gradient's squared norm)."""
+        if self.world == 1:
+            return x
+        t = torch.tensor([x], dtype=torch.float64)
+        self._collective("all_reduce", lambda: self.dist.all_reduce(t, group=self.control))
+        return float(t[0])
+
+    def gather_counts(self, counts):
+        """Each rank's list of ints (same length) -> on rank 0 the list of every rank's, else None."""
+        mine = torch.tensor(counts, dtype=torch.int64)
+        if self.world == 1:
+            return [counts]
+        parts = [torch.empty_like(mine) for _ in range(self.world)] if self.rank == 0 else None
+        self._collective("gather", lambda: self.dist.gather(mine, parts, dst=0, group=self.control))
+        return None if parts is None else [p.tolist() for p in parts]
 
     def _collective(self, what, fn):
         try:

@@ -15,6 +15,11 @@ from . import PROTOCOL_VERSION, llama
 from .net import Net
 from .safetensors_io import write_safetensors
 
+# What a rank with no sequence of its own runs under FSDP, where every rank has to take part in
+# every forward and backward (the weights are gathered and the gradients reduced in them): one
+# two-token sequence whose outputs are dropped and whose gradient is zero, so it adds nothing.
+IDLE_LENGTHS = [2]
+
 
 class Model:
     """What policy and critic share: the shape, the RoPE tables, the vocabulary's unknown slot."""
@@ -30,8 +35,10 @@ class Model:
 
 
 class Trainer:
-    def __init__(self, ranks):
+    def __init__(self, ranks, shard="replicate"):
         self.ranks = ranks
+        self.shard = shard
+        self.sharded = shard == "fsdp" and ranks.world > 1
         self.device = torch.device(ranks.device)
         self.dtype = torch.float32
         self.model = None
@@ -53,6 +60,7 @@ class Trainer:
             "device": str(self.device),
             "pid": os.getpid(),
             "worldSize": self.ranks.world,
+            "shard": self.shard,
         }, []
 
     def op_init(self, header, buffers):
@@ -65,44 +73,23 @@ class Trainer:
             spec = header["nets"].get(kind)
             if spec is None:
                 continue
-            self.nets[kind] = Net(kind, spec, self.model, buffers[i : i + 3], self.device)
+            self.nets[kind] = Net(kind, spec, self.model, buffers[i : i + 3], self.ranks, "fsdp" if self.sharded else "replicate")
             i += 3
-        return {"nets": sorted(self.nets)}, []
+        # What each rank holds, so a client (and the tests) can see the shards.
+        counts = self.ranks.gather_counts([n for k in sorted(self.nets) for n in self.nets[k].held()])
+        reply = {"nets": sorted(self.nets)}
+        if counts is not None:
+            reply["held"] = {
+                k: {"params": [c[2 * j] for c in counts], "moments": [c[2 * j + 1] for c in counts]}
+                for j, k in enumerate(sorted(self.nets))
+            }
+        return reply, []
 
     def _net(self, header):
         kind = header.get("net")
         if kind not in self.nets:
             raise ValueError(f"no {kind!r} network (init first; loaded: {sorted(self.nets)})")
         return self.nets[kind]
-
-    def _batch(self, header, buf):
-        lengths = [int(n) for n in header["lengths"]]
-        flat = torch.frombuffer(bytearray(buf), dtype=torch.int32, count=sum(lengths)).long()
-        t = max(lengths)
-        tokens = torch.zeros((len(lengths), t), dtype=torch.long)
-        o = 0
-        for b, n in enumerate(lengths):
-            tokens[b, :n] = flat[o : o + n]
-            o += n
-        return tokens.to(self.device), lengths
-
-    def _unpad(self, rows, lengths):
-        """[B, T - 1] rows -> concatenated per-sequence arrays with index 0 = 0, float32 bytes."""
-        parts = []
-        rows = rows.float().cpu()
-        for b, n in enumerate(lengths):
-            parts.append(torch.zeros(1))
-            parts.append(rows[b, : n - 1])
-        return torch.cat(parts).numpy().tobytes()
-
-    def _pad(self, buf, lengths):
-        flat = torch.frombuffer(bytearray(buf), dtype=torch.float32, count=sum(lengths))
-        out = torch.zeros((len(lengths), max(lengths) - 1), dtype=self.dtype)
-        o = 0
-        for b, n in enumerate(lengths):
-            out[b, : n - 1] = flat[o + 1 : o + n]
-            o += n
-        return out.to(self.device)
 
     def op_forward(self, header, buffers):
         """Runs this rank's share of the sequences; rank 0 answers with every share in order."""
@@ -122,6 +109,8 @@ class Trainer:
             tokens = self._batch(torch.cat([flat[starts[i] : starts[i] + lengths[i]] for i in mine]), mine_lengths)
             outs = [self._unpad(o, mine_lengths) for o in net.forward(tokens, mine_lengths, train)]
         else:
+            if self.sharded:  # FSDP's gathers need this rank too (IDLE_LENGTHS)
+                net.forward(self._batch(torch.zeros(sum(IDLE_LENGTHS), dtype=torch.int32), IDLE_LENGTHS), IDLE_LENGTHS, train)
             outs = [torch.zeros(0) for _ in range(outputs)]
         if train:
             self.pending[net.kind] = (lengths, mine)
@@ -177,6 +166,9 @@ class Trainer:
             net.backward([])  # raises the contract's message
         lengths, mine = self.pending.pop(net.kind)
         if not mine:
+            if self.sharded:  # the idle sequence's zero gradient: FSDP reduces in every rank's backward
+                zero = torch.zeros((1, IDLE_LENGTHS[0] - 1), dtype=self.dtype, device=self.device)
+                net.backward([zero] + [None] * (len(net.pending[0]) - 1))
             return {}, []  # this rank ran no sequence: its gradient share is zero
         starts = _starts(lengths)
         grads = [
@@ -190,7 +182,8 @@ class Trainer:
 
     def op_step(self, header, buffers):
         net = self._net(header)
-        self.ranks.all_reduce_grads(net.optimizer.params)
+        if not self.sharded:  # sharded gradients were already reduced by FSDP in backward
+            self.ranks.all_reduce_grads(net.optimizer.params)
         norm, lr = net.step()
         # JSON has no NaN / Infinity: a non-finite norm travels as a string the client parses.
         return {"gradNorm": norm if norm == norm and abs(norm) != float("inf") else str(norm), "lr": lr}, []
@@ -198,20 +191,25 @@ class Trainer:
     def op_pull(self, header, buffers):
         """Weights (and with optimizer: true, AdamW moments and step) in crl's flat layout."""
         net = self._net(header)
-        if self.ranks.rank != 0:
+        if self.ranks.rank != 0 and not self.sharded:
             return {}, []  # only rank 0 answers; every rank holds the same weights
-        if header.get("optimizer"):
-            return {"step": net.optimizer.step_count}, [net.flat("params"), net.flat("m"), net.flat("v")]
-        return {"step": net.optimizer.step_count}, [net.flat("params")]
+        what = ("params", "m", "v") if header.get("optimizer") else ("params",)
+        bufs = [net.flat(w) for w in what]  # sharded: every rank sends its rows to rank 0
+        if self.ranks.rank != 0:
+            return {}, []
+        return {"step": net.optimizer.step_count}, bufs
 
     def op_save_hf(self, header, buffers):
         """The policy as a Hugging Face directory: config.json + model.safetensors (float32)."""
         out = header["dir"]
-        if self.ranks.rank != 0:
-            return {}, []  # one writer
-        os.makedirs(out, exist_ok=True)
         net = self._net({"net": "policy"})
-        tensors = [(n, net.params[n].detach().float().cpu()) for n in net.names]
+        if self.ranks.rank != 0 and not self.sharded:
+            return {}, []  # one writer
+        full = net.full("params")  # sharded: gathered on rank 0
+        if self.ranks.rank != 0:
+            return {}, []
+        os.makedirs(out, exist_ok=True)
+        tensors = [(n, t.detach().float().cpu()) for n, t in zip(net.names, full)]
         write_safetensors(os.path.join(out, "model.safetensors"), tensors, {"format": "pt"})
         with open(os.path.join(out, "config.json"), "w") as f:
             json.dump(self.model.hf_config, f, indent=2)

@@ -26,6 +26,22 @@ export const HelloReplySchema = z.looseObject({
   pid: z.number().int().positive(),
   /** Processes training together (torchrun ranks); 1 without torchrun. */
   worldSize: z.number().int().positive().optional(),
+  /** How the ranks hold the weights: replicated (data parallel) or sharded with FSDP (`--shard fsdp`). */
+  shard: z.enum(['replicate', 'fsdp']).optional(),
+});
+
+/** Elements each rank holds of one network: parameters, and AdamW moments (m and v together). */
+const HeldSchema = z.object({
+  params: z.array(z.number().int().nonnegative()),
+  moments: z.array(z.number().int().nonnegative()),
+});
+
+export const InitReplySchema = z.looseObject({
+  ...Base,
+  ok: z.literal(true),
+  nets: z.array(z.string()),
+  /** Per network, per rank (index = rank): what that rank holds. */
+  held: z.record(z.string(), HeldSchema).optional(),
 });
 
 export const EmptyReplySchema = z.looseObject({ ...Base, ok: z.literal(true) });

@@ -15,6 +15,7 @@ import {
   FailureReplySchema,
   gradNormValue,
   HelloReplySchema,
+  InitReplySchema,
   PullReplySchema,
   StepReplySchema,
 } from './torch-replies.ts';
@@ -36,6 +37,12 @@ export class TorchTrainerError extends Error {
 
 type NetKind = 'policy' | 'critic';
 
+/** Elements one network has on each rank (index = rank): parameters, and AdamW m and v together. */
+export interface HeldElements {
+  params: number[];
+  moments: number[];
+}
+
 /**
  * The PyTorch trainer process behind the TrainablePolicy / TrainableCritic contracts. Only
  * per-token data crosses the pipe during training (token ids in, log-probs / entropies / values
@@ -52,9 +59,17 @@ export class TorchTrainer {
   private readonly local: boolean;
   private timing: TrainerTiming = { requests: 0, computeS: 0, wireS: 0 };
   private vocab: VocabMap | null = null;
-  /** torch's version, the device and how many processes (torchrun ranks) train, from the trainer's hello. */
-  /** What the trainer said at hello; pid is its process id on its own machine (rank 0's). */
-  info = { torch: '', device: '', worldSize: 1, pid: 0 };
+  /**
+   * What the trainer said at hello: torch's version, the device, how many processes (torchrun
+   * ranks) train and how they hold the weights; pid is its process id on its own machine (rank 0's).
+   */
+  info: { torch: string; device: string; worldSize: number; pid: number; shard: 'replicate' | 'fsdp' } = {
+    torch: '',
+    device: '',
+    worldSize: 1,
+    pid: 0,
+    shard: 'replicate',
+  };
 
   private constructor(options: { target: PipeTarget; timeoutMs: number; env: NodeJS.ProcessEnv }) {
     const { target } = options;
@@ -116,12 +131,16 @@ export class TorchTrainer {
       device: hello.header.device,
       worldSize: hello.header.worldSize ?? 1,
       pid: hello.header.pid,
+      shard: hello.header.shard ?? 'replicate',
     };
     return t;
   }
 
-  /** Loads the models' weights and AdamW state (moments and step) into the trainer. */
-  init(models: { policy: PolicyModel; critic: CriticModel | null }): void {
+  /**
+   * Loads the models' weights and AdamW state (moments and step) into the trainer; answers how
+   * many elements of each network every rank holds (index = rank; sharded, each holds its part).
+   */
+  init(models: { policy: PolicyModel; critic: CriticModel | null }): { held: Partial<Record<NetKind, HeldElements>> } {
     const cfg = models.policy.config;
     this.vocab = models.policy.vocab;
     // The engine's own RoPE table [P, D/2] (scaling applied), so both sides rotate by the same floats.
@@ -140,7 +159,8 @@ export class TorchTrainer {
       vocab: { unknown: this.vocab.unknown, unknownLogit: UNKNOWN_LOGIT },
       nets,
     };
-    this.call(header, buffers, EmptyReplySchema);
+    const r = this.call(header, buffers, InitReplySchema);
+    return { held: r.header.held ?? {} };
   }
 
   /** Copies the trainer's weights (and with optimizer, AdamW moments and step) into a model. */
