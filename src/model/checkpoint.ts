@@ -26,10 +26,11 @@ import { paramCount, tensorSpecs, type HeadKind } from './weights.ts';
 import type { ModelConfig } from './config.ts';
 import {
   CheckpointFormatError,
-  decodeSafetensors,
+  openSafetensors,
   readTensorInto,
   safetensorsChunks,
   type NamedTensor,
+  type SafetensorsFile,
 } from './safetensors.ts';
 
 const FILES = {
@@ -133,8 +134,7 @@ async function readJson(dir: string, name: string): Promise<unknown> {
 }
 
 /** Loads weights into net; every expected tensor must be present with its shape, and nothing else. */
-function loadWeights(net: LlamaNetwork, buf: Uint8Array, what: string): void {
-  const file = decodeSafetensors(buf, what);
+function loadWeights(net: LlamaNetwork, file: SafetensorsFile, what: string): void {
   const expected = new Set(net.specs.map((s) => s.name));
   for (const name of file.tensors.keys()) {
     if (!expected.has(name))
@@ -156,8 +156,7 @@ function loadWeights(net: LlamaNetwork, buf: Uint8Array, what: string): void {
   net.markWeightsChanged(); // caches derived from the weights (KV cache, packed weights) start over
 }
 
-function loadOptimizer(net: LlamaNetwork, buf: Uint8Array, what: string): void {
-  const file = decodeSafetensors(buf, what);
+function loadOptimizer(net: LlamaNetwork, file: SafetensorsFile, what: string): void {
   const { m, v } = net.optimizer.state;
   for (const s of net.specs) {
     readTensorInto({
@@ -192,11 +191,24 @@ async function readTrainerState(dir: string): Promise<z.infer<typeof TrainerStat
 
 /** Weights and AdamW moments (exact) of `dir` into existing networks; the critic only when given. */
 async function loadInto(dir: string, nets: { policy: LlamaNetwork; critic?: LlamaNetwork }): Promise<void> {
-  loadWeights(nets.policy, await readFileOrExplain(dir, FILES.model), join(dir, FILES.model));
-  loadOptimizer(nets.policy, await readFileOrExplain(dir, FILES.optimizer), join(dir, FILES.optimizer));
+  const load = (net: LlamaNetwork, name: string, into: typeof loadWeights) =>
+    into(net, openOrExplain(dir, name), join(dir, name));
+  load(nets.policy, FILES.model, loadWeights);
+  load(nets.policy, FILES.optimizer, loadOptimizer);
   if (nets.critic) {
-    loadWeights(nets.critic, await readFileOrExplain(dir, FILES.critic), join(dir, FILES.critic));
-    loadOptimizer(nets.critic, await readFileOrExplain(dir, FILES.criticOptimizer), join(dir, FILES.criticOptimizer));
+    load(nets.critic, FILES.critic, loadWeights);
+    load(nets.critic, FILES.criticOptimizer, loadOptimizer);
+  }
+}
+
+/** A safetensors file of the checkpoint, read a tensor at a time (openSafetensors). */
+function openOrExplain(dir: string, name: string): SafetensorsFile {
+  try {
+    return openSafetensors(join(dir, name), join(dir, name));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new CheckpointFormatError(`checkpoint ${dir} has no ${name} (incomplete or not a checkpoint directory)`);
+    throw e;
   }
 }
 

@@ -142,11 +142,11 @@ export interface TensorLocation {
   length: number;
 }
 
-/**
- * Reads only the header of the safetensors file at `path`: where each tensor lies, so a model of
- * gigabytes is read a tensor (or a chunk) at a time instead of all at once.
- */
-export function readSafetensorsHeader(path: string, what: string): Map<string, TensorLocation> {
+/** The header of the safetensors file at `path`, read alone: metadata, entries, where data starts. */
+function readHeaderOf(
+  path: string,
+  what: string,
+): { metadata: Record<string, string>; entries: Map<string, HeaderEntry>; dataStart: number } {
   assertLittleEndian();
   const fd = openSync(path, 'r');
   try {
@@ -160,13 +160,59 @@ export function readSafetensorsHeader(path: string, what: string): Map<string, T
     const json = Buffer.alloc(hlen);
     if (readSync(fd, json, 0, hlen, 8) !== hlen) throw new CheckpointFormatError(`${what}: the header ends early`);
     const dataStart = 8 + hlen;
-    const out = new Map<string, TensorLocation>();
-    for (const [name, e] of parseHeader(json, size - dataStart, what).entries)
-      out.set(name, { dtype: e.dtype, shape: e.shape, path, offset: dataStart + e.begin, length: e.end - e.begin });
-    return out;
+    return { ...parseHeader(json, size - dataStart, what), dataStart };
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Reads only the header of the safetensors file at `path`: where each tensor lies, so a model of
+ * gigabytes is read a tensor (or a chunk) at a time instead of all at once.
+ */
+export function readSafetensorsHeader(path: string, what: string): Map<string, TensorLocation> {
+  const { entries, dataStart } = readHeaderOf(path, what);
+  const out = new Map<string, TensorLocation>();
+  for (const [name, e] of entries)
+    out.set(name, { dtype: e.dtype, shape: e.shape, path, offset: dataStart + e.begin, length: e.end - e.begin });
+  return out;
+}
+
+/**
+ * The safetensors file at `path` with each tensor's bytes read from disk when asked for, one
+ * tensor at a time: a checkpoint of a 0.6B model (2.4 GB of weights, 4.8 GB of AdamW moments) is
+ * larger than one read of a whole file or one Node buffer can hold.
+ */
+export function openSafetensors(path: string, what: string): SafetensorsFile {
+  const { metadata, entries, dataStart } = readHeaderOf(path, what);
+  const tensors: SafetensorsFile['tensors'] = new Map();
+  for (const [name, e] of entries) {
+    const read = (): Uint8Array => readRange(path, dataStart + e.begin, e.end - e.begin, `${what}: tensor ${name}`);
+    tensors.set(name, {
+      dtype: e.dtype,
+      shape: e.shape,
+      get bytes() {
+        return read();
+      },
+    });
+  }
+  return { metadata, tensors };
+}
+
+/** `length` bytes of the file at `offset`, at most 1 GiB per read (Node refuses more than 2^31 - 1). */
+function readRange(path: string, offset: number, length: number, what: string): Uint8Array {
+  const out = new Uint8Array(length);
+  const fd = openSync(path, 'r');
+  try {
+    for (let got = 0; got < length;) {
+      const n = readSync(fd, out, got, Math.min(length - got, 1 << 30), offset + got);
+      if (n === 0) throw new CheckpointFormatError(`${what}: the data ends early`);
+      got += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return out;
 }
 
 /**
@@ -193,9 +239,10 @@ export function readTensorInto({
       `${what}: tensor ${name} has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]`,
     );
   }
-  if (t.bytes.length !== dst.byteLength)
-    throw new CheckpointFormatError(`${what}: tensor ${name} has ${t.bytes.length} bytes, expected ${dst.byteLength}`);
-  new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(t.bytes);
+  const bytes = t.bytes; // read once: a file opened with openSafetensors reads it from disk here
+  if (bytes.length !== dst.byteLength)
+    throw new CheckpointFormatError(`${what}: tensor ${name} has ${bytes.length} bytes, expected ${dst.byteLength}`);
+  new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(bytes);
 }
 
 /**
