@@ -27,7 +27,7 @@ export function fsyncDir(dir: string): void {
 const MAX_WRITE = 1 << 30;
 
 /** Writes all of buf at the file position (writeSync may write less than asked). */
-function writeAll(fd: number, buf: Uint8Array): void {
+export function writeAll(fd: number, buf: Uint8Array): void {
   let off = 0;
   while (off < buf.length) off += writeSync(fd, buf, off, Math.min(buf.length - off, MAX_WRITE));
 }
