@@ -172,6 +172,33 @@ Napi::Value LogprobForward(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// drawRows(logits, n, v, u, tokens, logprobs, entropies); only when logprobAvailable().
+Napi::Value DrawRows(const Napi::CallbackInfo& info) {
+  const char* fn = "drawRows";
+  Napi::Env env = info.Env();
+  const int64_t n = int_arg(info, 1, fn), v = n < 0 ? -1 : int_arg(info, 2, fn);
+  if (v < 0) return env.Undefined();
+  if (!crl::logprob_available() || v == 0) {
+    Napi::Error::New(env, "drawRows: needs v >= 1 and this Node's v8 ieee754 exp/log").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const float* logits = f32_arg(info, 0, n * v, fn);
+  if (!logits) return env.Undefined();
+  const napi_typedarray_type want[4] = {napi_float64_array, napi_int32_array, napi_float64_array, napi_float64_array};
+  for (size_t a = 3; a <= 6; ++a) {
+    if (!info[a].IsTypedArray() || info[a].As<Napi::TypedArray>().TypedArrayType() != want[a - 3] ||
+        static_cast<int64_t>(info[a].As<Napi::TypedArray>().ElementLength()) < n) {
+      Napi::TypeError::New(env, std::string(fn) + ": argument " + std::to_string(a) + " must be a " +
+                                    (a == 4 ? "Int32Array" : "Float64Array") + " of >= n elements")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  crl::draw_rows(logits, n, v, info[3].As<Napi::Float64Array>().Data(), info[4].As<Napi::Int32Array>().Data(),
+                 info[5].As<Napi::Float64Array>().Data(), info[6].As<Napi::Float64Array>().Data());
+  return env.Undefined();
+}
+
 // extendAttention(qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out); only when logprobAvailable().
 Napi::Value ExtendAttention(const Napi::CallbackInfo& info) {
   const char* fn = "extendAttention";
@@ -277,6 +304,7 @@ void register_ops(Napi::Env env, Napi::Object exports) {
   exports.Set("causalSoftmaxBackward", Napi::Function::New(env, CausalSoftmaxBackward, "causalSoftmaxBackward"));
   exports.Set("decodeAttentionStep", Napi::Function::New(env, DecodeAttentionStep, "decodeAttentionStep"));
   exports.Set("logprobForward", Napi::Function::New(env, LogprobForward, "logprobForward"));
+  exports.Set("drawRows", Napi::Function::New(env, DrawRows, "drawRows"));
   exports.Set("extendAttention", Napi::Function::New(env, ExtendAttention, "extendAttention"));
   exports.Set("v8Math", Napi::Function::New(env, V8Math, "v8Math"));
   exports.Set("ropeRotate", Napi::Function::New(env, RopeRotate, "ropeRotate"));

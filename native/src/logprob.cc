@@ -102,6 +102,51 @@ static void masked_softmax_row(float* x, int64_t len, int64_t width) {
   for (int64_t j = len; j < width; ++j) x[j] = 0.f;
 }
 
+// sampling.ts's drawToken at temperature 1 (u >= 0: the row's uniform) or 0 (u < 0: greedy), top-p
+// 1, bit-identical to it: the same double arithmetic in the same order. e[] is the row's exp terms.
+static void draw_row(const float* x, int64_t v, double u, double* e, int32_t* token, double* logprob,
+                     double* entropy) {
+  const MathFn fexp = v8_math().exp, flog = v8_math().log;
+  double mx = -std::numeric_limits<double>::infinity();
+  int64_t arg = 0;
+  for (int64_t j = 0; j < v; ++j) {
+    const double z = x[j];
+    if (z > mx) {
+      mx = z;
+      arg = j;
+    }
+  }
+  double sum = 0, ez = 0;
+  for (int64_t j = 0; j < v; ++j) {
+    const double d = static_cast<double>(x[j]) - mx;
+    const double ej = fexp(d);
+    e[j] = ej;
+    sum += ej;
+    if (ej > 0) ez += ej * d;
+  }
+  const double log_sum = flog(sum);
+  const double lse = mx + log_sum;
+  int64_t t = arg;
+  if (u >= 0) {
+    double left = u * sum;
+    t = -1;
+    for (int64_t j = 0; j < v; ++j) {
+      left -= e[j];
+      if (left < 0) {
+        t = j;
+        break;
+      }
+    }
+    // Rounding left mass after the last term: the last token with mass (as sampling.ts).
+    for (int64_t j = v - 1; t < 0 && j >= 0; --j)
+      if (e[j] > 0) t = j;
+    if (t < 0) t = 0;
+  }
+  *token = static_cast<int32_t>(t);
+  *logprob = static_cast<double>(x[t]) - lse;
+  *entropy = log_sum - ez / sum;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
@@ -173,6 +218,24 @@ void logprob_forward(float* probs, const int32_t* targets, float* logprobs, floa
   pool().run(nt, [](void* p, int64_t t) {
     const Ctx& c = *static_cast<const Ctx*>(p);
     logprob_rows(c.probs, c.targets, c.logprobs, c.entropies, c.n * t / c.ntasks, c.n * (t + 1) / c.ntasks, c.v);
+  }, &ctx);
+}
+
+void draw_rows(const float* logits, int64_t n, int64_t v, const double* u, int32_t* tokens, double* logprobs,
+               double* entropies) {
+  struct Ctx {
+    const float* logits;
+    int64_t v;
+    const double* u;
+    int32_t* tokens;
+    double *logprobs, *entropies;
+  } ctx{logits, v, u, tokens, logprobs, entropies};
+  // A row per task: each row's sums keep sampling.ts's order (a row split across threads would not).
+  pool().run(n, [](void* p, int64_t r) {
+    const Ctx& c = *static_cast<const Ctx*>(p);
+    thread_local std::vector<double> e;
+    if (static_cast<int64_t>(e.size()) < c.v) e.resize(c.v);
+    draw_row(c.logits + r * c.v, c.v, c.u[r], e.data(), c.tokens + r, c.logprobs + r, c.entropies + r);
   }, &ctx);
 }
 

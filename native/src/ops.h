@@ -56,6 +56,11 @@ void rope_rotate(float* x, int64_t n, int64_t heads, int64_t row_stride, const i
 bool logprob_available();
 void logprob_forward(float* probs, const int32_t* targets, float* logprobs, float* entropies, int64_t n, int64_t v);
 void v8_math_apply(double* x, int64_t n, bool log);
+// sampling.ts's drawToken on n rows of [V] logits at temperature 1 (u[r] >= 0, the row's uniform
+// draw) or 0 (u[r] < 0: the argmax), top-p 1: token, log-prob and entropy of each row, bit-identical
+// to it (logprob.cc). Rows on the pool's threads. Only when logprob_available().
+void draw_rows(const float* logits, int64_t n, int64_t v, const double* u, int32_t* tokens, double* logprobs,
+               double* entropies);
 
 // RMSNorm (rmsnorm.ts): out = x * rstd * w, rstd[r] = 1 / sqrt(mean(x_r^2) + eps). inp, out: [N, C].
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t n, int64_t c, float eps);

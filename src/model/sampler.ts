@@ -3,7 +3,7 @@ import type { Rng } from '../util/random.ts';
 import { KvDecoder } from './kv-decoder.ts';
 import { SequenceTooLongError } from './pack.ts';
 import type { PolicyModel } from './policy.ts';
-import { drawScratch, drawToken } from './sampling.ts';
+import { drawRows, drawScratch } from './sampling.ts';
 import type { VocabMap } from './vocab-map.ts';
 import { resolvePrecision, type PrecisionChoice, type WeightPrecision } from './weight-precision.ts';
 
@@ -84,20 +84,23 @@ export class ModelSampler implements TokenSampler {
     let active = b;
     while (active > 0) {
       let count = 0;
-      for (let a = 0; a < active; a++) {
+      const rows: number[] = [];
+      for (let a = 0; a < active; a++)
+        if (results[reqIds[a]!]!.tokens.length < requests[reqIds[a]!]!.maxTokens) rows.push(a); // not maxTokens 0
+      const draws = drawRows({
+        logits,
+        rows,
+        v,
+        temperature: params.temperature,
+        topP: params.topP,
+        rng: this.rng,
+        scratch,
+      });
+      rows.forEach((a, k) => {
+        const d = draws[k]!;
         const ri = reqIds[a]!;
         const req = requests[ri]!;
         const res = results[ri]!;
-        if (res.tokens.length >= req.maxTokens) continue; // maxTokens 0
-        const d = drawToken({
-          logits,
-          offset: a * v,
-          v,
-          temperature: params.temperature,
-          topP: params.topP,
-          rng: this.rng,
-          scratch,
-        });
         res.tokens.push(map.toReal(d.token));
         res.logprobs.push(d.logprob);
         res.entropies!.push(d.entropy);
@@ -108,7 +111,7 @@ export class ModelSampler implements TokenSampler {
           next[count] = d.token;
           count++;
         }
-      }
+      });
       active = count;
       if (active > 0) {
         logits = this.decoder.step({ slotIds, tokens: next, count: active });

@@ -48,4 +48,24 @@ describe('drawToken', () => {
     const z = w.reduce((a, b) => a + b, 0);
     frequencies(t, 1).forEach((f, i) => expect(Math.abs(f - w[i]! / z)).toBeLessThan(0.015));
   });
+
+  it('gives the entropy and log-prob of the direct formulas on a wide row, a masked logit included', () => {
+    const rng = new Rng(7);
+    const w = 5000;
+    const row = Float32Array.from({ length: w }, () => (rng.next() - 0.5) * 20);
+    row[17] = -Infinity; // a token outside the vocabulary, masked (vocab-map.ts)
+    let mx = -Infinity;
+    for (const z of row) mx = Math.max(mx, z);
+    let s = 0;
+    for (const z of row) s += Math.exp(z - mx);
+    const lse = mx + Math.log(s);
+    let h = 0;
+    for (const z of row) if (z > -Infinity) h -= Math.exp(z - lse) * (z - lse);
+    for (const temperature of [0, 1, 0.7]) {
+      const d = drawToken({ logits: row, offset: 0, v: w, temperature, topP: 1, rng, scratch: drawScratch(w) });
+      expect(d.token).not.toBe(17);
+      expect(Math.abs(d.entropy - h)).toBeLessThan(1e-9 * h);
+      expect(Math.abs(d.logprob - (row[d.token]! - lse))).toBeLessThan(1e-9);
+    }
+  });
 });

@@ -1,3 +1,4 @@
+import { nativeOps } from '../tensor/native-ops.ts';
 import type { Rng } from '../util/random.ts';
 
 /**
@@ -17,10 +18,60 @@ export interface TokenDraw {
 export interface DrawScratch {
   probs: Float64Array; // [V]
   order: Int32Array; // [V]
+  rows: RowScratch | null; // drawRows' per-row arrays, grown on demand
+}
+
+interface RowScratch {
+  u: Float64Array;
+  tokens: Int32Array;
+  logprobs: Float64Array;
+  entropies: Float64Array;
 }
 
 export function drawScratch(v: number): DrawScratch {
-  return { probs: new Float64Array(v), order: new Int32Array(v) };
+  return { probs: new Float64Array(v), order: new Int32Array(v), rows: null };
+}
+
+/**
+ * drawToken on each row of `rows` (indices into [N, V] logits), in that order: the same tokens,
+ * log-probs and entropies, and the same rng draws. At temperature 1 or 0 with top-p 1 (what RL
+ * samples with) the native addon draws the rows on both threads, bit-identical to drawToken: at a
+ * 151,936-token vocabulary one row costs a few milliseconds in JavaScript, a fifth of a batch-8
+ * decode step of a 0.6B model.
+ */
+export function drawRows({
+  logits,
+  rows,
+  v,
+  temperature,
+  topP,
+  rng,
+  scratch,
+}: {
+  logits: Float32Array; // [N, V]
+  rows: readonly number[];
+  v: number;
+  temperature: number;
+  topP: number;
+  rng: Rng;
+  scratch: DrawScratch;
+}): TokenDraw[] {
+  const native = nativeOps?.drawRows;
+  const contiguous = rows.every((r, i) => r === i);
+  if (!native || !contiguous || topP !== 1 || (temperature !== 1 && temperature !== 0) || rows.length === 0)
+    return rows.map((r) => drawToken({ logits, offset: r * v, v, temperature, topP, rng, scratch }));
+  const n = rows.length;
+  if (!scratch.rows || scratch.rows.u.length < n)
+    scratch.rows = {
+      u: new Float64Array(n),
+      tokens: new Int32Array(n),
+      logprobs: new Float64Array(n),
+      entropies: new Float64Array(n),
+    };
+  const { u, tokens, logprobs, entropies } = scratch.rows;
+  for (let i = 0; i < n; i++) u[i] = temperature > 0 ? rng.next() : -1;
+  native({ logits, n, v, u, tokens, logprobs, entropies });
+  return Array.from({ length: n }, (_, i) => ({ token: tokens[i]!, logprob: logprobs[i]!, entropy: entropies[i]! }));
 }
 
 export function drawToken({
@@ -49,16 +100,25 @@ export function drawToken({
       arg = j;
     }
   }
+  // One exp per logit for the sum, the entropy and (at temperature 1) the draw: with a 151,936-row
+  // vocabulary the three passes this replaced took about a third of a batch-8 decode step.
+  // H = -sum p_j (z_j - lse) = log(sum) - sum e_j (z_j - mx) / sum, with e_j = exp(z_j - mx); a
+  // masked logit (e_j = 0) adds nothing, where 0 * -Infinity would be NaN.
+  const { probs } = scratch;
   let sum = 0;
-  for (let j = 0; j < v; j++) sum += Math.exp(logits[offset + j]! - mx);
-  const lse = mx + Math.log(sum);
-  let entropy = 0;
+  let ez = 0;
   for (let j = 0; j < v; j++) {
-    const lp = logits[offset + j]! - lse;
-    entropy -= Math.exp(lp) * lp;
+    const d = logits[offset + j]! - mx;
+    const e = Math.exp(d);
+    probs[j] = e;
+    sum += e;
+    if (e > 0) ez += e * d;
   }
+  const logSum = Math.log(sum);
+  const lse = mx + logSum;
+  const entropy = logSum - ez / sum;
   let token = arg;
-  if (temperature > 0) token = sampleAdjusted({ logits, offset, v, temperature, topP, rng, scratch, mx });
+  if (temperature > 0) token = sampleAdjusted({ logits, offset, v, temperature, topP, rng, scratch, mx, sum });
   return { token, logprob: logits[offset + token]! - lse, entropy };
 }
 
@@ -72,6 +132,7 @@ function sampleAdjusted({
   rng,
   scratch,
   mx,
+  sum,
 }: {
   logits: Float32Array;
   offset: number;
@@ -81,13 +142,17 @@ function sampleAdjusted({
   rng: Rng;
   scratch: DrawScratch;
   mx: number;
+  sum: number; // sum of exp(z - mx): probs holds those terms on entry
 }): number {
   const { probs, order } = scratch;
-  let z = 0;
-  for (let j = 0; j < v; j++) {
-    const e = Math.exp((logits[offset + j]! - mx) / temperature);
-    probs[j] = e;
-    z += e;
+  let z = sum;
+  if (temperature !== 1) {
+    z = 0;
+    for (let j = 0; j < v; j++) {
+      const e = Math.exp((logits[offset + j]! - mx) / temperature);
+      probs[j] = e;
+      z += e;
+    }
   }
   let kept = v;
   let mass = z;

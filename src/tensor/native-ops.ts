@@ -55,6 +55,16 @@ export interface ExtendStepArgs {
   out: Float32Array; // [N, H D]
 }
 
+export interface DrawRowsArgs {
+  logits: Float32Array; // [N, V]
+  n: number;
+  v: number;
+  u: Float64Array; // [N]
+  tokens: Int32Array; // [N] out
+  logprobs: Float64Array; // [N] out
+  entropies: Float64Array; // [N] out
+}
+
 export interface NativeOps {
   swigluForward(a: SwigluForwardArgs): void;
   swigluBackward(a: SwigluBackwardArgs): void;
@@ -65,6 +75,12 @@ export interface NativeOps {
    * threads). Null when this Node does not export them or they differ from Math.exp / Math.log.
    */
   logprobForward: ((a: LogprobForwardArgs) => void) | null;
+  /**
+   * src/model/sampling.ts's drawToken on rows [0, n) at temperature 1 (u[r] in [0, 1), the row's
+   * uniform) or 0 (u[r] < 0: the argmax), top-p 1, bit-identical to it; rows on both threads.
+   * Null when logprobForward is, or the addon predates it.
+   */
+  drawRows: ((a: DrawRowsArgs) => void) | null;
   /**
    * Writes every request's new k, v into the caches and attends them against their cached
    * prefixes: decode-attention.ts's writeKv + extendAttention for all requests in one call,
@@ -115,6 +131,11 @@ function bind(addon: NativeAddon): NativeOps {
       ? ({ probs, targets, logprobs, entropies, n, v }) =>
           addon.logprobForward(probs, targets, logprobs, entropies, n, v)
       : null,
+    drawRows:
+      jsMath && addon.drawRows
+        ? ({ logits, n, v, u, tokens, logprobs, entropies }) =>
+            addon.drawRows!(logits, n, v, u, tokens, logprobs, entropies)
+        : null,
     extendAttentionStep: jsMath
       ? ({ qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out }) =>
           addon.extendAttention(qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out)

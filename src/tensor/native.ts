@@ -81,6 +81,16 @@ export interface NativeAddon {
     d: number,
     out: Float32Array,
   ): void;
+  /** Absent from an addon built before it. */
+  drawRows?(
+    logits: Float32Array,
+    n: number,
+    v: number,
+    u: Float64Array,
+    tokens: Int32Array,
+    logprobs: Float64Array,
+    entropies: Float64Array,
+  ): void;
   /** x[i] = exp(x[i]) (or log) with logprobForward's functions; false when it has none. */
   v8Math(x: Float64Array, log: boolean): boolean;
   ropeRotate(
