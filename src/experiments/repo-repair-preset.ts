@@ -1,7 +1,6 @@
 import type { TrainConfigInput } from '../config/train-config.ts';
 import { REPO_REPAIR_ROLLOUT } from '../env/repo-repair/index.ts';
 import type { Preset } from './preset-types.ts';
-import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
 import { terminalPreset } from './terminal-preset.ts';
 
 /** repo-repair's own sizes (the family's), with the K every preset uses. */
@@ -12,8 +11,7 @@ const REPO_REPAIR_PRESET_ROLLOUT = { ...REPO_REPAIR_ROLLOUT, maxWindows: 4 };
  * fixed with real shell commands and graded by its pytest suite in the bubblewrap sandbox, Qwen3
  * tokens, the family's sizes. The terminal preset's recipe (base, RL w/o compaction and
  * CompactionRL over three seeds, evaluated the same way) in this family's sizes; its SFT differs in
- * the warm-up, the family-independent recall stage alone (the family has no dense generator yet),
- * and in the short tasks mixed in: a third on short modules (the bug in the first read, one
+ * the short tasks mixed in: a third on short modules (the bug in the first read, one
  * window). One SFT base (seed 0's) shared by the three RL seeds, from 256 fresh expert episodes per
  * epoch: every episode runs pytest in the sandbox (about 1.4 episodes/s here), so the terminal
  * recipe's 512 per epoch and a base per seed would cost over three hours of SFT data alone; with
@@ -32,10 +30,10 @@ export function repoRepairPreset(optim: TrainConfigInput['optim']): Preset {
       ...terminal.sft,
       episodes: 256,
       mix: { 'repo-repair': [{ share: 0.3, knobs: { minFunctions: 2, maxFunctions: 2 } }] },
-      // The recall stage may run to 2,400 steps here: with Qwen3 tokens it rose only to 0.62 held-out
-      // accuracy by the default 3 x 300 (still rising), and a base that cannot copy the expected
-      // expression into its `sed -i` fails the task however well it explores.
-      dense: { steps: PRESET_RECALL_STAGE.recallSteps, ...PRESET_RECALL_STAGE, recallMaxSteps: 2400 },
+      // The terminal recipe's warm-up: the recall stage, then the family's dense forms (the windows
+      // where the fix is written, env/repo-repair/dense.ts). With the recall stage alone the base
+      // could not copy the expected expression into its edit (x4 2.1%), and a recall stage run to
+      // 2,400 steps levelled off at 0.65 held-out accuracy in Qwen3 ids.
       model: { preset: 'reference-2l', maxSeqLen: REPO_REPAIR_PRESET_ROLLOUT.contextWindow },
       rollout: REPO_REPAIR_PRESET_ROLLOUT,
     },

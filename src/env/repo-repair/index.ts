@@ -1,6 +1,7 @@
 import type { TaskFamily } from '../family.ts';
 import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { RepoRepairEnv } from './env.ts';
+import { repoRepairDense } from './dense.ts';
 import { repoRepairExpert, repoRepairNeeded } from './expert.ts';
 import { generateRepoRepair } from './generate.ts';
 import { repoRepairKnobs, repoRepairVariants, type RepoRepairKnobs } from './knobs.ts';
@@ -32,6 +33,7 @@ export const repoRepair: TaskFamily<RepoRepairKnobs> = {
   create: (knobs) => new RepoRepairEnv(knobs),
   expert: repoRepairExpert,
   summaryWriters: makeSummaryWriters(repoRepairNeeded),
+  sft: { dense: (o) => repoRepairDense(o) },
   summaryFacts: summaryFactsOf(repoRepairNeeded),
   tokenizer: 'qwen3',
   maxConcurrentEpisodes: 32, // family.ts: each episode runs pytest in a sandbox
