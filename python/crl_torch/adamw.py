@@ -16,6 +16,10 @@ import torch
 from .sharding import local
 
 
+# Elements per slice of the update (float64 temporaries of 32 MB each).
+_SLICE = 1 << 22
+
+
 def learning_rate(cfg, step):
     """schedule.ts: linear warm-up to lr, then a cosine to lr * minLrRatio at totalSteps."""
     lr, warmup, total, min_ratio = cfg["lr"], cfg["warmupSteps"], cfg["totalSteps"], cfg["minLrRatio"]
@@ -32,14 +36,19 @@ class AdamW:
     shaped like this rank's part of each parameter. reduce_sum: sums a float64 over the ranks
     that hold the other shards (None: this rank holds every element)."""
 
-    def __init__(self, cfg, params, decay, reduce_sum=None):
+    def __init__(self, cfg, params, decay, reduce_sum=None, m=None, v=None):
+        """m, v: the moments to start from (float32, shaped as this rank's part of each
+        parameter, used in place); None: zeros."""
         self.cfg = cfg
         self.params = params
         self.decay = decay
         self.reduce_sum = reduce_sum
         self.step_count = 0
-        self.m = [torch.zeros_like(local(p)) for p in params]
-        self.v = [torch.zeros_like(local(p)) for p in params]
+        self.m = list(m) if m is not None else [torch.zeros_like(local(p)) for p in params]
+        self.v = list(v) if v is not None else [torch.zeros_like(local(p)) for p in params]
+        for i, p in enumerate(params):
+            if self.m[i].shape != local(p).shape or self.v[i].shape != local(p).shape:
+                raise RuntimeError(f"AdamW: moments of parameter {i} are {tuple(self.m[i].shape)}, expected {tuple(local(p).shape)}")
 
     def grad_norm(self):
         """Global L2 norm of the accumulated gradients, float64 accumulation (clip.ts)."""
@@ -76,16 +85,25 @@ class AdamW:
         for param, m, v, decay in zip(self.params, self.m, self.v, self.decay):
             p = local(param)  # in place on this rank's rows: the parameter's own storage
             g = local(param.grad) if param.grad is not None else torch.zeros_like(p)
-            if k is not None:
-                g = (g.double() * k).float()  # clip.ts rounds the clipped gradient to float32
-            g = g.double()
-            mi = b1 * m.double() + (1 - b1) * g
-            vi = b2 * v.double() + (1 - b2) * g * g
-            m.copy_(mi)
-            v.copy_(vi)
-            x = p.double()
-            if decay:
-                x = x - wd * x
-            p.copy_(x - (lr * (mi * c1)) / (torch.sqrt(vi * c2) + eps))
+            # Element by element, so in slices: the float64 temporaries of a whole 0.6B embedding
+            # (155M elements) would take several GB at once.
+            # (reshape of a non-contiguous tensor would copy, and the in-place writes be lost: such
+            # a tensor is updated whole.)
+            whole = not all(t.is_contiguous() for t in (p, g, m, v))
+            pf, gf, mf, vf = (t if whole else t.view(-1) for t in (p, g, m, v))
+            for a in range(0, 1 if whole else pf.numel(), _SLICE):
+                sl = slice(None) if whole else slice(a, a + _SLICE)
+                gs = gf[sl]
+                if k is not None:
+                    gs = (gs.double() * k).float()  # clip.ts rounds the clipped gradient to float32
+                gs = gs.double()
+                mi = b1 * mf[sl].double() + (1 - b1) * gs
+                vi = b2 * vf[sl].double() + (1 - b2) * gs * gs
+                mf[sl].copy_(mi)
+                vf[sl].copy_(vi)
+                x = pf[sl].double()
+                if decay:
+                    x = x - wd * x
+                pf[sl].copy_(x - (lr * (mi * c1)) / (torch.sqrt(vi * c2) + eps))
         self.zero_grad()
         return norm, lr

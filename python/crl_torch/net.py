@@ -8,7 +8,10 @@ from .adamw import AdamW
 
 
 def _floats(buf, count, device):
-    return torch.frombuffer(bytearray(buf), dtype=torch.float32, count=count).to(device)
+    # A bytearray from wire.py is used in place (the parameters and moments of the network then
+    # live in it); anything else is copied into one.
+    data = buf if isinstance(buf, bytearray) else bytearray(buf)
+    return torch.frombuffer(data, dtype=torch.float32, count=count).to(device)
 
 
 class Net:
@@ -30,15 +33,24 @@ class Net:
         plist = [self.module.get_parameter(n) for n in self.names]
         self.params = dict(zip(self.names, plist))
         reduce_sum = ranks.all_reduce_sum if self.sharded else None
-        self.optimizer = AdamW(spec["optim"], plist, [bool(t["decay"]) for t in spec["tensors"]], reduce_sum)
+        if self.sharded:
+            ms, vs = _split(m, self.shapes), _split(v, self.shapes)
+            self.optimizer = AdamW(spec["optim"], plist, [bool(t["decay"]) for t in spec["tensors"]], reduce_sum)
+            for i, (mi, vi) in enumerate(zip(ms, vs)):
+                want = self.optimizer.m[i].shape
+                mine_m, mine_v = (sharding.my_shard(x, ranks.world, ranks.rank) for x in (mi, vi))
+                if mine_m.shape != want:
+                    raise RuntimeError(
+                        f"{self.names[i]}: this rank holds {tuple(want)}, expected rows {tuple(mine_m.shape)}"
+                    )
+                self.optimizer.m[i].copy_(mine_m)
+                self.optimizer.v[i].copy_(mine_v)
+        else:
+            # The moments as they arrived, views of the received buffers, no second copy (4.8 GB of
+            # them for a 0.6B policy): AdamW only updates them in place.
+            ms, vs = _views(m, self.shapes), _views(v, self.shapes)
+            self.optimizer = AdamW(spec["optim"], plist, [bool(t["decay"]) for t in spec["tensors"]], None, ms, vs)
         self.optimizer.step_count = int(spec["step"])
-        for i, (mi, vi) in enumerate(zip(_split(m, self.shapes), _split(v, self.shapes))):
-            want = self.optimizer.m[i].shape
-            mine_m, mine_v = (sharding.my_shard(x, ranks.world, ranks.rank) if self.sharded else x for x in (mi, vi))
-            if mine_m.shape != want:
-                raise RuntimeError(f"{self.names[i]}: this rank holds {tuple(want)}, expected rows {tuple(mine_m.shape)}")
-            self.optimizer.m[i].copy_(mine_m)
-            self.optimizer.v[i].copy_(mine_v)
         self.pending = None
 
     def forward(self, tokens, lengths, train):
@@ -92,6 +104,16 @@ class Net:
         if ts is None:
             return None
         return torch.cat([t.detach().reshape(-1).float().cpu() for t in ts]).numpy().tobytes()
+
+
+def _views(flat, shapes):
+    """Consecutive views of a flat tensor, one per shape, sharing its storage."""
+    out, offset = [], 0
+    for shape in shapes:
+        n = _numel(shape)
+        out.append(flat[offset : offset + n].view(shape))
+        offset += n
+    return out
 
 
 def _split(flat, shapes):

@@ -18,15 +18,17 @@ class WireClosed(Exception):
 
 
 def _read_exact(stream, n):
-    parts = []
-    left = n
-    while left > 0:
-        chunk = stream.read(left)
-        if not chunk:
+    """n bytes as a bytearray, read in place: a buffer of weights (2.4 GB for a 0.6B policy) is
+    held once, not as its chunks and then their join (net.py wraps it as a tensor without a copy)."""
+    out = bytearray(n)
+    view = memoryview(out)
+    got = 0
+    while got < n:
+        k = stream.readinto(view[got:])
+        if not k:
             raise WireClosed()
-        parts.append(chunk)
-        left -= len(chunk)
-    return b"".join(parts)
+        got += k
+    return out
 
 
 def read_message(stream):
