@@ -57,8 +57,8 @@ bool logprob_available();
 void logprob_forward(float* probs, const int32_t* targets, float* logprobs, float* entropies, int64_t n, int64_t v);
 void v8_math_apply(double* x, int64_t n, bool log);
 // sampling.ts's drawToken on n rows of [V] logits at temperature 1 (u[r] >= 0, the row's uniform
-// draw) or 0 (u[r] < 0: the argmax), top-p 1: token, log-prob and entropy of each row, bit-identical
-// to it (logprob.cc). Rows on the pool's threads. Only when logprob_available().
+// draw) or 0 (u[r] < 0: the argmax), top-p 1: token, log-prob and entropy of each row, with its
+// formulas and a vectorized double exp (logprob.cc vexpd; within 1e-12 of it). Rows on the pool.
 void draw_rows(const float* logits, int64_t n, int64_t v, const double* u, int32_t* tokens, double* logprobs,
                double* entropies);
 

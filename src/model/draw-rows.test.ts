@@ -7,14 +7,15 @@ const requireNative = process.env.CRL_REQUIRE_NATIVE === '1';
 
 /**
  * The native row draw (sampling.ts drawRows at temperature 1 or 0, top-p 1) against drawToken row
- * by row: the same double arithmetic with JavaScript's own exp and log, so tokens, log-probs and
- * entropies must be equal bit for bit, and the rng must be left where drawToken leaves it.
+ * by row: drawToken's formulas in double with a vectorized exp (a few ulp from Math.exp) and
+ * eight-lane sums, so the same tokens (a draw would have to fall within ~1e-15 of a boundary to
+ * differ), log-probs and entropies within 1e-12, and the rng left where drawToken leaves it.
  */
 describe.skipIf(!nativeOps?.drawRows && !requireNative)('native drawRows vs drawToken', () => {
   it('is available', () => expect(nativeOps?.drawRows).toBeTruthy());
 
   for (const temperature of [1, 0])
-    it(`draws the same tokens, log-probs and entropies at temperature ${temperature}`, () => {
+    it(`draws the same tokens, log-probs and entropies to 1e-12 at temperature ${temperature}`, () => {
       const v = 3001;
       const n = 9;
       const src = new Rng(11);
@@ -28,10 +29,10 @@ describe.skipIf(!nativeOps?.drawRows && !requireNative)('native drawRows vs draw
         const fast = drawRows({ logits, rows, v, temperature, topP: 1, rng: a, scratch: drawScratch(v) });
         const scratch = drawScratch(v);
         const slow = rows.map((r) => drawToken({ logits, offset: r * v, v, temperature, topP: 1, rng: b, scratch }));
-        expect(fast).toEqual(slow);
+        expect(fast.map((d) => d.token)).toEqual(slow.map((d) => d.token));
         fast.forEach((d, i) => {
-          expect(Object.is(d.logprob, slow[i]!.logprob)).toBe(true);
-          expect(Object.is(d.entropy, slow[i]!.entropy)).toBe(true);
+          expect(Math.abs(d.logprob - slow[i]!.logprob)).toBeLessThan(1e-12);
+          expect(Math.abs(d.entropy - slow[i]!.entropy)).toBeLessThan(1e-12 * Math.max(1, slow[i]!.entropy));
         });
       }
       expect(a.next()).toBe(b.next());

@@ -237,7 +237,7 @@ export class KvDecoder {
       outF: v,
       packed: packed?.lmHead,
     });
-    if (prof) prof.lap('decode-linear', t);
+    if (prof) prof.lap('decode-linear-head', t);
     for (let a = 0; a < count; a++) {
       const slot = slotIds[a]!;
       this.history[slot * s + this.lens[slot]!] = tokens[a]!;

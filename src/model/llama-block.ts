@@ -84,7 +84,7 @@ export function blockForward(a: BlockForwardArgs): void {
   if (prof) t = prof.lap(`${label}rmsnorm`, t);
   const raw = cfg.qkNorm && buf.qkvRaw ? buf.qkvRaw : buf.qkv;
   linearForward({ out: raw, inp: buf.ln1, weight: lw.qkv, n, inF: c, outF: qkvDim, packed: pw?.qkv });
-  if (prof) t = prof.lap(`${label}linear`, t);
+  if (prof) t = prof.lap(`${label}linear-qkv`, t);
   if (cfg.qkNorm) {
     headRmsnormForward({
       out: buf.qkv,
@@ -107,11 +107,11 @@ export function blockForward(a: BlockForwardArgs): void {
   if (prof) t = prof.lap(`${label}attention`, t);
   if (buf.mid !== buf.x) buf.mid.set(buf.x.subarray(0, n * c));
   linearForward({ out: buf.mid, inp: buf.att, weight: lw.o, n, inF: qDim, outF: c, accumulate: true, packed: pw?.o });
-  if (prof) t = prof.lap(`${label}linear`, t);
+  if (prof) t = prof.lap(`${label}linear-o`, t);
   rmsnormForward({ out: buf.ln2, rstd: buf.rstd2, inp: buf.mid, weight: lw.ln2, n, c, eps });
   if (prof) t = prof.lap(`${label}rmsnorm`, t);
   linearForward({ out: buf.gateUp, inp: buf.ln2, weight: lw.gateUp, n, inF: c, outF: 2 * f, packed: pw?.gateUp });
-  if (prof) t = prof.lap(`${label}linear`, t);
+  if (prof) t = prof.lap(`${label}linear-gate-up`, t);
   swigluForward({ out: buf.act, sig: buf.sig, inp: buf.gateUp, n, f });
   if (prof) t = prof.lap(`${label}swiglu`, t);
   if (buf.out !== buf.mid) buf.out.set(buf.mid.subarray(0, n * c));
@@ -125,7 +125,7 @@ export function blockForward(a: BlockForwardArgs): void {
     accumulate: true,
     packed: pw?.down,
   });
-  if (prof) prof.lap(`${label}linear`, t);
+  if (prof) prof.lap(`${label}linear-down`, t);
 }
 
 /** Row buffers for inference: one set, reused by every layer, grown on demand. */

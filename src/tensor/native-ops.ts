@@ -77,8 +77,8 @@ export interface NativeOps {
   logprobForward: ((a: LogprobForwardArgs) => void) | null;
   /**
    * src/model/sampling.ts's drawToken on rows [0, n) at temperature 1 (u[r] in [0, 1), the row's
-   * uniform) or 0 (u[r] < 0: the argmax), top-p 1, bit-identical to it; rows on both threads.
-   * Null when logprobForward is, or the addon predates it.
+   * uniform) or 0 (u[r] < 0: the argmax), top-p 1: its formulas with a vectorized exp, log-probs
+   * and entropies within 1e-12 of it; rows on both threads. Null when the addon predates it.
    */
   drawRows: ((a: DrawRowsArgs) => void) | null;
   /**
@@ -131,11 +131,10 @@ function bind(addon: NativeAddon): NativeOps {
       ? ({ probs, targets, logprobs, entropies, n, v }) =>
           addon.logprobForward(probs, targets, logprobs, entropies, n, v)
       : null,
-    drawRows:
-      jsMath && addon.drawRows
-        ? ({ logits, n, v, u, tokens, logprobs, entropies }) =>
-            addon.drawRows!(logits, n, v, u, tokens, logprobs, entropies)
-        : null,
+    drawRows: addon.drawRows
+      ? ({ logits, n, v, u, tokens, logprobs, entropies }) =>
+          addon.drawRows!(logits, n, v, u, tokens, logprobs, entropies)
+      : null,
     extendAttentionStep: jsMath
       ? ({ qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out }) =>
           addon.extendAttention(qkv, starts, prefixes, slots, r, kc, vc, s, h, hkv, d, out)
