@@ -149,11 +149,26 @@ function sessionOf(options: { name: string; sandbox: Sandbox; workdir: string; o
       const r = await docker(['rm', '-f', name], { timeoutMs: 60_000 });
       await sandbox.close();
       // Started with --rm, the container may already be gone, or going (its own end started the
-      // removal): only a container left running is a failure.
-      if (r.code !== 0 && !/no such container|removal of container .* is already in progress/i.test(r.stderr))
+      // removal): only a container left running is a failure. One whose removal is under way is
+      // waited for, so that close() returns with the container gone (on a busy daemon the removal
+      // outlasted close() and a caller's check found it still listed).
+      if (r.code !== 0 && /removal of container .* is already in progress/i.test(r.stderr)) await untilGone(name);
+      else if (r.code !== 0 && !/no such container/i.test(r.stderr))
         throw new SandboxError(`removing container ${name} failed: ${describeFailure(r)}`);
     },
   };
+}
+
+/** Waits (up to 60 s) until the daemon no longer lists the container; a SandboxError after that. */
+async function untilGone(name: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const r = await docker(['ps', '-a', '-q', '--filter', `name=^${name}$`], { timeoutMs: 30_000 });
+    if (r.code === 0 && r.stdout.toString('utf8').trim() === '') return;
+    if (Date.now() > deadline)
+      throw new SandboxError(`container ${name} was still being removed 60 s after it was asked to go`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Runs a helper command as root inside the container (not in the agent's shell). */
