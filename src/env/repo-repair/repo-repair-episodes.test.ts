@@ -25,11 +25,20 @@ const seeds = Array.from({ length: 12 }, (_, i) => repoRepair.evalSeeds.start + 
 const expertRun = (writer: WriterChoice, windows: number): Promise<EpisodeRecord[]> =>
   runExpertEpisodes({ family: repoRepair, seeds, writer, windows, concurrency: 6 });
 const pass = (rs: readonly EpisodeRecord[]) => rs.filter((r) => r.reward >= 1).length / rs.length;
+/** The episodes that did not pass, with what ended them (a fault says whose and why). */
+const failures = (rs: readonly EpisodeRecord[]): string =>
+  rs
+    .filter((r) => r.reward < 1)
+    .map((r) => {
+      const errors = r.events.flatMap((e) => (e.kind === 'env-error' ? [`${e.during}: ${e.message}`] : []));
+      return `seed ${r.seed}: ${r.outcome} after ${r.steps} steps, ${r.compactions} compactions ${errors.join('; ')}`;
+    })
+    .join('\n');
 
 describe.skipIf(!available)('repo-repair episodes in the sandbox (Qwen3 tokens, the family rollout)', () => {
   it('the expert passes with oracle summaries at x4; a share fits one window; null summaries fail the rest', async () => {
     const x4 = await expertRun('oracle', 4);
-    expect(pass(x4)).toBe(1);
+    expect(pass(x4), failures(x4)).toBe(1);
     for (const r of x4) expect(r.events.filter((e) => e.kind === 'observation-cut')).toEqual([]);
     // The expert is deterministic: a task passes at x1 exactly when it fits one window.
     const x1 = x4.filter((r) => windowsUsed(r) === 1).length / x4.length;
