@@ -118,12 +118,7 @@ def _views(flat, shapes):
 
 def _split(flat, shapes):
     """Consecutive views of a flat tensor, one per shape (cloned: each parameter owns its storage)."""
-    out, offset = [], 0
-    for shape in shapes:
-        n = _numel(shape)
-        out.append(flat[offset : offset + n].view(shape).clone())
-        offset += n
-    return out
+    return [x.clone() for x in _views(flat, shapes)]
 
 
 def _numel(shape):

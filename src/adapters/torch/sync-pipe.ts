@@ -240,28 +240,25 @@ export class SyncPipe {
       return;
     }
     let sent = 0;
+    // Waits until at most `unwritten` of the slices sent so far are not yet in the pipe (or the
+    // channel ended: request() reads the end next and throws).
+    const drainTo = (unwritten: number): void => {
+      while (sent - (Atomics.load(this.wake, 1) - this.drainedBase) > unwritten && !this.peekDead())
+        this.waitOrStop(1, Atomics.load(this.wake, 1), deadline, timeoutMs);
+    };
     const post = (bytes: Uint8Array[]): void => {
       this.port.postMessage(
         { bytes },
         bytes.map((b) => b.buffer as ArrayBuffer),
       );
       sent++;
-      for (;;) {
-        const drained = Atomics.load(this.wake, 1) - this.drainedBase;
-        if (sent - drained <= IN_FLIGHT) return;
-        if (this.peekDead()) return; // request() reads the end next and throws
-        this.waitOrStop(1, Atomics.load(this.wake, 1), deadline, timeoutMs);
-      }
+      drainTo(IN_FLIGHT);
     };
     post([new Uint8Array(len), new Uint8Array(head)]);
     for (const b of frame.buffers)
       for (let o = 0; o < b.byteLength; o += SLICE_BYTES) post([copyOf(b, o, Math.min(b.byteLength, o + SLICE_BYTES))]);
+    drainTo(0);
     // Later frames count their slices from here.
-    for (;;) {
-      const drained = Atomics.load(this.wake, 1) - this.drainedBase;
-      if (drained >= sent || this.peekDead()) break;
-      this.waitOrStop(1, Atomics.load(this.wake, 1), deadline, timeoutMs);
-    }
     this.drainedBase += sent;
   }
 

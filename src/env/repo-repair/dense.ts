@@ -1,9 +1,9 @@
 import type { DensePart } from '../family.ts';
 import type { Rng } from '../../util/random.ts';
 import { renderBody } from './body.ts';
-import { generateRepoRepair, modulePath, type RepoRepairTask } from './generate.ts';
+import { generateRepoRepair, modulePath } from './generate.ts';
 import type { RepoRepairKnobs } from './knobs.ts';
-import { repoFiles } from './repo-files.ts';
+import { correctBody, repoFiles } from './repo-files.ts';
 import { editCommand, READ_LINES, readCommand } from './task-folder.ts';
 
 /**
@@ -83,9 +83,4 @@ export function catN(lines: readonly string[], first: number): string {
   for (let n = first; n < first + READ_LINES && n <= lines.length; n++)
     out += `${String(n).padStart(6)}\t${lines[n - 1]!}\n`;
   return `${out}[exit 0]`;
-}
-
-function correctBody(task: RepoRepairTask) {
-  const m = task.modules.find((x) => x.name === task.bug.module)!;
-  return m.functions.find((f) => f.name === task.bug.fn)!.body;
 }

@@ -1,4 +1,4 @@
-import { evalBody, renderBody } from './body.ts';
+import { evalBody, renderBody, type Body } from './body.ts';
 import { functionLine, modulePath, PACKAGE, type RepoModule, type RepoRepairTask } from './generate.ts';
 
 /**
@@ -51,8 +51,12 @@ function moduleText(task: RepoRepairTask, m: RepoModule, buggy: boolean): string
   return lines.join('\n');
 }
 
+/** The buggy function's body as it should be (what its test's comment states). */
+export function correctBody(task: RepoRepairTask): Body {
+  return task.modules.find((m) => m.name === task.bug.module)!.functions.find((x) => x.name === task.bug.fn)!.body;
+}
+
 /** The line that fixes the bug, as it must read. */
 export function fixedLine(task: RepoRepairTask): string {
-  const f = task.modules.find((m) => m.name === task.bug.module)!.functions.find((x) => x.name === task.bug.fn)!;
-  return `    return ${renderBody(f.body)}`;
+  return `    return ${renderBody(correctBody(task))}`;
 }
