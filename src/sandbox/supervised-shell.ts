@@ -1,23 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { bwrapArgs, sandboxHostIds, sandboxUnavailableReason, SUPERVISOR_PATH, type SandboxMount } from './bwrap.ts';
-import { chownTree, removeTree, trackRoot, untrackRoot } from './host-files.ts';
-import { SandboxLimitsSchema, type SandboxLimits } from './limits.ts';
+import type { SandboxMount } from './bwrap.ts';
+import { hostPathOf, prepareBwrapLaunch } from './bwrap-launch.ts';
+import { removeTree, untrackRoot } from './host-files.ts';
+import type { SandboxLimits } from './limits.ts';
 import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
 import { launchStdio, shellPipes, type SandboxLaunch } from './shell-pipes.ts';
-import {
-  AgentFaultError,
-  SandboxError,
-  SandboxUnavailableError,
-  type CommandResult,
-  type SandboxOptions,
-} from './sandbox-types.ts';
-import { ownedPrefix, removeStaleDirs } from './stale-dirs.ts';
+import { AgentFaultError, SandboxError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
 
 /**
@@ -29,21 +20,13 @@ import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript }
  * output is capped. close() kills every process inside (the pid namespace dies with its first
  * process) and deletes the host directories bwrap bound.
  *
- * Over 300 lines on purpose: the class is one state machine over one child process (the pipes,
- * the pending command's capture, the exit watcher), shared by both launchers. Its parts that need
- * none of that state already live beside it (bwrap.ts, shell-script.ts, output-capture.ts,
- * reply-lines.ts, host-files.ts); splitting the rest would pass that private state between files.
+ * Over 300 lines on purpose: the class is one state machine over one child process (the pipes, the
+ * pending command's capture, the exit watcher), shared by both launchers; what needs none of that
+ * state lives beside it (bwrap-launch.ts, shell-script.ts, output-capture.ts, reply-lines.ts,
+ * host-files.ts), and splitting the rest would pass that private state between files.
  */
 
 const START_TIMEOUT_MS = 15_000;
-
-/** Roots swept for dead processes' directories (stale-dirs.ts), once per process. */
-const swept = new Set<string>();
-function sweepOnce(root: string): void {
-  if (swept.has(root)) return;
-  swept.add(root);
-  removeStaleDirs(root);
-}
 
 export class Sandbox {
   private readonly child: ChildProcess;
@@ -119,56 +102,22 @@ export class Sandbox {
     }
   }
 
-  /** Starts a sandbox; resolves once its shell is ready. */
+  /** Starts a sandbox in fresh namespaces with bwrap (bwrap-launch.ts); resolves once its shell is ready. */
   static async start(options: SandboxOptions): Promise<Sandbox> {
-    const unavailable = sandboxUnavailableReason();
-    if (unavailable) throw new SandboxUnavailableError(unavailable);
-    const limits = SandboxLimitsSchema.parse(options.limits ?? {});
-    if (!options.dirs.some((d) => d.path === options.workdir && d.writable)) {
-      throw new Error(`the sandbox's workdir ${options.workdir} must be one of its writable dirs`);
-    }
-    const tempRoot = options.tempRoot ?? tmpdir();
-    sweepOnce(tempRoot);
-    const root = mkdtempSync(join(tempRoot, ownedPrefix()));
-    trackRoot(root);
-    let sandbox: Sandbox | null = null;
+    const prepared = await prepareBwrapLaunch(options);
+    let sandbox: Sandbox;
     try {
-      const mounts = options.dirs.map((d, i) => {
-        const hostPath = join(root, `${i}${d.path.replace(/[^A-Za-z0-9]+/g, '-')}`);
-        mkdirSync(hostPath);
-        return { hostPath, path: d.path, writable: d.writable };
-      });
-      const hostDir = (path: string): string => hostPathOf(mounts, path);
-      await options.prepare?.(hostDir);
-      const ids = sandboxHostIds() ?? undefined;
-      if (ids) chownTree(root, ids);
-      const home = options.dirs.some((d) => d.path === '/root' && d.writable) ? '/root' : options.workdir;
-      const env = {
-        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-        HOME: home,
-        USER: 'root',
-        LANG: 'C.UTF-8',
-        TERM: 'dumb',
-        ...options.env,
-      };
-      const script = supervisorScript({ limits, workdir: options.workdir });
-      const nonce = randomBytes(8).toString('hex');
-      // The supervisor runs from an execute-only copy of bash: the kernel then makes it undumpable, so
-      // the agent (same uid, no capabilities) can neither open its /proc/1/fd nor ptrace it.
-      const supervisor = join(root, 'supervisor');
-      copyFileSync(realpathSync('/bin/bash'), supervisor);
-      chmodSync(supervisor, 0o111);
-      const command = [SUPERVISOR_PATH, '--noprofile', '--norc', '-c', script, 'crl-sandbox', nonce];
-      const args = bwrapArgs({ mounts, workdir: options.workdir, env, limits, command, supervisor });
-      sandbox = new Sandbox(root, mounts, limits, { launch: { command: 'bwrap', args, ids }, nonce });
+      sandbox = new Sandbox(prepared.root, prepared.mounts, prepared.limits, prepared);
+    } catch (e) {
+      untrackRoot(prepared.root);
+      removeTree(prepared.root);
+      throw e;
+    }
+    try {
       await sandbox.awaitReady(START_TIMEOUT_MS);
       return sandbox;
     } catch (e) {
-      if (sandbox) await sandbox.close();
-      else {
-        untrackRoot(root);
-        removeTree(root);
-      }
+      await sandbox.close();
       throw e;
     }
   }
@@ -409,12 +358,6 @@ export class Sandbox {
     const s = this.stderrText.trim();
     return s ? `: ${s.slice(0, 500)}` : '';
   }
-}
-
-function hostPathOf(mounts: readonly SandboxMount[], path: string): string {
-  const m = mounts.find((x) => x.path === path);
-  if (!m) throw new Error(`internal: ${path} is not one of the sandbox's directories`);
-  return m.hostPath;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
