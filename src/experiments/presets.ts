@@ -1,121 +1,30 @@
-import type { TrainConfigInput } from '../config/train-config.ts';
-import type { SftConfigInput } from './sft-config.ts';
-import type { Preset } from './preset-types.ts';
-import { ASYNC_SYSTEMS, CREDIT_SYSTEMS, PAPER_RL_SYSTEMS } from './systems.ts';
-import { terminalPreset, terminalTasksPreset } from './terminal-preset.ts';
-import { repoRepairPreset } from './repo-repair-preset.ts';
 import { SHELL_LEDGER_ROLLOUT } from '../env/shell-ledger/index.ts';
-import { PRESET_RECALL_STAGE } from './dense-warmup.ts';
+import {
+  CREDIT_COMPARED,
+  FULL_SFT,
+  FULL_TRAIN,
+  KNOBS,
+  KV_KNOBS,
+  pairedEval,
+  PRESET_ROLLOUT,
+  QUICK_SFT,
+  QUICK_TRAIN,
+  RL_OPTIM,
+  SFT_BY_ENV,
+} from './preset-recipes.ts';
+import type { Preset } from './preset-types.ts';
+import { repoRepairPreset } from './repo-repair-preset.ts';
+import { ASYNC_SYSTEMS, PAPER_RL_SYSTEMS } from './systems.ts';
+import { terminalPreset, terminalTasksPreset } from './terminal-preset.ts';
 
 /**
- * `crl reproduce` presets (registry, not branches). Sizes are chosen for 2 CPU cores; see
- * docs/decisions/0007-experiments.md for the measured costs behind them.
+ * `crl reproduce` presets (registry, not branches), built from the recipes of preset-recipes.ts.
+ * Sizes are chosen for 2 CPU cores; see docs/decisions/0007-experiments.md for the measured costs
+ * behind them.
  */
-
-const rollout = { contextWindow: 256, maxWindows: 4 };
-
-/**
- * SFT recipe (docs/sft.md): a dense warm-up whose recall stage runs until held-out recall accuracy
- * reaches 0.9, then the lookup and episode forms, then episode SFT on fresh episodes every epoch
- * with short kv-ledger streams mixed in; lossy(0.2) summaries leave RL room on both sides; two
- * layers. The measurements behind each choice: docs/decisions/0030.
- */
-const QUICK_SFT = {
-  episodes: 512,
-  epochs: 20,
-  data: 'fresh',
-  lossyP: 0.2,
-  lr: 1e-3,
-  batchTokens: 2048,
-  mix: {
-    'kv-ledger': [
-      { share: 0.45, knobs: { chunks: 1 } },
-      { share: 0.2, knobs: { chunks: 2 } },
-    ],
-  },
-  dense: { steps: 3000, ...PRESET_RECALL_STAGE, summaryShare: 0.5, maxChunks: 8, evalEvery: 500 },
-  // Positions up to 2C, so that the base also acts in the 2x-context system's single window (method
-  // §7). RoPE has no parameters: the training itself is the same as with maxSeqLen = C.
-  model: { preset: 'reference-2l', maxSeqLen: 2 * rollout.contextWindow },
-  rollout,
-} as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
-
-/**
- * The full preset's base imitates a demonstrator whose final decision slips with p = 0.2, so RL
- * w/o compaction has something to learn at x1 (docs/decisions/0028-demonstrator-slips.md).
- */
-const FULL_SFT = { ...QUICK_SFT, slipP: 0.2 } as const satisfies Omit<SftConfigInput, 'env' | 'seed'>;
-
-/**
- * Per-family SFT overrides: lossy p (and hop-search's goal-drop rate) put each base where RL has
- * room on both sides; kv-ledger slips less because a wrong value in view costs it more than p
- * (docs/decisions/0030).
- */
-const SFT_BY_ENV = {
-  'kv-ledger': { slipP: 0.1 },
-  'fog-courier': { lossyP: 0.3 },
-  'hop-search': { lossyP: 0.4, lossyGoalP: 0.4 },
-} as const;
-
-/**
- * kv-ledger knobs of the presets: 1 query and no overwrites, so the summary is plain long-range
- * recall; the long horizon (up to 12 chunks, ~3 windows) is kept. The family's defaults, kept
- * explicit so that a later change of the defaults does not silently change what the presets
- * measure (docs/decisions/0030).
- */
-const KV_KNOBS = { queries: 1, overwriteRate: 0, minChunks: 1, chunks: 12 };
-
-/**
- * Task lengths of the presets, drawn per task (docs/tasks.md, "Task lengths"): a third to a half
- * of the evaluation tasks fit one window and the rest need two or three, so RL w/o compaction earns
- * reward on the short ones (the shares: docs/decisions/0030). The families' defaults; kept explicit.
- */
-const KNOBS = {
-  'kv-ledger': KV_KNOBS,
-  'fog-courier': { minRoute: 3, route: 10 },
-  'hop-search': { minHops: 1, hops: 5 },
-};
-
-/**
- * RL settings the presets pin (equal to the TrainConfig defaults, which say why), so a preset's
- * results do not move if a default changes.
- */
-const RL_OPTIM = { policyLr: 1e-4 };
 
 /** shell-ledger's own sizes with K = 4 (the smoke check of training on task folders). */
 const SMOKE_TASKS_ROLLOUT = { ...SHELL_LEDGER_ROLLOUT, maxWindows: 4 };
-
-/** RL of the quick preset (and of table4-mixed, whose seed 0 is the quick preset's). */
-const QUICK_TRAIN = {
-  iterations: 24,
-  batchEpisodes: 16,
-  checkpointEvery: 4,
-  rollout,
-  model: { preset: 'reference-2l' },
-  optim: RL_OPTIM,
-  ppo: { criticWarmupIterations: 2 },
-} as const satisfies TrainConfigInput;
-
-/** RL of the full preset (and of credit, whose systems it compares on the same recipe). */
-const FULL_TRAIN = { ...QUICK_TRAIN, iterations: 40, checkpointEvery: 5 } as const satisfies TrainConfigInput;
-
-/** The credit comparisons' systems (docs/credit.md): CompactionRL, two baselines, every credit choice. */
-const CREDIT_COMPARED = ['compaction-rl', 'no-cross-trajectory-gae', 'broadcast', ...CREDIT_SYSTEMS] as const;
-
-/**
- * The paired comparisons' evaluation (table4-mixed, the credit presets): x1 and x4 on `tasks` tasks,
- * no writer swaps or held-out variants.
- */
-const pairedEval = (tasks: number): Preset['eval'] => ({
-  tasks,
-  samplesPerTask: 4,
-  windows: [1, 4],
-  longerWindows: [],
-  writers: [],
-  writerSystems: [],
-  heldOutVariants: 0,
-  heldOutSystems: [],
-});
 
 /** docs/async.md: CompactionRL at S = 0 against S = 1, 2 with and without decoupled PPO (see 'async-mixed'). */
 const ASYNC_MIXED: Preset = {
@@ -193,7 +102,7 @@ const PRESETS: Readonly<Record<string, Preset>> = {
       iterations: 40,
       batchEpisodes: 16,
       checkpointEvery: 5,
-      rollout: { ...rollout, maxWindows: 8 },
+      rollout: { ...PRESET_ROLLOUT, maxWindows: 8 },
       model: { preset: 'reference-2l' },
       optim: RL_OPTIM,
       ppo: { criticWarmupIterations: 2 },
