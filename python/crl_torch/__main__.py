@@ -15,6 +15,7 @@ import traceback
 
 import torch
 
+from . import hf_models
 from .ranks import RankLost, Ranks
 from .sharding import MODES, fully_shard_api
 from .trainer import Trainer
@@ -40,6 +41,13 @@ def main():
         "weights, gradients and AdamW moments across the ranks with FSDP (fsdp; needs torch >= 2.6)",
     )
     parser.add_argument(
+        "--model-impl",
+        choices=("auto", "builtin", "transformers"),
+        default="auto",
+        help="the network: Hugging Face transformers model classes (transformers; auto picks them "
+        "wherever transformers imports) or the built-in Llama / Qwen3 module (builtin; auto elsewhere)",
+    )
+    parser.add_argument(
         "--fail-at-step",
         type=int,
         default=0,
@@ -56,9 +64,16 @@ def main():
             print(f"crl_torch: {e}", file=sys.stderr, flush=True)
             return 2
     out = sys.stdout.buffer
-    sys.stdout = sys.stderr
+    sys.stdout = sys.stderr  # before transformers is imported: stdout carries protocol frames only
+    impl = args.model_impl
+    if impl != "builtin":
+        found = hf_models.version()
+        if found is None and impl == "transformers":
+            print("crl_torch: --model-impl transformers, but transformers cannot be imported here", file=sys.stderr, flush=True)
+            return 2
+        impl = "builtin" if found is None else "transformers"
     ranks = Ranks(args.device)
-    trainer = Trainer(ranks, args.shard)
+    trainer = Trainer(ranks, args.shard, impl)
     fail = Failure(args, ranks.rank)
     try:
         if ranks.rank != 0:

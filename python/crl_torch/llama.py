@@ -85,7 +85,11 @@ def layer(p, shape, x, cos, sin, mask):
 def policy_head(p, shape, hidden, tokens, unknown, unknown_logit):
     """Per-row log-prob of the next token and the entropy [B, T - 1] (tensor/logprob.ts)."""
     w = p["model.embed_tokens.weight"] if shape.tied else p["lm_head.weight"]
-    logits = hidden[:, :-1] @ w.t()  # [B, T - 1, V]
+    return token_stats(hidden[:, :-1] @ w.t(), tokens, unknown, unknown_logit)
+
+
+def token_stats(logits, tokens, unknown, unknown_logit):
+    """logits [B, T - 1, V] of rows 0..T-2 -> log-prob of tokens[:, 1:] and the entropy, [B, T - 1]."""
     if unknown is not None:  # a trimmed vocabulary pins its unknown slot (model/vocab-map.ts)
         idx = torch.tensor([unknown], device=logits.device)
         logits = logits.index_fill(-1, idx, unknown_logit)

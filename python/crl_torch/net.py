@@ -3,7 +3,7 @@ whose activations the next backward consumes (src/contracts/trainable.ts)."""
 
 import torch
 
-from . import modules, sharding
+from . import hf_models, modules, sharding
 from .adamw import AdamW
 
 
@@ -15,9 +15,10 @@ def _floats(buf, count, device):
 
 
 class Net:
-    def __init__(self, kind, spec, model, buffers, ranks, shard):
+    def __init__(self, kind, spec, model, buffers, ranks, shard, impl="builtin"):
         """spec: {tensors: [{name, shape, decay}], optim, step}; buffers: flat params, m, v (float32),
-        full on every rank; shard: 'replicate' (every rank keeps them) or 'fsdp' (each keeps its rows)."""
+        full on every rank; shard: 'replicate' (every rank keeps them) or 'fsdp' (each keeps its rows);
+        impl: 'builtin' (modules.py) or 'transformers' (hf_models.py)."""
         self.kind = kind
         self.ranks = ranks
         self.sharded = shard == "fsdp"
@@ -26,7 +27,8 @@ class Net:
         self.shapes = [tuple(t["shape"]) for t in spec["tensors"]]
         total = sum(_numel(s) for s in self.shapes)
         flat, m, v = (_floats(b, total, device) for b in buffers)
-        self.module = modules.build(kind, model, zip(self.names, _split(flat, self.shapes)))
+        build = hf_models.build if impl == "transformers" else modules.build
+        self.module = build(kind, model, zip(self.names, _split(flat, self.shapes)))
         if self.sharded:
             sharding.shard_network(self.module, ranks)  # each rank keeps its rows; the full tensors go
         # After sharding the module holds new parameter objects (DTensors): look them up by name.

@@ -70,10 +70,16 @@ def cpu_stream_events():
 
 def _sum_gradients(unit):
     """FSDP averages the reduced gradient (ReduceOp.AVG, or a pre-multiplied sum after
-    set_reduce_scatter_divide_factor: both NCCL-only); the unit's reduce op set to SUM gives the
-    sum with no division, on gloo as on NCCL."""
+    set_reduce_scatter_divide_factor: both NCCL-only in torch 2.6); the unit's reduce op set to SUM
+    gives the sum with no division, on gloo as on NCCL."""
     import torch.distributed as dist
 
+    if hasattr(unit, "set_force_sum_reduction_for_comms"):
+        # Newer torch (2.14 checked) says it publicly: a divide factor of 1 with plain-sum
+        # collectives (without the force, a factor becomes NCCL's PREMUL_SUM, which gloo lacks).
+        unit.set_gradient_divide_factor(1.0)
+        unit.set_force_sum_reduction_for_comms(True)
+        return
     group = getattr(unit._get_fsdp_state(), "_fsdp_param_group", None)
     if group is None:
         return  # a unit left with no parameters of its own

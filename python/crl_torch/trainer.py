@@ -11,7 +11,7 @@ import os
 
 import torch
 
-from . import PROTOCOL_VERSION, llama
+from . import PROTOCOL_VERSION, hf_models, llama
 from .net import Net
 from .safetensors_io import write_safetensors
 
@@ -35,9 +35,10 @@ class Model:
 
 
 class Trainer:
-    def __init__(self, ranks, shard="replicate"):
+    def __init__(self, ranks, shard="replicate", impl="builtin"):
         self.ranks = ranks
         self.shard = shard
+        self.impl = impl  # 'builtin' or 'transformers' (resolved from --model-impl by __main__)
         self.sharded = shard == "fsdp" and ranks.world > 1
         self.device = torch.device(ranks.device)
         self.dtype = torch.float32
@@ -61,6 +62,7 @@ class Trainer:
             "pid": os.getpid(),
             "worldSize": self.ranks.world,
             "shard": self.shard,
+            "model": f"transformers {hf_models.version()}" if self.impl == "transformers" else "built-in",
         }, []
 
     def op_init(self, header, buffers):
@@ -73,7 +75,7 @@ class Trainer:
             spec = header["nets"].get(kind)
             if spec is None:
                 continue
-            self.nets[kind] = Net(kind, spec, self.model, buffers[i : i + 3], self.ranks, "fsdp" if self.sharded else "replicate")
+            self.nets[kind] = Net(kind, spec, self.model, buffers[i : i + 3], self.ranks, "fsdp" if self.sharded else "replicate", self.impl)
             i += 3
         # What each rank holds, so a client (and the tests) can see the shards.
         counts = self.ranks.gather_counts([n for k in sorted(self.nets) for n in self.nets[k].held()])

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { maxAbsDiff, maxAbsDiffs } from '../testing/max-diff.ts';
+import { expectWithinBounds, trainSideBySide, type ParityBounds } from '../testing/torch-parity.ts';
 import { loadPolicyDir } from '../../model/load-policy.ts';
 import { modelConfig } from '../../model/config.ts';
 import { CriticModel } from '../../model/critic.ts';
@@ -10,7 +11,7 @@ import { PolicyModel } from '../../model/policy.ts';
 import { randomSequences, scrambleWeights } from '../../model/test-helpers.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
 import { Rng } from '../../util/random.ts';
-import { torchFsdpPython } from '../testing/torch-fsdp-available.ts';
+import { torchFsdpPython } from '../testing/torch-outside-python.ts';
 import { TorchTrainer } from './torch-trainer.ts';
 import { torchrunCommand } from './trainer-target.ts';
 
@@ -20,9 +21,9 @@ import { torchrunCommand } from './trainer-target.ts';
  * (torch-trainer.test.ts): the same outputs, gradient norms and weights after two AdamW steps,
  * while each rank holds only its part of the weights and moments. The second step's batch has
  * one sequence, so rank 1 runs the idle sequence FSDP needs every rank to run. Needs a torch with
- * FSDP (CRL_TORCH_FSDP_PYTHON; scripts/torch-trixie.sh builds one), skips loudly without.
+ * FSDP (CRL_TORCH_FSDP_PYTHON; scripts/torch-root.sh builds one), skips loudly without.
  */
-const BOUNDS = { outputs: 1e-5, gradNormRel: 1e-6, gradNormRelAfterStep: 1e-5, weights: 1e-4 };
+const BOUNDS: ParityBounds = { outputs: 1e-5, gradNormRel: 1e-6, gradNormRelAfterStep: 1e-5, weights: 1e-4 };
 const OPTIM: OptimizerConfig = { ...DEFAULT_OPTIMIZER, lr: 1e-2, warmupSteps: 1, totalSteps: 4, gradClip: 0.5 };
 
 const python = torchFsdpPython('torch trainer with FSDP');
@@ -49,6 +50,7 @@ run('TorchTrainer with FSDP (2 ranks, gloo)', () => {
     const before = policy.net.params.slice();
     const trainer = start();
     expect(trainer.info).toMatchObject({ worldSize: 2, shard: 'fsdp' });
+    process.stderr.write(`torch fsdp: torch ${trainer.info.torch}, network ${trainer.info.model}\n`);
     const { held } = trainer.init({ policy, critic });
     process.stderr.write(`torch fsdp held per rank: ${JSON.stringify(held)}\n`);
     for (const [kind, total] of [
@@ -68,50 +70,11 @@ run('TorchTrainer with FSDP (2 ranks, gloo)', () => {
     const rng = new Rng(4);
     // Five sequences (rank 0 runs three, rank 1 two), then one (rank 1 runs the idle sequence).
     const batches = [[7, 12, 1, 9, 5], [6]].map((lengths) => randomSequences({ rng, lengths, cfg }));
-    const report: Record<string, number> = {};
-    batches.forEach((seqs, i) => {
-      const stepNo = i + 1;
-      const a = policy.forward(seqs, { train: true });
-      const b = trainer.policy.forward(seqs, { train: true });
-      report[`logprobs${stepNo}`] = maxAbsDiffs(a.logprobs, b.logprobs);
-      report[`entropies${stepNo}`] = maxAbsDiffs(a.entropies, b.entropies);
-      const glp = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
-      const gent = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : 0.1 * rng.normal())));
-      policy.backward({ logprobs: glp, entropies: gent });
-      trainer.policy.backward({ logprobs: glp, entropies: gent });
-      const sa = policy.step();
-      const sb = trainer.policy.step();
-      expect(sb.lr).toBe(sa.lr);
-      report[`policyGradNormRel${stepNo}`] = Math.abs(sa.gradNorm - sb.gradNorm) / sa.gradNorm;
-      trainer.pullInto('policy', mirror.policy.net, { optimizer: true });
-      expect(mirror.policy.net.optimizer.state.step).toBe(stepNo);
-      report[`policyWeights${stepNo}`] = maxAbsDiff(policy.net.params, mirror.policy.net.params);
-
-      const va = critic.forward(seqs, { train: true }).values;
-      const vb = trainer.critic.forward(seqs, { train: true }).values;
-      report[`values${stepNo}`] = maxAbsDiffs(va, vb);
-      const gv = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
-      critic.backward({ values: gv });
-      trainer.critic.backward({ values: gv });
-      const ca = critic.step();
-      const cb = trainer.critic.step();
-      report[`criticGradNormRel${stepNo}`] = Math.abs(ca.gradNorm - cb.gradNorm) / ca.gradNorm;
-      trainer.pullInto('critic', mirror.critic.net, { optimizer: true });
-      report[`criticWeights${stepNo}`] = maxAbsDiff(critic.net.params, mirror.critic.net.params);
-    });
+    const report = trainSideBySide({ trainer, policy, critic, mirror, batches, rng });
     // An evaluation forward (no gradient) with fewer sequences than ranks: the idle rank joins it.
     report.evalValues = maxAbsDiffs(critic.forward(batches[1]!).values, trainer.critic.forward(batches[1]!).values);
     process.stderr.write(`torch fsdp parity: ${JSON.stringify(report)}\n`);
-    for (const [k, v] of Object.entries(report)) {
-      const bound = /logprobs|entropies|alues/.test(k)
-        ? BOUNDS.outputs
-        : k.includes('GradNorm')
-          ? k.endsWith('1')
-            ? BOUNDS.gradNormRel
-            : BOUNDS.gradNormRelAfterStep
-          : BOUNDS.weights;
-      expect(v, k).toBeLessThanOrEqual(bound);
-    }
+    expectWithinBounds(report, BOUNDS);
     // The moments gathered from the shards are the engine's too (their scale is the gradient's).
     expect(maxAbsDiff(policy.net.optimizer.state.m, mirror.policy.net.optimizer.state.m)).toBeLessThan(1e-4);
     expect(maxAbsDiff(critic.net.optimizer.state.v, mirror.critic.net.optimizer.state.v)).toBeLessThan(1e-4);

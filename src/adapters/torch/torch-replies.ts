@@ -28,6 +28,8 @@ export const HelloReplySchema = z.looseObject({
   worldSize: z.number().int().positive().optional(),
   /** How the ranks hold the weights: replicated (data parallel) or sharded with FSDP (`--shard fsdp`). */
   shard: z.enum(['replicate', 'fsdp']).optional(),
+  /** The network: `built-in` (python/crl_torch/modules.py) or `transformers VERSION` (hf_models.py). */
+  model: z.string().optional(),
 });
 
 /** Elements each rank holds of one network: parameters, and AdamW moments (m and v together). */

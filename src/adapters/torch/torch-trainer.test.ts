@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { maxAbsDiff, maxAbsDiffs } from '../testing/max-diff.ts';
+import { maxAbsDiff } from '../testing/max-diff.ts';
+import { expectWithinBounds, trainSideBySide, type ParityBounds } from '../testing/torch-parity.ts';
 import { loadPolicyDir } from '../../model/load-policy.ts';
 import { modelConfig, type ModelConfig } from '../../model/config.ts';
 import { CriticModel } from '../../model/critic.ts';
@@ -25,7 +26,7 @@ import { TorchTrainer, TorchTrainerError } from './torch-trainer.ts';
  * lr / 100, not the figure of one library; the second step's gradient starts from those weights,
  * so its norm is held to 1e-5 (OpenBLAS: 1.4e-6), the first step's to 1e-6.
  */
-const BOUNDS = { outputs: 1e-5, gradNormRel: 1e-6, gradNormRelAfterStep: 1e-5, weights: 1e-4 };
+const BOUNDS: ParityBounds = { outputs: 1e-5, gradNormRel: 1e-6, gradNormRelAfterStep: 1e-5, weights: 1e-4 };
 
 /** Clipping, decay and warm-up all active, so every branch of AdamW is compared. */
 const OPTIM: OptimizerConfig = { ...DEFAULT_OPTIMIZER, lr: 1e-2, warmupSteps: 1, totalSteps: 4, gradClip: 0.5 };
@@ -83,48 +84,10 @@ run('TorchTrainer', () => {
       const raw = randomSequences({ rng, lengths: [7, 12, 1, 9], cfg: shape.cfg });
       // Real ids: a trimmed vocabulary maps them (3i + 1), and one id outside it hits the unknown slot.
       const seqs = vocab ? raw.map((s) => s.map((x) => (x === 0 ? 2 : 3 * (x % (shape.cfg.vocabSize - 1)) + 1))) : raw;
-      const report: Record<string, number> = {};
-      for (let stepNo = 1; stepNo <= 2; stepNo++) {
-        const a = policy.forward(seqs, { train: true });
-        const b = trainer.policy.forward(seqs, { train: true });
-        report[`logprobs${stepNo}`] = maxAbsDiffs(a.logprobs, b.logprobs);
-        report[`entropies${stepNo}`] = maxAbsDiffs(a.entropies, b.entropies);
-        const glp = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
-        const gent = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : 0.1 * rng.normal())));
-        policy.backward({ logprobs: glp, entropies: gent });
-        trainer.policy.backward({ logprobs: glp, entropies: gent });
-        const sa = policy.step();
-        const sb = trainer.policy.step();
-        expect(sb.lr).toBe(sa.lr);
-        report[`policyGradNormRel${stepNo}`] = Math.abs(sa.gradNorm - sb.gradNorm) / sa.gradNorm;
-        trainer.pullInto('policy', mirror.net, { optimizer: true });
-        expect(mirror.net.optimizer.state.step).toBe(stepNo);
-        report[`policyWeights${stepNo}`] = maxAbsDiff(policy.net.params, mirror.net.params);
-
-        const va = critic.forward(seqs, { train: true }).values;
-        const vb = trainer.critic.forward(seqs, { train: true }).values;
-        report[`values${stepNo}`] = maxAbsDiffs(va, vb);
-        const gv = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : rng.normal())));
-        critic.backward({ values: gv });
-        trainer.critic.backward({ values: gv });
-        const ca = critic.step();
-        const cb = trainer.critic.step();
-        report[`criticGradNormRel${stepNo}`] = Math.abs(ca.gradNorm - cb.gradNorm) / ca.gradNorm;
-        trainer.pullInto('critic', criticMirror.net, { optimizer: false });
-        report[`criticWeights${stepNo}`] = maxAbsDiff(critic.net.params, criticMirror.net.params);
-      }
+      const mirrors = { policy: mirror, critic: criticMirror };
+      const report = trainSideBySide({ trainer, policy, critic, mirror: mirrors, batches: [seqs, seqs], rng });
       process.stderr.write(`torch parity (${shape.name}): ${JSON.stringify(report)}\n`);
-      for (const [k, v] of Object.entries(report)) {
-        const bound =
-          k.startsWith('logprobs') || k.startsWith('entropies') || k.startsWith('values')
-            ? BOUNDS.outputs
-            : k.includes('GradNorm')
-              ? k.endsWith('1')
-                ? BOUNDS.gradNormRel
-                : BOUNDS.gradNormRelAfterStep
-              : BOUNDS.weights;
-        expect(v, k).toBeLessThanOrEqual(bound);
-      }
+      expectWithinBounds(report, BOUNDS);
       // The weights moved: the bounds compare real updates, not two copies of the start.
       expect(maxAbsDiff(policy.net.params, new Float32Array(policy.net.params.length))).toBeGreaterThan(0.1);
     });

@@ -61,10 +61,19 @@ export class TorchTrainer {
   private vocab: VocabMap | null = null;
   /**
    * What the trainer said at hello: torch's version, the device, how many processes (torchrun
-   * ranks) train and how they hold the weights; pid is its process id on its own machine (rank 0's).
+   * ranks) train and how they hold the weights, which network runs (`built-in` or `transformers
+   * VERSION`); pid is its process id on its own machine (rank 0's).
    */
-  info: { torch: string; device: string; worldSize: number; pid: number; shard: 'replicate' | 'fsdp' } = {
+  info: {
+    torch: string;
+    device: string;
+    worldSize: number;
+    pid: number;
+    shard: 'replicate' | 'fsdp';
+    model: string;
+  } = {
     torch: '',
+    model: '',
     device: '',
     worldSize: 1,
     pid: 0,
@@ -132,6 +141,7 @@ export class TorchTrainer {
       worldSize: hello.header.worldSize ?? 1,
       pid: hello.header.pid,
       shard: hello.header.shard ?? 'replicate',
+      model: hello.header.model ?? 'built-in',
     };
     return t;
   }
