@@ -105,19 +105,18 @@ export class Sandbox {
   /** Starts a sandbox in fresh namespaces with bwrap (bwrap-launch.ts); resolves once its shell is ready. */
   static async start(options: SandboxOptions): Promise<Sandbox> {
     const prepared = await prepareBwrapLaunch(options);
-    let sandbox: Sandbox;
+    let sandbox: Sandbox | null = null;
     try {
       sandbox = new Sandbox(prepared.root, prepared.mounts, prepared.limits, prepared);
-    } catch (e) {
-      untrackRoot(prepared.root);
-      removeTree(prepared.root);
-      throw e;
-    }
-    try {
       await sandbox.awaitReady(START_TIMEOUT_MS);
       return sandbox;
     } catch (e) {
-      await sandbox.close();
+      if (sandbox)
+        await sandbox.close(); // removes the root too
+      else {
+        untrackRoot(prepared.root);
+        removeTree(prepared.root);
+      }
       throw e;
     }
   }
