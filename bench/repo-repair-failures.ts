@@ -10,9 +10,15 @@
  *
  * Reads count in whichever window they happened, so a def read before a compaction counts as read.
  *
- *   node --import tsx bench/repo-repair-failures.ts RUN_DIR...
+ * A second table is the decision after each read of the failing test's module: what the next
+ * action was (read on, edit, submit) when that read showed `def f(`, when an earlier one had, and
+ * when none had yet. An agent that tells them apart reads on only while the def has not shown.
  *
- * One markdown table to stdout: each category's count among failed and among successful episodes.
+ *   node --import tsx bench/repo-repair-failures.ts [--iterations FIRST-LAST] RUN_DIR...
+ *
+ * Markdown to stdout: each category's count among failed and among successful episodes, then the
+ * decisions. `--iterations` keeps the samples of those training iterations only (e.g. 1-2: the
+ * base, before the first policy update).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,20 +40,94 @@ function category(episode: string): string {
   return `def read; line ${line}, expression ${expr}`;
 }
 
-const runs = process.argv.slice(2);
+/** What the window showed when the policy decided: the def in the last read, in an earlier one, or not yet. */
+type Shown = 'this read showed the def' | 'an earlier read showed it' | 'no read has shown it';
+type Next = 'read on' | 'edit' | 'submit' | 'other';
+
+/**
+ * Each decision the policy made right after a read of the failing test's module: per execution
+ * segment (the text repeats a window's kept steps as context), the pairs whose second action the
+ * policy generated, with what the window then showed.
+ */
+function decisions(episode: string): { shown: Shown; next: Next }[] {
+  const spec = /# (\w+)\(a, b\) should return/.exec(episode);
+  const failed = /FAILED tests\/test_(\w+)\.py::/.exec(episode);
+  if (!spec || !failed) return [];
+  const read = `cat -n calc/${failed[1]}.py | sed -n `;
+  const def = new RegExp(`\\d+\\tdef ${spec[1]}\\(`);
+  const out: { shown: Shown; next: Next }[] = [];
+  for (const segment of episode.split(/\n(?=== segment \d+: )/)) {
+    if (!/^== segment \d+: execution/.test(segment)) continue;
+    const generated = (/\ngenerated: (.*)/.exec(segment)?.[1] ?? '').match(/\[/g)?.length ?? 0;
+    const actions = segment
+      .split(/\n(?=assistant {3})/)
+      .filter((a) => a.startsWith('assistant   '))
+      .map((a) => a.slice('assistant   '.length));
+    let seen = false;
+    for (let i = 0; i + 1 < actions.length; i++) {
+      if (!actions[i]!.startsWith(read)) continue;
+      const here = def.test(actions[i]!);
+      if (i + 1 >= actions.length - generated) {
+        const a = actions[i + 1]!;
+        const next: Next = a.startsWith(read)
+          ? 'read on'
+          : a.startsWith('sed -i')
+            ? 'edit'
+            : a.startsWith('submit')
+              ? 'submit'
+              : 'other';
+        const shown: Shown = here
+          ? 'this read showed the def'
+          : seen
+            ? 'an earlier read showed it'
+            : 'no read has shown it';
+        out.push({ shown, next });
+      }
+      seen ||= here;
+    }
+  }
+  return out;
+}
+
+function parseArgs(argv: string[]): { runs: string[]; first: number; last: number } {
+  const at = argv.indexOf('--iterations');
+  if (at < 0) return { runs: argv, first: 1, last: Infinity };
+  const m = /^(\d+)-(\d+)$/.exec(argv[at + 1] ?? '');
+  if (!m) throw new Error('--iterations takes FIRST-LAST, e.g. 1-2');
+  return { runs: argv.filter((_, i) => i !== at && i !== at + 1), first: Number(m[1]), last: Number(m[2]) };
+}
+
+let args: ReturnType<typeof parseArgs>;
+try {
+  args = parseArgs(process.argv.slice(2));
+} catch (e) {
+  process.stderr.write(`${(e as Error).message}\n`);
+  process.exit(2);
+}
+const { runs } = args;
 if (runs.length === 0) {
-  process.stderr.write('usage: node --import tsx bench/repo-repair-failures.ts RUN_DIR...\n');
+  process.stderr.write('usage: node --import tsx bench/repo-repair-failures.ts [--iterations FIRST-LAST] RUN_DIR...\n');
   process.exit(2);
 }
 const counts = new Map<string, { failure: number; success: number }>();
+const decided = new Map<Shown, Record<Next, number>>();
 let episodes = 0;
 for (const run of runs) {
   const dir = join(run, 'samples');
-  for (const file of readdirSync(dir).filter((f) => /^iter-\d+\.txt$/.test(f))) {
+  const files = readdirSync(dir).filter((f) => {
+    const it = /^iter-(\d+)\.txt$/.exec(f);
+    return it !== null && Number(it[1]) >= args.first && Number(it[1]) <= args.last;
+  });
+  for (const file of files) {
     for (const ep of readFileSync(join(dir, file), 'utf8').split(/\n(?=episode \S+ {2}env )/)) {
       const outcome = /outcome (success|failure)/.exec(ep.slice(0, 300))?.[1] as 'success' | 'failure' | undefined;
       if (!outcome) continue;
       episodes++;
+      for (const d of decisions(ep)) {
+        const row = decided.get(d.shown) ?? { 'read on': 0, edit: 0, submit: 0, other: 0 };
+        row[d.next]++;
+        decided.set(d.shown, row);
+      }
       const c = category(ep);
       const row = counts.get(c) ?? { failure: 0, success: 0 };
       row[outcome]++;
@@ -65,3 +145,9 @@ process.stdout.write(`${episodes} sampled episodes of ${runs.length} run(s)\n\n`
 process.stdout.write('| first edit | failed | % of failed | succeeded |\n|---|---|---|---|\n');
 for (const [c, r] of [...counts].sort((a, b) => b[1].failure - a[1].failure))
   process.stdout.write(`| ${c} | ${r.failure} | ${pct(r.failure, total.failure)} | ${r.success} |\n`);
+process.stdout.write('\n| after a read of the module | read on | edit | submit | other |\n|---|---|---|---|---|\n');
+for (const [shown, r] of decided) {
+  const n = r['read on'] + r.edit + r.submit + r.other;
+  const cell = (k: Next) => `${r[k]} (${pct(r[k], n)})`;
+  process.stdout.write(`| ${shown} | ${cell('read on')} | ${cell('edit')} | ${cell('submit')} | ${cell('other')} |\n`);
+}
