@@ -4,30 +4,10 @@ import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
 import { getWeightVersion, updateWeightsFromDisk } from './engine-weights.ts';
 import { EngineError, EngineFault, sampleEach } from './engine-error.ts';
 import { acceptsVersion, describeWanted, type WantedVersion } from './wanted-version.ts';
-import { FAILURE_BACKOFF_MS, isTimeout, judgeAnswer, REPEATED_FAILURES, sleep } from './replica-answers.ts';
+import { FAILURE_BACKOFF_MS, judgeAnswer, REPEATED_FAILURES, sleep } from './replica-answers.ts';
+import { ReplicaSet, type Replica, type ReplicaHealth } from './replica-set.ts';
 
-/** What the pool knows of one replica (shown in progress lines and errors). */
-export interface ReplicaHealth {
-  url: string;
-  up: boolean;
-  /** The weights it serves, as it last reported them; null: unknown or not reported. */
-  weightVersion: string | null;
-  inFlight: number;
-  lastError?: string;
-}
-
-interface Replica extends ReplicaHealth {
-  endpoint: URL;
-  /** Episodes that stick to it now. */
-  episodes: number;
-  /** When it was last probed (ms): a down replica is probed at most once per probe interval. */
-  probedAt: number;
-  probing: boolean;
-  /** Non-busy 5xx answers in a row (replica-answers.ts). */
-  failures: number;
-  /** It answered, and reported no weight version (an engine without SGLang's get_weight_version, e.g. vLLM). */
-  unversioned: boolean;
-}
+export type { ReplicaHealth } from './replica-set.ts';
 
 export interface EnginePoolOptions {
   /** Base URLs of the replicas, e.g. the ready lines of several `crl serve` processes. */
@@ -61,12 +41,14 @@ export interface EnginePoolOptions {
  * (replica-answers.ts); a probe never takes out a replica for answering slowly.
  */
 export class EnginePool {
-  private readonly replicas: Replica[];
-  private readonly sticky = new Map<string, Replica>();
+  private readonly set: ReplicaSet;
   private readonly protocolName: EngineProtocolName;
   private readonly timeoutMs: number;
   private readonly waitMs: number;
   private readonly probeMs: number;
+  private get replicas(): Replica[] {
+    return this.set.replicas;
+  }
   /** The version the last publish loaded; a sampler without its own asks for this one. */
   private published: string | undefined;
   /** Busy answers waited out since the last takeBusyWaits(). */
@@ -81,53 +63,36 @@ export class EnginePool {
     if (options.urls.length === 0) throw new EngineError('an engine pool needs at least one engine URL');
     this.protocolName = options.protocol ?? 'sglang';
     const protocol = engineProtocol(this.protocolName);
-    this.replicas = options.urls.map((url) => {
-      let endpoint: URL;
+    const endpoints = options.urls.map((url) => {
       try {
-        endpoint = new URL(protocol.path, url);
+        return { url, endpoint: new URL(protocol.path, url) };
       } catch {
         throw new EngineError(`engine URL ${JSON.stringify(url)} is not a URL; expected e.g. http://127.0.0.1:30000`);
       }
-      return {
-        url,
-        endpoint,
-        up: true,
-        weightVersion: null,
-        inFlight: 0,
-        episodes: 0,
-        probedAt: 0,
-        probing: false,
-        failures: 0,
-        unversioned: false,
-      };
     });
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.waitMs = options.waitMs ?? 60_000;
     this.probeMs = options.probeMs ?? 500;
+    this.set = new ReplicaSet(endpoints, {
+      probeMs: this.probeMs,
+      probeTimeoutMs: Math.min(5_000, this.timeoutMs),
+      acceptUnversioned: options.acceptUnversioned === true,
+      ...(options.log ? { log: options.log } : {}),
+    });
   }
 
   health(): ReplicaHealth[] {
-    return this.replicas.map(({ url, up, weightVersion, inFlight, lastError }) => ({
-      url,
-      up,
-      weightVersion,
-      inFlight,
-      ...(lastError !== undefined ? { lastError } : {}),
-    }));
+    return this.set.health();
   }
 
   /** Asks every replica not probed within the probe interval which weights it serves now. */
   async refresh(): Promise<void> {
-    await this.probeAll();
+    await this.set.probeAll();
   }
 
   /** One line for progress output: `2/2 up (v3, v3)`. */
   describe(): string {
-    const up = this.replicas.filter((r) => r.up).length;
-    const each = this.replicas
-      .map((r) => (!r.up ? 'down' : r.unversioned ? 'unversioned' : `v${r.weightVersion ?? '?'}`))
-      .join(', ');
-    return `${up}/${this.replicas.length} up (${each})`;
+    return this.set.describe();
   }
 
   /**
@@ -160,15 +125,12 @@ export class EnginePool {
 
   /** The replica an episode's requests go to now (undefined before its first request). */
   replicaOf(episodeId: string): string | undefined {
-    return this.sticky.get(episodeId)?.url;
+    return this.set.replicaOf(episodeId);
   }
 
   /** The episode ended: its replica's slot is free for the next one. */
   forget(episodeId: string): void {
-    const r = this.sticky.get(episodeId);
-    if (!r) return;
-    r.episodes--;
-    this.sticky.delete(episodeId);
+    this.set.forget(episodeId);
   }
 
   /**
@@ -190,14 +152,14 @@ export class EnginePool {
             ...(options.token ? { token: options.token } : {}),
           });
           const serves = await getWeightVersion({ url: r.url, timeoutMs: Math.min(30_000, this.timeoutMs) });
-          this.markUp(r, serves);
+          this.set.markUp(r, serves);
           if (serves === null && this.options.acceptUnversioned !== true)
             return unversionedRefusal(r.url, `weight version ${options.version}`);
           return null;
         } catch (e) {
           const message = (e as Error).message;
           if (!/cannot reach the engine/.test(message)) return message;
-          this.markDown(r, message);
+          this.set.markDown(r, message);
           return undefined;
         }
       }),
@@ -243,11 +205,11 @@ export class EnginePool {
         continue;
       }
       if (verdict.kind === 'down') {
-        this.markDown(r, verdict.why);
+        this.set.markDown(r, verdict.why);
         continue; // another replica takes the request (and the episode)
       }
       if (verdict.kind === 'failed') {
-        if (++r.failures >= REPEATED_FAILURES) this.markDown(r, `${r.failures} answers in a row: ${verdict.why}`);
+        if (++r.failures >= REPEATED_FAILURES) this.set.markDown(r, `${r.failures} answers in a row: ${verdict.why}`);
         else await sleep(FAILURE_BACKOFF_MS);
         continue;
       }
@@ -272,7 +234,7 @@ export class EnginePool {
     }
   }
 
-  /** The episode's replica if it can serve `version`, else the least-loaded one that can; waits (probing) until the deadline. */
+  /** The replica for this request (replica-set.ts); waits, probing, until one can serve or the deadline passes. */
   private async pick(
     episodeId: string | undefined,
     versionNow: () => WantedVersion | undefined,
@@ -280,28 +242,11 @@ export class EnginePool {
   ): Promise<Replica> {
     // A down replica is asked again in the background while the others serve: once it answers
     // (with the weights asked for) it takes new episodes again.
-    if (this.replicas.some((r) => !r.up)) void this.probeAll();
+    if (this.replicas.some((r) => !r.up)) void this.set.probeAll();
     for (;;) {
       const version = versionNow();
-      const usable = (r: Replica) =>
-        r.up &&
-        (version === undefined ||
-          acceptsVersion(version, r.weightVersion) ||
-          (r.unversioned && this.options.acceptUnversioned === true));
-      const stuck = episodeId === undefined ? undefined : this.sticky.get(episodeId);
-      if (stuck && usable(stuck)) return stuck;
-      const candidates = this.replicas.filter(usable);
-      if (candidates.length > 0) {
-        const best = candidates.reduce((a, b) =>
-          b.inFlight < a.inFlight || (b.inFlight === a.inFlight && b.episodes < a.episodes) ? b : a,
-        );
-        if (episodeId !== undefined) {
-          if (stuck) stuck.episodes--;
-          best.episodes++;
-          this.sticky.set(episodeId, best);
-        }
-        return best;
-      }
+      const chosen = this.set.choose(episodeId, version);
+      if (chosen) return chosen;
       // Every replica answers and reports no version: waiting changes nothing, the caller must accept it.
       if (version !== undefined && this.replicas.every((r) => r.up && r.unversioned))
         throw new EngineError(unversionedRefusal(this.replicas.map((r) => r.url).join(', '), describeWanted(version)));
@@ -309,50 +254,9 @@ export class EnginePool {
         throw new (this.served ? EngineFault : EngineError)(
           `no engine replica${version !== undefined ? ` serving ${describeWanted(version)}` : ''} answered within ${Math.round(this.waitMs / 1000)} s: ${this.replicas.map((r) => `${r.url} ${!r.up ? `down (${r.lastError ?? 'no answer'})` : r.unversioned ? 'reports no weight version' : `serves ${r.weightVersion ?? '?'}`}`).join('; ')}`,
         );
-      await this.probeAll();
+      await this.set.probeAll();
       await new Promise((res) => setTimeout(res, Math.min(this.probeMs, Math.max(1, deadline - Date.now()))));
     }
-  }
-
-  /** Asks every replica not probed within the interval which weights it serves; one that answers is up. */
-  private async probeAll(): Promise<void> {
-    const now = Date.now();
-    await Promise.all(
-      this.replicas
-        .filter((r) => !r.probing && now - r.probedAt >= this.probeMs)
-        .map(async (r) => {
-          r.probedAt = now;
-          r.probing = true;
-          try {
-            const v = await getWeightVersion({ url: r.url, timeoutMs: Math.min(5_000, this.timeoutMs) });
-            this.markUp(r, v);
-          } catch (e) {
-            // Only a refused or broken connection takes a replica out from a probe: one that is
-            // slow to answer (a long batch) or answers an error is still serving.
-            const gone = /cannot reach the engine/.test((e as Error).message) && !isTimeout(e);
-            if (r.up && gone) this.markDown(r, (e as Error).message);
-            else r.lastError = (e as Error).message;
-          } finally {
-            r.probing = false;
-          }
-        }),
-    );
-  }
-
-  /** It answered and reports `version` (null: none, an unversioned engine). */
-  private markUp(r: Replica, version: string | null): void {
-    if (!r.up) this.options.log?.(`engine ${r.url} is back (weight version ${version ?? 'not reported'})`);
-    r.up = true;
-    r.weightVersion = version;
-    r.unversioned = version === null;
-    delete r.lastError;
-  }
-
-  private markDown(r: Replica, why: string): void {
-    if (r.up) this.options.log?.(`engine ${r.url} stopped answering (${why}); its requests go to the other replicas`);
-    r.up = false;
-    r.lastError = why;
-    r.probedAt = Date.now();
   }
 }
 
