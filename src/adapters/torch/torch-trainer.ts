@@ -8,6 +8,7 @@ import type { LlamaNetwork } from '../../model/network.ts';
 import type { PolicyModel } from '../../model/policy.ts';
 import { UNKNOWN_LOGIT, type VocabMap } from '../../model/vocab-map.ts';
 import type { z } from 'zod';
+import { bytes, concat, floats, netBuffers, netSpec, split } from './torch-wire.ts';
 import { PipeClosedError, SyncPipe, type Frame, type PipeTarget } from './sync-pipe.ts';
 import { CRL_TORCH_PYTHON_PATH, DEFAULT_TORCH_COMMAND, parseTrainerUrl, torchrunCommand } from './trainer-target.ts';
 import {
@@ -289,48 +290,6 @@ export class TorchTrainer {
       );
     return { header: parsed.data, buffers: reply.buffers };
   }
-}
-
-function netSpec(net: LlamaNetwork): Record<string, unknown> {
-  return {
-    tensors: net.specs.map((s) => ({ name: s.name, shape: s.shape, decay: s.decay })),
-    optim: net.optimizer.cfg,
-    step: net.optimizer.state.step,
-  };
-}
-
-function netBuffers(net: LlamaNetwork): Uint8Array[] {
-  return [bytes(net.params), bytes(net.optimizer.state.m), bytes(net.optimizer.state.v)];
-}
-
-function bytes(a: Float32Array | Int32Array): Uint8Array {
-  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-}
-
-/** A reply buffer as float32 (the worker hands over fresh, aligned copies; copy otherwise). */
-function floats(b: Uint8Array): Float32Array {
-  if (b.byteOffset % 4 === 0) return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-  return new Float32Array(b.slice().buffer);
-}
-
-function concat(arrays: readonly Float32Array[]): Float32Array {
-  const out = new Float32Array(arrays.reduce((a, b) => a + b.length, 0));
-  let o = 0;
-  for (const a of arrays) {
-    out.set(a, o);
-    o += a.length;
-  }
-  return out;
-}
-
-function split(flat: Float32Array, lengths: readonly number[]): Float32Array[] {
-  const out: Float32Array[] = [];
-  let o = 0;
-  for (const n of lengths) {
-    out.push(flat.slice(o, o + n));
-    o += n;
-  }
-  return out;
 }
 
 /**
