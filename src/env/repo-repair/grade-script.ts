@@ -8,8 +8,13 @@
  * What the agent changed besides the package cannot change the verdict: a deleted, edited or
  * skipped test is restored; conftest.py files are not loaded (--noconftest); its pytest.ini,
  * setup.cfg or pyproject.toml are not read (-c with the verifier's own); python runs isolated (-I:
- * no user site, no PYTHON* variables, no sitecustomize from /app); plugins do not autoload. A test
- * counts only when it ran and passed: a skipped, missing or erroring one fails.
+ * no user site, no PYTHON* variables, no sitecustomize from /app); plugins do not autoload; and
+ * no bytecode from /app is read (-X pycache_prefix, a fresh directory): Python trusts a
+ * __pycache__ file whose recorded source mtime (whole seconds) and size match, so the agent's own
+ * test run followed within the second by a fix of the same length (`<=` for `>=`) graded the old
+ * code, and a .pyc compiled from a fix and stamped with the buggy source's mtime would pass a
+ * package whose source was never fixed. A test counts only when it ran and passed: a skipped,
+ * missing or erroring one fails.
  */
 export const GRADE_PY = `"""Grades the repository in /app by the tests listed in /tests/config.json (SWE-bench style)."""
 import json
@@ -17,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 
 APP = "/app"
@@ -36,13 +42,15 @@ def passed_ids(ids):
     xml = os.path.join(OUT, "junit.xml")
     if os.path.lexists(xml):
         os.unlink(xml)
-    command = [sys.executable, "-I", "-m", "pytest", "-c", "/tests/pytest.ini", "--rootdir", APP,
-               "--noconftest", "-p", "no:cacheprovider", "-q", "--junitxml", xml, *ids]
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    try:
-        subprocess.run(command, cwd=APP, env=env, timeout=300)
-    except subprocess.TimeoutExpired:
-        return set()
+    with tempfile.TemporaryDirectory() as bytecode:
+        command = [sys.executable, "-I", "-X", "pycache_prefix=" + bytecode, "-m", "pytest", "-c",
+                   "/tests/pytest.ini", "--rootdir", APP, "--noconftest", "-p", "no:cacheprovider", "-q",
+                   "--junitxml", xml, *ids]
+        try:
+            subprocess.run(command, cwd=APP, env=env, timeout=300)
+        except subprocess.TimeoutExpired:
+            return set()
     try:
         root = ET.parse(xml).getroot()
     except (OSError, ET.ParseError):

@@ -167,4 +167,36 @@ describe.skipIf(!available)('repo-repair task folders graded in the sandbox (Deb
     // The cheat does not cost a real fix its reward either.
     expect((await graded(folder, [cheats['delete the test'], 'bash /solution/solve.sh'])).reward).toBe(1);
   });
+
+  it('bytecode left in /app decides nothing: a fix within the same second is graded, a planted .pyc is not', async () => {
+    // Python trusts calc/__pycache__ when the source's recorded mtime (whole seconds) and size
+    // match. `touch` pins the second, which a fast agent hits by chance: its test run, then a fix
+    // of the same length (every planted bug's fix is) within that second.
+    const seed = seeds[BUG_KINDS.indexOf('branch')]!;
+    const folder = folders[BUG_KINDS.indexOf('branch')]!;
+    const file = modulePath(generateRepoRepair(seed, knobs).bug.module);
+    const compile = (path: string) =>
+      `python3 -c "import importlib.util, py_compile; py_compile.compile('${path}', cfile=importlib.util.cache_from_source('${path}'))"`;
+    const sameStamp = [
+      `test "$(stat -c %s ${file})" = "$(stat -c %s /tmp/given.py)"`,
+      `touch -r /tmp/given.py ${file}`,
+    ];
+    const fixedWithinTheSecond = [
+      `cp -p ${file} /tmp/given.py`,
+      `${TEST_COMMAND} || true`, // compiles the buggy module into calc/__pycache__
+      'bash /solution/solve.sh',
+      ...sameStamp,
+    ];
+    expect(await graded(folder, fixedWithinTheSecond)).toEqual({ reward: 1, fail_to_pass: 1, pass_to_pass: 1 });
+    const planted = [
+      `cp -p ${file} /tmp/given.py`,
+      'bash /solution/solve.sh',
+      ...sameStamp,
+      compile(file), // the fixed code's bytecode, stamped as the buggy source
+      `cp -p /tmp/given.py ${file}`, // the source is the buggy one again, its mtime too
+      // The source is byte for byte the buggy one, and yet the agent's own test run passes.
+      `cmp -s ${file} /tmp/given.py && ${TEST_COMMAND}`,
+    ];
+    expect((await graded(folder, planted)).reward).toBe(0);
+  });
 });
