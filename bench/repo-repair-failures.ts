@@ -14,14 +14,20 @@
  * action was (read on, edit, submit) when that read showed `def f(`, when an earlier one had, and
  * when none had yet. An agent that tells them apart reads on only while the def has not shown.
  *
- *   node --import tsx bench/repo-repair-failures.ts [--iterations FIRST-LAST] RUN_DIR...
+ *   node --import tsx bench/repo-repair-failures.ts [--iterations FIRST-LAST] RUN_DIR|RECORDS.jsonl...
  *
  * Markdown to stdout: each category's count among failed and among successful episodes, then the
- * decisions. `--iterations` keeps the samples of those training iterations only (e.g. 1-2: the
- * base, before the first policy update).
+ * decisions, in the first window and in windows resumed from a summary. `--iterations` keeps the
+ * samples of those training iterations only (e.g. 1-2: the base, before the first policy update).
+ * A `.jsonl` input is `crl run`'s episode records (every episode, not two per iteration), e.g.
+ * `crl run --policy BASE_RUN --env repo-repair --episodes 96 --out base.jsonl`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadTokenizer } from '../src/model/load-tokenizer.ts';
+import { createChatLayout, DEFAULT_CHAT_TEMPLATES } from '../src/rollout/chat-layout.ts';
+import type { EpisodeRecord } from '../src/rollout/record.ts';
+import { renderEpisode } from '../src/rollout/render.ts';
 
 const EDIT = /^assistant {3}sed -i '(\d+)s\/\.\*\/ {4}return (.*)\/' /m;
 
@@ -49,13 +55,13 @@ type Next = 'read on' | 'edit' | 'submit' | 'other';
  * segment (the text repeats a window's kept steps as context), the pairs whose second action the
  * policy generated, with what the window then showed.
  */
-function decisions(episode: string): { shown: Shown; next: Next }[] {
+function decisions(episode: string): { window: 'first window' | 'resumed'; shown: Shown; next: Next }[] {
   const spec = /# (\w+)\(a, b\) should return/.exec(episode);
   const failed = /FAILED tests\/test_(\w+)\.py::/.exec(episode);
   if (!spec || !failed) return [];
   const read = `cat -n calc/${failed[1]}.py | sed -n `;
   const def = new RegExp(`\\d+\\tdef ${spec[1]}\\(`);
-  const out: { shown: Shown; next: Next }[] = [];
+  const out: ReturnType<typeof decisions> = [];
   for (const segment of episode.split(/\n(?=== segment \d+: )/)) {
     if (!/^== segment \d+: execution/.test(segment)) continue;
     const generated = (/\ngenerated: (.*)/.exec(segment)?.[1] ?? '').match(/\[/g)?.length ?? 0;
@@ -81,7 +87,7 @@ function decisions(episode: string): { shown: Shown; next: Next }[] {
           : seen
             ? 'an earlier read showed it'
             : 'no read has shown it';
-        out.push({ shown, next });
+        out.push({ window: segment.startsWith('== segment 0:') ? 'first window' : 'resumed', shown, next });
       }
       seen ||= here;
     }
@@ -106,33 +112,49 @@ try {
 }
 const { runs } = args;
 if (runs.length === 0) {
-  process.stderr.write('usage: node --import tsx bench/repo-repair-failures.ts [--iterations FIRST-LAST] RUN_DIR...\n');
+  process.stderr.write(
+    'usage: node --import tsx bench/repo-repair-failures.ts [--iterations FIRST-LAST] RUN_DIR|RECORDS.jsonl...\n',
+  );
   process.exit(2);
 }
-const counts = new Map<string, { failure: number; success: number }>();
-const decided = new Map<Shown, Record<Next, number>>();
-let episodes = 0;
-for (const run of runs) {
-  const dir = join(run, 'samples');
+
+/** The episodes of a run directory's sampled text, or of a `crl run` records file rendered the same way. */
+function episodesOf(input: string): string[] {
+  if (input.endsWith('.jsonl')) {
+    const records = readFileSync(input, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as EpisodeRecord);
+    return records.map((r) =>
+      renderEpisode(r, createChatLayout({ tokenizer: loadTokenizer(r.tokenizer), templates: DEFAULT_CHAT_TEMPLATES })),
+    );
+  }
+  const dir = join(input, 'samples');
   const files = readdirSync(dir).filter((f) => {
     const it = /^iter-(\d+)\.txt$/.exec(f);
     return it !== null && Number(it[1]) >= args.first && Number(it[1]) <= args.last;
   });
-  for (const file of files) {
-    for (const ep of readFileSync(join(dir, file), 'utf8').split(/\n(?=episode \S+ {2}env )/)) {
-      const outcome = /outcome (success|failure)/.exec(ep.slice(0, 300))?.[1] as 'success' | 'failure' | undefined;
-      if (!outcome) continue;
-      episodes++;
-      for (const d of decisions(ep)) {
-        const row = decided.get(d.shown) ?? { 'read on': 0, edit: 0, submit: 0, other: 0 };
-        row[d.next]++;
-        decided.set(d.shown, row);
-      }
-      const c = category(ep);
-      const row = counts.get(c) ?? { failure: 0, success: 0 };
-      row[outcome]++;
-      counts.set(c, row);
+  return files.flatMap((file) => readFileSync(join(dir, file), 'utf8').split(/\n(?=episode \S+ {2}env )/));
+}
+
+const counts = new Map<string, { failure: number; success: number }>();
+const decided = new Map<string, Record<Next, number>>();
+let episodes = 0;
+for (const run of runs) {
+  for (const ep of episodesOf(run)) {
+    const outcome = /outcome (success|failure)/.exec(ep.slice(0, 300))?.[1] as 'success' | 'failure' | undefined;
+    if (!outcome) continue;
+    episodes++;
+    for (const d of decisions(ep)) {
+      const key = `${d.window}: ${d.shown}`;
+      const row = decided.get(key) ?? { 'read on': 0, edit: 0, submit: 0, other: 0 };
+      row[d.next]++;
+      decided.set(key, row);
     }
+    const c = category(ep);
+    const row = counts.get(c) ?? { failure: 0, success: 0 };
+    row[outcome]++;
+    counts.set(c, row);
   }
 }
 const total = { failure: 0, success: 0 };
@@ -146,7 +168,7 @@ process.stdout.write('| first edit | failed | % of failed | succeeded |\n|---|--
 for (const [c, r] of [...counts].sort((a, b) => b[1].failure - a[1].failure))
   process.stdout.write(`| ${c} | ${r.failure} | ${pct(r.failure, total.failure)} | ${r.success} |\n`);
 process.stdout.write('\n| after a read of the module | read on | edit | submit | other |\n|---|---|---|---|---|\n');
-for (const [shown, r] of decided) {
+for (const [shown, r] of [...decided].sort((a, b) => a[0].localeCompare(b[0]))) {
   const n = r['read on'] + r.edit + r.submit + r.other;
   const cell = (k: Next) => `${r[k]} (${pct(r[k], n)})`;
   process.stdout.write(`| ${shown} | ${cell('read on')} | ${cell('edit')} | ${cell('submit')} | ${cell('other')} |\n`);
