@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { setCommandLine } from '../util/provenance.ts';
 import { reportError } from './errors.ts';
+import { exitOnInterrupt } from './exit-on-interrupt.ts';
 // One line per subcommand: import its register function here and call it below.
 import { registerRunCommand } from './run.ts';
 import { registerTrainCommand } from './train-command.ts';
@@ -44,11 +45,14 @@ export function buildProgram(): Command {
 export async function runCli(argv: readonly string[]): Promise<number> {
   // Provenance records the command as typed, without the interpreter and script paths.
   setCommandLine(['crl', ...argv.slice(2)]);
+  const uninstall = exitOnInterrupt(argv[2]);
   try {
     await buildProgram().parseAsync([...argv]);
     return 0;
   } catch (e) {
     return reportError(e);
+  } finally {
+    uninstall();
   }
 }
 

@@ -45,7 +45,10 @@ function openUp(dir: string): void {
   }
 }
 
-/** Roots of sandboxes still open, removed if the process exits without closing them. */
+/**
+ * Roots of sandboxes (and generated task folders) still open, removed if the process exits without
+ * closing them: on process.exit, which the CLI also takes on Ctrl-C / SIGTERM (cli/exit-on-interrupt.ts).
+ */
 const open = new Set<string>();
 let hooked = false;
 

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import { removeTree } from '../../sandbox/host-files.ts';
+import { removeTree, trackRoot, untrackRoot } from '../../sandbox/host-files.ts';
 import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { parseKnobs } from '../knobs.ts';
 import { HarborEnv } from './harbor-env.ts';
@@ -50,7 +50,9 @@ export class GeneratedFolderEnv<Task, Knobs> implements Environment {
   async reset(seed: number, options?: EnvCallOptions): Promise<EnvReset> {
     const { name, generate, writeTaskFolder, commandTimeoutSec } = this.family;
     this.task = generate(seed, this.knobs);
+    await this.close(); // a second reset replaces the first task's folder
     this.folder = mkdtempSync(join(tmpdir(), `crl-${name}-`));
+    trackRoot(this.folder); // removed at exit if the process ends before close()
     const dir = writeTaskFolder(join(this.folder, `${name}-${seed}`), this.task, `${name}-${seed}`);
     this.inner = new HarborEnv({ task: loadHarborTask(dir), actionHint: false, commandTimeoutSec });
     return this.inner.reset(seed, options);
@@ -65,8 +67,12 @@ export class GeneratedFolderEnv<Task, Knobs> implements Environment {
     try {
       await this.inner?.close();
     } finally {
-      if (this.folder) removeTree(this.folder);
+      if (this.folder) {
+        removeTree(this.folder);
+        untrackRoot(this.folder);
+      }
       this.folder = null;
+      this.inner = null;
     }
   }
 }
