@@ -178,24 +178,24 @@ describe.skipIf(!available)('repo-repair task folders graded in the sandbox (Deb
     const compile = (path: string) =>
       `python3 -c "import importlib.util, py_compile; py_compile.compile('${path}', cfile=importlib.util.cache_from_source('${path}'))"`;
     const sameStamp = [
-      `test "$(stat -c %s ${file})" = "$(stat -c %s /tmp/given.py)"`,
-      `touch -r /tmp/given.py ${file}`,
+      `test "$(stat -c %s ${file})" = "$(stat -c %s $HOME/given.py)"`,
+      `touch -r $HOME/given.py ${file}`,
     ];
     const fixedWithinTheSecond = [
-      `cp -p ${file} /tmp/given.py`,
+      `cp -p ${file} $HOME/given.py`,
       `${TEST_COMMAND} || true`, // compiles the buggy module into calc/__pycache__
       'bash /solution/solve.sh',
       ...sameStamp,
     ];
     expect(await graded(folder, fixedWithinTheSecond)).toEqual({ reward: 1, fail_to_pass: 1, pass_to_pass: 1 });
     const planted = [
-      `cp -p ${file} /tmp/given.py`,
+      `cp -p ${file} $HOME/given.py`,
       'bash /solution/solve.sh',
       ...sameStamp,
       compile(file), // the fixed code's bytecode, stamped as the buggy source
-      `cp -p /tmp/given.py ${file}`, // the source is the buggy one again, its mtime too
+      `cp -p $HOME/given.py ${file}`, // the source is the buggy one again, its mtime too
       // The source is byte for byte the buggy one, and yet the agent's own test run passes.
-      `cmp -s ${file} /tmp/given.py && ${TEST_COMMAND}`,
+      `cmp -s ${file} $HOME/given.py && ${TEST_COMMAND}`,
     ];
     expect((await graded(folder, planted)).reward).toBe(0);
   });
