@@ -24,15 +24,17 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTokenizer } from '../src/model/load-tokenizer.ts';
-import { createChatLayout, DEFAULT_CHAT_TEMPLATES } from '../src/rollout/chat-layout.ts';
-import type { EpisodeRecord } from '../src/rollout/record.ts';
+import { DEFAULT_TOKENIZER, loadTokenizer } from '../src/model/load-tokenizer.ts';
+import { createChatLayout, DEFAULT_CHAT_TEMPLATES, type ChatLayout } from '../src/rollout/chat-layout.ts';
+import { readRecordsFile } from '../src/rollout/record-file.ts';
 import { renderEpisode } from '../src/rollout/render.ts';
 
 const EDIT = /^assistant {3}sed -i '(\d+)s\/\.\*\/ {4}return (.*)\/' /m;
+/** The failing test's comment as the test run shows it: the function and what it should return. */
+const SPEC = /# (\w+)\(a, b\) should return ([^\n]*)/;
 
 function category(episode: string): string {
-  const spec = /# (\w+)\(a, b\) should return ([^\n]*)/.exec(episode);
+  const spec = SPEC.exec(episode);
   const at = episode.indexOf("assistant   sed -i '");
   if (at < 0) return 'no edit';
   if (!spec) return 'edit before the failing test was read';
@@ -56,11 +58,17 @@ type Next = 'read on' | 'edit' | 'submit' | 'other';
  * policy generated, with what the window then showed.
  */
 function decisions(episode: string): { window: 'first window' | 'resumed'; shown: Shown; next: Next }[] {
-  const spec = /# (\w+)\(a, b\) should return/.exec(episode);
+  const spec = SPEC.exec(episode);
   const failed = /FAILED tests\/test_(\w+)\.py::/.exec(episode);
   if (!spec || !failed) return [];
   const read = `cat -n calc/${failed[1]}.py | sed -n `;
   const def = new RegExp(`\\d+\\tdef ${spec[1]}\\(`);
+  // An action's kind by how it starts.
+  const kinds: readonly [string, Next][] = [
+    [read, 'read on'],
+    ['sed -i', 'edit'],
+    ['submit', 'submit'],
+  ];
   const out: ReturnType<typeof decisions> = [];
   for (const segment of episode.split(/\n(?=== segment \d+: )/)) {
     if (!/^== segment \d+: execution/.test(segment)) continue;
@@ -75,13 +83,7 @@ function decisions(episode: string): { window: 'first window' | 'resumed'; shown
       const here = def.test(actions[i]!);
       if (i + 1 >= actions.length - generated) {
         const a = actions[i + 1]!;
-        const next: Next = a.startsWith(read)
-          ? 'read on'
-          : a.startsWith('sed -i')
-            ? 'edit'
-            : a.startsWith('submit')
-              ? 'submit'
-              : 'other';
+        const next = kinds.find(([prefix]) => a.startsWith(prefix))?.[1] ?? 'other';
         const shown: Shown = here
           ? 'this read showed the def'
           : seen
@@ -118,17 +120,21 @@ if (runs.length === 0) {
   process.exit(2);
 }
 
+const layouts = new Map<string, ChatLayout>();
+/** The runtime's default layout for a tokenizer, built once per tokenizer. */
+function layoutOf(tokenizer: string): ChatLayout {
+  let layout = layouts.get(tokenizer);
+  if (!layout) {
+    layout = createChatLayout({ tokenizer: loadTokenizer(tokenizer), templates: DEFAULT_CHAT_TEMPLATES });
+    layouts.set(tokenizer, layout);
+  }
+  return layout;
+}
+
 /** The episodes of a run directory's sampled text, or of a `crl run` records file rendered the same way. */
 function episodesOf(input: string): string[] {
-  if (input.endsWith('.jsonl')) {
-    const records = readFileSync(input, 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as EpisodeRecord);
-    return records.map((r) =>
-      renderEpisode(r, createChatLayout({ tokenizer: loadTokenizer(r.tokenizer), templates: DEFAULT_CHAT_TEMPLATES })),
-    );
-  }
+  if (input.endsWith('.jsonl'))
+    return readRecordsFile(input).map((r) => renderEpisode(r, layoutOf(r.tokenizer ?? DEFAULT_TOKENIZER)));
   const dir = join(input, 'samples');
   const files = readdirSync(dir).filter((f) => {
     const it = /^iter-(\d+)\.txt$/.exec(f);
