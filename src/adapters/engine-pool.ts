@@ -46,9 +46,6 @@ export class EnginePool {
   private readonly timeoutMs: number;
   private readonly waitMs: number;
   private readonly probeMs: number;
-  private get replicas(): Replica[] {
-    return this.set.replicas;
-  }
   /** The version the last publish loaded; a sampler without its own asks for this one. */
   private published: string | undefined;
   /** Busy answers waited out since the last takeBusyWaits(). */
@@ -143,7 +140,7 @@ export class EnginePool {
    */
   async publish(options: { modelPath: string; version: string; token?: string }): Promise<void> {
     const results = await Promise.all(
-      this.replicas.map(async (r) => {
+      this.set.replicas.map(async (r) => {
         try {
           await updateWeightsFromDisk({
             url: r.url,
@@ -166,9 +163,9 @@ export class EnginePool {
     );
     const refused = results.filter((m): m is string => typeof m === 'string');
     if (refused.length > 0) throw new EngineError(refused.join('; '));
-    if (!this.replicas.some((r) => r.up && r.weightVersion === options.version))
+    if (!this.set.replicas.some((r) => r.up && r.weightVersion === options.version))
       throw new EngineError(
-        `no engine replica took the weights (version ${options.version}): ${this.replicas.map((r) => `${r.url}: ${r.lastError ?? 'down'}`).join('; ')}`,
+        `no engine replica took the weights (version ${options.version}): ${this.set.replicas.map((r) => `${r.url}: ${r.lastError ?? 'down'}`).join('; ')}`,
       );
     this.published = options.version;
     this.served = true;
@@ -242,17 +239,19 @@ export class EnginePool {
   ): Promise<Replica> {
     // A down replica is asked again in the background while the others serve: once it answers
     // (with the weights asked for) it takes new episodes again.
-    if (this.replicas.some((r) => !r.up)) void this.set.probeAll();
+    if (this.set.replicas.some((r) => !r.up)) void this.set.probeAll();
     for (;;) {
       const version = versionNow();
       const chosen = this.set.choose(episodeId, version);
       if (chosen) return chosen;
       // Every replica answers and reports no version: waiting changes nothing, the caller must accept it.
-      if (version !== undefined && this.replicas.every((r) => r.up && r.unversioned))
-        throw new EngineError(unversionedRefusal(this.replicas.map((r) => r.url).join(', '), describeWanted(version)));
+      if (version !== undefined && this.set.replicas.every((r) => r.up && r.unversioned))
+        throw new EngineError(
+          unversionedRefusal(this.set.replicas.map((r) => r.url).join(', '), describeWanted(version)),
+        );
       if (Date.now() >= deadline)
         throw new (this.served ? EngineFault : EngineError)(
-          `no engine replica${version !== undefined ? ` serving ${describeWanted(version)}` : ''} answered within ${Math.round(this.waitMs / 1000)} s: ${this.replicas.map((r) => `${r.url} ${!r.up ? `down (${r.lastError ?? 'no answer'})` : r.unversioned ? 'reports no weight version' : `serves ${r.weightVersion ?? '?'}`}`).join('; ')}`,
+          `no engine replica${version !== undefined ? ` serving ${describeWanted(version)}` : ''} answered within ${Math.round(this.waitMs / 1000)} s: ${this.set.replicas.map((r) => `${r.url} ${!r.up ? `down (${r.lastError ?? 'no answer'})` : r.unversioned ? 'reports no weight version' : `serves ${r.weightVersion ?? '?'}`}`).join('; ')}`,
         );
       await this.set.probeAll();
       await new Promise((res) => setTimeout(res, Math.min(this.probeMs, Math.max(1, deadline - Date.now()))));

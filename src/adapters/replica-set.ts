@@ -92,7 +92,7 @@ export class ReplicaSet {
   }
 
   /** Whether `r` may answer a request for `version` now. */
-  usable(r: Replica, version: WantedVersion | undefined): boolean {
+  private usable(r: Replica, version: WantedVersion | undefined): boolean {
     return (
       r.up &&
       (version === undefined ||
