@@ -1,4 +1,4 @@
-import { InterruptedError } from './errors.ts';
+import { InterruptedError, reportError } from './errors.ts';
 
 /**
  * Commands that stop gracefully on Ctrl-C / SIGTERM by themselves: crl run (closes its
@@ -16,11 +16,8 @@ const OWN_STOP = new Set(['run', 'worker', 'serve', 'view']);
  */
 export function exitOnInterrupt(command: string | undefined): () => void {
   if (command === undefined || OWN_STOP.has(command)) return () => {};
-  const stop = (signal: 'SIGINT' | 'SIGTERM') => {
-    const e = new InterruptedError(signal);
-    process.stderr.write(`crl: ${e.message}\n`);
-    process.exit(e.exitCode);
-  };
+  // reportError writes the one line every interrupted command writes and gives its exit code.
+  const stop = (signal: 'SIGINT' | 'SIGTERM') => process.exit(reportError(new InterruptedError(signal)));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   return () => {
