@@ -232,6 +232,18 @@ function isaFlags(): string {
   }
 }
 
+/** How the loaded addon was built, from its cpu.json: `march=native avx avx2 …`; null without one. */
+function builtFor(): string | null {
+  const cpuPath = `${dirname(ADDON_PATH)}/cpu.json`;
+  if (!existsSync(cpuPath)) return null;
+  try {
+    const b = JSON.parse(readFileSync(cpuPath, 'utf8')) as { march?: string; isa?: string };
+    return [`march=${b.march ?? 'native'}`, b.isa].filter(Boolean).join(' ');
+  } catch {
+    return null;
+  }
+}
+
 function load(): { addon: NativeAddon | null; status: NativeStatus } {
   if (process.env.CRL_NATIVE === '0') {
     return { addon: null, status: { available: false, reason: 'disabled by CRL_NATIVE=0' } };
@@ -292,6 +304,17 @@ if (!loaded.status.available) {
 
 /** The addon, or null when the TypeScript twins are in use. */
 export const nativeAddon: NativeAddon | null = loaded.addon;
+
+/**
+ * Which kernels this process computes with, for provenance: `native (march=native avx avx2 …)` or
+ * `typescript`. Results depend on it: another instruction set runs other panel widths and another
+ * summation order, so training takes another path from its first iterations.
+ */
+export function kernelsDescription(): string {
+  if (!loaded.addon) return 'typescript';
+  const built = builtFor();
+  return built ? `native (${built})` : 'native';
+}
 
 export function nativeStatus(): NativeStatus {
   return { ...loaded.status };
