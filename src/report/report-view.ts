@@ -30,9 +30,9 @@ export interface ProvenanceSection {
   runs: { label: string; system: string; version: string; configHash: string }[];
 }
 
-const byVersion = (versions: readonly string[]): [string, number][] => {
+const tally = (values: readonly string[]): [string, number][] => {
   const m = new Map<string, number>();
-  for (const v of versions) m.set(v, (m.get(v) ?? 0) + 1);
+  for (const v of values) m.set(v, (m.get(v) ?? 0) + 1);
   return [...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 };
 
@@ -67,9 +67,9 @@ export function provenanceSection(o: {
       command: showCommand(i.command, o.label),
       createdAt: i.createdAt,
     })),
-    runsByVersion: byVersion(data.runs.map((r) => shortVersion(r.provenance))),
-    evalsByVersion: byVersion(data.evals.map((e) => shortVersion(e.provenance))),
-    byKernels: byVersion([...data.runs, ...data.evals].map((x) => x.provenance?.kernels ?? 'not recorded')),
+    runsByVersion: tally(data.runs.map((r) => shortVersion(r.provenance))),
+    evalsByVersion: tally(data.evals.map((e) => shortVersion(e.provenance))),
+    byKernels: tally([...data.runs, ...data.evals].map((x) => x.provenance?.kernels ?? 'not recorded')),
     mixed: data.mixed,
     runs: data.runs.map((r) => ({
       label: r.label,

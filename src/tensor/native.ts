@@ -232,19 +232,15 @@ function isaFlags(): string {
   }
 }
 
-/** How the loaded addon was built, from its cpu.json: `march=native avx avx2 …`; null without one. */
-function builtFor(): string | null {
-  const cpuPath = `${dirname(ADDON_PATH)}/cpu.json`;
-  if (!existsSync(cpuPath)) return null;
-  try {
-    const b = JSON.parse(readFileSync(cpuPath, 'utf8')) as { march?: string; isa?: string };
-    return [`march=${b.march ?? 'native'}`, b.isa].filter(Boolean).join(' ');
-  } catch {
-    return null;
-  }
+/** What scripts/build-native.mjs wrote beside the addon (cpu.json): the CPU and flags it was built for. */
+interface BuiltCpu {
+  march?: string;
+  arch?: string;
+  model?: string;
+  isa?: string;
 }
 
-function load(): { addon: NativeAddon | null; status: NativeStatus } {
+function load(): { addon: NativeAddon | null; status: NativeStatus; built?: BuiltCpu } {
   if (process.env.CRL_NATIVE === '0') {
     return { addon: null, status: { available: false, reason: 'disabled by CRL_NATIVE=0' } };
   }
@@ -259,13 +255,8 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
   // Built with -march=native: loading it on a different CPU (a copied node_modules, a container
   // image) could die with SIGILL, which no try/catch can stop. Refuse instead, with the fix.
   const cpuPath = `${dirname(ADDON_PATH)}/cpu.json`;
-  if (existsSync(cpuPath)) {
-    const built = JSON.parse(readFileSync(cpuPath, 'utf8')) as {
-      march?: string;
-      arch?: string;
-      model?: string;
-      isa?: string;
-    };
+  const built = existsSync(cpuPath) ? (JSON.parse(readFileSync(cpuPath, 'utf8')) as BuiltCpu) : undefined;
+  if (built) {
     const here = { arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() };
     const portable = built.march !== undefined && built.march !== 'native'; // CRL_NATIVE_MARCH build
     if (built.arch !== here.arch || (!portable && (built.model !== here.model || (built.isa ?? '') !== here.isa))) {
@@ -283,7 +274,7 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
       const reason = `addon was built from older sources (interface ${abi ?? 1}, these need ${NATIVE_ABI}); rebuild with \`node scripts/build-native.mjs\`${lastBuildFailure()}`;
       return { addon: null, status: { available: false, reason } };
     }
-    return { addon, status: { available: true } };
+    return { addon, status: { available: true }, built };
   } catch (err) {
     const msg = err instanceof Error ? err.message.split('\n')[0] : String(err);
     return {
@@ -312,8 +303,8 @@ export const nativeAddon: NativeAddon | null = loaded.addon;
  */
 export function kernelsDescription(): string {
   if (!loaded.addon) return 'typescript';
-  const built = builtFor();
-  return built ? `native (${built})` : 'native';
+  const b = loaded.built;
+  return b ? `native (${[`march=${b.march ?? 'native'}`, b.isa].filter(Boolean).join(' ')})` : 'native';
 }
 
 export function nativeStatus(): NativeStatus {

@@ -123,13 +123,13 @@ export function configHash(value: unknown, root?: string): string {
 /** This process's provenance for an artifact made with `config`. */
 export function provenance(config: unknown, root?: string, now = new Date()): Provenance {
   const v = codeVersion();
-  const p: Provenance = {
+  return {
     ...v,
     command: commandLine(),
     configHash: configHash(config, root),
     createdAt: now.toISOString(),
+    ...(kernels === undefined ? {} : { kernels }),
   };
-  return kernels === undefined ? p : { ...p, kernels };
 }
 
 /**
