@@ -74,8 +74,8 @@ describe('repo-repair dense warm-up text', () => {
         const real = execFileSync('bash', ['-c', `cat -n "$0" | sed -n ${first},+1p`, file], { encoding: 'utf8' });
         expect(catN(lines, first, 2)).toBe(`${real}[exit 0]`);
       }
-      const listed = execFileSync('bash', ['-c', `grep -n 'def ' "$0"`, file], { encoding: 'utf8' });
-      expect(grepDefs(lines)).toBe(`${listed}[exit 0]`);
+      const listed = execFileSync('bash', ['-c', `grep -n 'def scale_fee' "$0"`, file], { encoding: 'utf8' });
+      expect(grepDefs(lines, 'scale_fee')).toBe(`${listed}[exit 0]`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -46,7 +46,11 @@ export function repoRepairDense(options: {
   const head = from === 'goal' ? goal : from === 'def' ? `${goal} , def ${def}` : `${goal} , line ${line}`;
   const parts: DensePart[] = [{ kind: 'instruction', text: `${RESUME_PREFIX} ${head}` }];
   const steps: { action: string; observation: string; summary: string }[] = [];
-  if (from === 'goal') steps.push({ action: grepCommand(module), observation: grepDefs(text), summary: `${goal} , def ${def}` });
+  if (from === 'goal') steps.push({
+      action: grepCommand(module, task.bug.fn),
+      observation: grepDefs(text, task.bug.fn),
+      summary: `${goal} , def ${def}`,
+    });
   if (from !== 'line')
     steps.push({ action: functionReadCommand(module, def), observation: catN(text, def, 2), summary: `${goal} , line ${line}` });
   const cut = steps.length > 0 && rng.next() < options.summaryShare ? 1 + rng.int(steps.length) : 0;
@@ -72,9 +76,9 @@ export function catN(lines: readonly string[], first: number, count: number): st
   return `${out}[exit 0]`;
 }
 
-/** What `grep -n 'def ' FILE` prints, as the sandbox returns it. */
-export function grepDefs(lines: readonly string[]): string {
+/** What `grep -n 'def FN' FILE` prints, as the sandbox returns it. */
+export function grepDefs(lines: readonly string[], fn: string): string {
   let out = '';
-  for (const [i, l] of lines.entries()) if (l.includes('def ')) out += `${i + 1}:${l}\n`;
+  for (const [i, l] of lines.entries()) if (l.includes(`def ${fn}`)) out += `${i + 1}:${l}\n`;
   return `${out}[exit 0]`;
 }

@@ -93,7 +93,7 @@ export function readRepoRepair(w: VisibleWindow): RepoRepairState {
     const at = s.goal ? goalParts(s.goal) : null;
     if (!at || !a.includes(modulePath(at.module)) || !o) continue;
     if (a[0] === 'grep') {
-      // `12:def scale_fee(a, b):`, one line per function of the module.
+      // `12:def scale_fee(a, b):` (a name that prefixes another's lists both).
       const hit = o.findIndex((x, i) => /^\d+:def$/.test(x) && o[i + 1]?.startsWith(`${at.fn}(`));
       if (hit >= 0) s.def = Number(o[hit]!.split(':')[0]);
       continue;
@@ -122,7 +122,7 @@ export function repoRepairAct(s: RepoRepairState): string {
   if (!at || s.spec === null) return s.resumed ? 'submit' : TEST_COMMAND;
   if (s.line !== null) return editCommand(at.module, s.line, `    return ${s.spec}`);
   if (s.def !== null) return functionReadCommand(at.module, s.def);
-  return grepCommand(at.module);
+  return grepCommand(at.module, at.fn);
 }
 
 /** The oracle's clauses: the goal, then only what the next actions still need. */

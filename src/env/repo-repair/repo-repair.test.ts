@@ -79,14 +79,14 @@ describe('repo-repair generator', () => {
     expect(resumed).toMatchObject({ spec: 'diff(a, b) * 3', def: 12, line: null, resumed: true });
   });
 
-  it('the expert finds the def in the module listing and the line to edit in the read of the function', () => {
+  it('the expert finds the def with grep and the line to edit in the read of the function', () => {
     const head: ChatMessage = {
       role: 'user',
       content: 'continue from the summary : goal tests/test_fees.py::test_scale_fee , spec diff(a, b) * 3',
     };
     const listing = [
-      { role: 'assistant', content: "grep -n 'def ' calc/fees.py" },
-      { role: 'observation', content: '3:def scale_feed(a, b):\n6:def scale_fee(a, b):\n9:def trim_fee(a, b):\n[exit 0]' },
+      { role: 'assistant', content: "grep -n 'def scale_fee' calc/fees.py" },
+      { role: 'observation', content: '3:def scale_feed(a, b):\n6:def scale_fee(a, b):\n[exit 0]' },
     ] as const satisfies ChatMessage[];
     const listed = readRepoRepair(readWindow([head, ...listing]));
     expect(listed).toMatchObject({ def: 6, line: null });

@@ -6,8 +6,8 @@ import { fixedLine, repoFiles, testFiles } from './repo-files.ts';
 
 /** The test command the instruction names and the expert runs. */
 export const TEST_COMMAND = 'python3 -m pytest -q';
-/** Lists a module's functions with their line numbers (`12:def scale_fee(a, b):`). */
-export const grepCommand = (module: string): string => `grep -n 'def ' ${modulePath(module)}`;
+/** Finds a function's def line by its name (`12:def scale_fee(a, b):`). */
+export const grepCommand = (module: string, fn: string): string => `grep -n 'def ${fn}' ${modulePath(module)}`;
 /** Prints a function's def line and the line after it (its return), numbered: GNU sed's `N,+1`. */
 export const functionReadCommand = (module: string, def: number | 'DEF'): string =>
   `cat -n ${modulePath(module)} | sed -n ${def},+1p`;
@@ -20,8 +20,8 @@ export const editCommand = (module: string, line: number, text: string): string 
  */
 export const INSTRUCTION =
   `Fix the bug in the Python package ${PACKAGE} in /app . Test with ${TEST_COMMAND} ( a failing test's comment says ` +
-  `what its function should return ) , list its functions with ${grepCommand('NAME')} , read one with ${functionReadCommand('NAME', 'DEF')} , ` +
-  `edit with sed -i 'LINEs/.*/    return EXPRESSION/' ${modulePath('NAME')} , then submit .`;
+  `what its function should return ) , find its function with ${grepCommand('MODULE', 'FUNCTION')} , read it with ${functionReadCommand('MODULE', 'DEF')} , ` +
+  `edit with sed -i 'LINEs/.*/    return EXPRESSION/' ${modulePath('MODULE')} , then submit .`;
 
 /**
  * A repo-repair task as a Harbor task folder (docs/harbor.md): environment/ is the repository
