@@ -46,13 +46,18 @@ export function repoRepairDense(options: {
   const head = from === 'goal' ? goal : from === 'def' ? `${goal} , def ${def}` : `${goal} , line ${line}`;
   const parts: DensePart[] = [{ kind: 'instruction', text: `${RESUME_PREFIX} ${head}` }];
   const steps: { action: string; observation: string; summary: string }[] = [];
-  if (from === 'goal') steps.push({
+  if (from === 'goal')
+    steps.push({
       action: grepCommand(module, task.bug.fn),
       observation: grepDefs(text, task.bug.fn),
       summary: `${goal} , def ${def}`,
     });
   if (from !== 'line')
-    steps.push({ action: functionReadCommand(module, def), observation: catN(text, def, 2), summary: `${goal} , line ${line}` });
+    steps.push({
+      action: functionReadCommand(module, def),
+      observation: catN(text, def, 2),
+      summary: `${goal} , line ${line}`,
+    });
   const cut = steps.length > 0 && rng.next() < options.summaryShare ? 1 + rng.int(steps.length) : 0;
   for (const s of cut > 0 ? steps.slice(0, cut) : steps)
     parts.push({ kind: 'reply', text: s.action }, { kind: 'observation', text: s.observation });

@@ -10,14 +10,15 @@ const INSTRUCTION_START = INSTRUCTION.split(' ')[0];
  * What the expert knows from the visible window alone (docs/tasks.md, repo-repair): the failing
  * test (from the test run's FAILED line or the summary's `goal`), what its function should return
  * (the test's comment as the failure shows it, or `spec`), the line of the function's `def` (from
- * the module's `grep -n 'def '` listing), the line of its return (from the read that showed it),
- * and whether the line was edited and the tests then passed. Summary clauses use the words the observations use, so one scan reads both.
+ * `grep -n 'def FN'`), the line of its return (from the read that showed it), and whether the line
+ * was edited and the tests then passed. Summary clauses use the words the observations use, so
+ * one scan reads both.
  */
 export interface RepoRepairState {
   /** pytest node id of the failing test, e.g. tests/test_fees.py::test_scale_fee. */
   goal: string | null;
   spec: string | null;
-  /** The line of the function's `def`, from the module's `grep -n 'def '` listing. */
+  /** The line of the function's `def`, from `grep -n 'def FN'` or a read that showed it. */
   def: number | null;
   /** The line of its return, from a read that showed it: the line to edit. */
   line: number | null;
@@ -110,8 +111,8 @@ export function readRepoRepair(w: VisibleWindow): RepoRepairState {
 }
 
 /**
- * Run the tests; list the failing test's module's functions; read the function (its def and return
- * lines, from the def's number in the listing); fix the return line by its number; submit
+ * Run the tests; grep the failing test's function's def; read the function (its def and return
+ * lines, from the def's number); fix the return line by its number; submit
  * (the verifier runs the tests). Resumed from a summary that lost the goal or what the function
  * should return, it submits as it stands, as shell-ledger's expert answers `none`: running the
  * tests again would recover them at the cost of most of a window, which a trained policy may learn.

@@ -71,8 +71,7 @@ describe('repo-repair generator', () => {
       readWindow([
         {
           role: 'user',
-          content:
-            'continue from the summary : goal tests/test_fees.py::test_scale_fee , spec diff(a, b) * 3 , def 12',
+          content: 'continue from the summary : goal tests/test_fees.py::test_scale_fee , spec diff(a, b) * 3 , def 12',
         },
       ]),
     );
