@@ -42,7 +42,7 @@ describe('repo-repair dense warm-up text', () => {
     }
   });
 
-  it('every supervised turn is what the expert does on that window: the listing, the edit, submit and the summary', () => {
+  it('every supervised turn is what the expert does on that window: the grep, the read, the edit, submit and the summary', () => {
     let edits = 0;
     let summaries = 0;
     for (let seed = 0; seed < 300; seed++) {
@@ -51,12 +51,12 @@ describe('repo-repair dense warm-up text', () => {
       if (parts.some((p) => p.kind === 'reply' && p.text.startsWith('sed -i'))) edits++;
       if (parts.some((p) => p.kind === 'summary')) summaries++;
     }
-    // Both forms occur (summaryShare 0.5 where a window lists the functions).
+    // Both forms occur (summaryShare 0.5 where a window greps or reads).
     expect(edits).toBeGreaterThan(100);
     expect(summaries).toBeGreaterThan(50);
   });
 
-  it('writes the reads and the listing exactly as cat -n | sed -n and grep -n print them', () => {
+  it('writes the reads and the grep exactly as cat -n | sed -n and grep -n print them', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crl-dense-cat-'));
     try {
       const lines = [

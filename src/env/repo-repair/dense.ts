@@ -15,15 +15,15 @@ export const RESUME_PREFIX = 'continue from the summary :';
 /**
  * Dense warm-up text for repo-repair (docs/sft.md, "Family dense forms"): the windows of an
  * episode where the fix is written, many per step, without running anything. The base of the
- * recall stage alone ran the tests and listed the right functions, then could not copy the expected
+ * recall stage alone ran the tests and read the right lines, then could not copy the expected
  * expression into its edit: an episode has one such copy, a dense step sixteen. Two forms, both
  * in the runtime's layout and the sandbox's text (`grep -n` and `cat -n` output, `[exit 0]`):
  *   edit form     a window resumed from the oracle's summary (`goal G , spec E`, with `def D` or
- *                 `line L` or neither), then the expert's own turns, supervised: the `grep -n 'def '`
- *                 listing of the module, the read of the function from its def's number, the
+ *                 `line L` or neither), then the expert's own turns, supervised: the `grep -n 'def FN'`
+ *                 of the failing test's function, its read from the def's number, the
  *                 `sed -i 'Ls/.*\/    return E/'` that copies E to the return's line, submit;
- *   summary form  the same window cut after the listing or the read, closed by the oracle's
- *                 summary (the number looked up there).
+ *   summary form  the same window cut after the grep or the read, closed by the oracle's
+ *                 summary (the number that step showed).
  * The test run's output is not generated (its text is pytest's); episodes teach reading it.
  */
 export function repoRepairDense(options: {
