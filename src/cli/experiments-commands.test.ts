@@ -7,6 +7,7 @@ import { readEvalResult } from '../eval/eval-result.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
 import { readTiming } from '../experiments/timing-log.ts';
 import { buildProgram } from './main.ts';
+import { kernelsDescription } from '../tensor/native.ts';
 import { crl } from './testing/spawn-crl.ts';
 import { waitFor } from '../util/testing/wait-for.ts';
 
@@ -245,6 +246,11 @@ describe('crl experiments commands (spawned)', () => {
     const ev = readEvalResult(join(out, 'eval', 'compaction-rl--chunk-sum--s3.json'));
     expect([ev.seed, ev.policy.startsWith('systems/compaction-rl--chunk-sum--s3/')]).toEqual([3, true]);
     expect(ev.provenance?.configHash).toMatch(/^sha256:/);
+    // ... and the kernels the numbers came from (another instruction set trains another path).
+    expect([stored.provenance.kernels, ev.provenance?.kernels]).toEqual([kernelsDescription(), kernelsDescription()]);
+    expect(readFileSync(join(out, 'report', 'report.md'), 'utf8')).toContain(
+      `by kernels (another instruction set trains another path): ${kernelsDescription()} (`,
+    );
     expect(existsSync(join(out, 'report', 'report.html'))).toBe(true);
     const again = crl(['reproduce', '--resume', out]); // everything on disk: skips to the report
     expect(again.code).toBe(0);

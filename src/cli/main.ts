@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
-import { setCommandLine } from '../util/provenance.ts';
+import { kernelsDescription } from '../tensor/native.ts';
+import { setCommandLine, setKernels } from '../util/provenance.ts';
 import { reportError } from './errors.ts';
 import { exitOnInterrupt } from './exit-on-interrupt.ts';
 // One line per subcommand: import its register function here and call it below.
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
 export async function runCli(argv: readonly string[]): Promise<number> {
   // Provenance records the command as typed, without the interpreter and script paths.
   setCommandLine(['crl', ...argv.slice(2)]);
+  setKernels(kernelsDescription());
   const uninstall = exitOnInterrupt(argv[2]);
   try {
     await buildProgram().parseAsync([...argv]);

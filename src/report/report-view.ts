@@ -24,13 +24,15 @@ export interface ProvenanceSection {
   /** Run directories and evaluation files counted by the code version that made them. */
   runsByVersion: [string, number][];
   evalsByVersion: [string, number][];
+  /** Run directories and evaluation files by the kernels they were computed with. */
+  byKernels: [string, number][];
   mixed: readonly MixedNote[];
   runs: { label: string; system: string; version: string; configHash: string }[];
 }
 
-const byVersion = (versions: readonly string[]): [string, number][] => {
+const tally = (values: readonly string[]): [string, number][] => {
   const m = new Map<string, number>();
-  for (const v of versions) m.set(v, (m.get(v) ?? 0) + 1);
+  for (const v of values) m.set(v, (m.get(v) ?? 0) + 1);
   return [...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 };
 
@@ -65,8 +67,9 @@ export function provenanceSection(o: {
       command: showCommand(i.command, o.label),
       createdAt: i.createdAt,
     })),
-    runsByVersion: byVersion(data.runs.map((r) => shortVersion(r.provenance))),
-    evalsByVersion: byVersion(data.evals.map((e) => shortVersion(e.provenance))),
+    runsByVersion: tally(data.runs.map((r) => shortVersion(r.provenance))),
+    evalsByVersion: tally(data.evals.map((e) => shortVersion(e.provenance))),
+    byKernels: tally([...data.runs, ...data.evals].map((x) => x.provenance?.kernels ?? 'not recorded')),
     mixed: data.mixed,
     runs: data.runs.map((r) => ({
       label: r.label,
@@ -85,6 +88,7 @@ export function provenanceLines(p: ProvenanceSection): string[] {
     ...p.invocations.map((i) => `- Pipeline run: code ${i.version}, \`${i.command}\`, ${i.createdAt}.`),
     `- Run directories by code version: ${counts(p.runsByVersion)}.`,
     `- Evaluation files by code version: ${counts(p.evalsByVersion)}.`,
+    `- Runs and evaluations by kernels (another instruction set trains another path): ${counts(p.byKernels)}.`,
     p.mixed.length
       ? `- **Mixed**: reused with another config: ${p.mixed.map((m) => `\`${m.path}\` (${m.differs.join('; ')})`).join(', ')}.`
       : '- Mixed reuses: none.',

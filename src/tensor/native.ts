@@ -232,7 +232,15 @@ function isaFlags(): string {
   }
 }
 
-function load(): { addon: NativeAddon | null; status: NativeStatus } {
+/** What scripts/build-native.mjs wrote beside the addon (cpu.json): the CPU and flags it was built for. */
+interface BuiltCpu {
+  march?: string;
+  arch?: string;
+  model?: string;
+  isa?: string;
+}
+
+function load(): { addon: NativeAddon | null; status: NativeStatus; built?: BuiltCpu } {
   if (process.env.CRL_NATIVE === '0') {
     return { addon: null, status: { available: false, reason: 'disabled by CRL_NATIVE=0' } };
   }
@@ -247,13 +255,8 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
   // Built with -march=native: loading it on a different CPU (a copied node_modules, a container
   // image) could die with SIGILL, which no try/catch can stop. Refuse instead, with the fix.
   const cpuPath = `${dirname(ADDON_PATH)}/cpu.json`;
-  if (existsSync(cpuPath)) {
-    const built = JSON.parse(readFileSync(cpuPath, 'utf8')) as {
-      march?: string;
-      arch?: string;
-      model?: string;
-      isa?: string;
-    };
+  const built = existsSync(cpuPath) ? (JSON.parse(readFileSync(cpuPath, 'utf8')) as BuiltCpu) : undefined;
+  if (built) {
     const here = { arch: process.arch, model: cpus()[0]?.model ?? 'unknown', isa: isaFlags() };
     const portable = built.march !== undefined && built.march !== 'native'; // CRL_NATIVE_MARCH build
     if (built.arch !== here.arch || (!portable && (built.model !== here.model || (built.isa ?? '') !== here.isa))) {
@@ -271,7 +274,7 @@ function load(): { addon: NativeAddon | null; status: NativeStatus } {
       const reason = `addon was built from older sources (interface ${abi ?? 1}, these need ${NATIVE_ABI}); rebuild with \`node scripts/build-native.mjs\`${lastBuildFailure()}`;
       return { addon: null, status: { available: false, reason } };
     }
-    return { addon, status: { available: true } };
+    return { addon, status: { available: true }, built };
   } catch (err) {
     const msg = err instanceof Error ? err.message.split('\n')[0] : String(err);
     return {
@@ -292,6 +295,17 @@ if (!loaded.status.available) {
 
 /** The addon, or null when the TypeScript twins are in use. */
 export const nativeAddon: NativeAddon | null = loaded.addon;
+
+/**
+ * Which kernels this process computes with, for provenance: `native (march=native avx avx2 …)` or
+ * `typescript`. Results depend on it: another instruction set runs other panel widths and another
+ * summation order, so training takes another path from its first iterations.
+ */
+export function kernelsDescription(): string {
+  if (!loaded.addon) return 'typescript';
+  const b = loaded.built;
+  return b ? `native (${[`march=${b.march ?? 'native'}`, b.isa].filter(Boolean).join(' ')})` : 'native';
+}
 
 export function nativeStatus(): NativeStatus {
   return { ...loaded.status };

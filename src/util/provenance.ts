@@ -22,6 +22,11 @@ export const ProvenanceSchema = z
     /** configHash() of the resolved config this artifact was made with. */
     configHash: z.string(),
     createdAt: z.string(),
+    /**
+     * The kernels the numbers were computed with (`native (march=native avx2 …)`, `typescript`):
+     * absent in artifacts made before it was recorded, or by a process that never set it.
+     */
+    kernels: z.string().optional(),
   })
   .strict();
 export type Provenance = z.infer<typeof ProvenanceSchema>;
@@ -64,6 +69,13 @@ export function setCommandLine(argv: readonly string[]): void {
 
 export function commandLine(): string[] {
   return [...command];
+}
+
+let kernels: string | undefined;
+
+/** The CLI records the kernels it computes with here at start-up (tensor/ describes them; util may not import it). */
+export function setKernels(description: string): void {
+  kernels = description;
 }
 
 /**
@@ -111,7 +123,13 @@ export function configHash(value: unknown, root?: string): string {
 /** This process's provenance for an artifact made with `config`. */
 export function provenance(config: unknown, root?: string, now = new Date()): Provenance {
   const v = codeVersion();
-  return { ...v, command: commandLine(), configHash: configHash(config, root), createdAt: now.toISOString() };
+  return {
+    ...v,
+    command: commandLine(),
+    configHash: configHash(config, root),
+    createdAt: now.toISOString(),
+    ...(kernels === undefined ? {} : { kernels }),
+  };
 }
 
 /**
