@@ -7,7 +7,7 @@ import type { ChatMessage } from '../../contracts/index.ts';
 import { loadTokenizer } from '../../model/load-tokenizer.ts';
 import { DEFAULT_CHAT_TEMPLATES } from '../../rollout/chat-layout.ts';
 import { Rng } from '../../util/random.ts';
-import { catN, RESUME_PREFIX } from './dense.ts';
+import { catN, grepDefs, RESUME_PREFIX } from './dense.ts';
 import { repoRepairExpert } from './expert.ts';
 import { repoRepair, repoRepairKnobs } from './index.ts';
 
@@ -42,7 +42,7 @@ describe('repo-repair dense warm-up text', () => {
     }
   });
 
-  it('every supervised turn is what the expert does on that window: the reads, the edit, submit and the summary', () => {
+  it('every supervised turn is what the expert does on that window: the grep, the read, the edit, submit and the summary', () => {
     let edits = 0;
     let summaries = 0;
     for (let seed = 0; seed < 300; seed++) {
@@ -51,12 +51,12 @@ describe('repo-repair dense warm-up text', () => {
       if (parts.some((p) => p.kind === 'reply' && p.text.startsWith('sed -i'))) edits++;
       if (parts.some((p) => p.kind === 'summary')) summaries++;
     }
-    // Both forms occur (summaryShare 0.5 where a window reads at all).
+    // Both forms occur (summaryShare 0.5 where a window greps or reads).
     expect(edits).toBeGreaterThan(100);
     expect(summaries).toBeGreaterThan(50);
   });
 
-  it('writes the reads exactly as cat -n piped to sed -n prints them', () => {
+  it('writes the reads and the grep exactly as cat -n | sed -n and grep -n print them', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crl-dense-cat-'));
     try {
       const lines = [
@@ -70,12 +70,12 @@ describe('repo-repair dense warm-up text', () => {
       ];
       const file = join(dir, 'm.py');
       writeFileSync(file, lines.join('\n') + '\n');
-      for (const first of [1, 5, 9]) {
-        const real = execFileSync('bash', ['-c', `cat -n "$0" | sed -n ${first},${first + 7}p`, file], {
-          encoding: 'utf8',
-        });
-        expect(catN(lines, first)).toBe(`${real}[exit 0]`);
+      for (const first of [1, 3, 6, 7]) {
+        const real = execFileSync('bash', ['-c', `cat -n "$0" | sed -n ${first},+1p`, file], { encoding: 'utf8' });
+        expect(catN(lines, first, 2)).toBe(`${real}[exit 0]`);
       }
+      const listed = execFileSync('bash', ['-c', `grep -n 'def scale_fee' "$0"`, file], { encoding: 'utf8' });
+      expect(grepDefs(lines, 'scale_fee')).toBe(`${listed}[exit 0]`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,7 +4,7 @@ import { renderBody } from './body.ts';
 import { generateRepoRepair, modulePath } from './generate.ts';
 import type { RepoRepairKnobs } from './knobs.ts';
 import { correctBody, repoFiles } from './repo-files.ts';
-import { editCommand, READ_LINES, readCommand } from './task-folder.ts';
+import { editCommand, functionReadCommand, grepCommand } from './task-folder.ts';
 
 /**
  * The runtime's u_resume prefix (DEFAULT_CHAT_TEMPLATES of rollout/chat-layout.ts, which env/ may not
@@ -17,12 +17,13 @@ export const RESUME_PREFIX = 'continue from the summary :';
  * episode where the fix is written, many per step, without running anything. The base of the
  * recall stage alone ran the tests and read the right lines, then could not copy the expected
  * expression into its edit: an episode has one such copy, a dense step sixteen. Two forms, both
- * in the runtime's layout and the sandbox's text (`cat -n` output, `[exit 0]`):
- *   edit form     a window resumed from the oracle's summary (`goal G , spec E , read R` or
- *                 `line L`), the last reads kept from before, then the expert's own turns,
- *                 supervised: the reads on from R until the function's `def` shows, the
- *                 `sed -i 'Ls/.*\/    return E/'` that copies E and the line after the def, submit;
- *   summary form  the same window cut where a compaction falls, closed by the oracle's summary.
+ * in the runtime's layout and the sandbox's text (`grep -n` and `cat -n` output, `[exit 0]`):
+ *   edit form     a window resumed from the oracle's summary (`goal G , spec E`, with `def D` or
+ *                 `line L` or neither), then the expert's own turns, supervised: the `grep -n 'def FN'`
+ *                 of the failing test's function, its read from the def's number, the
+ *                 `sed -i 'Ls/.*\/    return E/'` that copies E to the return's line, submit;
+ *   summary form  the same window cut after the grep or the read, closed by the oracle's
+ *                 summary (the number that step showed).
  * The test run's output is not generated (its text is pytest's); episodes teach reading it.
  */
 export function repoRepairDense(options: {
@@ -39,48 +40,50 @@ export function repoRepairDense(options: {
   if (text[text.length - 1] === '') text.pop(); // the file's last newline ends a line, it is not one
   const spec = renderBody(correctBody(task));
   const goal = `goal ${task.failToPass[0]!} , spec ${spec}`;
-  // Lines read before this window: whole reads that end before the def (the def is on line - 1).
-  const readsBefore = rng.int(Math.floor((line - 2) / READ_LINES) + 1);
-  const read = readsBefore * READ_LINES;
-  const lineKnown = read === 0 ? false : rng.next() < 0.2; // the summary of a window that saw the def
-  const head = lineKnown ? `${goal} , line ${line}` : read > 0 ? `${goal} , read ${read}` : goal;
+  const def = line - 1;
+  // Where the summary this window resumes from had got to: nothing located, the def, the line.
+  const from = rng.pick(['goal', 'goal', 'def', 'line'] as const);
+  const head = from === 'goal' ? goal : from === 'def' ? `${goal} , def ${def}` : `${goal} , line ${line}`;
   const parts: DensePart[] = [{ kind: 'instruction', text: `${RESUME_PREFIX} ${head}` }];
-  if (!lineKnown) {
-    // The tail the runtime keeps (up to two steps): the reads that ended at `read`.
-    for (let r = Math.max(0, readsBefore - 2); r < readsBefore; r++) {
-      parts.push({ kind: 'action', text: readCommand(module, r * READ_LINES + 1) });
-      parts.push({ kind: 'observation', text: catN(text, r * READ_LINES + 1) });
-    }
-  }
-  const steps: { action: string; observation: string }[] = [];
-  if (!lineKnown)
-    for (let first = read + 1; first <= line - 1; first += READ_LINES)
-      steps.push({ action: readCommand(module, first), observation: catN(text, first) });
-  const fix = editCommand(module, line, `    return ${spec}`);
-  if (rng.next() < options.summaryShare && steps.length > 0) {
-    // Cut after some of the new reads: the summary keeps the goal, the spec and how far it got.
-    const cut = 1 + rng.int(steps.length);
-    for (const s of steps.slice(0, cut)) parts.push({ kind: 'reply', text: s.action }, observationPart(s));
-    const readTo = read + cut * READ_LINES;
-    const sawDef = readTo >= line - 1;
-    parts.push({ kind: 'summary', text: sawDef ? `${goal} , line ${line}` : `${goal} , read ${readTo}` });
+  const steps: { action: string; observation: string; summary: string }[] = [];
+  if (from === 'goal')
+    steps.push({
+      action: grepCommand(module, task.bug.fn),
+      observation: grepDefs(text, task.bug.fn),
+      summary: `${goal} , def ${def}`,
+    });
+  if (from !== 'line')
+    steps.push({
+      action: functionReadCommand(module, def),
+      observation: catN(text, def, 2),
+      summary: `${goal} , line ${line}`,
+    });
+  const cut = steps.length > 0 && rng.next() < options.summaryShare ? 1 + rng.int(steps.length) : 0;
+  for (const s of cut > 0 ? steps.slice(0, cut) : steps)
+    parts.push({ kind: 'reply', text: s.action }, { kind: 'observation', text: s.observation });
+  if (cut > 0) {
+    parts.push({ kind: 'summary', text: steps[cut - 1]!.summary });
     return parts;
   }
-  for (const s of steps) parts.push({ kind: 'reply', text: s.action }, observationPart(s));
   parts.push(
-    { kind: 'reply', text: fix },
+    { kind: 'reply', text: editCommand(module, line, `    return ${spec}`) },
     { kind: 'observation', text: '[exit 0]' },
     { kind: 'reply', text: 'submit' },
   );
   return parts;
 }
 
-const observationPart = (s: { observation: string }): DensePart => ({ kind: 'observation', text: s.observation });
-
-/** What `cat -n FILE | sed -n F,Lp` prints for READ_LINES lines from `first`, as the sandbox returns it. */
-export function catN(lines: readonly string[], first: number): string {
+/** What `cat -n FILE | sed -n F,+{count-1}p` prints for `count` lines from `first`, as the sandbox returns it. */
+export function catN(lines: readonly string[], first: number, count: number): string {
   let out = '';
-  for (let n = first; n < first + READ_LINES && n <= lines.length; n++)
+  for (let n = first; n < first + count && n <= lines.length; n++)
     out += `${String(n).padStart(6)}\t${lines[n - 1]!}\n`;
+  return `${out}[exit 0]`;
+}
+
+/** What `grep -n 'def FN' FILE` prints, as the sandbox returns it. */
+export function grepDefs(lines: readonly string[], fn: string): string {
+  let out = '';
+  for (const [i, l] of lines.entries()) if (l.includes(`def ${fn}`)) out += `${i + 1}:${l}\n`;
   return `${out}[exit 0]`;
 }

@@ -5,10 +5,11 @@ import { parse as parseToml } from 'smol-toml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bwrapBackend } from '../../sandbox/bwrap-backend.ts';
 import type { SandboxSession } from '../../sandbox/backend.ts';
+import type { ChatMessage } from '../../contracts/index.ts';
 import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
 import { readWindow } from '../visible-window.ts';
 import { BUG_KINDS, renderBody } from './body.ts';
-import { readRepoRepair } from './expert.ts';
+import { readRepoRepair, repoRepairAct } from './expert.ts';
 import { generateRepoRepair, modulePath, testId } from './generate.ts';
 import { repoRepair, repoRepairKnobs } from './index.ts';
 import { fixedLine, repoFiles } from './repo-files.ts';
@@ -70,12 +71,35 @@ describe('repo-repair generator', () => {
       readWindow([
         {
           role: 'user',
-          content:
-            'continue from the summary : goal tests/test_fees.py::test_scale_fee , spec diff(a, b) * 3 , read 16',
+          content: 'continue from the summary : goal tests/test_fees.py::test_scale_fee , spec diff(a, b) * 3 , def 12',
         },
       ]),
     );
-    expect(resumed).toMatchObject({ spec: 'diff(a, b) * 3', read: 16, line: null, resumed: true });
+    expect(resumed).toMatchObject({ spec: 'diff(a, b) * 3', def: 12, line: null, resumed: true });
+  });
+
+  it('the expert finds the def with grep and the line to edit in the read of the function', () => {
+    const head: ChatMessage = {
+      role: 'user',
+      content: 'continue from the summary : goal tests/test_fees.py::test_scale_fee , spec diff(a, b) * 3',
+    };
+    const listing = [
+      { role: 'assistant', content: "grep -n 'def scale_fee' calc/fees.py" },
+      { role: 'observation', content: '3:def scale_feed(a, b):\n6:def scale_fee(a, b):\n[exit 0]' },
+    ] as const satisfies ChatMessage[];
+    const listed = readRepoRepair(readWindow([head, ...listing]));
+    expect(listed).toMatchObject({ def: 6, line: null });
+    expect(repoRepairAct(listed)).toBe('cat -n calc/fees.py | sed -n 6,+1p');
+    const read = readRepoRepair(
+      readWindow([
+        head,
+        ...listing,
+        { role: 'assistant', content: 'cat -n calc/fees.py | sed -n 6,+1p' },
+        { role: 'observation', content: '     6\tdef scale_fee(a, b):\n     7\t    return diff(b, a) * 3\n[exit 0]' },
+      ]),
+    );
+    expect(read).toMatchObject({ def: 6, line: 7 });
+    expect(repoRepairAct(read)).toBe("sed -i '7s/.*/    return diff(a, b) * 3/' calc/fees.py");
   });
 });
 

@@ -6,11 +6,11 @@ import { fixedLine, repoFiles, testFiles } from './repo-files.ts';
 
 /** The test command the instruction names and the expert runs. */
 export const TEST_COMMAND = 'python3 -m pytest -q';
-/** Lines the expert reads per turn. */
-export const READ_LINES = 8;
-
-export const readCommand = (module: string, first: number): string =>
-  `cat -n ${modulePath(module)} | sed -n ${first},${first + READ_LINES - 1}p`;
+/** Finds a function's def line by its name (`12:def scale_fee(a, b):`). */
+export const grepCommand = (module: string, fn: string): string => `grep -n 'def ${fn}' ${modulePath(module)}`;
+/** Prints a function's def line and the line after it (its return), numbered: GNU sed's `N,+1`. */
+export const functionReadCommand = (module: string, def: number | 'DEF'): string =>
+  `cat -n ${modulePath(module)} | sed -n ${def},+1p`;
 export const editCommand = (module: string, line: number, text: string): string =>
   `sed -i '${line}s/.*/${text}/' ${modulePath(module)}`;
 
@@ -20,8 +20,8 @@ export const editCommand = (module: string, line: number, text: string): string 
  */
 export const INSTRUCTION =
   `Fix the bug in the Python package ${PACKAGE} in /app . Test with ${TEST_COMMAND} ( a failing test's comment says ` +
-  `what its function should return ) , read with ${readCommand('NAME', 1)} then ${1 + READ_LINES},${2 * READ_LINES}p and so on , ` +
-  `edit with sed -i 'LINEs/.*/    return EXPRESSION/' ${modulePath('NAME')} , then submit .`;
+  `what its function should return ) , find its function with ${grepCommand('MODULE', 'FUNCTION')} , read it with ${functionReadCommand('MODULE', 'DEF')} , ` +
+  `edit with sed -i 'LINEs/.*/    return EXPRESSION/' ${modulePath('MODULE')} , then submit .`;
 
 /**
  * A repo-repair task as a Harbor task folder (docs/harbor.md): environment/ is the repository
