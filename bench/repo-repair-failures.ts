@@ -10,14 +10,15 @@
  *
  * Reads count in whichever window they happened, so a def read before a compaction counts as read.
  *
- * A second table is the decision after each read of the failing test's module: what the next
- * action was (read on, edit, submit) when that read showed `def f(`, when an earlier one had, and
- * when none had yet. An agent that tells them apart reads on only while the def has not shown.
+ * A second table is the decision after each step: the kind of action the policy chose (test run,
+ * grep, read, edit, submit) after each kind of step, a read of the module split by whether it
+ * showed `def f(`, in the first window and in windows resumed from a summary. It reads the same
+ * for the design that read the module on until the def showed and for the one that greps for it.
  *
  *   node --import tsx bench/repo-repair-failures.ts [--iterations FIRST-LAST] RUN_DIR|RECORDS.jsonl...
  *
  * Markdown to stdout: each category's count among failed and among successful episodes, then the
- * decisions, in the first window and in windows resumed from a summary. `--iterations` keeps the
+ * decisions. `--iterations` keeps the
  * samples of those training iterations only (e.g. 1-2: the base, before the first policy update).
  * A `.jsonl` input is `crl run`'s episode records (every episode, not two per iteration), e.g.
  * `crl run --policy BASE_RUN --env repo-repair --episodes 96 --out base.jsonl`.
@@ -48,27 +49,38 @@ function category(episode: string): string {
   return `def read; line ${line}, expression ${expr}`;
 }
 
-/** What the window showed when the policy decided: the def in the last read, in an earlier one, or not yet. */
-type Shown = 'this read showed the def' | 'an earlier read showed it' | 'no read has shown it';
-type Next = 'read on' | 'edit' | 'submit' | 'other';
+/** An action's kind by how it starts; a read of the failing test's module is split by whether it showed `def f(`. */
+type Kind = 'test run' | 'grep' | 'read showing the def' | 'read not showing it' | 'edit' | 'submit' | 'other';
+const NEXT_KINDS: readonly Kind[] = [
+  'test run',
+  'grep',
+  'read showing the def',
+  'read not showing it',
+  'edit',
+  'submit',
+  'other',
+];
+
+function kindOf(action: string, def: RegExp): Kind {
+  if (action.startsWith('python3 -m pytest')) return 'test run';
+  if (action.startsWith('grep ')) return 'grep';
+  if (action.startsWith('cat -n ')) return def.test(action) ? 'read showing the def' : 'read not showing it';
+  if (action.startsWith('sed -i')) return 'edit';
+  if (action.startsWith('submit')) return 'submit';
+  return 'other';
+}
 
 /**
- * Each decision the policy made right after a read of the failing test's module: per execution
- * segment (the text repeats a window's kept steps as context), the pairs whose second action the
- * policy generated, with what the window then showed.
+ * Each decision the policy made after a step: per execution segment (the text repeats a window's
+ * kept steps as context), the pairs whose second action the policy generated, as (kind of the step
+ * before, kind of the action chosen). The step before includes its observation, so a read is
+ * split by what it showed: an agent that reads on only while the def has not shown, or edits only
+ * after a read that showed it, tells the two apart.
  */
-function decisions(episode: string): { window: 'first window' | 'resumed'; shown: Shown; next: Next }[] {
+function decisions(episode: string): { window: 'first window' | 'resumed'; after: Kind; next: Kind }[] {
   const spec = SPEC.exec(episode);
-  const failed = /FAILED tests\/test_(\w+)\.py::/.exec(episode);
-  if (!spec || !failed) return [];
-  const read = `cat -n calc/${failed[1]}.py | sed -n `;
+  if (!spec) return [];
   const def = new RegExp(`\\d+\\tdef ${spec[1]}\\(`);
-  // An action's kind by how it starts.
-  const kinds: readonly [string, Next][] = [
-    [read, 'read on'],
-    ['sed -i', 'edit'],
-    ['submit', 'submit'],
-  ];
   const out: ReturnType<typeof decisions> = [];
   for (const segment of episode.split(/\n(?=== segment \d+: )/)) {
     if (!/^== segment \d+: execution/.test(segment)) continue;
@@ -77,21 +89,12 @@ function decisions(episode: string): { window: 'first window' | 'resumed'; shown
       .split(/\n(?=assistant {3})/)
       .filter((a) => a.startsWith('assistant   '))
       .map((a) => a.slice('assistant   '.length));
-    let seen = false;
-    for (let i = 0; i + 1 < actions.length; i++) {
-      if (!actions[i]!.startsWith(read)) continue;
-      const here = def.test(actions[i]!);
-      if (i + 1 >= actions.length - generated) {
-        const a = actions[i + 1]!;
-        const next = kinds.find(([prefix]) => a.startsWith(prefix))?.[1] ?? 'other';
-        const shown: Shown = here
-          ? 'this read showed the def'
-          : seen
-            ? 'an earlier read showed it'
-            : 'no read has shown it';
-        out.push({ window: segment.startsWith('== segment 0:') ? 'first window' : 'resumed', shown, next });
-      }
-      seen ||= here;
+    for (let i = Math.max(0, actions.length - generated - 1); i + 1 < actions.length; i++) {
+      out.push({
+        window: segment.startsWith('== segment 0:') ? 'first window' : 'resumed',
+        after: kindOf(actions[i]!, def),
+        next: kindOf(actions[i + 1]!, def),
+      });
     }
   }
   return out;
@@ -144,7 +147,7 @@ function episodesOf(input: string): string[] {
 }
 
 const counts = new Map<string, { failure: number; success: number }>();
-const decided = new Map<string, Record<Next, number>>();
+const decided = new Map<string, Record<Kind, number>>();
 let episodes = 0;
 for (const run of runs) {
   for (const ep of episodesOf(run)) {
@@ -152,8 +155,8 @@ for (const run of runs) {
     if (!outcome) continue;
     episodes++;
     for (const d of decisions(ep)) {
-      const key = `${d.window}: ${d.shown}`;
-      const row = decided.get(key) ?? { 'read on': 0, edit: 0, submit: 0, other: 0 };
+      const key = `${d.window}: after ${d.after}`;
+      const row = decided.get(key) ?? (Object.fromEntries(NEXT_KINDS.map((k) => [k, 0])) as Record<Kind, number>);
       row[d.next]++;
       decided.set(key, row);
     }
@@ -173,9 +176,8 @@ process.stdout.write(`${episodes} sampled episodes of ${runs.length} run(s)\n\n`
 process.stdout.write('| first edit | failed | % of failed | succeeded |\n|---|---|---|---|\n');
 for (const [c, r] of [...counts].sort((a, b) => b[1].failure - a[1].failure))
   process.stdout.write(`| ${c} | ${r.failure} | ${pct(r.failure, total.failure)} | ${r.success} |\n`);
-process.stdout.write('\n| after a read of the module | read on | edit | submit | other |\n|---|---|---|---|---|\n');
-for (const [shown, r] of [...decided].sort((a, b) => a[0].localeCompare(b[0]))) {
-  const n = r['read on'] + r.edit + r.submit + r.other;
-  const cell = (k: Next) => `${r[k]} (${pct(r[k], n)})`;
-  process.stdout.write(`| ${shown} | ${cell('read on')} | ${cell('edit')} | ${cell('submit')} | ${cell('other')} |\n`);
+process.stdout.write(`\n| step before | ${NEXT_KINDS.join(' | ')} |\n|---|${NEXT_KINDS.map(() => '---|').join('')}\n`);
+for (const [after, r] of [...decided].sort((a, b) => a[0].localeCompare(b[0]))) {
+  const n = NEXT_KINDS.reduce((sum, k) => sum + r[k], 0);
+  process.stdout.write(`| ${after} | ${NEXT_KINDS.map((k) => `${r[k]} (${pct(r[k], n)})`).join(' | ')} |\n`);
 }
