@@ -40,6 +40,17 @@ export function repoRepairPreset(optim: TrainConfigInput['optim']): Preset {
     // 72 RL iterations, three times the terminal recipe's 24: over 24 the training success stayed
     // level and CompactionRL ended +4.9 [-12.5, +22.2] over the base (docs/results/repo-repair-189c490);
     // one 72-iteration seed reached x4 54.2 against the base's 31.2 on the same episodes.
-    train: { ...terminal.train, iterations: 72, checkpointEvery: 8, rollout: REPO_REPAIR_PRESET_ROLLOUT },
+    //
+    // A batch whose 16 episodes all passed (or all failed) updates the critic only
+    // (decisions/0049): the base passes most tasks, so all-pass batches come early, and one such
+    // update, whitened critic noise, broke the read command of a seed that had passed 16 of 16
+    // (success 1.00 -> 0.00 for the remaining 63 iterations).
+    train: {
+      ...terminal.train,
+      iterations: 72,
+      checkpointEvery: 8,
+      rollout: REPO_REPAIR_PRESET_ROLLOUT,
+      ppo: { ...terminal.train.ppo, uniformRewards: 'skip-policy' },
+    },
   };
 }

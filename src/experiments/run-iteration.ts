@@ -81,7 +81,7 @@ export async function trainIteration(options: {
   const old = await stages.recompute({ segments });
   const { advantages, returns } = await stages.advantages({ records, segments, old });
   const batch = await stages.batch({ segments, old, advantages, returns });
-  const ppo = await stages.update({ batch, iteration, rng: rngs.ppo });
+  const ppo = await stages.update({ batch, iteration, rng: rngs.ppo, rewards: records.map((r) => r.reward) });
   const trainSeconds = (performance.now() - t1) / 1000;
   const elapsedSeconds = waitSeconds + trainSeconds;
   const metrics = {

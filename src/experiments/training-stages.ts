@@ -85,7 +85,8 @@ export interface TrainingStages {
     advantages: Float32Array[];
     returns: Float32Array[];
   }) => MaybePromise<PpoSegment[]>;
-  update: (input: { batch: PpoSegment[]; iteration: number; rng: Rng }) => MaybePromise<PpoMetrics>;
+  /** `rewards`: the trained episodes' rewards (ppo.uniformRewards reads them). */
+  update: (input: { batch: PpoSegment[]; iteration: number; rng: Rng; rewards: number[] }) => MaybePromise<PpoMetrics>;
   /** The iteration's metrics line; `sampleSeconds` includes publishing, `elapsedSeconds` runs to here. */
   metrics: (input: {
     /** The iteration the line is for (a sample stage that ran ahead keeps its counts per iteration). */
@@ -163,7 +164,7 @@ export function defaultStages(run: TrainingRun): TrainingStages {
       computeAdvantages({ records, segments, values: old.oldValues, algorithm: run.algorithm, config }),
     batch: ({ segments, old, advantages, returns }) =>
       ppoSegments({ segments, oldLogprobs: old.oldLogprobs, oldValues: old.oldValues, advantages, returns }),
-    update: ({ batch, iteration, rng }) => {
+    update: ({ batch, iteration, rng, rewards }) => {
       const on = models.trainable ?? models;
       const t0 = performance.now();
       models.trainable?.takeTiming(); // the recompute and checkpoint pulls are not the update's
@@ -174,6 +175,7 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         config: ppoConfig,
         iteration,
         rng,
+        rewards,
       });
       models.trainable?.afterUpdate();
       const wire = models.trainable?.takeTiming();

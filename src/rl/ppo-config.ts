@@ -59,6 +59,16 @@ export const ppoConfigSchema = z
      */
     targetKl: z.number().positive().nullable().default(null),
     /**
+     * A batch whose episodes all have the same reward (an addition to docs/method.md, off by
+     * default): 'update' (the method) updates the policy as on any batch; 'skip-policy' trains
+     * only the critic on it. Such a batch says nothing about which actions were better: its
+     * advantages are the critic's error, and whitening scales that error up to unit size, a
+     * push in random directions (decisions/0049). DAPO's dynamic sampling drops such groups.
+     * Absent: 'update' (absent rather than defaulted, so run directories made before it still
+     * match their preset).
+     */
+    uniformRewards: z.enum(['update', 'skip-policy']).optional(),
+    /**
      * Run an execution segment and the summary segment that repeats its window as one sequence in
      * the forward and backward passes (same losses and gradients up to float rounding, about 40%
      * fewer tokens; the pair is one unit of the minibatch split). false: every segment alone.

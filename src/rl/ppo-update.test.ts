@@ -266,6 +266,45 @@ describe('ppoUpdate with a tabular softmax policy (method §5-6)', () => {
     }
   });
 
+  it("uniformRewards 'skip-policy': a batch of one reward trains the critic only; whitening would blow its noise up", () => {
+    const run = (config: object, rewards?: number[], scale = 1) => {
+      const { policy, critic } = models();
+      const segments = batch(policy, critic).map((s) => ({ ...s, advantages: s.advantages.map((a) => a * scale) }));
+      const before = policy.logprob(EXEC_CTX, 1);
+      const m = ppoUpdate({
+        segments,
+        policy,
+        critic,
+        config: { ...baseConfig, ...config },
+        iteration: 1,
+        rng: new Rng(8),
+        ...(rewards ? { rewards } : {}),
+      });
+      return { m, moved: policy.logprob(EXEC_CTX, 1) - before, critic: critic.table[EXEC_CTX]! };
+    };
+    // Why: whitened, advantages of +-0.001 (a critic's error on a batch that all succeeded) move
+    // the policy exactly as far as +-1 do.
+    const noise = run({ whitenAdvantages: true }, undefined, 1e-3);
+    const signal = run({ whitenAdvantages: true });
+    expect(noise.moved).toBeGreaterThan(0.05);
+    expect(noise.moved).toBeCloseTo(signal.moved, 2);
+    // Skipped: the policy stays, the critic trains, and the run says so.
+    const skip = { whitenAdvantages: true, uniformRewards: 'skip-policy' };
+    const same = run(skip, [1, 1, 1], 1e-3);
+    expect(same.moved).toBe(0);
+    expect(same.critic).not.toBe(0);
+    expect(same.m['train/policy_updated']).toBe(0);
+    expect(same.m['train/uniform_skipped']).toBe(1);
+    expect(same.m['train/critic_steps']).toBeGreaterThan(0);
+    // Two rewards in the batch: the policy trains as without the option.
+    const mixed = run(skip, [1, 0, 1]);
+    expect(mixed.moved).toBeCloseTo(signal.moved, 6);
+    expect(mixed.m['train/uniform_skipped']).toBe(0);
+    // The default is the method's: no skip, and no extra metric.
+    expect(signal.m['train/uniform_skipped']).toBeUndefined();
+    expect(() => run(skip)).toThrow(/needs the batch's episode rewards/);
+  });
+
   it('whitening statistics come from the optimized tokens M only', () => {
     const run = (summaryAdvantage: number): number[] => {
       const { policy, critic } = models();

@@ -172,14 +172,19 @@ export function ppoUpdate(options: {
   config: PpoConfigInput; // parsed again with ppoConfigSchema at run time (unknown keys rejected)
   iteration: number; // 1-based: the training loop's iteration
   rng: Rng; // minibatch shuffling
+  rewards?: readonly number[]; // the batch's episode rewards; needed by ppo.uniformRewards 'skip-policy'
 }): PpoMetrics {
-  const { segments, policy, critic, iteration, rng } = options;
+  const { segments, policy, critic, iteration, rng, rewards } = options;
   const config = parsePpoConfig(options.config);
   if (!Number.isInteger(iteration) || iteration < 1)
     throw new RlInputError(`iteration counts from 1 (the training loop's iteration), got ${iteration}`);
   validateSegments(segments);
+  const skipUniform = config.uniformRewards === 'skip-policy';
+  if (skipUniform && rewards === undefined)
+    throw new RlInputError("ppo.uniformRewards 'skip-policy' needs the batch's episode rewards");
+  const uniform = skipUniform && rewards!.length > 0 && rewards!.every((r) => r === rewards![0]);
 
-  const trainPolicy = !critic || iteration > config.criticWarmupIterations;
+  const trainPolicy = (!critic || iteration > config.criticWarmupIterations) && !uniform;
   const pMasks = segments.map((seg) => policyMask(seg, config.trainSummaries));
   const cMasks = segments.map((seg) => seg.lossMask);
   // Whitening statistics come from M, the tokens the policy loss actually sees (method §4).
@@ -261,7 +266,9 @@ export function ppoUpdate(options: {
     'train/critic_steps': acc.count('optim/critic_grad_norm'),
     'train/kl_stopped': klStopped ? 1 : 0,
   };
-  const out: PpoMetrics = Object.fromEntries(METRIC_KEYS.map((k) => [k, metrics[k]!]));
+  const keyed: PpoMetrics = Object.fromEntries(METRIC_KEYS.map((k) => [k, metrics[k]!]));
+  // Only runs that can skip report it, so the metrics of every other run keep their keys.
+  const out: PpoMetrics = skipUniform ? { ...keyed, 'train/uniform_skipped': uniform ? 1 : 0 } : keyed;
   if (offPolicy.correction === 'none') return out;
   // exp(logp_old - logp_b) over the batch's optimized tokens: fixed for the iteration, so measured once.
   const iw = importanceStats(
