@@ -97,6 +97,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     help: "early stop: skip the rest of an iteration's policy steps once approx KL > 1.5 x this (default off)",
   },
   {
+    flag: 'uniform-rewards',
+    path: ['ppo', 'uniformRewards'],
+    kind: 'string',
+    help: 'a batch whose episodes all have the same reward: update (default, the method) | skip-policy (train the critic only; docs/method.md)',
+  },
+  {
     flag: 'off-policy',
     path: ['ppo', 'offPolicy'],
     kind: 'string',
