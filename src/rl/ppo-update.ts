@@ -180,9 +180,12 @@ export function ppoUpdate(options: {
     throw new RlInputError(`iteration counts from 1 (the training loop's iteration), got ${iteration}`);
   validateSegments(segments);
   const skipUniform = config.uniformRewards === 'skip-policy';
-  if (skipUniform && rewards === undefined)
-    throw new RlInputError("ppo.uniformRewards 'skip-policy' needs the batch's episode rewards");
-  const uniform = skipUniform && rewards!.length > 0 && rewards!.every((r) => r === rewards![0]);
+  let uniform = false;
+  if (skipUniform) {
+    if (rewards === undefined)
+      throw new RlInputError("ppo.uniformRewards 'skip-policy' needs the batch's episode rewards");
+    uniform = rewards.length > 0 && rewards.every((r) => r === rewards[0]);
+  }
 
   const trainPolicy = (!critic || iteration > config.criticWarmupIterations) && !uniform;
   const pMasks = segments.map((seg) => policyMask(seg, config.trainSummaries));
