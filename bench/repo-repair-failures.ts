@@ -50,8 +50,7 @@ function category(episode: string): string {
 }
 
 /** An action's kind by how it starts; a read of the failing test's module is split by whether it showed `def f(`. */
-type Kind = 'test run' | 'grep' | 'read showing the def' | 'read not showing it' | 'edit' | 'submit' | 'other';
-const NEXT_KINDS: readonly Kind[] = [
+const NEXT_KINDS = [
   'test run',
   'grep',
   'read showing the def',
@@ -59,7 +58,8 @@ const NEXT_KINDS: readonly Kind[] = [
   'edit',
   'submit',
   'other',
-];
+] as const;
+type Kind = (typeof NEXT_KINDS)[number];
 
 function kindOf(action: string, def: RegExp): Kind {
   if (action.startsWith('python3 -m pytest')) return 'test run';
