@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   const tokenizer = loadTokenizer('word');
   const family = getFamily(values.env);
   const { config: rollout, layout } = resolveRolloutConfig({ input: JSON.parse(values.rollout), tokenizer });
-  const records = await expertEpisodes({
+  const { episodes: records } = await expertEpisodes({
     family,
     knobs: JSON.parse(values.knobs) as Record<string, unknown>,
     rollout,

@@ -43,6 +43,14 @@ export function registerSftCommand(program: Command): void {
       '--dense <json>',
       'dense warm-up settings as JSON, e.g. \'{"steps":3000,"recallSteps":300,"recallBatch":128}\' (keys: steps, recallSteps, recallMinAcc, recallMaxSteps, recallBatch, batch, lr, maxChunks, probes, summaryShare, evalEvery, replay; docs/sft.md)',
     )
+    .option(
+      '--fault-retries <n>',
+      'times an expert episode that ended in a fault (a sandbox that did not start) runs again before it is left out of the data (default 1; docs/faults.md)',
+    )
+    .option(
+      '--max-faults <share>',
+      "stop when more than this share (0..1) of an epoch's expert episodes are left out as faults (default 0.5)",
+    )
     .option('--held-out <n>', 'expert episodes on evaluation seeds for held-out token accuracy (0: skip)')
     .option('--model <preset>', 'model preset')
     .option(
@@ -79,6 +87,13 @@ export function registerSftCommand(program: Command): void {
               : undefined,
           batchTokens: num(o.batchTokens),
           heldOutEpisodes: num(o.heldOut),
+          faults:
+            o.faultRetries || o.maxFaults
+              ? {
+                  ...(o.faultRetries ? { retries: num(o.faultRetries) } : {}),
+                  ...(o.maxFaults ? { maxFraction: num(o.maxFaults) } : {}),
+                }
+              : undefined,
           model:
             o.model || o.init
               ? { ...(o.model ? { preset: o.model } : {}), ...(o.init ? { init: o.init } : {}) }

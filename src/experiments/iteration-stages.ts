@@ -10,7 +10,7 @@ import { runEpisodes } from '../rollout/runner.ts';
 import { createEnvironment } from '../env/create-environment.ts';
 import { withStepDelay } from '../env/step-delay.ts';
 import type { Environment, EnvSpec, TokenSampler } from '../contracts/index.ts';
-import { isFault, retryEpisodeId } from '../rollout/faults.ts';
+import { runWithRetries } from '../rollout/faults.ts';
 import type { Rng } from '../util/random.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 import type { AlgorithmSpec } from './algorithms.ts';
@@ -92,20 +92,7 @@ export async function sampleEpisodes(options: {
       actor: options.sampler,
       policyVersion: options.policyVersion ?? (() => options.iteration - 1), // weights after iteration - 1 updates
     });
-  const final = await run(jobs);
-  const superseded: EpisodeRecord[] = [];
-  for (let attempt = 1; attempt <= (options.retries ?? 0); attempt++) {
-    const again = final.flatMap((r, i) => (isFault(r) ? [i] : []));
-    if (again.length === 0) break;
-    const records = await run(
-      again.map((i) => ({ ...jobs[i]!, episodeId: retryEpisodeId(jobs[i]!.episodeId, attempt) })),
-    );
-    again.forEach((i, k) => {
-      superseded.push(final[i]!);
-      final[i] = records[k]!;
-    });
-  }
-  return [...final, ...superseded];
+  return runWithRetries({ jobs, retries: options.retries ?? 0, run });
 }
 
 /** Stage 2: records -> flat segment list, token ids exactly as recorded (method §3). */

@@ -30,6 +30,7 @@ export const TRAIN_FIELDS: readonly ProgressField[] = [
 export const SFT_FIELDS: readonly ProgressField[] = [
   { key: 'sft/loss', label: 'loss', digits: 4 },
   { key: 'sft/token_acc_p50', label: 'acc', digits: 3 },
+  { key: 'sft/expert_success', label: 'expert success', digits: 2 },
 ];
 
 const fmt = (x: number | undefined, d: number) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { modelPresetSchema } from '../model/config.ts';
 import { RolloutConfigSchema } from '../rollout/config.ts';
+import { FaultPolicySchema } from '../rollout/faults.ts';
 import { DenseWarmupSchema } from './dense-warmup.ts';
 
 /**
@@ -73,6 +74,12 @@ export const SftConfigSchema = z
     /** Expert episodes on evaluation seeds for held-out token accuracy by kind; 0 skips it. */
     heldOutEpisodes: z.number().int().nonnegative().default(16),
     seed: z.number().int().nonnegative().default(0),
+    /**
+     * Expert episodes that end in a fault (a sandbox that did not start) run again, then are left
+     * out; more than maxFraction of an epoch left out stops the run (docs/faults.md). Absent:
+     * FaultPolicySchema's defaults (absent rather than defaulted, so stored configs still match).
+     */
+    faults: FaultPolicySchema.optional(),
   })
   .strict();
 export type SftConfig = z.infer<typeof SftConfigSchema>;

@@ -41,7 +41,7 @@ describe('expertEpisodes', () => {
     const { config: rollout, layout } = resolveRolloutConfig({ input: {}, tokenizer });
     const run = async (limit: number | undefined) => {
       const c = countingFamily(limit);
-      const records = await expertEpisodes({
+      const { episodes: records } = await expertEpisodes({
         family: c.family,
         knobs: {},
         rollout,

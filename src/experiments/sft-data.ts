@@ -4,6 +4,7 @@ import type { ChatLayout } from '../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { runEpisodes } from '../rollout/runner.ts';
+import { runWithRetries, splitFaults } from '../rollout/faults.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import type { Rng } from '../util/random.ts';
@@ -19,11 +20,23 @@ export interface SftSequence {
 /** Generated-token kinds: 'action' (action words and their <eot>), 'answer' (values after `answer`), 'summary'. */
 export type TokenKind = 'none' | 'action' | 'answer' | 'summary';
 
+/** Expert episodes split as training splits a batch (docs/faults.md): only `episodes` are trained on. */
+export interface ExpertEpisodes {
+  /** Episodes that ended as the demonstrator's (success, failure, ...), in draw order. */
+  episodes: EpisodeRecord[];
+  /** Episodes still faulted after their retries: no tokens of theirs are trained on. */
+  leftOut: EpisodeRecord[];
+  /** Faulted attempts that were run again on a fresh environment. */
+  retried: EpisodeRecord[];
+}
+
 /**
  * Expert episodes with compaction, summaries by lossy(p) (docs/tasks.md), final decisions slipping
  * with probability slipP. Seeds are drawn from the given range with the rng: a fresh draw per
  * epoch streams new tasks (the generator is infinite), which is what stops a small model from
- * memorising a fixed set of episodes.
+ * memorising a fixed set of episodes. An episode that ends in a fault (a sandbox that did not
+ * start, say) runs again on a fresh environment, the same task and seed, up to `retries` times;
+ * one still faulted is left out: a fault's partial history is not a demonstration.
  */
 export async function expertEpisodes(options: {
   family: TaskFamily;
@@ -42,7 +55,9 @@ export async function expertEpisodes(options: {
   seeds: { start: number; end: number };
   rng: Rng;
   idPrefix: string;
-}): Promise<EpisodeRecord[]> {
+  /** Times a faulted episode runs again (default 1). */
+  retries?: number;
+}): Promise<ExpertEpisodes> {
   const { family, tokenizer, rng } = options;
   const span = options.seeds.end - options.seeds.start;
   const knobsFor = (): Record<string, unknown> => {
@@ -53,22 +68,33 @@ export async function expertEpisodes(options: {
     }
     return options.knobs;
   };
-  return runEpisodes({
-    episodes: Array.from({ length: options.episodes }, (_, i) => ({
-      episodeId: `${options.idPrefix}-${i}`,
-      env: family.create(knobsFor()),
-      seed: options.seeds.start + rng.int(span),
-    })),
-    config: options.rollout,
-    layout: options.layout,
-    ...(family.maxConcurrentEpisodes ? { concurrency: family.maxConcurrentEpisodes } : {}),
-    actor: textPolicySampler({ tokenizer, policy: slippingExpert(family, options.slipP ?? 0), rng: rng.fork() }),
-    summarizer: textPolicySampler({
-      tokenizer,
-      policy: family.summaryWriters.lossy(options.lossyP, options.lossyGoalP),
-      rng: rng.fork(),
-    }),
+  // Tasks are drawn before any episode runs, so a retry (or a resumed epoch) replays the same draw.
+  const jobs = Array.from({ length: options.episodes }, (_, i) => ({
+    episodeId: `${options.idPrefix}-${i}`,
+    knobs: knobsFor(),
+    seed: options.seeds.start + rng.int(span),
+  }));
+  const actor = textPolicySampler({ tokenizer, policy: slippingExpert(family, options.slipP ?? 0), rng: rng.fork() });
+  const summarizer = textPolicySampler({
+    tokenizer,
+    policy: family.summaryWriters.lossy(options.lossyP, options.lossyGoalP),
+    rng: rng.fork(),
   });
+  const records = await runWithRetries({
+    jobs,
+    retries: options.retries ?? 1,
+    run: (batch) =>
+      runEpisodes({
+        episodes: batch.map((job) => ({ episodeId: job.episodeId, env: family.create(job.knobs), seed: job.seed })),
+        config: options.rollout,
+        layout: options.layout,
+        ...(family.maxConcurrentEpisodes ? { concurrency: family.maxConcurrentEpisodes } : {}),
+        actor,
+        summarizer,
+      }),
+  });
+  const { trained, leftOut, retried } = splitFaults({ records, batchEpisodes: jobs.length });
+  return { episodes: trained, leftOut, retried };
 }
 
 /**

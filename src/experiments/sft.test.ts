@@ -54,7 +54,7 @@ describe('SFT base policy', () => {
       input: { contextWindow: 256, maxWindows: 4 },
       tokenizer: source,
     });
-    const records = await expertEpisodes({
+    const { episodes: records } = await expertEpisodes({
       family,
       knobs: { queries: 3 },
       rollout,
@@ -100,13 +100,13 @@ describe('SFT base policy', () => {
       seeds: family.trainSeeds,
       idPrefix: 'm',
     };
-    const all = await expertEpisodes({
+    const { episodes: all } = await expertEpisodes({
       ...common,
       mix: [{ share: 1, knobs: { minChunks: 1, chunks: 1 } }],
       rng: new Rng(4),
     });
     expect(all.every((r) => r.compactions === 0 && r.reward === 1)).toBe(true); // 1 chunk fits one window
-    const half = await expertEpisodes({
+    const { episodes: half } = await expertEpisodes({
       ...common,
       mix: [{ share: 0.5, knobs: { minChunks: 1, chunks: 1 } }],
       rng: new Rng(4),
@@ -145,17 +145,17 @@ describe('SFT base policy', () => {
       seeds: family.trainSeeds,
       idPrefix: 'g',
     };
-    const summaries = (records: Awaited<ReturnType<typeof expertEpisodes>>) =>
+    const summaries = (records: Awaited<ReturnType<typeof expertEpisodes>>['episodes']) =>
       records.flatMap((r) =>
         r.segments
           .filter((s) => s.kind === 'summary')
           .map((s) => tokenizer.decode(s.tokens.filter((_, t) => s.lossMask[t] === 1))),
       );
-    const kept = summaries(await expertEpisodes({ ...common, rng: new Rng(5) }));
+    const kept = summaries((await expertEpisodes({ ...common, rng: new Rng(5) })).episodes);
     expect(kept.length).toBeGreaterThan(0);
     for (const text of kept) expect(text).toMatch(/^question /); // lossy(0): the question always kept
     // The question dropped every time; an episode then ends at its first summary (the expert answers `none`).
-    const lost = await expertEpisodes({ ...common, lossyGoalP: 1, rng: new Rng(5) });
+    const { episodes: lost } = await expertEpisodes({ ...common, lossyGoalP: 1, rng: new Rng(5) });
     const lostTexts = summaries(lost);
     expect(lostTexts.length).toBe(lost.length);
     for (const text of lostTexts) expect(text).not.toMatch(/question/);

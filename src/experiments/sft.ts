@@ -12,7 +12,8 @@ import { mixSeed, Rng } from '../util/random.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
 import { denseReplay, denseWarmupSteps, runDenseWarmup } from './dense-warmup.ts';
-import { expertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
+import { expertEpisodes, type ExpertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
+import { describeFault, FaultBudgetError, FaultPolicySchema, type FaultPolicy } from '../rollout/faults.ts';
 import type { SftConfig } from './sft-config.ts';
 import { heldOutAccuracy } from './sft-heldout.ts';
 import { maskedNll, type MaskedNll } from './sft-loss.ts';
@@ -20,6 +21,7 @@ import { appendMetrics, truncateMetrics } from './metrics-log.ts';
 import type { ProgressReporter } from './progress.ts';
 import { createRunDir, runPaths } from './run-dir.ts';
 import { getFamily } from '../env/registry.ts';
+import type { TaskFamily } from '../env/family.ts';
 import { chooseVocabulary } from './trimmed-vocabulary.ts';
 import type { VocabMap } from '../model/vocab-map.ts';
 
@@ -34,13 +36,15 @@ export async function runSft(options: {
   root?: string;
   progress?: ProgressReporter;
   log?: (line: string) => void;
+  /** The task family (default: the registered config.env.name; a test wraps it to inject faults). */
+  family?: TaskFamily;
 }): Promise<{ checkpoint: string }> {
   const { config } = options;
   const paths = runPaths(options.runDir);
   const done = latestCheckpoint(paths.root);
   if (done && done.iteration >= config.epochs) return { checkpoint: done.dir }; // finished earlier: nothing to redo
   const tokenizer = loadTokenizer(config.tokenizer);
-  const family = getFamily(config.env.name);
+  const family = options.family ?? getFamily(config.env.name);
   const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
   const mix = config.mix[config.env.name] ?? [];
@@ -52,8 +56,10 @@ export async function runSft(options: {
     knobs: config.env.knobs,
     extraKnobs: mix.map((m) => m.knobs),
   });
+  const faults = FaultPolicySchema.parse(config.faults ?? {});
   const common = {
     family,
+    retries: faults.retries,
     knobs: config.env.knobs,
     mix,
     rollout,
@@ -68,11 +74,13 @@ export async function runSft(options: {
   // Each epoch's data depends on (seed, epoch) only, so a resumed run sees the same episodes.
   const epochData = async (epoch: number) => {
     const dataEpoch = config.data === 'fresh' ? epoch : 1;
-    const records = await expertEpisodes({
+    const expert = await expertEpisodes({
       ...common,
       rng: new Rng(mixSeed(config.seed, dataEpoch, 0xda7a)),
       idPrefix: `sft-e${epoch}`,
     });
+    checkExpertFaults({ expert, label: `SFT epoch ${epoch}`, faults, log: options.log });
+    const records = expert.episodes;
     const replay = denseReplay({
       family,
       knobs: config.env.knobs,
@@ -84,23 +92,22 @@ export async function runSft(options: {
     });
     const sequences = [...toSequences({ records }), ...replay];
     checkCovered(sequences, vocab);
-    return { records, sequences };
+    return { records, sequences, leftOut: expert.leftOut.length, retried: expert.retried.length };
   };
-  const heldOut =
-    config.heldOutEpisodes > 0
-      ? toSequences({
-          layout,
-          records: await expertEpisodes({
-            ...common,
-            mix: [],
-            slipP: 0, // accuracy against the right answers, not the demonstrator's slips
-            episodes: config.heldOutEpisodes,
-            seeds: family.evalSeeds,
-            rng: new Rng(mixSeed(config.seed, 0x4e1d)),
-            idPrefix: 'sft-heldout',
-          }),
-        })
-      : [];
+  const heldOutSet = async () => {
+    const expert = await expertEpisodes({
+      ...common,
+      mix: [],
+      slipP: 0, // accuracy against the right answers, not the demonstrator's slips
+      episodes: config.heldOutEpisodes,
+      seeds: family.evalSeeds,
+      rng: new Rng(mixSeed(config.seed, 0x4e1d)),
+      idPrefix: 'sft-heldout',
+    });
+    checkExpertFaults({ expert, label: 'SFT held-out set', faults, log: options.log });
+    return toSequences({ layout, records: expert.episodes });
+  };
+  const heldOut = config.heldOutEpisodes > 0 ? await heldOutSet() : [];
 
   // Steps per epoch are estimated from epoch 1 (fresh epochs differ by a few percent; the cosine
   // stays flat at its floor if the estimate runs short).
@@ -172,16 +179,31 @@ export async function runSft(options: {
   options.progress?.start({ total: config.epochs, first: start + 1 });
   let expertSuccess = 0;
   let episodes = 0;
+  let leftOut = 0;
+  let retried = 0;
   for (let epoch = start + 1; epoch <= config.epochs; epoch++) {
     if (epoch !== 1 && config.data === 'fresh') current = await epochData(epoch);
-    expertSuccess += current.records.filter((r) => r.reward >= 1).length;
+    const successes = current.records.filter((r) => r.reward >= 1).length;
+    expertSuccess += successes;
     episodes += current.records.length;
-    const metrics = sftEpoch({
-      policy,
-      segments: current.sequences,
-      batchTokens: config.batchTokens,
-      rng: new Rng(mixSeed(config.seed, epoch)),
-    });
+    leftOut += current.leftOut;
+    retried += current.retried;
+    const metrics: Record<string, number> = {
+      ...sftEpoch({
+        policy,
+        segments: current.sequences,
+        batchTokens: config.batchTokens,
+        rng: new Rng(mixSeed(config.seed, epoch)),
+      }),
+      // What the epoch trained on: a base that learned little from few or failing demonstrations
+      // shows it here before any evaluation.
+      'sft/expert_episodes': current.records.length,
+      'sft/expert_success': current.records.length ? successes / current.records.length : Number.NaN,
+      'sft/fault_left_out': current.leftOut,
+      'sft/fault_retried': current.retried,
+    };
+    if (Number.isNaN(metrics['sft/loss']))
+      throw new Error(`SFT epoch ${epoch}: no supervised token in ${current.sequences.length} sequences (internal)`);
     // Held-out accuracy costs a forward pass over heldOutEpisodes: at the end and every 5 epochs.
     if (heldOut.length > 0 && (epoch === config.epochs || epoch % 5 === 0))
       Object.assign(metrics, heldOutAccuracy({ policy, sequences: heldOut, batchTokens: config.batchTokens }));
@@ -200,10 +222,35 @@ export async function runSft(options: {
       data: config.data,
       episodesSeen: episodes,
       expertSuccess: episodes ? expertSuccess / episodes : null,
+      faultsLeftOut: leftOut,
+      faultsRetried: retried,
       optimizerSteps: steps,
     }),
   );
   return { checkpoint: latestCheckpoint(paths.root)!.dir };
+}
+
+/**
+ * Faults in expert data are counted like training's (docs/faults.md): retried, then left out; a
+ * set that lost more than faults.maxFraction of its episodes (or all) stops the run, since a base
+ * trained on what a broken sandbox let through is a broken base that nothing else would flag.
+ */
+function checkExpertFaults(o: {
+  expert: ExpertEpisodes;
+  label: string;
+  faults: FaultPolicy;
+  log: ((line: string) => void) | undefined;
+}): void {
+  const { episodes, leftOut, retried } = o.expert;
+  if (leftOut.length === 0 && retried.length === 0) return;
+  const total = episodes.length + leftOut.length;
+  o.log?.(
+    `${o.label}: ${retried.length} expert episodes ended in faults and ran again, ${leftOut.length} of ${total} left out; the first: ${describeFault(leftOut[0] ?? retried[0]!)}`,
+  );
+  if (leftOut.length > 0 && (leftOut.length / total > o.faults.maxFraction || episodes.length === 0))
+    throw new FaultBudgetError(
+      `${o.label}: ${leftOut.length} of ${total} expert episodes ended in faults after their retries (more than faults.maxFraction ${o.faults.maxFraction}); the first: ${describeFault(leftOut[0]!)}`,
+    );
 }
 
 /** Expert text must stay inside the model's vocabulary: a supervised unknown id is a bug in the set's choice. */

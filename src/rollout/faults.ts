@@ -124,12 +124,41 @@ export function checkFaultBudget(options: {
   batchEpisodes: number;
   iteration: number;
   maxFraction: number;
+  /** What the batch is, at the start of the line (default `iteration <n>`). */
+  label?: string;
 }): void {
   const { trained, leftOut } = splitFaults(options);
   const share = leftOut.length / Math.max(1, options.batchEpisodes);
   if (leftOut.length === 0 || (share <= options.maxFraction && trained.length > 0)) return;
   throw new FaultBudgetError(
-    `iteration ${options.iteration}: ${leftOut.length} of ${options.batchEpisodes} episodes ended in faults after their retries ` +
+    `${options.label ?? `iteration ${options.iteration}`}: ${leftOut.length} of ${options.batchEpisodes} episodes ended in faults after their retries ` +
       `(more than faults.maxFraction ${options.maxFraction}); the first: ${describeFault(leftOut[0]!)}`,
   );
+}
+
+/**
+ * Runs the jobs, then each one that ended in a fault again, up to `retries` times, under its
+ * retry id (retryEpisodeId); `run` must build fresh environments. Returns splitFaults' input: the
+ * final records in job order, then the superseded attempts.
+ */
+export async function runWithRetries<J extends { episodeId: string }>(options: {
+  jobs: readonly J[];
+  retries: number;
+  run: (jobs: readonly J[]) => Promise<EpisodeRecord[]>;
+}): Promise<EpisodeRecord[]> {
+  const { jobs } = options;
+  const final = await options.run(jobs);
+  const superseded: EpisodeRecord[] = [];
+  for (let attempt = 1; attempt <= options.retries; attempt++) {
+    const again = final.flatMap((r, i) => (isFault(r) ? [i] : []));
+    if (again.length === 0) break;
+    const records = await options.run(
+      again.map((i) => ({ ...jobs[i]!, episodeId: retryEpisodeId(jobs[i]!.episodeId, attempt) })),
+    );
+    again.forEach((i, k) => {
+      superseded.push(final[i]!);
+      final[i] = records[k]!;
+    });
+  }
+  return [...final, ...superseded];
 }
