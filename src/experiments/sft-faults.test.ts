@@ -37,8 +37,7 @@ function faultyFamily(fails: (seed: number, attempt: number) => boolean): TaskFa
     reset: (seed, o) => {
       const attempt = (attempts.get(seed) ?? 0) + 1;
       attempts.set(seed, attempt);
-      if (fails(seed, attempt))
-        throw Object.assign(new Error('the sandbox did not start'), { faultKind: 'sandbox' });
+      if (fails(seed, attempt)) throw Object.assign(new Error('the sandbox did not start'), { faultKind: 'sandbox' });
       return env.reset(seed, o);
     },
     step: (action, o) => env.step(action, o),
@@ -66,7 +65,9 @@ describe('SFT expert data with faults', () => {
     const data = JSON.parse(readFileSync(join(runDir, 'sft-data.json'), 'utf8'));
     expect(data.faultsLeftOut).toBe(leftOut);
     expect(data.episodesSeen).toBe(8 - leftOut);
-    expect(lines.some((l) => /^SFT epoch 1: \d+ expert episodes ended in faults and ran again, \d+ of 8 left out/.test(l))).toBe(true);
+    expect(
+      lines.some((l) => /^SFT epoch 1: \d+ expert episodes ended in faults and ran again, \d+ of 8 left out/.test(l)),
+    ).toBe(true);
   }, 120_000);
 
   it('stops with one line, leaving nothing behind, when more than faults.maxFraction of an epoch is lost', async () => {
