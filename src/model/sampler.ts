@@ -1,5 +1,5 @@
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
-import type { Rng } from '../util/random.ts';
+import { mixSeedOf, Rng } from '../util/random.ts';
 import { KvDecoder } from './kv-decoder.ts';
 import { SequenceTooLongError } from './pack.ts';
 import type { PolicyModel } from './policy.ts';
@@ -13,8 +13,13 @@ import { resolvePrecision, type PrecisionChoice, type WeightPrecision } from './
  * the next call prepares the sampler's copy of the matrices from them (f32 packed, or f16 / bf16
  * with `precision`, weight-precision.ts; training's f32 master weights are never rounded). logprobs (and entropies) are under the model's temperature-1, untruncated distribution,
  * whatever temperature/top-p were used to pick the token (see sampling.ts for why).
- * Randomness: one rng.next() per sampled token, requests visited in order each step, so a seed
- * and the same requests reproduce the same tokens.
+ * Randomness: a request that names its episode (the rollout runtime's do) draws from its own
+ * stream, seeded by the sampler's seed, the episode id and the prompt's tokens, so an episode's
+ * tokens do not depend on which other episodes shared its batch or in what order they arrived:
+ * with sandboxed environments that order is the machine's timing, and one shared stream made two
+ * runs of the same seed diverge from their first batch. Row results do not depend on the batch
+ * (the kernels compute each row alone), so a seed reproduces its episodes. Requests without an
+ * episode id draw one rng.next() per token from the shared stream, visited in request order.
  * Multi-turn: the KV cache persists between calls, so a prompt that extends an earlier prompt and
  * its generation only runs its new tokens (kv-decoder.ts). If you write to the policy's params
  * directly (not through step()), call policy.net.markWeightsChanged() so the cache is dropped.
@@ -23,6 +28,8 @@ export class ModelSampler implements TokenSampler {
   private readonly decoder: KvDecoder;
   private readonly rng: Rng;
   private readonly vocab: VocabMap;
+  /** Seed of the per-episode streams, drawn from rng at the first request that names its episode. */
+  private episodeSeed: number | undefined;
   /** The precision its weight matrices are read in ('auto' resolved by the model's size). */
   readonly precision: WeightPrecision;
 
@@ -81,6 +88,7 @@ export class ModelSampler implements TokenSampler {
     let logits = started.logits;
     map.maskLogits(logits, b);
     for (let i = 0; i < b; i++) reqIds[i] = i;
+    const rngs = requests.map((r) => this.requestRng(r)); // [B]
     let active = b;
     while (active > 0) {
       let count = 0;
@@ -93,7 +101,7 @@ export class ModelSampler implements TokenSampler {
         v,
         temperature: params.temperature,
         topP: params.topP,
-        rng: this.rng,
+        rng: rows.map((a) => rngs[reqIds[a]!]!),
         scratch,
       });
       rows.forEach((a, k) => {
@@ -119,5 +127,11 @@ export class ModelSampler implements TokenSampler {
       }
     }
     return results;
+  }
+
+  private requestRng(r: SampleRequest): Rng {
+    if (r.episodeId === undefined) return this.rng;
+    this.episodeSeed ??= this.rng.nextUint32();
+    return new Rng(mixSeedOf(this.episodeSeed, r.episodeId, r.prompt));
   }
 }

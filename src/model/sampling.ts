@@ -1,5 +1,5 @@
 import { nativeOps } from '../tensor/native-ops.ts';
-import type { Rng } from '../util/random.ts';
+import { Rng } from '../util/random.ts';
 
 /**
  * Picking one token from one row of logits. V = vocab.
@@ -54,13 +54,15 @@ export function drawRows({
   v: number;
   temperature: number;
   topP: number;
-  rng: Rng;
+  /** One stream for all rows, drawn in row order, or one per row (rows[k] draws from rng[k]). */
+  rng: Rng | readonly Rng[];
   scratch: DrawScratch;
 }): TokenDraw[] {
+  const rngOf = (k: number): Rng => (rng instanceof Rng ? rng : rng[k]!);
   const native = nativeOps?.drawRows;
   const contiguous = rows.every((r, i) => r === i);
   if (!native || !contiguous || topP !== 1 || (temperature !== 1 && temperature !== 0) || rows.length === 0)
-    return rows.map((r) => drawToken({ logits, offset: r * v, v, temperature, topP, rng, scratch }));
+    return rows.map((r, k) => drawToken({ logits, offset: r * v, v, temperature, topP, rng: rngOf(k), scratch }));
   const n = rows.length;
   if (!scratch.rows || scratch.rows.u.length < n)
     scratch.rows = {
@@ -70,7 +72,7 @@ export function drawRows({
       entropies: new Float64Array(n),
     };
   const { u, tokens, logprobs, entropies } = scratch.rows;
-  for (let i = 0; i < n; i++) u[i] = temperature > 0 ? rng.next() : -1;
+  for (let i = 0; i < n; i++) u[i] = temperature > 0 ? rngOf(i).next() : -1;
   native({ logits, n, v, u, tokens, logprobs, entropies });
   return Array.from({ length: n }, (_, i) => ({ token: tokens[i]!, logprob: logprobs[i]!, entropy: entropies[i]! }));
 }

@@ -1,5 +1,5 @@
 import type { TextPolicy } from '../contracts/index.ts';
-import type { Rng } from '../util/random.ts';
+import { mixSeedOf, Rng } from '../util/random.ts';
 import type { ChatTemplateSource } from './chat-format.ts';
 import { chatFormatOf } from './chat-layout.ts';
 import { parseChat } from './parse-chat.ts';
@@ -9,8 +9,10 @@ import type { SampleRequest, SampleResult, TokenSampler } from '../contracts/ind
  * Turns a text-level policy (scripted expert, summary writer) into a TokenSampler: each prompt
  * is parsed with parseChat, the policy writes its turn, and the text is encoded (as the runtime
  * encodes any turn's text, chat-layout.ts) followed by the request's stop id, cut at its first
- * stop id or at maxTokens. Logprobs are null (unknown). Requests are answered in order with one
- * shared rng, so a run is reproducible from its seed.
+ * stop id or at maxTokens. Logprobs are null (unknown). A request that names its episode draws
+ * from a stream of its own (seeded by the sampler's seed, the episode id and the prompt), as
+ * ModelSampler does, so a seed reproduces its episodes however their requests were batched;
+ * requests without one share `rng` in request order.
  */
 export function textPolicySampler(options: {
   tokenizer: ChatTemplateSource;
@@ -19,8 +21,14 @@ export function textPolicySampler(options: {
 }): TokenSampler {
   const { policy, rng } = options;
   const chat = { tokenizer: options.tokenizer.tokenizer, format: chatFormatOf(options.tokenizer) };
+  let episodeSeed: number | undefined; // drawn from rng at the first request that names its episode
+  const rngFor = (req: SampleRequest): Rng => {
+    if (req.episodeId === undefined) return rng;
+    episodeSeed ??= rng.nextUint32();
+    return new Rng(mixSeedOf(episodeSeed, req.episodeId, req.prompt));
+  };
   const one = (req: SampleRequest): SampleResult => {
-    const text = policy(parseChat(req.prompt, chat), rng);
+    const text = policy(parseChat(req.prompt, chat), rngFor(req));
     const content = chat.tokenizer.encode(text.trim()); // as the runtime encodes a turn's text
     const stop = req.stopTokens[0];
     const full = stop === undefined ? content : [...content, stop];

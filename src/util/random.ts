@@ -65,9 +65,19 @@ export class Rng {
 /** Mixes several integers into one seed (e.g. run seed, iteration, episode index). */
 export function mixSeed(...parts: number[]): number {
   let h = 0x811c9dc5;
-  for (const p of parts) {
-    h = Math.imul(h ^ (p >>> 0), 0x01000193) >>> 0;
-    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
-  }
+  for (const p of parts) h = mixOne(h, p);
   return h >>> 0;
+}
+
+/** mixSeed(seed, ...key's UTF-16 code units, ...values) without spreading long lists into arguments. */
+export function mixSeedOf(seed: number, key: string, values: ArrayLike<number>): number {
+  let h = mixOne(0x811c9dc5, seed);
+  for (let i = 0; i < key.length; i++) h = mixOne(h, key.charCodeAt(i));
+  for (let i = 0; i < values.length; i++) h = mixOne(h, values[i]!);
+  return h >>> 0;
+}
+
+function mixOne(h: number, p: number): number {
+  h = Math.imul(h ^ (p >>> 0), 0x01000193) >>> 0;
+  return Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
 }
