@@ -69,8 +69,8 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
    * Most episodes of this family to run at once when a whole SFT epoch of them is generated; absent:
    * all at once. A family whose episodes run commands in a sandbox sets it: 512 repo-repair episodes
    * at once on 2 cores time out their pytest runs and the expert succeeds in about half (32 at once:
-   * 29 of 32). In-process families leave it unset: the order the episodes interleave in decides
-   * which random draws each gets, and so the committed results of their presets.
+   * 29 of 32). In-process families leave it unset (nothing to bound). Episodes draw from streams of
+   * their own (model/sampler.ts), so the bound changes the wall time, not the episodes.
    */
   readonly maxConcurrentEpisodes?: number;
   /**

@@ -37,6 +37,8 @@ export const shellLedger: TaskFamily<ShellLedgerKnobs> = {
   },
   summaryFacts: summaryFactsOf(shellLedgerNeeded),
   tokenizer: 'qwen3',
+  // family.ts: each episode holds a bubblewrap shell; an SFT epoch's 512 would all start at once.
+  maxConcurrentEpisodes: 64,
   // Sized in Qwen3 tokens (docs/tasks.md): about three parts fit a window, a summary needs < 20.
   rollout: SHELL_LEDGER_ROLLOUT,
   writeTaskFolder: ({ seed, knobs, dir }) =>
