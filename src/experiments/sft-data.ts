@@ -4,7 +4,7 @@ import type { ChatLayout } from '../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { runEpisodes } from '../rollout/runner.ts';
-import { runWithRetries, splitFaults } from '../rollout/faults.ts';
+import { describeFault, FaultBudgetError, runWithRetries, splitFaults, type FaultPolicy } from '../rollout/faults.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import type { Rng } from '../util/random.ts';
@@ -95,6 +95,29 @@ export async function expertEpisodes(options: {
   });
   const { trained, leftOut, retried } = splitFaults({ records, batchEpisodes: jobs.length });
   return { episodes: trained, leftOut, retried };
+}
+
+/**
+ * Faults in expert data are counted like training's (docs/faults.md): retried, then left out; a
+ * set that lost more than faults.maxFraction of its episodes (or all) stops the run, since a base
+ * trained on what a broken sandbox let through is a broken base that nothing else would flag.
+ */
+export function checkExpertFaults(o: {
+  expert: ExpertEpisodes;
+  label: string;
+  faults: FaultPolicy;
+  log: ((line: string) => void) | undefined;
+}): void {
+  const { episodes, leftOut, retried } = o.expert;
+  if (leftOut.length === 0 && retried.length === 0) return;
+  const total = episodes.length + leftOut.length;
+  o.log?.(
+    `${o.label}: ${retried.length} expert episodes ended in faults and ran again, ${leftOut.length} of ${total} left out; the first: ${describeFault(leftOut[0] ?? retried[0]!)}`,
+  );
+  if (leftOut.length > 0 && (leftOut.length / total > o.faults.maxFraction || episodes.length === 0))
+    throw new FaultBudgetError(
+      `${o.label}: ${leftOut.length} of ${total} expert episodes ended in faults after their retries (more than faults.maxFraction ${o.faults.maxFraction}); the first: ${describeFault(leftOut[0]!)}`,
+    );
 }
 
 /**

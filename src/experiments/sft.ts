@@ -12,8 +12,8 @@ import { mixSeed, Rng } from '../util/random.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
 import { denseReplay, denseWarmupSteps, runDenseWarmup } from './dense-warmup.ts';
-import { expertEpisodes, type ExpertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
-import { describeFault, FaultBudgetError, FaultPolicySchema, type FaultPolicy } from '../rollout/faults.ts';
+import { checkExpertFaults, expertEpisodes, type SftSequence, toSequences } from './sft-data.ts';
+import { FaultPolicySchema } from '../rollout/faults.ts';
 import type { SftConfig } from './sft-config.ts';
 import { heldOutAccuracy } from './sft-heldout.ts';
 import { maskedNll, type MaskedNll } from './sft-loss.ts';
@@ -228,29 +228,6 @@ export async function runSft(options: {
     }),
   );
   return { checkpoint: latestCheckpoint(paths.root)!.dir };
-}
-
-/**
- * Faults in expert data are counted like training's (docs/faults.md): retried, then left out; a
- * set that lost more than faults.maxFraction of its episodes (or all) stops the run, since a base
- * trained on what a broken sandbox let through is a broken base that nothing else would flag.
- */
-function checkExpertFaults(o: {
-  expert: ExpertEpisodes;
-  label: string;
-  faults: FaultPolicy;
-  log: ((line: string) => void) | undefined;
-}): void {
-  const { episodes, leftOut, retried } = o.expert;
-  if (leftOut.length === 0 && retried.length === 0) return;
-  const total = episodes.length + leftOut.length;
-  o.log?.(
-    `${o.label}: ${retried.length} expert episodes ended in faults and ran again, ${leftOut.length} of ${total} left out; the first: ${describeFault(leftOut[0] ?? retried[0]!)}`,
-  );
-  if (leftOut.length > 0 && (leftOut.length / total > o.faults.maxFraction || episodes.length === 0))
-    throw new FaultBudgetError(
-      `${o.label}: ${leftOut.length} of ${total} expert episodes ended in faults after their retries (more than faults.maxFraction ${o.faults.maxFraction}); the first: ${describeFault(leftOut[0]!)}`,
-    );
 }
 
 /** Expert text must stay inside the model's vocabulary: a supervised unknown id is a bug in the set's choice. */
