@@ -1,5 +1,5 @@
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
-import { mixSeedOf, Rng } from '../util/random.ts';
+import { requestStreams, type Rng } from '../util/random.ts';
 import { KvDecoder } from './kv-decoder.ts';
 import { SequenceTooLongError } from './pack.ts';
 import type { PolicyModel } from './policy.ts';
@@ -26,10 +26,9 @@ import { resolvePrecision, type PrecisionChoice, type WeightPrecision } from './
  */
 export class ModelSampler implements TokenSampler {
   private readonly decoder: KvDecoder;
-  private readonly rng: Rng;
+  /** The generator of each request (util/random.ts requestStreams over the constructor's rng). */
+  private readonly streamOf: (req: SampleRequest) => Rng;
   private readonly vocab: VocabMap;
-  /** Seed of the per-episode streams, drawn from rng at the first request that names its episode. */
-  private episodeSeed: number | undefined;
   /** The precision its weight matrices are read in ('auto' resolved by the model's size). */
   readonly precision: WeightPrecision;
 
@@ -39,7 +38,7 @@ export class ModelSampler implements TokenSampler {
     // Prepared now rather than at the first call: a server's first request does not wait for it,
     // and weights the precision cannot hold are refused before any work starts.
     policy.net.inferenceWeights(this.precision);
-    this.rng = rng;
+    this.streamOf = requestStreams(rng);
     this.vocab = policy.vocab;
   }
 
@@ -88,7 +87,7 @@ export class ModelSampler implements TokenSampler {
     let logits = started.logits;
     map.maskLogits(logits, b);
     for (let i = 0; i < b; i++) reqIds[i] = i;
-    const rngs = requests.map((r) => this.requestRng(r)); // [B]
+    const rngs = requests.map(this.streamOf); // [B]
     let active = b;
     while (active > 0) {
       let count = 0;
@@ -127,11 +126,5 @@ export class ModelSampler implements TokenSampler {
       }
     }
     return results;
-  }
-
-  private requestRng(r: SampleRequest): Rng {
-    if (r.episodeId === undefined) return this.rng;
-    this.episodeSeed ??= this.rng.nextUint32();
-    return new Rng(mixSeedOf(this.episodeSeed, r.episodeId, r.prompt));
   }
 }

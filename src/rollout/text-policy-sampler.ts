@@ -1,5 +1,5 @@
 import type { TextPolicy } from '../contracts/index.ts';
-import { mixSeedOf, Rng } from '../util/random.ts';
+import { requestStreams, type Rng } from '../util/random.ts';
 import type { ChatTemplateSource } from './chat-format.ts';
 import { chatFormatOf } from './chat-layout.ts';
 import { parseChat } from './parse-chat.ts';
@@ -21,12 +21,7 @@ export function textPolicySampler(options: {
 }): TokenSampler {
   const { policy, rng } = options;
   const chat = { tokenizer: options.tokenizer.tokenizer, format: chatFormatOf(options.tokenizer) };
-  let episodeSeed: number | undefined; // drawn from rng at the first request that names its episode
-  const rngFor = (req: SampleRequest): Rng => {
-    if (req.episodeId === undefined) return rng;
-    episodeSeed ??= rng.nextUint32();
-    return new Rng(mixSeedOf(episodeSeed, req.episodeId, req.prompt));
-  };
+  const rngFor = requestStreams(rng);
   const one = (req: SampleRequest): SampleResult => {
     const text = policy(parseChat(req.prompt, chat), rngFor(req));
     const content = chat.tokenizer.encode(text.trim()); // as the runtime encodes a turn's text

@@ -77,6 +77,20 @@ export function mixSeedOf(seed: number, key: string, values: ArrayLike<number>):
   return h >>> 0;
 }
 
+/**
+ * Generators for a sampler's requests: one that names its episode gets a stream of its own, seeded
+ * by a seed drawn once from `shared` (at the first such request), the episode id and the prompt,
+ * so an episode's draws do not depend on which requests shared its batch; the others share `shared`.
+ */
+export function requestStreams(shared: Rng): (req: { episodeId?: string; prompt: readonly number[] }) => Rng {
+  let seed: number | undefined;
+  return (req) => {
+    if (req.episodeId === undefined) return shared;
+    seed ??= shared.nextUint32();
+    return new Rng(mixSeedOf(seed, req.episodeId, req.prompt));
+  };
+}
+
 function mixOne(h: number, p: number): number {
   h = Math.imul(h ^ (p >>> 0), 0x01000193) >>> 0;
   return Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
