@@ -4,7 +4,14 @@ import type { ChatLayout } from '../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../rollout/config.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { runEpisodes } from '../rollout/runner.ts';
-import { describeFault, FaultBudgetError, runWithRetries, splitFaults, type FaultPolicy } from '../rollout/faults.ts';
+import {
+  describeFault,
+  FaultBudgetError,
+  overFaultBudget,
+  runWithRetries,
+  splitFaults,
+  type FaultPolicy,
+} from '../rollout/faults.ts';
 import { textPolicySampler } from '../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
 import type { Rng } from '../util/random.ts';
@@ -114,9 +121,10 @@ export function checkExpertFaults(o: {
   o.log?.(
     `${o.label}: ${retried.length} expert episodes ended in faults and ran again, ${leftOut.length} of ${total} left out; the first: ${describeFault(leftOut[0] ?? retried[0]!)}`,
   );
-  if (leftOut.length > 0 && (leftOut.length / total > o.faults.maxFraction || episodes.length === 0))
+  const { maxFraction } = o.faults;
+  if (overFaultBudget({ leftOut: leftOut.length, trained: episodes.length, batchEpisodes: total, maxFraction }))
     throw new FaultBudgetError(
-      `${o.label}: ${leftOut.length} of ${total} expert episodes ended in faults after their retries (more than faults.maxFraction ${o.faults.maxFraction}); the first: ${describeFault(leftOut[0]!)}`,
+      `${o.label}: ${leftOut.length} of ${total} expert episodes ended in faults after their retries (more than faults.maxFraction ${maxFraction}); the first: ${describeFault(leftOut[0]!)}`,
     );
 }
 

@@ -118,6 +118,16 @@ export class FaultBudgetError extends Error {
   }
 }
 
+/** Whether the faults left out of a batch stop the run: more than maxFraction of it, or all of it. */
+export function overFaultBudget(o: {
+  leftOut: number;
+  trained: number;
+  batchEpisodes: number;
+  maxFraction: number;
+}): boolean {
+  return o.leftOut > 0 && (o.leftOut / Math.max(1, o.batchEpisodes) > o.maxFraction || o.trained === 0);
+}
+
 /** Throws FaultBudgetError (one line, naming the first fault) when the faults left out exceed the policy's share, or leave nothing. */
 export function checkFaultBudget(options: {
   records: readonly EpisodeRecord[];
@@ -128,8 +138,7 @@ export function checkFaultBudget(options: {
   label?: string;
 }): void {
   const { trained, leftOut } = splitFaults(options);
-  const share = leftOut.length / Math.max(1, options.batchEpisodes);
-  if (leftOut.length === 0 || (share <= options.maxFraction && trained.length > 0)) return;
+  if (!overFaultBudget({ leftOut: leftOut.length, trained: trained.length, ...options })) return;
   throw new FaultBudgetError(
     `${options.label ?? `iteration ${options.iteration}`}: ${leftOut.length} of ${options.batchEpisodes} episodes ended in faults after their retries ` +
       `(more than faults.maxFraction ${options.maxFraction}); the first: ${describeFault(leftOut[0]!)}`,
