@@ -76,13 +76,18 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
 
   it('sft --env nope / --knobs {"zzz":1} / --model nope: user errors, and no run directory', async () => {
     const dir = tmp('sft-bad');
-    const [env, knobs, model, trainModel, init] = await Promise.all([
+    const [env, knobs, model, trainModel, init, bounds] = await Promise.all([
       crl(['sft', '--env', 'nope', '--out', join(dir, 'a')]),
       crl(['sft', '--knobs', '{"zzz":1}', '--out', join(dir, 'b')]),
       crl(['sft', '--model', 'nope', '--out', join(dir, 'c')]),
       crl(['train', ...TINY_RUN, '--model', 'nope', '--from-scratch', '--out', join(dir, 'd')]),
       crl(['sft', '--init', join(dir, 'no-such-base'), '--out', join(dir, 'e')]),
+      crl(['sft', '--max-faults', '2', '--lossy-p', '3', '--dense-steps', '-1', '--out', join(dir, 'f')]),
     ]);
+    // Each refused value names the flag that set it, as crl train's do.
+    expectUserError(bounds, /faults\.maxFraction: .*<=1 \(--max-faults\)/);
+    expectUserError(bounds, /lossyP: .*<=1 \(--lossy-p\)/);
+    expectUserError(bounds, /dense\.steps: .*>=0 \(--dense-steps\)/);
     expectUserError(init, /no-such-base: no such checkpoint or model directory/);
     expectUserError(env, /--env: unknown environment "nope"; valid names: .*kv-ledger/);
     expectUserError(knobs, /--knobs: [\s\S]*"zzz"/);

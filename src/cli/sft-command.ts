@@ -14,6 +14,41 @@ import { asUserError } from './train-command.ts';
 import { parseJsonFlag } from './json-flag.ts';
 import { readPolicyTokenizer } from '../model/load-policy.ts';
 
+/** The flag that sets each SFT config path, so a refused value names what the user typed. */
+const SFT_FLAGS: Record<string, string> = {
+  'env.name': '--env',
+  'env.knobs': '--knobs',
+  episodes: '--episodes',
+  epochs: '--epochs',
+  data: '--data',
+  mix: '--mix',
+  lossyP: '--lossy-p',
+  lossyGoalP: '--lossy-goal-p',
+  slipP: '--slip-p',
+  lr: '--lr',
+  warmupSteps: '--warmup',
+  'dense.steps': '--dense-steps',
+  dense: '--dense',
+  batchTokens: '--batch-tokens',
+  heldOutEpisodes: '--held-out',
+  'faults.retries': '--fault-retries',
+  'faults.maxFraction': '--max-faults',
+  'model.preset': '--model',
+  'model.init': '--init',
+  'rollout.contextWindow': '--context',
+  tokenizer: '--tokenizer',
+  seed: '--seed',
+};
+
+/** `faults.maxFraction: Too big …` → `… (--max-faults)`: the most specific path that a flag sets. */
+export function withSftFlag(line: string): string {
+  const path = line.slice(0, line.indexOf(':'));
+  const key = Object.keys(SFT_FLAGS)
+    .filter((k) => path === k || path.startsWith(`${k}.`))
+    .sort((a, b) => b.length - a.length)[0];
+  return key ? `${line} (${SFT_FLAGS[key]})` : line;
+}
+
 export function registerSftCommand(program: Command): void {
   program
     .command('sft')
@@ -107,7 +142,7 @@ export function registerSftCommand(program: Command): void {
       const r = SftConfigSchema.safeParse(raw);
       if (!r.success)
         throw new CliError(
-          `invalid sft settings:\n  - ${formatConfigIssues(r.error.issues, SftConfigSchema).join('\n  - ')}`,
+          `invalid sft settings:\n  - ${formatConfigIssues(r.error.issues, SftConfigSchema).map(withSftFlag).join('\n  - ')}`,
         );
       const runDir = o.out ?? join('runs', newRunName('base'));
       const config = resumableConfig({
