@@ -31,7 +31,8 @@ export class ReplyLines {
     if (line !== undefined) return Promise.resolve(line);
     if (this.closed) return Promise.resolve(null);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => done(null), timeoutMs);
+      // setImmediate: after a pause of this process, a reply already in the pipe is read first.
+      const timer = setTimeout(() => setImmediate(() => done(null)), timeoutMs);
       const done = (l: string | null): void => {
         clearTimeout(timer);
         this.waiters = this.waiters.filter((w) => w !== done);

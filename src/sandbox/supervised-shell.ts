@@ -255,7 +255,13 @@ export class Sandbox {
           await this.sendControl('R', '', ['RESTARTED']).catch(() => undefined);
         }
       };
-      const timer = setTimeout(() => void kill('timeout'), options.timeoutMs);
+      // After a pause of this process (SIGSTOP, a suspended VM) node runs expired timers before it
+      // reads the pipes, where the reply may already wait: read them once (setImmediate runs after
+      // the poll phase) and time out only if the command is still pending.
+      const timer = setTimeout(
+        () => setImmediate(() => this.capture?.capture === capture && void kill('timeout')),
+        options.timeoutMs,
+      );
       const checkBytes = setInterval(() => {
         const cap = this.limits.outputKillBytes;
         if (cap !== undefined && capture.bytes > cap && !timedOut && !outputKilled) void kill('output');
