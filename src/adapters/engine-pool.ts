@@ -1,6 +1,6 @@
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
 import { postOnce } from './engine-http.ts';
-import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
+import { engineProtocol, withRequestSeed, type EngineProtocolName } from './engine-protocols.ts';
 import { getWeightVersion, updateWeightsFromDisk } from './engine-weights.ts';
 import { EngineError, EngineFault, sampleEach } from './engine-error.ts';
 import { acceptsVersion, describeWanted, type WantedVersion } from './wanted-version.ts';
@@ -96,9 +96,10 @@ export class EnginePool {
    * A sampler over the pool. `weightVersion`: only replicas serving it answer (default: the
    * version the last publish loaded, if any). `atLeastVersion`: replicas serving that version or
    * a newer one answer, the floor read on every attempt (a rollout worker of an asynchronous
-   * trainer, docs/async.md); it wins over `weightVersion`.
+   * trainer, docs/async.md); it wins over `weightVersion`. `seed`: each request that names its
+   * episode carries its own seed (engine-protocols.ts withRequestSeed), for engines that honour it.
    */
-  sampler(options: { weightVersion?: string; atLeastVersion?: () => number } = {}): TokenSampler {
+  sampler(options: { weightVersion?: string; atLeastVersion?: () => number; seed?: number } = {}): TokenSampler {
     const wanted = (): WantedVersion | undefined => {
       if (options.atLeastVersion) return { atLeast: options.atLeastVersion() };
       // Without a version of its own, each attempt asks for the latest published one: a request
@@ -109,7 +110,7 @@ export class EnginePool {
     };
     return {
       sample: (requests: readonly SampleRequest[], params: SamplingParams) =>
-        sampleEach(requests, (r) => this.one(r, params, wanted)),
+        sampleEach(requests, (r) => this.one(withRequestSeed(options.seed, r), params, wanted)),
     };
   }
 

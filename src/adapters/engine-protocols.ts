@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import type { SampleRequest, SampleResult, SamplingParams } from '../contracts/index.ts';
+import { requestSeed } from '../util/random.ts';
 
 /**
  * Token-in / token-out wire formats of remote inference engines (method §3: the runtime never
  * re-tokenizes, so a remote engine must take prompt token ids and return generated token ids).
  * Both are subsets of the engines' own HTTP APIs:
  * - `vllm`: OpenAI-style `POST /v1/completions` with `prompt` as a list of token ids, logprobs with
- *   `return_tokens_as_token_ids` (tokens come back as `token_id:N`), `stop_token_ids`.
+ *   `return_tokens_as_token_ids` (tokens come back as `token_id:N`), `stop_token_ids`, and the
+ *   request's own `seed` when it has one.
  * - `sglang`: native `POST /generate` with `input_ids`, `return_logprob`, and
  *   `meta_info.output_token_logprobs` as `[logprob, token_id, text]` triples; `no_stop_trim` keeps
- *   the stop token in the output.
+ *   the stop token in the output; `sampling_params.sampling_seed` carries the request's seed.
  * The client (http-sampler.ts) builds requests and parses responses. `crl serve`
  * (src/serve/) answers /generate with the SGLang schemas here, and /v1/completions with the
  * whole OpenAI completions API (src/serve/openai-completions.ts), so the client's tests run against
@@ -54,6 +56,7 @@ const SglangRequest = z.object({
     temperature: z.number().min(0).default(1),
     top_p: z.number().gt(0).max(1).default(1),
     stop_token_ids: TokenIds.default([]),
+    sampling_seed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(),
   }),
 });
 
@@ -113,6 +116,7 @@ const vllm: EngineProtocol = {
     logprobs: 0, // the sampled token's logprob only (no top-k to compute)
     return_tokens_as_token_ids: true,
     skip_special_tokens: false,
+    ...(request.seed === undefined ? {} : { seed: request.seed }),
   }),
   parseResponse(json, request) {
     const c = parseWith(VllmResponse, json, 'vllm /v1/completions response').choices[0]!;
@@ -137,6 +141,7 @@ const sglang: EngineProtocol = {
       stop_token_ids: request.stopTokens,
       skip_special_tokens: false,
       no_stop_trim: true,
+      ...(request.seed === undefined ? {} : { sampling_seed: request.seed }),
     },
   }),
   parseResponse(json, request) {
@@ -153,7 +158,12 @@ const sglang: EngineProtocol = {
     const b = parseWith(SglangRequest, json, 'request');
     const s = b.sampling_params;
     return {
-      request: { prompt: b.input_ids, maxTokens: s.max_new_tokens, stopTokens: s.stop_token_ids },
+      request: {
+        prompt: b.input_ids,
+        maxTokens: s.max_new_tokens,
+        stopTokens: s.stop_token_ids,
+        ...(s.sampling_seed == null ? {} : { seed: s.sampling_seed }),
+      },
       params: { temperature: s.temperature, topP: s.top_p },
     };
   },
@@ -172,6 +182,12 @@ const sglang: EngineProtocol = {
     },
   }),
 };
+
+/** The request with its own seed (SampleRequest.seed) when the sampler has a seed and the request an episode. */
+export function withRequestSeed(seed: number | undefined, request: SampleRequest): SampleRequest {
+  const own = seed === undefined || request.seed !== undefined ? undefined : requestSeed(seed, request);
+  return own === undefined ? request : { ...request, seed: own };
+}
 
 /** Protocols by name (a registry: an unknown name lists the valid ones). */
 export const ENGINE_PROTOCOLS: Readonly<Record<EngineProtocolName, EngineProtocol>> = { vllm, sglang };

@@ -85,6 +85,41 @@ describe('remote engine adapter: HTTP sampler against a real `crl serve` process
     }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
   }
 
+  for (const protocol of ['vllm', 'sglang'] as const) {
+    it(`${protocol}: with a sampler seed, an episode's tokens do not depend on what the server batched with it`, async () => {
+      const sampler = createHttpSampler({ url: server.url, protocol, seed: 5 });
+      const prompt = tokenizer.encode('<bos> <obs> set a 1 <eot>');
+      const ask = (episodeId: string): SampleRequest => ({ prompt, maxTokens: 12, stopTokens: [], episodeId });
+      const params = { temperature: 1, topP: 1 };
+      const [alone] = await sampler.sample([ask('ep-0')], params);
+      // Sent at once, the six reach the server's batcher together; ep-0 is fourth.
+      const batched = await sampler.sample(['ep-1', 'ep-2', 'ep-3', 'ep-0', 'ep-4', 'ep-5'].map(ask), params);
+      expect(batched[3]!.tokens).toEqual(alone!.tokens);
+      expect(new Set(batched.map((r) => r.tokens.join(','))).size).toBe(6); // each episode its own draws
+    }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
+  }
+
+  it("/v1/completions: n choices with a seed are the seed's and its successors' draws (vLLM's seed + index)", async () => {
+    const complete = async (body: object) => {
+      const r = await fetch(`${server.url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: tokenizer.encode('<bos> <obs> set a 1 <eot>'), max_tokens: 10, ...body }),
+      });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { choices: { text: string }[] }).choices.map((c) => c.text);
+    };
+    const [pair, first, second, again] = await Promise.all([
+      complete({ n: 2, seed: 41 }),
+      complete({ seed: 41 }),
+      complete({ seed: 42 }),
+      complete({ seed: 41 }),
+    ]);
+    expect(pair).toEqual([...first, ...second]);
+    expect(again).toEqual(first);
+    expect(first).not.toEqual(second);
+  }, 240_000); // generous: a loaded machine runs this many times slower than an idle one
+
   it('crl run --policy sglang:URL runs episodes through the server and records sampler logprobs', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'crl-run-remote-')), 'eps.jsonl');
     const r = spawnSync(

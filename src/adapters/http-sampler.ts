@@ -1,7 +1,7 @@
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
 import { postOnce } from './engine-http.ts';
 import { EngineError, EngineFault, sampleEach } from './engine-error.ts';
-import { engineProtocol, type EngineProtocolName } from './engine-protocols.ts';
+import { engineProtocol, withRequestSeed, type EngineProtocolName } from './engine-protocols.ts';
 
 export { EngineError } from './engine-error.ts';
 
@@ -15,6 +15,12 @@ export interface HttpSamplerOptions {
   timeoutMs?: number;
   /** Extra tries after a network error or a 5xx answer, with doubling back-off from 200 ms. */
   retries?: number;
+  /**
+   * Sampler seed: a request that names its episode carries a seed of its own, mixed from this,
+   * the episode id and the prompt (util/random.ts requestSeed), so an engine that honours
+   * per-request seeds draws an episode's tokens the same however it batched them. Absent: no seed.
+   */
+  seed?: number;
 }
 
 /**
@@ -65,7 +71,13 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
   }
 
   async function one(request: SampleRequest, params: SamplingParams): Promise<SampleResult> {
-    const json = await post(protocol.requestBody({ request, params, ...(model === undefined ? {} : { model }) }));
+    const json = await post(
+      protocol.requestBody({
+        request: withRequestSeed(options.seed, request),
+        params,
+        ...(model === undefined ? {} : { model }),
+      }),
+    );
     try {
       return protocol.parseResponse(json, request);
     } catch (e) {
@@ -82,7 +94,7 @@ export function createHttpSampler(options: HttpSamplerOptions): TokenSampler {
  * `vllm:URL` / `sglang:URL` (the `--policy` form of crl run and crl eval) as an HTTP sampler;
  * null for anything else (expert, a checkpoint or run directory).
  */
-export function engineSamplerFor(policy: string): TokenSampler | null {
+export function engineSamplerFor(policy: string, options: { seed?: number } = {}): TokenSampler | null {
   const m = /^(vllm|sglang):(.+)$/.exec(policy);
-  return m ? createHttpSampler({ protocol: m[1] as EngineProtocolName, url: m[2]! }) : null;
+  return m ? createHttpSampler({ protocol: m[1] as EngineProtocolName, url: m[2]!, ...options }) : null;
 }

@@ -4,7 +4,7 @@ import { vocabMapFromGguf } from '../model/gguf-vocab.ts';
 import { SequenceTooLongError } from '../model/pack.ts';
 import { drawScratch, drawToken } from '../model/sampling.ts';
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
-import type { Rng } from '../util/random.ts';
+import { requestStreams, type Rng } from '../util/random.ts';
 import { UNKNOWN_LOGIT, type VocabMap } from '../model/vocab-map.ts';
 import { asToken, createContext, LlamaCppError, loadGgufModel, modelVocabSize } from './llamacpp.ts';
 
@@ -32,7 +32,8 @@ export class LlamaCppSampler implements TokenSampler {
   private sequences: LlamaContextSequence[] = [];
   private readonly scratch;
   private readonly model: LlamaModel;
-  private readonly rng: Rng;
+  /** The generator of each request: its episode's own stream (util/random.ts requestStreams). */
+  private readonly streamOf: (req: SampleRequest) => Rng;
   readonly vocabSize: number;
   /**
    * Tokens one sequence may hold: the rollout's window (C, which holds the summary prompt too), not
@@ -50,7 +51,7 @@ export class LlamaCppSampler implements TokenSampler {
         `a context window of ${contextSize} tokens exceeds the model's context length ${policy.contextSize} (${policy.path})`,
       );
     this.model = policy.model;
-    this.rng = rng;
+    this.streamOf = requestStreams(rng);
     this.vocabSize = policy.vocabSize;
     this.contextSize = contextSize;
     this.vocab = policy.vocab;
@@ -168,6 +169,7 @@ export class LlamaCppSampler implements TokenSampler {
     // Real ids in, the file's rows inside, real ids out (identity unless the vocabulary is trimmed).
     const prompts = requests.map((r) => Array.from(this.vocab.toInternal(r.prompt)));
     const seqs = this.assign(todo.map((i) => prompts[i]!));
+    const rngs = requests.map((r) => this.streamOf(r));
     const stops = requests.map((r) => new Set(r.stopTokens));
     let active = todo.map((req, k) => ({ req, seq: seqs[k]! }));
     await Promise.all(active.map((a) => this.prefill(a.seq, prompts[a.req]!)));
@@ -178,7 +180,8 @@ export class LlamaCppSampler implements TokenSampler {
     while (active.length > 0) {
       const next: typeof active = [];
       const nextTokens: number[] = [];
-      // Requests in order, one rng draw each: a seed and the same requests give the same tokens.
+      // Requests in order, one draw each from the request's stream (its episode's own, or the
+      // shared one): a seed and the same requests give the same tokens.
       active.forEach((a, k) => {
         const d = drawToken({
           logits: dists[k]!,
@@ -186,7 +189,7 @@ export class LlamaCppSampler implements TokenSampler {
           v: this.vocabSize,
           temperature: params.temperature,
           topP: params.topP,
-          rng: this.rng,
+          rng: rngs[a.req]!,
           scratch: this.scratch,
         });
         const res = results[a.req]!;

@@ -20,6 +20,12 @@ export interface SampleRequest {
    * attribute sampled tokens to episodes.
    */
   episodeId?: string;
+  /**
+   * This request's own sampling seed (vLLM's `seed`, SGLang's `sampling_params.sampling_seed`):
+   * its draws then depend on the seed and its logits alone, not on which requests share its batch.
+   * A remote-engine client sets it for requests that name their episode (util/random.ts requestSeed).
+   */
+  seed?: number;
 }
 
 export interface SamplingParams {

@@ -12,7 +12,7 @@ import type { TokenSampler } from '../contracts/index.ts';
  * that new, so a segment's version is never newer than its oldest token's: staleness is never
  * under-counted, and once an answer reports newer weights the episode never goes back to older.
  */
-export async function newerWeightsFloor(options: { pool: EnginePool; atLeast: number }): Promise<{
+export async function newerWeightsFloor(options: { pool: EnginePool; atLeast: number; seed?: number }): Promise<{
   sampler: TokenSampler;
   version: () => number;
 }> {
@@ -26,7 +26,10 @@ export async function newerWeightsFloor(options: { pool: EnginePool; atLeast: nu
   const numbers = served.filter((v): v is number => v !== null);
   const known = numbers.length === served.length && numbers.length > 0 ? Math.min(...numbers) : 0;
   let floor = Math.max(options.atLeast, known);
-  const inner = pool.sampler({ atLeastVersion: () => floor });
+  const inner = pool.sampler({
+    atLeastVersion: () => floor,
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+  });
   return {
     version: () => floor,
     sampler: {

@@ -143,7 +143,9 @@ export async function policySource(options: {
     };
   }
   const remote = engineSamplerFor(policy); // a bad URL is an EngineError: a user error with its reason
-  if (remote) return { kind: 'engine', source: policy, factory: () => remote };
+  // Each sampler made gets a seed of its own for its episode requests (engine-protocols.ts withRequestSeed).
+  if (remote)
+    return { kind: 'engine', source: policy, factory: (rng) => engineSamplerFor(policy, { seed: rng.nextUint32() })! };
   const fits = `pass --context {n} or less (with a matching --threshold)`;
   const gguf = llamaCppPolicyPath(policy);
   if (gguf) {

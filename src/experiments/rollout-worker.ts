@@ -70,14 +70,16 @@ export class RolloutWorker {
     let pool: EnginePool | null = null;
     // The version each sampler call is recorded with (its segment keeps its first call's): the job's.
     let version = () => job.policyVersion;
+    // The job's sampling seed: the expert's stream, or each engine request's own seed.
+    const jobSeed = mixSeed(job.seed, job.policyVersion);
     if (message.sampler.kind === 'engines' && message.sampler.orNewer) {
       pool = this.pool(message.sampler.urls, message.sampler.protocol);
-      const floor = await newerWeightsFloor({ pool, atLeast: job.policyVersion });
+      const floor = await newerWeightsFloor({ pool, atLeast: job.policyVersion, seed: jobSeed });
       sampler = floor.sampler;
       version = floor.version;
     } else if (message.sampler.kind === 'engines') {
       pool = this.pool(message.sampler.urls, message.sampler.protocol);
-      sampler = pool.sampler({ weightVersion: message.sampler.weightVersion });
+      sampler = pool.sampler({ weightVersion: message.sampler.weightVersion, seed: jobSeed });
     } else {
       let expert;
       if (job.env.kind === 'harbor') {
@@ -90,7 +92,7 @@ export class RolloutWorker {
         } catch (e) {
           throw new JobRejected((e as Error).message);
         }
-      sampler = textPolicySampler({ tokenizer, policy: expert, rng: new Rng(mixSeed(job.seed, job.policyVersion)) });
+      sampler = textPolicySampler({ tokenizer, policy: expert, rng: new Rng(jobSeed) });
     }
     // The worker's own --step-delay-ms wins over the job's (a measurement on this machine).
     const delay = this.options.stepDelayMs ?? message.stepDelayMs;

@@ -174,7 +174,8 @@ export async function buildTrainerModels(options: {
     critic,
     engines,
     sampler: (r) =>
-      engines?.sampler() ??
+      // A remote engine gets a seed per episode request, as the embedded sampler's streams do.
+      engines?.sampler({ seed: r.nextUint32() }) ??
       (options.actor === 'expert'
         ? textPolicySampler({ tokenizer, policy: family.expert, rng: r })
         : new ModelSampler({ policy, rng: r })),

@@ -48,6 +48,7 @@ const CompletionRequest = z
     return_token_ids: z.boolean().nullish(),
     skip_special_tokens: z.boolean().nullish(),
     user: z.string().nullish(),
+    seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullish(),
   })
   .loose();
 type Request = z.infer<typeof CompletionRequest>;
@@ -55,7 +56,6 @@ type Request = z.infer<typeof CompletionRequest>;
 /** Fields vLLM supports that this server does not: refused unless they hold their no-op value. */
 const UNSUPPORTED: Readonly<Record<string, (v: unknown) => boolean>> = {
   suffix: (v) => v == null || v === '',
-  seed: (v) => v == null,
   best_of: (v) => v == null || v === 1,
   frequency_penalty: (v) => v == null || v === 0,
   presence_penalty: (v) => v == null || v === 0,
@@ -123,7 +123,16 @@ export async function completions(body: unknown, o: CompletionsOptions): Promise
   if (stopTokens.some((t) => t >= o.vocabSize))
     throw new HttpError(400, `stop_token_ids must be below the vocabulary size ${o.vocabSize}`);
   const results = await o.sample(
-    prompts.flatMap((prompt) => Array.from({ length: n }, () => ({ prompt, maxTokens, stopTokens }))),
+    // A seed makes each choice's draws its own, whatever else the server batches with it; the n
+    // choices of a prompt take seed + index, as vLLM's parallel sampling gives its child requests.
+    prompts.flatMap((prompt) =>
+      Array.from({ length: n }, (_, i) => ({
+        prompt,
+        maxTokens,
+        stopTokens,
+        ...(req.seed == null ? {} : { seed: req.seed + i }),
+      })),
+    ),
     { temperature: req.temperature ?? 1, topP: req.top_p ?? 1 },
   );
   const detok = new Detokenizer(o.tokenizer);

@@ -82,13 +82,25 @@ export function mixSeedOf(seed: number, key: string, values: ArrayLike<number>):
  * by a seed drawn once from `shared` (at the first such request), the episode id and the prompt,
  * so an episode's draws do not depend on which requests shared its batch; the others share `shared`.
  */
-export function requestStreams(shared: Rng): (req: { episodeId?: string; prompt: readonly number[] }) => Rng {
+export function requestStreams(
+  shared: Rng,
+): (req: { episodeId?: string; prompt: readonly number[]; seed?: number }) => Rng {
   let seed: number | undefined;
   return (req) => {
+    if (req.seed !== undefined) return new Rng(req.seed); // the client chose (a served request)
     if (req.episodeId === undefined) return shared;
     seed ??= shared.nextUint32();
-    return new Rng(mixSeedOf(seed, req.episodeId, req.prompt));
+    return new Rng(requestSeed(seed, req)!);
   };
+}
+
+/**
+ * The per-request seed a remote-engine client sends (SampleRequest.seed) for a request that names
+ * its episode: the sampler's seed mixed with the episode id and the prompt, as requestStreams
+ * seeds the embedded engine's streams; undefined for a request without an episode.
+ */
+export function requestSeed(seed: number, req: { episodeId?: string; prompt: readonly number[] }): number | undefined {
+  return req.episodeId === undefined ? undefined : mixSeedOf(seed, req.episodeId, req.prompt);
 }
 
 function mixOne(h: number, p: number): number {
