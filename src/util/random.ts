@@ -81,6 +81,8 @@ export function mixSeedOf(seed: number, key: string, values: ArrayLike<number>):
  * Generators for a sampler's requests: one that names its episode gets a stream of its own, seeded
  * by a seed drawn once from `shared` (at the first such request), the episode id and the prompt,
  * so an episode's draws do not depend on which requests shared its batch; the others share `shared`.
+ * A request that carries its own seed (SampleRequest.seed: a served request whose client chose
+ * one) draws from a stream of that seed alone.
  */
 export function requestStreams(
   shared: Rng,
