@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -273,5 +273,37 @@ describe('crl experiments commands (spawned)', () => {
     const bad = crl(['reproduce', '--preset', 'smoke', '--envs', 'kv-ledger', '--out', join(out, 'x')]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('not in this preset: kv-ledger');
+  });
+
+  it('reproduce --systems trains and evaluates the named RL systems instead of the preset ones, and --resume keeps them', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'crl-rep-systems-')), 'p');
+    // full-trajectory-gae is not a system of the smoke preset: any registered system can be named.
+    const r = crl(['reproduce', '--preset', 'smoke', '--systems', 'full-trajectory-gae,compaction-rl', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(out, 'pipeline.json'), 'utf8')).systems).toEqual([
+      'full-trajectory-gae',
+      'compaction-rl',
+    ]);
+    expect(readdirSync(join(out, 'systems')).sort()).toEqual([
+      'base--chunk-sum--s0',
+      'compaction-rl--chunk-sum--s0',
+      'full-trajectory-gae--chunk-sum--s0',
+    ]);
+    expect(Object.keys(JSON.parse(r.last).results).sort()).toEqual(['base', 'compaction-rl', 'full-trajectory-gae']);
+    const stored = JSON.parse(
+      readFileSync(join(out, 'systems', 'full-trajectory-gae--chunk-sum--s0', 'config.json'), 'utf8'),
+    );
+    expect(stored.config.advantage.estimator).toBe('full-trajectory-gae');
+    const again = crl(['reproduce', '--resume', out]);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.last).results).toEqual(JSON.parse(r.last).results);
+    const [unknown, changed] = [
+      crl(['reproduce', '--preset', 'smoke', '--systems', 'nope,base', '--out', join(out, 'x')]),
+      crl(['reproduce', '--resume', out, '--systems', 'broadcast']),
+    ];
+    expect([unknown.code, changed.code]).toEqual([2, 2]);
+    expect(unknown.stderr).toMatch(/--systems: unknown: nope, base; the RL systems: .*full-trajectory-gae/);
+    expect(changed.stderr).toContain('--envs, --seeds, --systems and --tokenizer cannot change it');
+    expect(existsSync(join(out, 'x'))).toBe(false);
   });
 });

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { withTokenizer } from '../experiments/preset-tokenizer.ts';
+import { RL_SYSTEMS } from '../experiments/systems.ts';
 import { getPreset, presetNames } from '../experiments/presets.ts';
 import type { Preset } from '../experiments/preset-types.ts';
 import { loadTokenizer } from '../model/load-tokenizer.ts';
@@ -13,14 +14,18 @@ import { RUN_FILES } from '../report/run-files.ts';
 import { CliError } from './errors.ts';
 import { actorOption, asUserError } from './train-command.ts';
 
-/** --envs / --seeds: a part of a preset (e.g. one family of `full`), recorded in pipeline.json. */
-export function restrictPreset(preset: Preset, opts: { envs?: string; seeds?: string }): Preset {
+/**
+ * --envs / --seeds / --systems: a part of a preset (e.g. one family of `full`), or its RL systems
+ * replaced by any registered ones (e.g. `--systems compaction-rl,full-trajectory-gae` on the
+ * terminal preset), recorded in pipeline.json so that --resume keeps it.
+ */
+export function restrictPreset(preset: Preset, opts: { envs?: string; seeds?: string; systems?: string }): Preset {
   const list = (x: string) =>
     x
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== '');
-  let { envs, seeds } = preset;
+  let { envs, seeds, systems } = preset;
   if (opts.envs !== undefined) {
     envs = list(opts.envs);
     const unknown = envs.filter((e) => !preset.envs.includes(e));
@@ -34,7 +39,16 @@ export function restrictPreset(preset: Preset, opts: { envs?: string; seeds?: st
     if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s) || s < 0))
       throw new CliError(`--seeds: expected comma-separated whole numbers >= 0, got ${JSON.stringify(opts.seeds)}`);
   }
-  return { ...preset, envs, seeds };
+  if (opts.systems !== undefined) {
+    const named = [...new Set(list(opts.systems))];
+    const unknown = named.filter((s) => !(RL_SYSTEMS as readonly string[]).includes(s));
+    if (named.length === 0 || unknown.length > 0)
+      throw new CliError(
+        `--systems: ${unknown.length ? `unknown: ${unknown.join(', ')}` : 'empty'}; the RL systems: ${RL_SYSTEMS.join(', ')} (the SFT base always runs)`,
+      );
+    systems = named as Preset['systems'];
+  }
+  return { ...preset, envs, seeds, systems };
 }
 
 export function registerReproduceCommand(program: Command): void {
@@ -47,7 +61,14 @@ export function registerReproduceCommand(program: Command): void {
     .option('--out <dir>', 'pipeline directory (default runs/reproduce-<preset>-<time>)')
     .option('--envs <list>', "run only these of the preset's task families, comma-separated (e.g. kv-ledger)")
     .option('--seeds <list>', "run only these seeds instead of the preset's, comma-separated (e.g. 0,1)")
-    .option('--resume <dir>', 'continue an interrupted pipeline (its stored preset, --envs, --seeds and --tokenizer)')
+    .option(
+      '--systems <list>',
+      "train and evaluate these RL systems instead of the preset's, comma-separated (e.g. compaction-rl,full-trajectory-gae; docs/credit.md)",
+    )
+    .option(
+      '--resume <dir>',
+      'continue an interrupted pipeline (its stored preset, --envs, --seeds, --systems and --tokenizer)',
+    )
     .option(
       '--tokenizer <name|dir>',
       "word (default) | qwen3 | a directory with tokenizer.json: the whole pipeline in that tokenizer's ids and chat format (for a subword tokenizer: the preset's token counts scaled 1.8x, kv-ledger values written as words)",
@@ -72,6 +93,7 @@ export function registerReproduceCommand(program: Command): void {
         resume?: string;
         envs?: string;
         seeds?: string;
+        systems?: string;
         tokenizer?: string;
         actor: ActorKind;
         allowMixed?: boolean;
@@ -85,9 +107,9 @@ export function registerReproduceCommand(program: Command): void {
           const file = join(opts.resume, RUN_FILES.pipeline);
           if (!existsSync(file))
             throw new CliError(`${opts.resume} is not a reproduce directory (no ${RUN_FILES.pipeline})`);
-          if (opts.envs || opts.seeds || opts.tokenizer)
+          if (opts.envs || opts.seeds || opts.systems || opts.tokenizer)
             throw new CliError(
-              '--resume continues the stored pipeline; --envs, --seeds and --tokenizer cannot change it',
+              '--resume continues the stored pipeline; --envs, --seeds, --systems and --tokenizer cannot change it',
             );
           // The stored preset, as it was run (a later code change to the preset does not leak in).
           const {
