@@ -26,10 +26,7 @@ export async function newerWeightsFloor(options: { pool: EnginePool; atLeast: nu
   const numbers = served.filter((v): v is number => v !== null);
   const known = numbers.length === served.length && numbers.length > 0 ? Math.min(...numbers) : 0;
   let floor = Math.max(options.atLeast, known);
-  const inner = pool.sampler({
-    atLeastVersion: () => floor,
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
-  });
+  const inner = pool.sampler({ atLeastVersion: () => floor, seed: options.seed });
   return {
     version: () => floor,
     sampler: {

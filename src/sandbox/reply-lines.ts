@@ -1,4 +1,5 @@
 import { BoundedLines } from './bounded-lines.ts';
+import { timeoutAfterPoll } from './timeout-after-poll.ts';
 
 /** Longest reply line kept (replies are a word, an id and a number). */
 const MAX_REPLY_BYTES = 256;
@@ -31,8 +32,8 @@ export class ReplyLines {
     if (line !== undefined) return Promise.resolve(line);
     if (this.closed) return Promise.resolve(null);
     return new Promise((resolve) => {
-      // setImmediate: after a pause of this process, a reply already in the pipe is read first.
-      const timer = setTimeout(() => setImmediate(() => done(null)), timeoutMs);
+      // A reply already in the pipe after a pause of this process is read first (done is idempotent).
+      const timer = timeoutAfterPoll(() => done(null), timeoutMs);
       const done = (l: string | null): void => {
         clearTimeout(timer);
         this.waiters = this.waiters.filter((w) => w !== done);

@@ -7,6 +7,7 @@ import { removeTree, untrackRoot } from './host-files.ts';
 import type { SandboxLimits } from './limits.ts';
 import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
+import { timeoutAfterPoll } from './timeout-after-poll.ts';
 import { launchStdio, shellPipes, type SandboxLaunch } from './shell-pipes.ts';
 import { AgentFaultError, SandboxError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
@@ -255,11 +256,9 @@ export class Sandbox {
           await this.sendControl('R', '', ['RESTARTED']).catch(() => undefined);
         }
       };
-      // After a pause of this process (SIGSTOP, a suspended VM) node runs expired timers before it
-      // reads the pipes, where the reply may already wait: read them once (setImmediate runs after
-      // the poll phase) and time out only if the command is still pending.
-      const timer = setTimeout(
-        () => setImmediate(() => this.capture?.capture === capture && void kill('timeout')),
+      // A reply read in the last poll (after a pause of this process) is not a timeout.
+      const timer = timeoutAfterPoll(
+        () => this.capture?.capture === capture && void kill('timeout'),
         options.timeoutMs,
       );
       const checkBytes = setInterval(() => {
