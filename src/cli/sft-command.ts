@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
-import { formatConfigIssues } from '../config/config-error.ts';
+import { formatConfigIssues, withFlagHint } from '../config/config-error.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
 import { createProgress, SFT_FIELDS } from '../experiments/progress.ts';
 import { newRunName, readRunConfig, runDirState } from '../experiments/run-dir.ts';
@@ -15,39 +15,30 @@ import { parseJsonFlag } from './json-flag.ts';
 import { readPolicyTokenizer } from '../model/load-policy.ts';
 
 /** The flag that sets each SFT config path, so a refused value names what the user typed. */
-const SFT_FLAGS: Record<string, string> = {
-  'env.name': '--env',
-  'env.knobs': '--knobs',
-  episodes: '--episodes',
-  epochs: '--epochs',
-  data: '--data',
-  mix: '--mix',
-  lossyP: '--lossy-p',
-  lossyGoalP: '--lossy-goal-p',
-  slipP: '--slip-p',
-  lr: '--lr',
-  warmupSteps: '--warmup',
-  'dense.steps': '--dense-steps',
-  dense: '--dense',
-  batchTokens: '--batch-tokens',
-  heldOutEpisodes: '--held-out',
-  'faults.retries': '--fault-retries',
-  'faults.maxFraction': '--max-faults',
-  'model.preset': '--model',
-  'model.init': '--init',
-  'rollout.contextWindow': '--context',
-  tokenizer: '--tokenizer',
-  seed: '--seed',
-};
-
-/** `faults.maxFraction: Too big …` → `… (--max-faults)`: the most specific path that a flag sets. */
-export function withSftFlag(line: string): string {
-  const path = line.slice(0, line.indexOf(':'));
-  const key = Object.keys(SFT_FLAGS)
-    .filter((k) => path === k || path.startsWith(`${k}.`))
-    .sort((a, b) => b.length - a.length)[0];
-  return key ? `${line} (${SFT_FLAGS[key]})` : line;
-}
+const SFT_FLAGS = Object.entries({
+  'env.name': 'env',
+  'env.knobs': 'knobs',
+  episodes: 'episodes',
+  epochs: 'epochs',
+  data: 'data',
+  mix: 'mix',
+  lossyP: 'lossy-p',
+  lossyGoalP: 'lossy-goal-p',
+  slipP: 'slip-p',
+  lr: 'lr',
+  warmupSteps: 'warmup',
+  'dense.steps': 'dense-steps',
+  dense: 'dense',
+  batchTokens: 'batch-tokens',
+  heldOutEpisodes: 'held-out',
+  'faults.retries': 'fault-retries',
+  'faults.maxFraction': 'max-faults',
+  'model.preset': 'model',
+  'model.init': 'init',
+  'rollout.contextWindow': 'context',
+  tokenizer: 'tokenizer',
+  seed: 'seed',
+}).map(([path, flag]) => ({ path: path.split('.'), flag }));
 
 export function registerSftCommand(program: Command): void {
   program
@@ -142,7 +133,9 @@ export function registerSftCommand(program: Command): void {
       const r = SftConfigSchema.safeParse(raw);
       if (!r.success)
         throw new CliError(
-          `invalid sft settings:\n  - ${formatConfigIssues(r.error.issues, SftConfigSchema).map(withSftFlag).join('\n  - ')}`,
+          `invalid sft settings:\n  - ${formatConfigIssues(r.error.issues, SftConfigSchema)
+            .map((l) => withFlagHint(l, SFT_FLAGS))
+            .join('\n  - ')}`,
         );
       const runDir = o.out ?? join('runs', newRunName('base'));
       const config = resumableConfig({

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { ADMIN_TOKEN_ENV } from '../adapters/engine-weights.ts';
 import { join, resolve } from 'node:path';
 import { camelFlag, CONFIG_FLAGS, flagsToConfig } from '../config/config-flags.ts';
-import { ConfigError } from '../config/config-error.ts';
+import { ConfigError, withFlagHint } from '../config/config-error.ts';
 import { loadTrainConfig, parseTrainConfig } from '../config/load-config.ts';
 import type { TrainConfig } from '../config/train-config.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
@@ -33,11 +33,10 @@ function withFlagNames<T>(f: () => T): T {
     return f();
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
-    const hint = (line: string) => {
-      const flag = CONFIG_FLAGS.find((c) => line.startsWith(`${c.path.join('.')}:`));
-      return flag ? `${line} (--${flag.flag})` : line;
-    };
-    throw new ConfigError(e.problems.map(hint), e.source);
+    throw new ConfigError(
+      e.problems.map((l) => withFlagHint(l, CONFIG_FLAGS)),
+      e.source,
+    );
   }
 }
 

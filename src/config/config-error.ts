@@ -36,6 +36,21 @@ function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
 }
 
 /**
+ * A problem line (`path: what is wrong`) with the flag that sets it appended, `… (--flag)`: the
+ * flag of the most specific path that is the line's path or encloses it, so that a refused value
+ * names what the user typed; the line unchanged when no flag sets it.
+ */
+export function withFlagHint(line: string, flags: readonly { path: readonly string[]; flag: string }[]): string {
+  const path = line.slice(0, line.indexOf(':'));
+  let best: { path: readonly string[]; flag: string } | undefined;
+  for (const f of flags) {
+    const p = f.path.join('.');
+    if ((path === p || path.startsWith(`${p}.`)) && (!best || f.path.length > best.path.length)) best = f;
+  }
+  return best ? `${line} (--${best.flag})` : line;
+}
+
+/**
  * Formats zod issues as one clear line per problem: `path: what is wrong`. Unknown keys name the
  * key and list the valid ones so a typo is a one-look fix.
  */
