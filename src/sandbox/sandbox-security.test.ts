@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxLimitsInput } from './limits.ts';
 import { Sandbox } from './supervised-shell.ts';
-import { processesInNamespace, processesWithArg, sandboxPidNamespace } from './testing/host-processes.ts';
+import { parentOf, processesInNamespace, processesWithArg, sandboxPidNamespace } from './testing/host-processes.ts';
 import { sandboxAvailable } from './testing/sandbox-available.ts';
 import { waitFor } from '../util/testing/wait-for.ts';
 
@@ -261,8 +261,42 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
         // A loop inside the shell itself costs the shell: a fresh one starts.
         expect(await s.run('while :; do :; done')).toMatchObject({ timedOut: true, shellRestarted: true });
         expect((await s.run('pwd; echo "[$X]"')).text).toBe('/app\n[]\n');
+        // So does a builtin asleep on nothing the sweep can end (opening a FIFO nobody writes).
+        await s.run('cd /tmp; X=kept; mkfifo /tmp/never');
+        expect(await s.run('read -r line < /tmp/never')).toMatchObject({ timedOut: true, shellRestarted: true });
+        expect((await s.run('pwd; echo "[$X]"')).text).toBe('/app\n[]\n');
       },
       { commandTimeoutSec: 2 }, // far below the commands' own 5 s and forever; above a loaded machine's `cd`
+    );
+  });
+
+  it('keeps the shell when it gets no CPU for seconds after a timed-out command is swept', async () => {
+    // A loaded machine can leave the shell unscheduled for any time after the sweep; it is stuck
+    // only when it loops or sleeps on nothing (shell-stuck.ts), never for being slow. Here the
+    // shell is stopped (SIGSTOP from the host) while its command times out, and continued later.
+    await inSandbox(
+      async (s) => {
+        await s.run('cd /tmp; X=kept');
+        const reply = s.run('sleep 98760031');
+        expect(await until(() => processesWithArg('98760031').length === 1)).toBe(true);
+        const sleeper = processesWithArg('98760031')[0]!;
+        const shell = parentOf(sleeper)!;
+        process.kill(shell, 'SIGSTOP');
+        let stoppedFor: number;
+        try {
+          // The sweep kills the sleep while the shell is stopped; it stays stopped a good while after.
+          expect(await until(() => processesWithArg('98760031').length === 0)).toBe(true);
+          const sweptAt = Date.now();
+          expect(await until(() => Date.now() - sweptAt >= 2000)).toBe(true);
+          stoppedFor = Date.now() - sweptAt;
+        } finally {
+          process.kill(shell, 'SIGCONT');
+        }
+        expect(stoppedFor).toBeGreaterThanOrEqual(2000);
+        expect(await reply).toMatchObject({ timedOut: true, shellRestarted: false });
+        expect((await s.run('pwd; echo "[$X]"')).text).toBe('/tmp\n[kept]\n');
+      },
+      { commandTimeoutSec: 1 },
     );
   });
 

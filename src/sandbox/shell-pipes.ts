@@ -20,7 +20,7 @@ export interface SandboxLaunch {
 }
 
 /** The supervisor's replies (shell-script.ts). */
-const REPLY_LINE = /^(READY|SWEPT|ALIVE|RESTARTED|BAD|ERROR)( |$)/;
+const REPLY_LINE = /^(READY|SWEPT|ALIVE|RESTARTED|SHELL|BAD|ERROR)( |$)/;
 
 /** Longest stderr line kept whole; the agent can write there (docs/sandbox.md, "Bounds"). */
 const MAX_STDERR_LINE_BYTES = 4096;

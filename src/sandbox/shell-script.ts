@@ -63,6 +63,9 @@ export function agentCommandLine(command: string, nonce: string): string {
  *                 started in the last <cs> centiseconds except the helpers and the agent shell
  *                 (a timed-out command and everything it started) -> SWEPT <id> <n>
  *   R <id>        kill the agent shell; the loop starts a fresh one -> RESTARTED <id>
+ *   P <id>        the agent shell's state letter, CPU time in clock ticks and how many of its
+ *                 children are not zombies -> SHELL <id> <state> <ticks> <children> (state - when
+ *                 no shell runs)
  *   KA <id>       kill everything but the supervisor, for good (before the verifier), and confirm
  *                 that nothing is left running -> SWEPT <id> <n>, or ALIVE <id> <n> when <n>
  *                 processes outlived every pass
@@ -71,12 +74,12 @@ export function agentCommandLine(command: string, nonce: string): string {
  * the loops use builtins only (no fork), so they work when the process limit is exhausted.
  */
 /** Shell functions shared by the supervisor and sweepScript: reading /proc, stopping and killing. */
-const SWEEP_FUNCTIONS = `stat_of() { # $1: pid -> SPPID, SSTART (field 22), SSTATE, or return 1
+const SWEEP_FUNCTIONS = `stat_of() { # $1: pid -> SPPID, SSTART (field 22), SSTATE, SCPU (utime + stime, ticks), or return 1
   local line rest
   read -r line < "/proc/$1/stat" 2>/dev/null || return 1
   rest=\${line##*) }
   set -f; set -- $rest; set +f
-  SSTATE=$1; SPPID=$2; SSTART=\${20}
+  SSTATE=$1; SPPID=$2; SSTART=\${20}; SCPU=$(( \${12} + \${13} ))
 }
 sweep() { # $1: keep the agent shell (1|0), $2: only processes started at or after this tick (0: all) -> SWEPT_N
   local keep=" 1 $$ " d p pass found
@@ -192,6 +195,13 @@ handle() {
     R)
       for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -KILL "$p" 2>/dev/null; done
       printf '\\nRESTARTED %s\\n' "$id" >&4 ;;
+    P)
+      local sh=- st=- cpu=0 live=0
+      for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && [ "$SSTATE" != Z ] && { sh=$p; st=$SSTATE; cpu=$SCPU; }; done
+      if [ "$sh" != - ]; then
+        for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$sh" ] && [ "$SSTATE" != Z ] && live=$((live + 1)); done
+      fi
+      printf '\\nSHELL %s %s %d %d\\n' "$id" "$st" "$cpu" "$live" >&4 ;;
     V)
       # Only bashQuote's output is evaluated: $'...' of literal characters and \\x escapes.
       [[ $a =~ ^\\$\\'([A-Za-z0-9_./,:=+-]|\\\\x[0-9a-f]{2})*\\'$ ]] || { printf '\\nBAD %s\\n' "$id" >&4; return; }

@@ -7,6 +7,7 @@ import { removeTree, untrackRoot } from './host-files.ts';
 import type { SandboxLimits } from './limits.ts';
 import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
+import { shellStuck, type ShellState } from './shell-stuck.ts';
 import { timeoutAfterPoll } from './timeout-after-poll.ts';
 import { launchStdio, shellPipes, type SandboxLaunch } from './shell-pipes.ts';
 import { AgentFaultError, SandboxError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
@@ -249,9 +250,13 @@ export class Sandbox {
           () => undefined,
         );
         if (!options.keepShell) return finish(null, null);
-        // A builtin loop runs in the shell itself: if no marker comes, the shell has to go.
-        await sleep(500);
-        if (this.capture?.capture === capture) {
+        // A builtin loop runs in the shell itself and never prints the marker: then the shell has to go.
+        const waiting = () => this.capture?.capture === capture;
+        const probe = async (): Promise<ShellState> => {
+          const [, , state, ticks, children] = (await this.sendControl('P', '', ['SHELL'])).split(' ');
+          return { state: state!, ticks: Number(ticks), children: Number(children) };
+        };
+        if ((await shellStuck(probe, waiting).catch(() => true)) && waiting()) {
           shellRestarted = true;
           await this.sendControl('R', '', ['RESTARTED']).catch(() => undefined);
         }
@@ -363,5 +368,3 @@ export class Sandbox {
     return s ? `: ${s.slice(0, 500)}` : '';
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
