@@ -18,7 +18,10 @@
 # shares the host's network (torchrun's rendezvous and gloo use loopback) and dies with its parent.
 # Building needs root (mmdebstrap's root mode); running needs bwrap (root, or unprivileged user
 # namespaces).
-# Usage: scripts/torch-root.sh [--transformers] DIR   (MIRROR overrides http://deb.debian.org/debian)
+# The packages come from the Debian mirror this machine's apt already uses (the first `.../debian`
+# URI of /etc/apt/sources.list and sources.list.d, one-line or deb822), so a local mirror or proxy is
+# respected; MIRROR overrides it, and without either mmdebstrap picks its own default.
+# Usage: scripts/torch-root.sh [--transformers] DIR   (MIRROR=URL to name another mirror)
 set -euo pipefail
 suite=trixie package=python3-torch module=torch
 if [ "${1:-}" = --transformers ]; then
@@ -31,7 +34,16 @@ if [ $# -ne 1 ]; then
 fi
 DIR=$(realpath -m "$1")
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
+host_mirror() {
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    awk '/^[[:space:]]*#/ { next }
+      $1 == "URIs:" { for (i = 2; i <= NF; i++) print $i }
+      $1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) { print $i; break } }' "$f"
+  done | grep -E '^[a-z+]+://.*/debian/?$' | head -n 1
+}
+MIRROR=${MIRROR:-$(host_mirror)}
 
 has_module() { [ -x "$DIR/usr/bin/python3" ] && prefix /usr/bin/python3 -c "import torch, $module" >/dev/null 2>&1; }
 
@@ -55,7 +67,7 @@ if ! has_module; then
   # apt variant: the essential set plus apt, then the package and what it depends on.
   # /crl-python is the mount point of the checkout's python/ folder.
   mmdebstrap --mode=root --variant=apt --include="$package" --aptopt='Acquire::Check-Valid-Until "false"' \
-    --customize-hook='mkdir -p "$1/crl-python"' "$suite" "$DIR" "$MIRROR" >&2
+    --customize-hook='mkdir -p "$1/crl-python"' "$suite" "$DIR" ${MIRROR:+"$MIRROR"} >&2
   has_module || { echo "torch-root: $DIR was built but its python3 cannot import $module" >&2; exit 1; }
 fi
 echo "bwrap --bind $DIR / --proc /proc --dev /dev --bind /tmp /tmp --ro-bind /etc/hosts /etc/hosts" \

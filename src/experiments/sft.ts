@@ -7,7 +7,7 @@ import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts'
 import { checkTokenizer } from '../model/tokenizer-match.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../optim/config.ts';
 import { buildMinibatches, packByTokens } from '../rl/minibatches.ts';
-import { resolveRolloutConfig } from '../rollout/config.ts';
+import { overFamilySizes, resolveRolloutConfig } from '../rollout/config.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { latestCheckpoint, saveCheckpointDir } from './checkpoint-store.ts';
@@ -45,7 +45,11 @@ export async function runSft(options: {
   if (done && done.iteration >= config.epochs) return { checkpoint: done.dir }; // finished earlier: nothing to redo
   const tokenizer = loadTokenizer(config.tokenizer);
   const family = options.family ?? getFamily(config.env.name);
-  const { config: rollout, layout } = resolveRolloutConfig({ input: config.rollout, tokenizer });
+  // The family's sizes under the config's, as crl train resolves them: a base SFT made trains as is.
+  const { config: rollout, layout } = resolveRolloutConfig({
+    input: overFamilySizes(family.rollout, config.rollout),
+    tokenizer,
+  });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
   const mix = config.mix[config.env.name] ?? [];
   const vocab = await chooseVocabulary({

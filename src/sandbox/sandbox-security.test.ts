@@ -91,7 +91,7 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
     udp.on('message', (m) => (m.toString() === `control ${secret}\n` ? (controlArrived = true) : datagrams++));
     await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
     const port = udp.address().port;
-    const name = 'registry.npmjs.org';
+    const name = 'example.com'; // reserved for examples (RFC 2606): no registry's host
     const hostResolves = await lookup(name).then(
       () => true,
       () => false,
