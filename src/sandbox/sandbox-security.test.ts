@@ -262,8 +262,8 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
         expect(await s.run('while :; do :; done')).toMatchObject({ timedOut: true, shellRestarted: true });
         expect((await s.run('pwd; echo "[$X]"')).text).toBe('/app\n[]\n');
         // So does a builtin asleep on nothing the sweep can end (opening a FIFO nobody writes).
-        await s.run('cd /tmp; X=kept; mkfifo /tmp/never');
-        expect(await s.run('read -r line < /tmp/never')).toMatchObject({ timedOut: true, shellRestarted: true });
+        await s.run('X=kept; mkfifo /app/never; cd /');
+        expect(await s.run('read -r line < /app/never')).toMatchObject({ timedOut: true, shellRestarted: true });
         expect((await s.run('pwd; echo "[$X]"')).text).toBe('/app\n[]\n');
       },
       { commandTimeoutSec: 2 }, // far below the commands' own 5 s and forever; above a loaded machine's `cd`
