@@ -99,7 +99,7 @@ function baseEpisodeId(episodeId: string): { base: string; attempt: number } {
  * then the faulted attempts that were run again (each superseded by its retry, named by
  * retryEpisodeId). A faulted record whose next retry is among the records was superseded; the
  * others are final. Only the agent's final episodes train; the rest are counted. (A rollout queue
- * may return fewer than `batchEpisodes` records: jobs it gave up on are not episodes.)
+ * returns a job it gave up on as a faulted record: givenUpRecord.)
  */
 export function splitFaults(options: { records: readonly EpisodeRecord[]; batchEpisodes: number }): {
   /** Episodes that ended as the agent's: the update's batch. */
