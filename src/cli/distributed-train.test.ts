@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
 import { readMetrics } from '../experiments/metrics-log.ts';
-import { readTiming } from '../experiments/timing-log.ts';
 import { countLinesTask } from '../env/harbor/testing/task-folders.ts';
 import { sandboxAvailable } from '../sandbox/testing/sandbox-available.ts';
 import { redisAvailable, startRedis, type RedisProcess } from '../queue/testing/redis-server.ts';
@@ -34,6 +33,14 @@ function crlProcess(args: readonly string[], env: NodeJS.ProcessEnv = process.en
   child.stdout.resume();
   const exited = new Promise<number | null>((res) => child.once('close', (code) => res(code)));
   return { child, stderr: () => withoutNativeNotice(err), exited };
+}
+
+/** metrics.jsonl without rollout/retried, which counts jobs the queue ran again (how many depends on kills and load). */
+function withoutRetried(path: string) {
+  return readMetrics(path).map(({ iteration, metrics: { 'rollout/retried': _, ...rest } }) => ({
+    iteration,
+    metrics: rest,
+  }));
 }
 
 const iterationsLogged = (run: string) =>
@@ -112,8 +119,12 @@ describe.skipIf(!available)(
       const metrics = readMetrics(join(run, 'metrics.jsonl'));
       expect(metrics.map((m) => m.iteration)).toEqual([1, 2, 3, 4]);
       for (const m of metrics) expect(m.metrics['rollout/episodes']).toBe(4);
-      const timing = readTiming(join(run, 'timing.jsonl'));
-      expect(Math.max(...timing.map((m) => m.timing['rollout/retried']!))).toBeGreaterThan(0);
+      // The lost worker's jobs ran again on the other one: counted in metrics.jsonl, none given up.
+      const retried = metrics.map((m) => m.metrics['rollout/retried']!);
+      expect(
+        retried.reduce((a, b) => a + b, 0),
+        JSON.stringify(retried),
+      ).toBeGreaterThan(0);
       expect(metrics.every((m) => m.metrics['rollout/failed'] === 0)).toBe(true);
       // The records the engines sampled are the trainer's weights: the recompute agrees with them.
       for (const m of metrics) expect(m.metrics['policy/sampler_logprob_mismatch']!).toBeLessThan(1e-4);
@@ -203,9 +214,9 @@ describe.skipIf(!available)(
         expect(JSON.parse(queued.last)).toMatchObject({ iteration: 1, successRate: 1 });
         expect(local.code, local.stderr).toBe(0);
         // A loaded machine can stall a job past its lock and BullMQ runs it again: the episode is
-        // the same, and the retry count is in timing.jsonl, so the metrics are the same bytes.
-        expect(readFileSync(join(root, 'queued', 'metrics.jsonl'), 'utf8')).toBe(
-          readFileSync(join(root, 'local', 'metrics.jsonl'), 'utf8'),
+        // the same, so everything but that count (rollout/retried) is the in-process run's.
+        expect(withoutRetried(join(root, 'queued', 'metrics.jsonl'))).toEqual(
+          withoutRetried(join(root, 'local', 'metrics.jsonl')),
         );
       },
       480_000,
@@ -250,10 +261,11 @@ describe.skipIf(!available)(
       expect(resumed.code, resumed.stderr).toBe(0);
 
       expect(await reference.exited, reference.stderr()).toBe(0);
-      const got = readMetrics(join(run, 'metrics.jsonl'));
-      const want = readMetrics(join(root, 'in-process', 'metrics.jsonl'));
+      const got = withoutRetried(join(run, 'metrics.jsonl'));
+      const want = withoutRetried(join(root, 'in-process', 'metrics.jsonl'));
       expect(got.map((m) => m.iteration)).toEqual([1, 2, 3, 4]);
-      // Same episodes, same order, same update: the same metrics (the timings are in timing.jsonl).
+      // Same episodes, same order, same update: the same metrics (the timings are in timing.jsonl;
+      // jobs Redis lost after they started ran again, which only rollout/retried counts).
       expect(got).toEqual(want);
       expect(readFileSync(join(run, 'samples', 'iter-000004.txt'), 'utf8')).toBe(
         readFileSync(join(root, 'in-process', 'samples', 'iter-000004.txt'), 'utf8'),

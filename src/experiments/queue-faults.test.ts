@@ -25,6 +25,7 @@ import { readMetrics } from './metrics-log.ts';
 import { queueSampling } from './queue-sampling.ts';
 import { RolloutWorker } from './rollout-worker.ts';
 import { train } from './train-loop.ts';
+import { FaultBudgetError } from '../rollout/faults.ts';
 
 const available = redisAvailable('faults on rollout workers');
 const tokenizer = loadTokenizer('word');
@@ -103,8 +104,99 @@ describe.skipIf(!available)(
         'rollout/fault_left_out': 1,
         'rollout/episodes': 3,
         'rollout/failed': 0,
+        'rollout/retried': 0,
       });
       expect(lines.some((l) => /iteration 1 \(faults run again, attempt 1\): 2\/2 done/.test(l))).toBe(true);
+    });
+
+    /**
+     * A queue run whose worker throws for some jobs on every attempt (an environment that breaks
+     * the worker, an engine that fails it): `throws` names the episodes and what they throw.
+     */
+    async function throwingRun(options: {
+      name: string;
+      throws: (episodeId: string) => Error | null;
+      maxFraction: number;
+    }) {
+      const ran: string[] = [];
+      const episodes = new RolloutWorker();
+      const worker = await startQueueWorker({
+        url: redis.url,
+        name: options.name,
+        concurrency: 2,
+        run: async (m, signal) => {
+          ran.push(m.job.episodeId);
+          const error = options.throws(m.job.episodeId);
+          if (error) throw error;
+          return episodes.run(m, signal);
+        },
+      });
+      const runDir = join(mkdtempSync(join(tmpdir(), 'crl-queue-given-up-')), 'run');
+      const config = parseTrainConfig({
+        env: { name: 'chunk-sum' },
+        model: { preset: 'tiny' },
+        batchEpisodes: 4,
+        iterations: 2,
+        sampleTrajectories: 0,
+        queue: { url: redis.url, name: options.name, timeoutSec: 30, attempts: 2 },
+        faults: { retries: 1, maxFraction: options.maxFraction },
+      });
+      const lines: string[] = [];
+      const queue = await queueSampling({ config, actor: 'expert', runDir, log: (l) => lines.push(l), secret: null });
+      try {
+        const error = await train({ runDir, config, actor: 'expert', wrapStages: queue.wrap }).then(
+          () => null,
+          (e: unknown) => e as Error,
+        );
+        return { error, ran, lines, metrics: readMetrics(join(runDir, 'metrics.jsonl')) };
+      } finally {
+        await queue.close();
+        await worker.close();
+      }
+    }
+
+    it('jobs the queue gives up on are faults: most of a batch given up stops the run on the fault budget, naming the first', async () => {
+      // Every episode but ep3 throws in the worker, on every attempt.
+      const r = await throwingRun({
+        name: 'queue-given-up-most',
+        throws: (id) => (id === 'it1-ep3' ? null : new Error('the environment broke the worker')),
+        maxFraction: 0.5,
+      });
+      expect(r.error).toBeInstanceOf(FaultBudgetError);
+      expect(r.error!.message).toBe(
+        'iteration 1: 3 of 4 episodes ended in faults after their retries (more than faults.maxFraction 0.5); ' +
+          'the first: it1-ep0: environment fault during job: the queue gave its job up: the environment broke the worker',
+      );
+      expect(r.metrics).toEqual([]); // stopped before the update of iteration 1
+      // Each given-up job ran its two attempts and was not queued again as a fault retry.
+      expect(r.ran.filter((id) => id === 'it1-ep0')).toHaveLength(2);
+      expect(r.ran.some((id) => id.includes('-retry'))).toBe(false);
+    });
+
+    it('a few jobs given up are counted as faults of the kind the worker named, left out, and the run goes on', async () => {
+      // ep1 of each iteration throws as an engine that failed would (its error names the kind).
+      const r = await throwingRun({
+        name: 'queue-given-up-few',
+        throws: (id) =>
+          /^it\d+-ep1$/.test(id) ? Object.assign(new Error('every replica is down'), { faultKind: 'engine' }) : null,
+        maxFraction: 0.5,
+      });
+      expect(r.error).toBeNull();
+      expect(r.metrics.map((m) => m.iteration)).toEqual([1, 2]);
+      for (const m of r.metrics)
+        expect(m.metrics).toMatchObject({
+          'rollout/fault_engine': 1,
+          'rollout/fault_environment': 0,
+          'rollout/fault_left_out': 1,
+          'rollout/fault_retried': 0,
+          'rollout/fault_rate': 0.25,
+          'rollout/episodes': 3,
+          'rollout/failed': 1,
+          'rollout/retried': 1, // the given-up job's second attempt
+        });
+      expect(r.lines).toContain(
+        '[queue] iteration 1: 1 job(s) ran again on the workers (a lost worker or a failed attempt), 1 given up (faults)',
+      );
     });
   },
 );

@@ -1,14 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { ConfigError } from '../config/config-error.ts';
 import { engineUrls, type TrainConfig } from '../config/train-config.ts';
 import { EpisodeQueue, type BatchProgress } from '../queue/episode-queue.ts';
 import type { EpisodeMessageInput } from '../queue/episode-message.ts';
 import { refusedWhy } from '../queue/job-refusal.ts';
+import { failureOf } from '../queue/job-failure.ts';
 import { QUEUE_SECRET_ENV, queueSecretFromEnv } from '../queue/job-signature.ts';
 import { QueueError } from '../queue/redis-connection.ts';
-import { FaultPolicySchema, isFault, retryEpisodeId } from '../rollout/faults.ts';
+import { FaultPolicySchema, givenUpRecord, isFault, retryEpisodeId } from '../rollout/faults.ts';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { episodeJobs } from './iteration-stages.ts';
 import { withinStaleness } from './queue-staleness.ts';
@@ -27,9 +28,11 @@ const PROGRESS_EVERY_MS = 5_000;
  * go to the Redis queue; `crl worker` processes run them against the engine replicas (or the
  * scripted expert) and the trainer takes each record once, in job order. An episode that ended in
  * a fault goes to the queue again as a new job (`<id>-retry<n>`), up to `faults.retries` times, as
- * in the trainer's own process (docs/faults.md). `metrics` gains
- * `rollout/retried` and `rollout/failed` from the batch; failed jobs and their reasons are
- * appended to failed-episodes.jsonl in the run directory. Jobs are signed with `secret`
+ * in the trainer's own process (docs/faults.md). A job the queue gave up on (every attempt failed,
+ * or its workers were lost too often) is a faulted episode of the kind its worker named: left out,
+ * counted in `rollout/fault_*` and held to faults.maxFraction like any fault. `metrics` gains
+ * `rollout/retried` (jobs that ran again on the workers) and `rollout/failed` (jobs given up);
+ * failed jobs and their reasons are appended to failed-episodes.jsonl in the run directory. Jobs are signed with `secret`
  * (CRL_QUEUE_SECRET unless given); a job a worker refused, or a result that does not verify, ends
  * the run with a QueueError naming them (docs/distributed.md, "Who chooses what a worker runs").
  */
@@ -107,7 +110,13 @@ export async function queueSampling(options: {
       }));
       const stats = { retried: 0, failed: 0, staleDropped: 0 };
       statsOf.set(iteration, stats);
-      /** One batch of jobs on the workers: its records in job order (jobs given up are logged and left out). */
+      /** Episodes whose job the queue gave up: faulted records that already had the queue's attempts. */
+      const givenUp = new Set<string>();
+      /**
+       * One batch of jobs on the workers: a record per job, in job order. A job the queue gave up
+       * on is a faulted episode (givenUpRecord, its kind from the worker's reason): left out of the
+       * update, counted in rollout/fault_*, and held to faults.maxFraction with the others.
+       */
       const batch = async (batchMessages: readonly EpisodeMessageInput[], what: string) => {
         let shownAt = 0;
         const show = (p: BatchProgress, force = false) => {
@@ -136,19 +145,35 @@ export async function queueSampling(options: {
         }
         const refused = out.failed.filter((f) => refusedWhy(f.reason) !== null);
         if (refused.length > 0) throw refusedError(iteration, refused);
-        return out.records;
+        const records = new Map(out.records.map((r) => [r.episodeId, r]));
+        const failed = new Map(out.failed.map((f) => [f.episodeId, f.reason]));
+        return batchMessages.map(({ job }) => {
+          const record = records.get(job.episodeId);
+          if (record) return record;
+          const reason = failed.get(job.episodeId);
+          if (reason === undefined) throw new Error(`internal: the queue returned nothing for ${job.episodeId}`);
+          givenUp.add(job.episodeId);
+          const { kind, message } = failureOf(reason);
+          return givenUpRecord({
+            episodeId: job.episodeId,
+            env: job.env.kind === 'family' ? job.env.family : `harbor:${basename(job.env.taskDir)}`,
+            seed: job.seed,
+            tokenizer: run.layout.tokenizerName,
+            fault: kind,
+            message: `the queue gave its job up: ${message}`,
+            contextWindow: run.rollout.contextWindow,
+            maxWindows: run.rollout.maxWindows,
+          });
+        });
       };
       const final = await batch(messages, '');
-      if (final.length === 0)
-        throw new QueueError(
-          `iteration ${iteration}: every episode job failed (${FAILED_EPISODES_FILE} in the run directory says why)`,
-        );
       // Faulted episodes run again as new jobs, on whichever worker takes them (docs/faults.md),
-      // as the trainer's own process would run them: same task and seed, a fresh environment.
+      // as the trainer's own process would run them: same task and seed, a fresh environment. A
+      // job the queue gave up already ran its attempts: it is not queued once more.
       const superseded: EpisodeRecord[] = [];
       const messageOf = new Map(messages.map((m) => [m.job.episodeId, m]));
       for (let attempt = 1; attempt <= retries; attempt++) {
-        const again = final.flatMap((r, i) => (isFault(r) ? [i] : []));
+        const again = final.flatMap((r, i) => (isFault(r) && !givenUp.has(r.episodeId) ? [i] : []));
         if (again.length === 0) break;
         const base = (i: number) => messageOf.get(final[i]!.episodeId.replace(/-retry\d+$/, ''))!;
         const retryMessages = again.map((i) => ({
@@ -159,12 +184,14 @@ export async function queueSampling(options: {
           (await batch(retryMessages, ` (faults run again, attempt ${attempt})`)).map((r) => [r.episodeId, r]),
         );
         again.forEach((i, k) => {
-          const retried = records.get(retryMessages[k]!.job.episodeId);
-          if (!retried) return; // the queue gave the retry up: the fault stays final
           superseded.push(final[i]!);
-          final[i] = retried;
+          final[i] = records.get(retryMessages[k]!.job.episodeId)!;
         });
       }
+      if (stats.retried > 0 || stats.failed > 0)
+        log(
+          `[queue] iteration ${iteration}: ${stats.retried} job(s) ran again on the workers (a lost worker or a failed attempt), ${stats.failed} given up (faults)`,
+        );
       // Every segment's reported version is held to its job's floor and to the bound.
       const bounded = withinStaleness({
         records: [...final, ...superseded],

@@ -1,3 +1,4 @@
+import { EngineError } from '../adapters/engine-error.ts';
 import { EnginePool } from '../adapters/engine-pool.ts';
 import type { TokenSampler } from '../contracts/index.ts';
 import { createEnvironment } from '../env/create-environment.ts';
@@ -57,7 +58,21 @@ export class RolloutWorker {
     return { ...job, env: { ...job.env, taskDir: taskDirInRoot(job.env.taskDir, this.bounds.taskRoot) } };
   }
 
+  /**
+   * Runs the job's episode. An engine error it throws (an engine that never answered this worker,
+   * a refused request: the trainer's own process would stop the run) is named an `engine` fault,
+   * so a job given up for it counts as one on the trainer's side (docs/faults.md).
+   */
   async run(message: EpisodeMessage, signal: AbortSignal): Promise<EpisodeRecord> {
+    try {
+      return await this.runEpisode(message, signal);
+    } catch (e) {
+      if (e instanceof EngineError && !('faultKind' in e)) Object.assign(e, { faultKind: 'engine' });
+      throw e;
+    }
+  }
+
+  private async runEpisode(message: EpisodeMessage, signal: AbortSignal): Promise<EpisodeRecord> {
     const job = this.admit(message);
     const tokenizer = this.tokenizer(message.tokenizer);
     let rollout;

@@ -21,7 +21,7 @@ export interface BatchProgress {
 export interface BatchOutcome {
   /** One record per finished job, in the order the jobs were given (not the order they finished). */
   records: EpisodeRecord[];
-  /** Jobs that ran more than once (a failed attempt, or a worker lost mid-episode). */
+  /** Jobs that ran more than once (a failed attempt, a worker lost mid-episode, or Redis lost the job after it started). */
   retried: number;
   /** Jobs given up after their last attempt, with the reason of that attempt. */
   failed: { episodeId: string; reason: string }[];
@@ -151,15 +151,22 @@ export class EpisodeQueue {
     const failed: BatchOutcome['failed'] = [];
     const queueMs: number[] = [];
     const retried = new Set<string>();
+    /** Jobs seen started: one that Redis then loses runs again from the start once re-added. */
+    const started = new Set<string>();
     const pending = new Set(ids);
 
     // The job's final state, if it has one; re-added when Redis no longer knows it.
     const check = async (id: string, job: Job | undefined, readAt: number): Promise<boolean> => {
       const i = index.get(id)!;
       if (!job) {
+        if (started.has(id)) retried.add(id);
         await add([i]);
         return false;
       }
+      if (job.processedOn) started.add(id);
+      // Another start of the same job: BullMQ's attempt counter (ats) grows at every start, a
+      // stalled job's (stc) when a lost worker's job goes back to wait; both stay on the job's
+      // hash through its completion, which is where the trainer reads them.
       if (job.attemptsStarted > 1 || job.stalledCounter > 0) retried.add(id);
       if (!job.finishedOn) return false;
       // Finished: completed with a return value, or failed for good with a reason (a failed attempt

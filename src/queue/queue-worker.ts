@@ -1,6 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { EpisodeRecord } from '../rollout/record.ts';
 import { episodeJobId, EpisodeMessageSchema, type EpisodeMessage } from './episode-message.ts';
+import { failureReason } from './job-failure.ts';
 import { JobRefused, refusalReason } from './job-refusal.ts';
 import { jobSignatureProblem, signResult } from './job-signature.ts';
 import { QueueError, redactedUrl, redisConnection, shutDown, withDeadline } from './redis-connection.ts';
@@ -52,7 +53,8 @@ export interface QueueWorkerOptions {
  * through `run`, and returns its record. A job whose signature does not verify with `secret`, or
  * whose id is not the one its message names, is refused before anything of it runs; so is one
  * that `run` refuses (JobRefused). Throwing retries the job (BullMQ's attempts); JobRejected and
- * refusals fail it at once, a refusal with a reason the trainer recognizes (job-refusal.ts).
+ * refusals fail it at once, a refusal with a reason the trainer recognizes (job-refusal.ts), any
+ * other failure with its fault kind in the reason (job-failure.ts).
  * Resolves once connected; throws a QueueError when Redis does not answer within
  * `connectTimeoutMs`.
  */
@@ -101,11 +103,12 @@ export async function startQueueWorker(
           ...(secret ? { signature: signResult({ jobId, record, runMs: ms }, secret) } : {}),
         };
       } catch (e) {
-        const refused = e instanceof JobRefused;
-        const reason = e instanceof JobRefused ? refusalReason(e.message) : (e as Error).message;
+        // A failure's reason names whose fault it was (job-failure.ts): the trainer counts a job
+        // given up after its attempts as a faulted episode of that kind.
+        const reason = e instanceof JobRefused ? refusalReason(e.message) : failureReason(e);
         options.onJob?.({ episodeId, ok: false, ms: performance.now() - start, reason });
-        if (refused || e instanceof JobRejected) throw new UnrecoverableError(reason);
-        throw e;
+        if (e instanceof JobRefused || e instanceof JobRejected) throw new UnrecoverableError(reason);
+        throw new Error(reason, { cause: e });
       }
     },
     {

@@ -48,20 +48,27 @@ export const WALL_CLOCK_GROUP = 'perf/';
 
 /**
  * Counts the machine's timing decides, not the seed and inputs, kept with the wall clock: busy
- * answers of engine replicas waited out, and queue jobs run again after a failed attempt or a
- * lost worker (the episode is the same; a loaded machine stalls more jobs).
+ * answers of engine replicas waited out. (Queue jobs run again, `rollout/retried`, stay in
+ * metrics.jsonl: a lost worker is an event of the run that its metrics must show, though it
+ * makes two runs of one command differ.)
  */
-export const TIMING_COUNTS: readonly string[] = ['rollout/engine_busy_waits', 'rollout/retried'];
+export const TIMING_COUNTS: readonly string[] = ['rollout/engine_busy_waits'];
 
 /** Whether a metric belongs in timing.jsonl rather than metrics.jsonl. */
 export function isTimingKey(key: string): boolean {
   return key.startsWith(WALL_CLOCK_GROUP) || TIMING_COUNTS.includes(key);
 }
 
+/** Keys earlier runs wrote to timing.jsonl that now go to metrics.jsonl: still read there, never written. */
+const FORMER_TIMING_KEYS: readonly string[] = ['rollout/retried'];
+
 export const TimingLineSchema = z
   .object({
     iteration: z.number().int().nonnegative(),
-    timing: z.record(z.string().refine(isTimingKey, 'not a timing key'), z.number().nullable()),
+    timing: z.record(
+      z.string().refine((k) => isTimingKey(k) || FORMER_TIMING_KEYS.includes(k), 'not a timing key'),
+      z.number().nullable(),
+    ),
   })
   .strict();
 export type TimingLine = z.infer<typeof TimingLineSchema>;

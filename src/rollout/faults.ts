@@ -55,6 +55,35 @@ export function countFaults(records: readonly EpisodeRecord[]): Record<FaultKind
   return out;
 }
 
+/**
+ * The faulted record of an episode whose rollout-queue job was given up (every attempt failed on
+ * the workers, or a worker holding it was lost too often): no episode came back, so it has no
+ * segments, and its one env-error event (`during: 'job'`) names the kind and the last attempt's
+ * reason. It is left out and counted like any fault (docs/faults.md).
+ */
+export function givenUpRecord(options: {
+  episodeId: string;
+  env: string;
+  seed: number;
+  tokenizer: string;
+  fault: FaultKind;
+  message: string;
+  contextWindow: number;
+  maxWindows: number;
+}): EpisodeRecord {
+  const { fault, message, ...rest } = options;
+  return {
+    ...rest,
+    reward: 0,
+    outcome: 'env-error',
+    compactions: 0,
+    steps: 0,
+    generatedTokens: 0,
+    segments: [],
+    events: [{ kind: 'env-error', during: 'job', step: 0, cause: 'error', fault, message }],
+  };
+}
+
 /** The id of a faulted episode's `attempt`-th run again (`it3-ep2-retry1`). */
 export function retryEpisodeId(episodeId: string, attempt: number): string {
   return `${baseEpisodeId(episodeId).base}-retry${attempt}`;
@@ -70,7 +99,7 @@ function baseEpisodeId(episodeId: string): { base: string; attempt: number } {
  * then the faulted attempts that were run again (each superseded by its retry, named by
  * retryEpisodeId). A faulted record whose next retry is among the records was superseded; the
  * others are final. Only the agent's final episodes train; the rest are counted. (A rollout queue
- * may return fewer than `batchEpisodes` records: jobs it gave up on are not episodes.)
+ * returns a job it gave up on as a faulted record: givenUpRecord.)
  */
 export function splitFaults(options: { records: readonly EpisodeRecord[]; batchEpisodes: number }): {
   /** Episodes that ended as the agent's: the update's batch. */

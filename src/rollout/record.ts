@@ -58,7 +58,8 @@ export const ObservationCutEventSchema = z
 export const EnvErrorEventSchema = z
   .object({
     kind: z.literal('env-error'),
-    during: z.enum(['reset', 'step', 'sample', 'close']),
+    /** 'job': a rollout queue gave the episode's job up after its attempts; no episode came back (docs/faults.md). */
+    during: z.enum(['reset', 'step', 'sample', 'close', 'job']),
     /** Steps taken when it happened (0 during reset). */
     step: z.number().int().min(0),
     /** 'timeout' when the runtime's per-call limit passed, 'error' when the call threw or rejected. */
