@@ -233,6 +233,12 @@ done
  * without the supervisor (docker exec; docker-backend.ts): kills every process but pid 1 and
  * itself, confirms none is left running, prints `<killed> <alive>` and exits 3 when some outlived
  * every pass. Its exit status comes from the engine, which nothing inside the sandbox can forge.
+ *
+ * The caller stopped pid 1 (the supervisor) from outside first. A process inside may have woken
+ * it (SIGCONT reaches a namespace's init from inside) and fed it lines before it died, so the
+ * script ends by checking that pid 1 is still stopped and that, after that, nothing else runs:
+ * only then can nothing inside act again. Otherwise it exits 4 and the caller stops and sweeps
+ * again.
  */
 export function sweepScript(): string {
   return `${SWEEP_FUNCTIONS}
@@ -240,5 +246,12 @@ sweep 0 0
 confirm_gone " 1 $$ "
 printf '%d %d\\n' "$SWEPT_N" "$ALIVE"
 [ "$ALIVE" = 0 ] || exit 3
+stat_of 1 && [ "$SSTATE" = T ] || exit 4
+for d in /proc/[0-9]*; do
+  p=\${d#/proc/}
+  case " 1 $$ " in *" $p "*) continue ;; esac
+  stat_of "$p" || continue
+  [ "$SSTATE" = Z ] || exit 4
+done
 `;
 }
