@@ -25,7 +25,7 @@ export const daemonProgram = (tag: string): string =>
 export const BROKEN_REWARDS: Record<string, string> = {
   'not-a-number': `echo oops > ${R}`,
   directory: `rm -f ${R}; mkdir ${R}`,
-  link: `rm -f ${R}; echo 1 > /tmp/one; ln -s /tmp/one ${R}`,
+  link: `rm -f ${R}; echo 1 > /app/one; ln -s /app/one ${R}`,
   oversized: `head -c 100000 /dev/zero | tr '\\0' 1 > ${R}`,
   // Everything but the sandbox's first process, the verifier's own shells included.
   'kill-everything': 'kill -9 -1',
