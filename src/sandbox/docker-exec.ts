@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { docker, dockerOk } from './docker-cli.ts';
 import { OutputCapture } from './output-capture.ts';
 import { AgentFaultError, SandboxError, type CommandResult } from './sandbox-types.ts';
-import { sweepScript } from './shell-script.ts';
+import { sweepNowScript, sweepScript } from './shell-script.ts';
 
 /**
  * Processes the Docker backend starts in a container through the engine (`docker exec`), beside
@@ -80,7 +80,8 @@ export async function execFresh(options: {
   const { name } = options;
   const started = Date.now();
   const capture = new OutputCapture(options.outputBytes, []);
-  const script = `exec 3>&2 2>&1; ( ${options.command}\n) 3>&-; printf '\\n${STATUS}%d\\n' "$?" >&3`;
+  // What the command started is stopped and killed the moment it exits, before the status line.
+  const script = `exec 3>&2 2>&1; ( ${options.command}\n) 3>&-; s=$?\n${sweepNowScript()}printf '\\n${STATUS}%d\\n' "$s" >&3`;
   const child = spawn(
     'docker',
     ['exec', '-w', options.workdir, name, '/bin/bash', '--noprofile', '--norc', '-c', script],

@@ -156,7 +156,8 @@ export class Sandbox {
     return this.exclusive(async () => {
       if (!options.keepAgent) await this.killAgent('before the verifier');
       const r = await this.execute({
-        line: (nonce) => `V ${nonce} ${bashQuote(command)}\n`,
+        // VS: the supervisor kills everything the moment the verifier exits (shell-script.ts).
+        line: (nonce) => `${options.keepAgent ? 'V' : 'VS'} ${nonce} ${bashQuote(command)}\n`,
         via: this.control,
         timeoutMs: options.timeoutMs,
         signal: options.signal,
