@@ -177,7 +177,8 @@ describe.skipIf(!available)('crl run --env harbor:DIR (spawned)', () => {
     }
   });
 
-  it('a reward.txt of 0x10 is an env error: reward 0, counted in envErrors, with a warning naming the file', () => {
+  it("a reward.txt of 0x10 is the agent's failure, not a fault: reward 0, no envErrors, no warning", () => {
+    // The verifier runs the agent's code, which can write the file: a fault here would erase a failure.
     const dir = writeTaskFolder(join(root, 'hex-reward'), {
       'instruction.md': 'x',
       'task.toml': TASK_TOML,
@@ -186,13 +187,14 @@ describe.skipIf(!available)('crl run --env harbor:DIR (spawned)', () => {
     const out = join(root, 'hex.jsonl');
     const r = crl(['run', '--env', `harbor:${dir}`, '--policy', 'harbor-nop', '--episodes', '2', '--out', out]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.last)).toMatchObject({ passAt1: 0, episodes: 2, truncated: 0, envErrors: 2 });
-    expect(r.stderr).toMatch(/warning: 2 of 2 episodes ended in a fault.*verifier 2.*reward\.txt holds "0x10"/);
+    expect(JSON.parse(r.last)).toMatchObject({ passAt1: 0, episodes: 2, truncated: 0, envErrors: 0 });
+    expect(r.stderr).not.toMatch(/ended in a fault/);
     const records = readRecordsFile(out);
     expect(records.map((x) => [x.outcome, x.reward])).toEqual([
-      ['env-error', 0],
-      ['env-error', 0],
+      ['failure', 0],
+      ['failure', 0],
     ]);
+    expect(records.flatMap((x) => x.events.filter((e) => e.kind === 'env-error'))).toEqual([]);
     expect(existsSync(out)).toBe(true);
   });
 });

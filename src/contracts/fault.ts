@@ -5,7 +5,8 @@
  *
  * - 'sandbox': the sandbox could not be started, asked or kept (a killed container, a daemon
  *   that did not answer, a supervisor that died);
- * - 'verifier': the verifier ran but its reward could not be read or made no sense;
+ * - 'verifier': the verifier ran but the sandbox could not be asked for its reward (a reward file
+ *   that makes no sense is the agent's failure: its code ran with the verifier);
  * - 'engine': the sampling engine failed for this episode;
  * - 'environment': anything else the environment threw, or a call that missed its deadline.
  */

@@ -52,8 +52,11 @@ export interface SandboxSession {
   run(command: string, options?: RunOptions): Promise<CommandResult>;
   /**
    * Kills every process the agent left (its shell included), then runs `command` in a fresh shell
-   * in the workdir: nothing the agent defined can stand in for a verifier. With `keepAgent` (a
-   * setup script before the agent starts) nothing is killed first.
+   * in the workdir: nothing the agent defined can stand in for a verifier. When the command ends
+   * or times out, every process in the sandbox is killed and confirmed gone before this resolves,
+   * so nothing it started (the code it tests included) can write afterwards: files read next are
+   * final. AgentFaultError when processes outlive every kill. With `keepAgent` (a setup script
+   * before the agent starts) nothing is killed before or after.
    */
   runFresh(command: string, options: RunOptions & { timeoutMs: number; keepAgent?: boolean }): Promise<CommandResult>;
   /**

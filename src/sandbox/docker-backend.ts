@@ -12,7 +12,7 @@ import {
 } from './docker-cli.ts';
 import { runLabelArgs } from './docker-run-scope.ts';
 import { SandboxLimitsSchema } from './limits.ts';
-import { copyTree, execFresh, stopEverything } from './docker-exec.ts';
+import { copyTree, execFresh, programGone, stopEverything } from './docker-exec.ts';
 import { withStorageCap } from './storage-cap.ts';
 import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';
 import { bashQuote } from './shell-script.ts';
@@ -119,7 +119,7 @@ function sessionOf(options: { name: string; sandbox: Sandbox; workdir: string; o
   const clearAgent = (): Promise<void> =>
     (cleared ??= (async () => {
       await sandbox.clearAgent();
-      await stopEverything(name);
+      await stopEverything(name, 'before the verifier');
     })());
   return {
     run: (command, o) => sandbox.run(command, o),
@@ -127,7 +127,10 @@ function sessionOf(options: { name: string; sandbox: Sandbox; workdir: string; o
     async runFresh(command, o) {
       if (o.keepAgent) return sandbox.runFresh(command, o);
       await clearAgent();
-      return execFresh({ name, command, workdir: options.workdir, outputBytes: options.outputBytes, ...o });
+      const r = await execFresh({ name, command, workdir: options.workdir, outputBytes: options.outputBytes, ...o });
+      // What the verifier started (the code under test included) ends with it: its files are read next.
+      await stopEverything(name, 'after the verifier');
+      return r;
     },
     copyIn: ({ from, to }) => copyTree(name, from, to, []),
     async readFile(path, { maxBytes }) {
@@ -140,6 +143,8 @@ function sessionOf(options: { name: string; sandbox: Sandbox; workdir: string; o
       });
       if (r.code === 0) return r.stdout;
       if (r.code === 3) return null; // the script's own answer: not there, or not a file it may read
+      // Its bash or cat removed from inside a running container: the file cannot be read, by the sandbox's doing.
+      if (await programGone(name, r.code)) return null;
       // Anything else is docker exec failing (container gone, daemon down), not an absent file.
       throw new SandboxError(`reading ${path} in the container failed: ${describeFailure(r)}`);
     },

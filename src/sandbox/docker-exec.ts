@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { docker, dockerOk } from './docker-cli.ts';
 import { OutputCapture } from './output-capture.ts';
 import { AgentFaultError, SandboxError, type CommandResult } from './sandbox-types.ts';
-import { sweepScript } from './shell-script.ts';
+import { sweepNowScript, sweepScript } from './shell-script.ts';
 
 /**
  * Processes the Docker backend starts in a container through the engine (`docker exec`), beside
@@ -14,25 +14,60 @@ import { sweepScript } from './shell-script.ts';
 /**
  * Stops the supervisor (a signal from outside the container reaches its pid 1) so that nothing it
  * was handed or made to do can act any more, then kills every other process in the container and
- * confirms none is left running. Throws AgentFaultError when some outlive every pass.
+ * confirms none is left running, and that the supervisor is still stopped after that (a process
+ * inside can wake it: sweepScript). `when` names the moment for the messages: before the
+ * verifier, nothing of the agent may run; after it, nothing the verifier started (the code under
+ * test included) may write the reward files once they are read. Throws AgentFaultError when
+ * processes outlive every pass, when the supervisor is woken again and again, or when the
+ * container's own bash is gone (it started with one: something inside removed it).
  */
-export async function stopEverything(name: string): Promise<void> {
-  await dockerOk(['kill', '--signal', 'STOP', name], { timeoutMs: 60_000 });
-  const r = await docker(['exec', name, '/bin/bash', '--noprofile', '--norc', '-c', sweepScript()], {
-    timeoutMs: 120_000,
-    maxBytes: 4096,
-  });
-  if (r.code === 3) {
-    const alive = r.stdout.toString('utf8').trim().split(' ')[1] ?? '?';
-    throw new AgentFaultError(`${alive} of the agent's processes outlived every kill before the verifier`);
+export async function stopEverything(name: string, when: 'before the verifier' | 'after the verifier'): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await dockerOk(['kill', '--signal', 'STOP', name], { timeoutMs: 60_000 });
+    const r = await docker(['exec', name, '/bin/bash', '--noprofile', '--norc', '-c', sweepScript()], {
+      timeoutMs: 120_000,
+      maxBytes: 4096,
+    });
+    if (r.code === 0) return;
+    if (r.code === 3) {
+      const alive = r.stdout.toString('utf8').trim().split(' ')[1] ?? '?';
+      throw new AgentFaultError(`${alive} processes in the sandbox outlived every kill ${when}`);
+    }
+    if (r.code === 4) {
+      if (attempt < 5) continue;
+      throw new AgentFaultError(`a process in the sandbox kept waking its supervisor ${when}`);
+    }
+    if (await programGone(name, r.code)) {
+      throw new AgentFaultError(`the sweep ${when} could not run: the sandbox's /bin/bash is gone`);
+    }
+    throw new SandboxError(`the sweep ${when} failed: ${r.stderr.slice(0, 400)}`);
   }
-  if (r.code !== 0) throw new SandboxError(`the sweep before the verifier failed: ${r.stderr.slice(0, 400)}`);
 }
 
 /**
- * Runs `command` in a fresh bash in `workdir` (after stopEverything: nothing else runs), its
+ * Whether a failed `docker exec` (status `code`) failed because the program it ran could not be
+ * started in a container that is still running (126: not executable, 127: not found): the
+ * container's own files changed, which only something inside it could do. A container that is
+ * not running, or a daemon that does not say, is not that (SandboxError: false).
+ */
+export async function programGone(name: string, code: number | null): Promise<boolean> {
+  return (code === 126 || code === 127) && running(name);
+}
+
+/** How the verifier's shell reports its command's status: on the engine's stderr, out of the command's reach. */
+const STATUS = '__CRL_STATUS_';
+
+/**
+ * Runs `command` in a subshell of a fresh bash in `workdir` (after stopEverything: nothing else runs), its
  * output kept as a command's is (head and tail within outputBytes). On a timeout the engine's
- * client is killed and every process it started in the container with it.
+ * client is killed; what it started inside is left to the caller's sweep (stopEverything).
+ *
+ * The command's exit status comes from a line its bash prints last on a descriptor the command
+ * does not inherit, so `docker exec`'s own status says only whether the engine ran it. A bash
+ * that died without that line (killed from inside by `kill -9 -1`, or its /bin/bash removed)
+ * in a container that still runs is the sandbox's doing: the result has no exit code, as a
+ * crashed command's. Only an engine that could not run it (container gone, daemon not
+ * answering) is a SandboxError.
  */
 export async function execFresh(options: {
   name: string;
@@ -45,14 +80,19 @@ export async function execFresh(options: {
   const { name } = options;
   const started = Date.now();
   const capture = new OutputCapture(options.outputBytes, []);
+  // What the command started is stopped and killed the moment it exits, before the status line.
+  const script = `exec 3>&2 2>&1; ( ${options.command}\n) 3>&-; s=$?\n${sweepNowScript()}printf '\\n${STATUS}%d\\n' "$s" >&3`;
   const child = spawn(
     'docker',
-    ['exec', '-w', options.workdir, name, '/bin/bash', '--noprofile', '--norc', '-c', `exec 2>&1; ${options.command}`],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    ['exec', '-w', options.workdir, name, '/bin/bash', '--noprofile', '--norc', '-c', script],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   child.stdout.on('data', (d: Buffer) => capture.push(d));
+  // The tail: the status line comes last.
   let err = '';
-  child.stderr.on('data', (d: Buffer) => (err.length < 4096 ? (err += d.toString('utf8')) : undefined));
+  child.stderr.on('data', (d: Buffer) => (err = (err + d.toString('utf8')).slice(-4096)));
   let timedOut = false;
   let cancelled = false;
   const stop = (): void => void child.kill('SIGKILL');
@@ -71,21 +111,32 @@ export async function execFresh(options: {
   });
   clearTimeout(timer);
   options.signal?.removeEventListener('abort', onAbort);
-  // Killing the client leaves what it started running inside: the sweep ends it.
-  if (timedOut || cancelled) await docker(['exec', name, '/bin/bash', '--noprofile', '--norc', '-c', sweepScript()]);
-  if (cancelled) throw new SandboxError('the command was cancelled');
-  // 125-127: the engine could not start it (its own failure), not the command's exit status.
-  if (!timedOut && (code === null || code >= 125)) {
+  if (cancelled) {
+    // Killing the client leaves what it started running inside: the sweep ends it.
+    await docker(['exec', name, '/bin/bash', '--noprofile', '--norc', '-c', sweepScript()]);
+    throw new SandboxError('the command was cancelled');
+  }
+  const status = new RegExp(`\n${STATUS}(\\d+)\n`).exec(err);
+  // Without the status line, 1 to 125 is the engine's own failure (or its client's); 0 (the line
+  // spoiled from inside) or 126 and above (bash killed or gone) in a running container is the sandbox's.
+  const inside = code === 0 || ((code ?? 0) >= 126 && (await running(name)));
+  if (!timedOut && status === null && !inside) {
     throw new SandboxError(`docker exec in ${name} failed (${code ?? 'no status'}): ${err.trim().slice(0, 400)}`);
   }
   return {
     ...capture.result(),
-    exitCode: timedOut ? null : code,
+    exitCode: timedOut || status === null ? null : Number(status[1]),
     timedOut,
     outputKilled: false,
     shellRestarted: false,
     durationMs: Date.now() - started,
   };
+}
+
+/** Whether the daemon says the container is running (false when it is gone or the daemon does not answer). */
+async function running(name: string): Promise<boolean> {
+  const r = await docker(['container', 'inspect', '--format', '{{.State.Running}}', name], { timeoutMs: 60_000 });
+  return r.code === 0 && r.stdout.toString('utf8').trim() === 'true';
 }
 
 /**
@@ -132,6 +183,7 @@ export async function copyTree(name: string, from: string | null, to: string, sk
   clearTimeout(timer);
   const what = `copying ${from ?? 'nothing'} to ${to} in the container`;
   if (code === 3) throw new AgentFaultError(`${what}: the agent's files are in the way: ${err.trim().slice(0, 300)}`);
+  if (await programGone(name, code)) throw new AgentFaultError(`${what}: the sandbox's /bin/bash is gone`);
   if (code !== 0)
     throw new SandboxError(`${what} failed (docker exec exit ${code ?? 'none'}): ${err.trim().slice(0, 400)}`);
   if (tarCode !== 0)

@@ -70,6 +70,9 @@ export function agentCommandLine(command: string, nonce: string): string {
  *                 that nothing is left running -> SWEPT <id> <n>, or ALIVE <id> <n> when <n>
  *                 processes outlived every pass
  *   V <id> <q>    run the quoted command in a fresh bash in the workspace, then marker <id> on fd 1
+ *   VS <id> <q>   as V (a verifier), and the moment the command exits every other process but the
+ *                 supervisor is stopped and killed, before the marker: what the command started
+ *                 gets no time to act after it (the host's KA then confirms them gone)
  * Processes are stopped before they are killed, pass after pass, so a fork bomb cannot outrun it;
  * the loops use builtins only (no fork), so they work when the process limit is exhausted.
  */
@@ -81,8 +84,8 @@ const SWEEP_FUNCTIONS = `stat_of() { # $1: pid -> SPPID, SSTART (field 22), SSTA
   set -f; set -- $rest; set +f
   SSTATE=$1; SPPID=$2; SSTART=\${20}; SCPU=$(( \${12} + \${13} ))
 }
-sweep() { # $1: keep the agent shell (1|0), $2: only processes started at or after this tick (0: all) -> SWEPT_N
-  local keep=" 1 $$ " d p pass found
+sweep() { # $1: keep the agent shell (1|0), $2: only processes started at or after this tick (0: all), $3: a pid also kept -> SWEPT_N
+  local keep=" 1 $$ $3 " d p pass found
   SWEPT_N=0
   if [ "$1" = 1 ]; then
     keep="$keep$LOOP "
@@ -202,11 +205,12 @@ handle() {
         for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$sh" ] && [ "$SSTATE" != Z ] && live=$((live + 1)); done
       fi
       printf '\\nSHELL %s %s %d %d\\n' "$id" "$st" "$cpu" "$live" >&4 ;;
-    V)
+    V|VS)
       # Only bashQuote's output is evaluated: $'...' of literal characters and \\x escapes.
       [[ $a =~ ^\\$\\'([A-Za-z0-9_./,:=+-]|\\\\x[0-9a-f]{2})*\\'$ ]] || { printf '\\nBAD %s\\n' "$id" >&4; return; }
       eval "c=$a"
-      ( trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM; cd "$WS" || exit 97; bash --noprofile --norc -c "$c" </dev/null 2>&1; printf '\\n${doneMarker('%s')}%d__\\n' "$id" "$?" ) 4>&- 3<&- &
+      ( trap - HUP INT QUIT TERM USR1 USR2 PIPE ALRM; cd "$WS" || exit 97; bash --noprofile --norc -c "$c" </dev/null 2>&1
+        s=$?; [ "$op" = VS ] && sweep 0 0 "$BASHPID"; printf '\\n${doneMarker('%s')}%d__\\n' "$id" "$s" ) 4>&- 3<&- &
       ;;
     *) printf '\\nBAD %s\\n' "$id" >&4 ;;
   esac
@@ -233,12 +237,34 @@ done
  * without the supervisor (docker exec; docker-backend.ts): kills every process but pid 1 and
  * itself, confirms none is left running, prints `<killed> <alive>` and exits 3 when some outlived
  * every pass. Its exit status comes from the engine, which nothing inside the sandbox can forge.
+ *
+ * The caller stopped pid 1 (the supervisor) from outside first. A process inside may have woken
+ * it (SIGCONT reaches a namespace's init from inside) and fed it lines before it died, so the
+ * script ends by checking that pid 1 is still stopped and that, after that, nothing else runs:
+ * only then can nothing inside act again. Otherwise it exits 4 and the caller stops and sweeps
+ * again.
  */
+/**
+ * Bash for the end of a verifier's shell (docker-exec.ts): stops and kills every process but pid 1
+ * and this shell the moment its command has exited, so what the command started gets no time to
+ * act after it; the caller's sweepScript then confirms them gone.
+ */
+export function sweepNowScript(): string {
+  return `${SWEEP_FUNCTIONS}sweep 0 0\n`;
+}
+
 export function sweepScript(): string {
   return `${SWEEP_FUNCTIONS}
 sweep 0 0
 confirm_gone " 1 $$ "
 printf '%d %d\\n' "$SWEPT_N" "$ALIVE"
 [ "$ALIVE" = 0 ] || exit 3
+stat_of 1 && [ "$SSTATE" = T ] || exit 4
+for d in /proc/[0-9]*; do
+  p=\${d#/proc/}
+  case " 1 $$ " in *" $p "*) continue ;; esac
+  stat_of "$p" || continue
+  [ "$SSTATE" = Z ] || exit 4
+done
 `;
 }

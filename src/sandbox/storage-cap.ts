@@ -44,27 +44,40 @@ export function withStorageCap(options: {
   const refuse = (): void => {
     if (over !== null) throw new AgentFaultError(over);
   };
+  /** A command that the freeze cuts short (aborted), and whose end is checked against the cap. */
+  const guarded = async <T>(
+    signal: AbortSignal | undefined,
+    f: (signal: AbortSignal) => Promise<T>,
+    after: () => Promise<void>,
+  ): Promise<T> => {
+    refuse();
+    const abort = new AbortController();
+    const forward = (): void => abort.abort();
+    signal?.addEventListener('abort', forward, { once: true });
+    inFlight.add(abort);
+    try {
+      const r = await f(abort.signal);
+      await after();
+      refuse();
+      return r;
+    } catch (e) {
+      refuse();
+      throw e;
+    } finally {
+      inFlight.delete(abort);
+      signal?.removeEventListener('abort', forward);
+    }
+  };
   return {
     ...session,
-    async run(command, o = {}) {
-      refuse();
-      const abort = new AbortController();
-      const forward = (): void => abort.abort();
-      o.signal?.addEventListener('abort', forward, { once: true });
-      inFlight.add(abort);
-      try {
-        const r = await session.run(command, { ...o, signal: abort.signal });
-        await check();
-        refuse();
-        return r;
-      } catch (e) {
-        refuse();
-        throw e;
-      } finally {
-        inFlight.delete(abort);
-        o.signal?.removeEventListener('abort', forward);
-      }
-    },
+    run: (command, o = {}) => guarded(o.signal, (signal) => session.run(command, { ...o, signal }), check),
+    // The verifier's run counts too: the code it tests may write; a freeze meanwhile is the sandbox's doing.
+    runFresh: (command, o) =>
+      guarded(
+        o.signal,
+        (signal) => session.runFresh(command, { ...o, signal }),
+        async () => undefined,
+      ),
     async clearAgent() {
       await check();
       refuse();

@@ -144,22 +144,29 @@ export class Sandbox {
   /**
    * Kills every process the agent left (its shell included), then runs `command` in a fresh bash
    * in the workdir: nothing the agent defined (functions, aliases, variables, background
-   * processes) can stand in for the verifier. With `keepAgent` (a setup script before the agent
-   * starts) nothing is killed first; a timeout still kills everything inside.
+   * processes) can stand in for the verifier; when it ends (or times out) every process inside
+   * is killed again and confirmed gone, so nothing it started outlives it. With `keepAgent` (a
+   * setup script before the agent starts) nothing is killed before or after; a timeout still
+   * kills everything inside.
    */
   async runFresh(
     command: string,
     options: { timeoutMs: number; signal?: AbortSignal; keepAgent?: boolean },
   ): Promise<CommandResult> {
     return this.exclusive(async () => {
-      if (!options.keepAgent) await this.killAgent();
-      return this.execute({
-        line: (nonce) => `V ${nonce} ${bashQuote(command)}\n`,
+      if (!options.keepAgent) await this.killAgent('before the verifier');
+      const r = await this.execute({
+        // VS: the supervisor kills everything the moment the verifier exits (shell-script.ts).
+        line: (nonce) => `${options.keepAgent ? 'V' : 'VS'} ${nonce} ${bashQuote(command)}\n`,
         via: this.control,
         timeoutMs: options.timeoutMs,
         signal: options.signal,
         keepShell: false,
       });
+      // A verifier leaves nothing behind: what it started (the code under test included) could
+      // otherwise write its result after it ended. A setup script's servers stay for the agent.
+      if (!options.keepAgent) await this.killAgent('after the verifier');
+      return r;
     });
   }
 
@@ -169,16 +176,15 @@ export class Sandbox {
    * every pass or the reply is not the one asked for.
    */
   async clearAgent(): Promise<void> {
-    await this.exclusive(() => this.killAgent());
+    await this.exclusive(() => this.killAgent('before the verifier'));
   }
 
-  private async killAgent(): Promise<void> {
+  /** KA: everything but the supervisor killed and confirmed gone; `when` names the moment in the error. */
+  private async killAgent(when = 'before the verifier'): Promise<void> {
     // A sweep of a full process table on a busy machine takes a while: more than a timeout kill's.
     const reply = await this.sendControl('KA', '', ['SWEPT', 'ALIVE'], 120_000);
     if (reply.startsWith('ALIVE')) {
-      throw new AgentFaultError(
-        `${reply.split(' ')[2]} of the agent's processes outlived every kill before the verifier`,
-      );
+      throw new AgentFaultError(`${reply.split(' ')[2]} processes in the sandbox outlived every kill ${when}`);
     }
   }
 

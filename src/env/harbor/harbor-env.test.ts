@@ -73,6 +73,16 @@ describe('Harbor task folders: loading', () => {
     expect(() => loadHarborTask(bad)).toThrow(/agent\.timeout_sec/);
     const notToml = writeTaskFolder(fresh(), { 'instruction.md': 'x', 'task.toml': '[agent', 'tests/test.sh': '' });
     expect(() => loadHarborTask(notToml)).toThrow(/not valid TOML/);
+    const verdict = (v: string) =>
+      loadHarborTask(
+        writeTaskFolder(fresh(), {
+          'instruction.md': 'x',
+          'task.toml': `[metadata]\nverdict = ${v}\n`,
+          'tests/test.sh': '',
+        }),
+      );
+    expect(verdict('"signed"').config.metadata?.verdict).toBe('signed');
+    expect(() => verdict('"sign"')).toThrow(/metadata\.verdict: the only verdict is "signed"/);
   });
 
   it('takes one task folder or a folder of them', () => {
@@ -182,7 +192,7 @@ describe.skipIf(!available)('HarborEnv in the sandbox', () => {
   it('reports a missing reward and a verifier timeout as reward 0, saying why', async () => {
     const none = writeTaskFolder(fresh(), { 'instruction.md': 'x', 'task.toml': TASK_TOML, 'tests/test.sh': 'exit 3' });
     const a = await play(new HarborEnv({ task: loadHarborTask(none) }), ['submit']);
-    expect(a.observations[0]).toMatch(/reward 0: tests\/test\.sh wrote neither.*test\.sh exit 3/);
+    expect(a.observations[0]).toMatch(/reward 0: no reward\.txt or reward\.json to read.*test\.sh exit 3/);
     const slow = writeTaskFolder(fresh(), {
       'instruction.md': 'x',
       'task.toml': TASK_TOML.replace('timeout_sec = 30.0', 'timeout_sec = 0.5'),

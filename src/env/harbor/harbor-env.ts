@@ -6,9 +6,10 @@ import { bashQuote } from '../../sandbox/shell-script.ts';
 import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { ACTION_HINT, parseShellAction } from './action.ts';
 import type { HarborTask } from './load-tasks.ts';
-import { readReward, VerifierFaultError } from './reward-file.ts';
+import { readVerifierFiles, verdictOf } from './reward-file.ts';
 import { checkTaskTree } from './task-files.ts';
 import { taskImage, type TaskNetwork } from './task-image.ts';
+import { newVerdictKey, testsWithKey } from './verdict-key.ts';
 
 /**
  * One Harbor task as an Environment (docs/harbor.md). reset() starts a sandbox: on docker, a
@@ -16,11 +17,15 @@ import { taskImage, type TaskNetwork } from './task-image.ts';
  * the task's environment/ tree, after which environment/setup.sh runs; it returns instruction.md;
  * each step runs one command in the persistent shell (action.ts); `submit`, or the agent's time
  * running out ([agent] timeout_sec, summed over commands), runs tests/test.sh: every agent
- * process is killed and confirmed gone first, only then are /tests copied in and /logs/verifier
- * made anew, and the verifier gets its own timeout. The agent never sees tests/ or solution/
+ * process is killed and confirmed gone first, only then are /tests copied in (with a fresh key
+ * for a task whose verdict is signed: verdict-key.ts) and /logs/verifier made anew, and the
+ * verifier gets its own timeout; when it ends every process inside is killed and confirmed gone
+ * again, and only then are the reward files read, once. The agent never sees tests/ or solution/
  * (solution/ only for the harbor-oracle policy). What the agent's own processes break (the
- * sandbox's control channel, the verifier's directories, the sweep) ends the episode as its
- * failure with reward 0, never as an environment error (docs/sandbox.md, "Whose fault").
+ * sandbox's control channel, the verifier's directories, the sweep), and whatever the code under
+ * test does while the verifier runs (a broken or unsigned reward file, a crashed or timed-out
+ * verifier), ends the episode as its failure with reward 0, never as an environment error
+ * (docs/sandbox.md, "Whose fault").
  */
 export interface HarborEnvOptions {
   task: HarborTask;
@@ -97,7 +102,8 @@ export class HarborEnv implements Environment {
         { path: WORKDIR, writable: true },
         { path: '/root', writable: true },
         { path: '/logs', writable: true },
-        { path: '/tests', writable: false },
+        // A signed task's grader unlinks its key from /tests (verdict-key.ts).
+        { path: '/tests', writable: signed(task) },
         ...(this.options.exposeSolution ? [{ path: '/solution', writable: false }] : []),
       ],
       workdir: WORKDIR,
@@ -129,8 +135,7 @@ export class HarborEnv implements Environment {
       await this.sandbox!.run(exports(cfg.solution.env), { signal: options.signal });
     }
     // A task may opt out in task.toml ([metadata] action_hint = false) when its instruction says how to act.
-    const hint =
-      this.options.actionHint ?? (cfg as { metadata?: { action_hint?: unknown } }).metadata?.action_hint !== false;
+    const hint = this.options.actionHint ?? cfg.metadata?.action_hint !== false;
     return { instruction: hint ? `${task.instruction.trim()}\n\n${ACTION_HINT}` : task.instruction.trim() };
   }
 
@@ -166,18 +171,29 @@ export class HarborEnv implements Environment {
     await this.sandbox?.close();
   }
 
-  /** Puts tests/ in place, runs tests/test.sh in a fresh shell with the verifier's timeout, reads the reward. */
+  /**
+   * Puts tests/ in place (with a fresh key for a signed task), runs tests/test.sh in a fresh shell
+   * with the verifier's timeout; when it ends everything inside is killed (runFresh), and only then
+   * are the reward files read, once. Whatever the verifier's run leaves (no reward, a broken one,
+   * an unsigned one, a timeout) is reward 0 with a note; only a sandbox that cannot be asked throws.
+   */
   private async verify(signal: AbortSignal | undefined, why: string): Promise<EnvStep> {
     const sandbox = this.sandbox!;
     this.finished = true;
     const { task } = this.options;
     checkTaskTree(task.testsDir); // checked again: the folder may have changed since it was loaded
     const seconds = task.config.verifier.timeout_sec;
+    const key = signed(task) ? newVerdictKey() : null;
     let r: CommandResult;
     try {
       // The ground is cleared before it is laid: nothing of the agent runs once /tests appears.
       await sandbox.clearAgent();
-      await sandbox.copyIn({ from: task.testsDir, to: '/tests' });
+      const tests = key === null ? null : testsWithKey(task.testsDir, key);
+      try {
+        await sandbox.copyIn({ from: tests?.dir ?? task.testsDir, to: '/tests' });
+      } finally {
+        tests?.remove();
+      }
       await sandbox.copyIn({ from: null, to: '/logs/verifier' }); // whatever the agent left there (links too) goes
       // As Harbor runs it: from the workdir, its output kept in /logs/verifier/test-stdout.txt.
       r = await sandbox.runFresh(
@@ -188,13 +204,11 @@ export class HarborEnv implements Environment {
       if (e instanceof AgentFaultError) return this.agentFault(e);
       throw e;
     }
-    const reading = await readReward(sandbox);
-    // A reward file that is there but not a number is a broken verifier, not a score of 0.
-    if (reading.source === 'invalid') throw new VerifierFaultError(`/logs/verifier/${reading.detail}`);
+    const reading = verdictOf(await readVerifierFiles(sandbox), key);
     const notes = [
       r.timedOut ? `the verifier timed out after ${seconds} s` : null,
       reading.detail ?? null,
-      reading.source === 'missing' ? `test.sh exit ${r.exitCode ?? 'none'}` : null,
+      reading.source === 'missing' || reading.source === 'invalid' ? `test.sh exit ${r.exitCode ?? 'none'}` : null,
       reading.source === 'missing' && this.network?.note ? this.network.note : null,
     ].filter((x): x is string => x !== null);
     return {
@@ -210,6 +224,9 @@ export class HarborEnv implements Environment {
     return { observation: `[the episode ended: ${e.message}; reward 0]`, done: true, reward: 0 };
   }
 }
+
+/** task.toml's `[metadata] verdict = "signed"`: the reward counts only with the grader's signature. */
+const signed = (task: HarborTask): boolean => task.config.metadata?.verdict === 'signed';
 
 /** `export K=V; ...` for task-defined variables, quoted so values are never parsed. */
 function exports(env: Readonly<Record<string, string>>): string {

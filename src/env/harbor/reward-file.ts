@@ -1,20 +1,26 @@
 import type { FaultKind } from '../../contracts/index.ts';
 import type { SandboxSession } from '../../sandbox/backend.ts';
+import { signatureProblem } from './verdict-key.ts';
 
 /**
  * Reads the verifier's reward from /logs/verifier: reward.txt (one number) or reward.json (named
- * numbers: `reward` if present, else the only value, else their mean). The files were written
- * inside the sandbox, so they are read only if they are small regular files (no link followed:
- * SandboxSession.readFile).
+ * numbers: `reward` if present, else the only value, else their mean); for a signed task
+ * (verdict-key.ts) reward.txt with its reward.sig. The files were written inside the sandbox, so
+ * they are read only if they are small regular files (no link followed: SandboxSession.readFile),
+ * each once, after everything inside was killed (SandboxSession.runFresh): nothing can change them
+ * between the read and the verdict.
  *
  * A reward is a finite decimal number (`1`, `0.5`, `-2`, `1e-3`; no hex, `Infinity` or `NaN`) of
- * magnitude at most MAX_REWARD: the verifier writes a score, and anything else (`0x10`, `1e308`)
- * is a broken verifier, reported as 'invalid' (the episode is an env error naming the file).
+ * magnitude at most MAX_REWARD. Anything else ('invalid'), an absent or unreadable file
+ * ('missing') and a signed task's reward without its valid signature ('unsigned') are reward 0,
+ * the agent's failure: the code under test ran while the verifier did, and can write, replace or
+ * remove these files (docs/faults.md, "Whose fault"). Only a sandbox that could not be asked is a
+ * fault (VerifierFaultError).
  */
 export interface RewardReading {
   reward: number;
   /** Which file it came from, or why there is none. */
-  source: 'reward.txt' | 'reward.json' | 'missing' | 'invalid';
+  source: 'reward.txt' | 'reward.json' | 'missing' | 'invalid' | 'unsigned';
   detail?: string;
 }
 
@@ -36,8 +42,9 @@ function checkReward(v: unknown): number | null {
 }
 
 /**
- * The verifier ran but its reward cannot be known (the sandbox could not be asked for the file,
- * or the file is not a reward): a fault of kind 'verifier', never a score of 0 (docs/faults.md).
+ * The verifier ran but its reward cannot be known because the sandbox could not be asked for the
+ * file (its container is gone, the daemon did not answer): a fault of kind 'verifier', never a
+ * score of 0 (docs/faults.md).
  */
 export class VerifierFaultError extends Error {
   readonly faultKind: FaultKind = 'verifier';
@@ -47,19 +54,41 @@ export class VerifierFaultError extends Error {
   }
 }
 
-/** The reward; rejects with VerifierFaultError when a file could not be read (absent is not that: 'missing'). */
-export async function readReward(sandbox: SandboxSession): Promise<RewardReading> {
+/** The verifier's files as written (null: absent, or not a small regular file). */
+export interface VerifierFiles {
+  txt: Buffer | null;
+  json: Buffer | null;
+  sig: Buffer | null;
+}
+
+/** Reads each file once; rejects with VerifierFaultError when the sandbox could not be asked. */
+export async function readVerifierFiles(sandbox: SandboxSession): Promise<VerifierFiles> {
   const read = async (name: string) => {
     const path = `${VERIFIER_DIR}/${name}`;
-    let bytes: Buffer | null;
     try {
-      bytes = await sandbox.readFile(path, { maxBytes: MAX_BYTES });
+      return await sandbox.readFile(path, { maxBytes: MAX_BYTES });
     } catch (e) {
       throw new VerifierFaultError(`the verifier's ${path} could not be read: ${(e as Error).message}`);
     }
-    return bytes?.toString('utf8') ?? null;
   };
-  return parseReward({ txt: await read('reward.txt'), json: await read('reward.json') });
+  return { txt: await read('reward.txt'), json: await read('reward.json'), sig: await read('reward.sig') };
+}
+
+/**
+ * The reward the files give. With a key (a signed task) only reward.txt counts, and only with a
+ * reward.sig that signs its bytes under that key; reward.json is not read.
+ */
+export function verdictOf(files: VerifierFiles, key: Buffer | null): RewardReading {
+  const text = (b: Buffer | null) => b?.toString('utf8') ?? null;
+  if (key === null) return parseReward({ txt: text(files.txt), json: text(files.json) });
+  const problem = signatureProblem(key, files.txt, files.sig);
+  if (problem !== null) return { reward: 0, source: 'unsigned', detail: problem };
+  return parseReward({ txt: text(files.txt), json: null });
+}
+
+/** The reward; rejects with VerifierFaultError when a file could not be read (absent is not that: 'missing'). */
+export async function readReward(sandbox: SandboxSession): Promise<RewardReading> {
+  return verdictOf(await readVerifierFiles(sandbox), null);
 }
 
 /** The reward from the two files' texts (null: absent or unreadable). */
@@ -76,7 +105,11 @@ export function parseReward(files: { txt: string | null; json: string | null }):
         };
   }
   if (json !== null) return rewardFromJson(json);
-  return { reward: 0, source: 'missing', detail: 'tests/test.sh wrote neither reward.txt nor reward.json' };
+  return {
+    reward: 0,
+    source: 'missing',
+    detail: 'no reward.txt or reward.json to read (absent, not a regular file, or over 64 KiB)',
+  };
 }
 
 /** reward.json: a number, or a flat object of numbers (`reward` if present, else their mean). */

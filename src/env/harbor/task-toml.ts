@@ -2,8 +2,8 @@ import { z } from 'zod';
 
 /**
  * The parts of Harbor's task.toml this runtime reads, with Harbor's defaults (agent and verifier
- * 600 s, 1 cpu, 2048 MB). Other sections and keys (task, metadata, docker_image, gpus, ...) are
- * accepted and ignored, as Harbor ignores keys it does not know; docs/harbor.md says which keys
+ * 600 s, 1 cpu, 2048 MB), and this runtime's own `[metadata] verdict`. Other sections and keys
+ * (task, other metadata, gpus, ...) are accepted and ignored, as Harbor ignores keys it does not know; docs/harbor.md says which keys
  * are enforced and how.
  */
 const envVars = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({});
@@ -37,6 +37,12 @@ export const TaskTomlSchema = z
       })
       .default({ build_timeout_sec: 600, cpus: 1, memory_mb: 2048, env: {} }),
     task: z.looseObject({ name: z.string().optional() }).optional(),
+    metadata: z
+      .looseObject({
+        /** "signed": each verification gets a key and its reward counts only when signed (verdict-key.ts). */
+        verdict: z.literal('signed', { error: 'the only verdict is "signed" (leave the key out for none)' }).optional(),
+      })
+      .optional(),
   })
   .superRefine((t, ctx) => {
     // Older task.toml files spell memory as a string ("2G"); Harbor normalizes it, so do we.
