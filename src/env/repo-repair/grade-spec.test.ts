@@ -147,7 +147,7 @@ print(json.dumps({k: grade_spec.decode_results(v.encode(), 2) for k, v in json.l
     writeFileSync(
       join(app, 'calc', '__init__.py'),
       // A double-forked, setsid grandchild that would outlive the runner by half a minute; the
-      // import waits (ten seconds at most) until it has written its pid.
+      // import waits (a minute at most) until it has written its pid.
       [
         'import os, time',
         'if os.fork() == 0:',
@@ -157,7 +157,7 @@ print(json.dumps({k: grade_spec.decode_results(v.encode(), 2) for k, v in json.l
         `        os.rename(${JSON.stringify(pidFile + '.new')}, ${JSON.stringify(pidFile)})`,
         '        time.sleep(30)',
         '    os._exit(0)',
-        'for _ in range(1000):',
+        'for _ in range(6000):',
         `    if os.path.exists(${JSON.stringify(pidFile)}):`,
         '        break',
         '    time.sleep(0.01)',

@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { crl } from '../../cli/testing/spawn-crl.ts';
+import { readRecordsFile } from '../../rollout/record-file.ts';
 import { bwrapBackend } from '../../sandbox/bwrap-backend.ts';
 import { dockerBackend } from '../../sandbox/docker-backend.ts';
 import { OWNER_LABEL, SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
@@ -118,5 +120,37 @@ for (const [name, backend, available] of backends) {
         300_000,
       );
     }
+
+    it('crl run --policy harbor-oracle records each attack as a failure with reward 0, the plain folder as a success', () => {
+      const suite = join(root, name, 'suite');
+      const attacks = Object.keys(GRADER_ATTACKS).filter((a) => !NEEDS_SIGNATURE_CHECK[name]?.includes(a));
+      for (const a of attacks) attackFolder(join(suite, a), task, a);
+      plainFolder(join(suite, 'plain'), task);
+      const out = join(root, name, 'suite.jsonl');
+      const episodes = String(attacks.length + 1);
+      const r = crl(
+        [
+          'run',
+          '--env',
+          `harbor:${suite}`,
+          '--sandbox',
+          name,
+          '--policy',
+          'harbor-oracle',
+          '--episodes',
+          episodes,
+          '--out',
+          out,
+        ],
+        { timeoutMs: 580_000 },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.last)).toMatchObject({ episodes: attacks.length + 1, envErrors: 0 });
+      const got = Object.fromEntries(readRecordsFile(out).map((x) => [x.env, [x.reward, x.outcome]]));
+      const want = Object.fromEntries(attacks.map((a) => [`harbor:${a}`, [0, 'failure']]));
+      expect(got).toEqual({ ...want, 'harbor:plain': [1, 'success'] });
+      expect(containers()).toEqual([]);
+      expect(bwraps()).toEqual([]);
+    }, 600_000);
   });
 }
