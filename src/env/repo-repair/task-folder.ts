@@ -1,7 +1,7 @@
 import { writeFolderFiles } from '../harbor/write-folder.ts';
 import { stringify as toToml } from 'smol-toml';
 import { modulePath, PACKAGE, type RepoRepairTask } from './generate.ts';
-import { GRADE_PY } from './grade-script.ts';
+import { GRADER_FILES } from './grade-script.ts';
 import { fixedLine, repoFiles, testFiles } from './repo-files.ts';
 
 /** The test command the instruction names and the expert runs. */
@@ -26,8 +26,9 @@ export const INSTRUCTION =
 /**
  * A repo-repair task as a Harbor task folder (docs/harbor.md): environment/ is the repository
  * (copied to /app) with the bug planted; task.toml lists the graded pytest node ids under
- * [metadata] (fail_to_pass, pass_to_pass); tests/ holds the verifier (grade-script.ts), the lists
- * again and a pristine copy of the repository's tests; solution/solve.sh rewrites the wrong line.
+ * [metadata] (fail_to_pass, pass_to_pass; verdict = "signed" asks the framework for a signed
+ * reward); tests/ holds the verifier (grade-script.ts), the lists again and a pristine copy of the
+ * repository's tests; solution/solve.sh rewrites the wrong line.
  */
 export function taskFolderFiles(task: RepoRepairTask, name: string): Record<string, string> {
   const files: Record<string, string> = {
@@ -41,6 +42,8 @@ export function taskFolderFiles(task: RepoRepairTask, name: string): Record<stri
         bug_kind: task.bug.kind,
         fail_to_pass: task.failToPass,
         pass_to_pass: task.passToPass,
+        // The framework issues a key per episode (tests/.verdict-key) and requires reward.sig (grade-script.ts).
+        verdict: 'signed',
       },
       agent: { timeout_sec: 600 },
       verifier: { timeout_sec: 120 },
@@ -50,11 +53,10 @@ export function taskFolderFiles(task: RepoRepairTask, name: string): Record<stri
     'tests/test.sh': [
       '#!/bin/bash',
       '# SWE-bench-style grading: FAIL_TO_PASS and PASS_TO_PASS must all pass against the pristine tests (grade.py).',
-      'python3 -I /tests/grade.py',
+      '# exec: bash reads a script as it runs it, so a line added to this file meanwhile would run after the grader.',
+      'exec python3 -I /tests/grade.py',
       '',
     ].join('\n'),
-    'tests/grade.py': GRADE_PY,
-    'tests/pytest.ini': '[pytest]\n',
     'tests/config.json':
       JSON.stringify({ fail_to_pass: task.failToPass, pass_to_pass: task.passToPass }, null, 2) + '\n',
     'solution/solve.sh': [
@@ -65,6 +67,7 @@ export function taskFolderFiles(task: RepoRepairTask, name: string): Record<stri
       '',
     ].join('\n'),
   };
+  for (const [name, text] of Object.entries(GRADER_FILES)) files[`tests/${name}`] = text;
   for (const [rel, text] of Object.entries(repoFiles(task, { buggy: true }))) files[`environment/${rel}`] = text;
   for (const [rel, text] of Object.entries(testFiles(task))) files[`tests/repo-${rel}`] = text;
   return files;
