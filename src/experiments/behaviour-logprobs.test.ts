@@ -32,6 +32,7 @@ function handLogprobs(
   policy: PolicyModel,
   params: Float64Array,
   seg: PpoSegment,
+  sampling = { temperature: T, topP: TOP_P },
 ): Map<number, { lp: number; scored: number }> {
   const tokens = policy.vocab.toInternal(seg.tokens);
   const r = referenceHeads({ cfg: policy.config, specs: policy.net.specs, params, tokens, head: 'lm' });
@@ -40,7 +41,7 @@ function handLogprobs(
     if (seg.lossMask[t] !== 1) continue;
     const row = Array.from(r.logits[t - 1]!);
     if (policy.vocab.unknown !== null) row[policy.vocab.unknown] = UNKNOWN_LOGIT; // as the model pins it
-    const lp = sampledLogprob({ row, token: tokens[t]!, temperature: T, topP: TOP_P });
+    const lp = sampledLogprob({ row, token: tokens[t]!, ...sampling });
     out.set(t, { lp, scored: lp > -Infinity ? lp : overNucleusAndToken(row, tokens[t]!) });
   }
   return out;
@@ -159,5 +160,42 @@ describe('behaviour log-probs of a stale batch at temperature 0.7, top-p 0.9', (
         `iteration ${c.iteration}: ${c.tokens} tokens, ${c.moved} with weight off 1 by > 1%, ${c.outside} outside the current nucleus, iw_mean ${c.iwMean.toFixed(4)}`,
       );
     }
+  }, 600_000);
+
+  it('at temperature 1 and top-p 1 are log_softmax of the logits, as before', async () => {
+    const config = parseTrainConfig({
+      env: { name: 'chunk-sum' },
+      model: { preset: 'tiny' },
+      batchEpisodes: 2,
+      iterations: 1,
+      checkpointEvery: 1,
+      ppo: { criticWarmupIterations: 0 },
+      sampleTrajectories: 0,
+    });
+    expect(config.rollout).toMatchObject({ temperature: 1, topP: 1 }); // the defaults
+    const dir = join(mkdtempSync(join(tmpdir(), 'crl-behaviour-')), 'run');
+    createRunDir({ dir, system: 'compaction-rl', config });
+    let tokens = 0;
+    await train({
+      runDir: dir,
+      config,
+      actor: 'policy',
+      wrapStages: (stages, run) => ({
+        ...stages,
+        update: (input) => {
+          const policy = run.models.policy;
+          const params = Float64Array.from(policy.net.params);
+          for (const seg of input.batch)
+            for (const [t, { lp }] of handLogprobs(policy, params, seg, { temperature: 1, topP: 1 })) {
+              // The plain log-sum-exp of the model's logits, recorded and recomputed alike.
+              expect(Math.abs(seg.behaviourLogprobs![t]! - lp)).toBeLessThan(1e-4);
+              expect(Math.abs(seg.oldLogprobs[t]! - lp)).toBeLessThan(1e-4);
+              tokens++;
+            }
+          return stages.update(input);
+        },
+      }),
+    });
+    expect(tokens).toBeGreaterThan(20);
   }, 600_000);
 });
