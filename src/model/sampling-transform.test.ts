@@ -59,10 +59,38 @@ describe('topPCut', () => {
     const { kept, mass } = topPCut({ weights, order, v: 4, total: 1, topP: 0.6 });
     expect(kept).toBe(2);
     expect(mass).toBeCloseTo(0.7, 12);
-    expect(Array.from(order)).toEqual([2, 1, 3, 0]);
+    expect(Array.from(order.subarray(0, kept))).toEqual([2, 1]);
     const row = Array.from(weights, (w) => Math.log(w));
     expect(sampledLogprob({ row, token: 1, temperature: 1, topP: 0.6 })).toBeCloseTo(Math.log(0.3 / 0.7), 12);
     expect(sampledLogprob({ row, token: 3, temperature: 1, topP: 0.6 })).toBe(-Infinity);
+  });
+
+  it('gives the prefix of the full sort, however small the nucleus or the weights', () => {
+    const rng = new Rng(9);
+    for (const spread of [0.5, 4, 40]) {
+      const v = 3000;
+      const weights = Float64Array.from({ length: v }, () => Math.exp(rng.normal() * spread));
+      weights[5] = weights[6] = weights[7]!; // ties
+      weights[9] = 0; // a masked token
+      const total = weights.reduce((a, w) => a + w, 0);
+      const full = Array.from({ length: v }, (_, j) => j).sort((a, b) => weights[b]! - weights[a]! || a - b);
+      for (const topP of [0.1, 0.5, 0.9, 0.999, 1]) {
+        const order = new Int32Array(v);
+        const { kept, mass } = topPCut({ weights, order, v, total, topP });
+        let cum = 0;
+        let want = v;
+        for (let j = 0; j < v; j++) {
+          cum += weights[full[j]!]!;
+          if (cum >= topP * total) {
+            want = j + 1;
+            break;
+          }
+        }
+        expect(kept).toBe(want);
+        expect(Array.from(order.subarray(0, kept))).toEqual(full.slice(0, kept));
+        expect(mass).toBeCloseTo(cum, 9);
+      }
+    }
   });
 
   it('keeps everything at top-p 1', () => {

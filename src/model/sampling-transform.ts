@@ -11,8 +11,14 @@
  */
 
 /**
- * Sorts `order` by `weights` (descending, ties by id) and returns how many lead the nucleus and
- * their summed weight. `weights` are unnormalized (exp((z - max) / T)); `total` is their sum.
+ * The nucleus of unnormalized weights: writes its tokens to order[0, kept), highest weight first
+ * (ties by id), and returns how many there are and their summed weight (the rest of `order` is
+ * scratch). Sorting all V weights took 259 ms a row at V = 151,936 (normal logits of sd 3 at T = 0.7,
+ * a loaded 2-core machine), this 10 ms; the nucleus is usually a
+ * small part of the vocabulary, so only the tokens above a threshold are sorted: every token below
+ * it weighs less than every token above, so the nucleus is a prefix of the sorted candidates
+ * whenever their mass reaches topP * total. The threshold falls by 1e3 a round until it does, and
+ * to 0 (every token) at last, so the result is that of sorting everything.
  */
 export function topPCut({
   weights,
@@ -22,20 +28,27 @@ export function topPCut({
   topP,
 }: {
   weights: Float64Array; // [V] unnormalized probabilities
-  order: Int32Array; // [V] scratch: on return, token ids by weight, highest first
+  order: Int32Array; // [V] out: order[0, kept) the nucleus, highest weight first
   v: number;
   total: number;
   topP: number;
 }): { kept: number; mass: number } {
-  for (let j = 0; j < v; j++) order[j] = j;
-  const sorted = Array.from(order.subarray(0, v)).sort((a, b) => weights[b]! - weights[a]! || a - b);
-  for (let j = 0; j < v; j++) order[j] = sorted[j]!;
-  let cum = 0;
-  for (let j = 0; j < v; j++) {
-    cum += weights[order[j]!]!;
-    if (cum >= topP * total) return { kept: j + 1, mass: cum };
+  let mx = 0;
+  for (let j = 0; j < v; j++) mx = Math.max(mx, weights[j]!);
+  const goal = topP * total;
+  for (let round = 1; ; round++) {
+    const tau = round <= 4 ? mx * 1e-3 ** round : 0;
+    let c = 0;
+    for (let j = 0; j < v; j++) if (weights[j]! >= tau) order[c++] = j;
+    const sorted = Array.from(order.subarray(0, c)).sort((a, b) => weights[b]! - weights[a]! || a - b);
+    let cum = 0;
+    for (let j = 0; j < c; j++) {
+      order[j] = sorted[j]!;
+      cum += weights[sorted[j]!]!;
+      if (cum >= goal) return { kept: j + 1, mass: cum };
+    }
+    if (tau === 0) return { kept: c, mass: cum }; // rounding kept the sum under topP * total: everything
   }
-  return { kept: v, mass: cum }; // rounding kept the sum under topP * total: everything
 }
 
 /**
@@ -100,17 +113,20 @@ export function applySamplingTransform({
   if (temperature === 1 && topP >= 1) return;
   const weights = topP < 1 ? new Float64Array(v) : null;
   const order = topP < 1 ? new Int32Array(v) : null;
+  const kept = topP < 1 ? new Uint8Array(v) : null; // [V] 1 on the row's nucleus
   for (let r = 0; r < n; r++) {
     const o = r * v;
     if (temperature !== 1) for (let j = 0; j < v; j++) logits[o + j] = logits[o + j]! / temperature;
-    if (!weights || !order) continue;
+    if (!weights || !order || !kept) continue;
     let mx = -Infinity;
     for (let j = 0; j < v; j++) mx = Math.max(mx, logits[o + j]!);
     let total = 0;
     for (let j = 0; j < v; j++) total += weights[j] = Math.exp(logits[o + j]! - mx);
-    const { kept } = topPCut({ weights, order, v, total, topP });
+    const cut = topPCut({ weights, order, v, total, topP });
+    kept.fill(0);
+    for (let j = 0; j < cut.kept; j++) kept[order[j]!] = 1;
     const t = targets[r]!;
-    for (let j = kept; j < v; j++) if (order[j] !== t) logits[o + order[j]!] = OUTSIDE_NUCLEUS_LOGIT;
+    for (let j = 0; j < v; j++) if (kept[j] === 0 && j !== t) logits[o + j] = OUTSIDE_NUCLEUS_LOGIT;
   }
 }
 
