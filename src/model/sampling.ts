@@ -39,7 +39,7 @@ export function drawScratch(v: number): DrawScratch {
 
 /**
  * drawToken on each row of `rows` (indices into [N, V] logits), in that order, with the same rng
- * draws. At temperature 1 or 0 with top-p 1 (what RL samples with) the native addon draws the rows
+ * draws. At temperature 1 or 0 with top-p 1 (RL's default settings) the native addon draws the rows
  * on both threads with drawToken's formulas and a vectorized exp (log-probs and entropies within
  * 1e-12 of drawToken's, the same tokens but where a draw falls within rounding of a boundary):
  * with a 151,936-token vocabulary drawToken takes about 3 ms a row, a third of a 0.6B batch-8
