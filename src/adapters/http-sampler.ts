@@ -27,9 +27,12 @@ export interface HttpSamplerOptions {
  * TokenSampler over a remote engine's HTTP API (engine-protocols.ts). Each request of a batch is
  * one HTTP call, all in flight at once: vLLM and SGLang batch continuously on their side, so the
  * runtime's batching carries over without a batch endpoint. Token ids go in and come out, so
- * records stay token-exact (method §3). The engine's logprobs are what it reports (vLLM's default
- * `raw_logprobs` mode is the temperature-1 distribution, as the embedded sampler's); PPO recomputes
- * old logprobs in the trainer anyway (method §6) and keeps these only for the mismatch metric.
+ * records stay token-exact (method §3). The engine's logprobs are what it reports, and engines
+ * differ in which distribution that is (docs/remote-engines.md): vLLM's default `raw_logprobs` mode
+ * and SGLang with SGLANG_RETURN_ORIGINAL_LOGPROB give the model's own (temperature 1), SGLang by
+ * default logits / T without top-p, vLLM's `processed_logprobs` mode and `crl serve` the
+ * distribution each token was drawn from. Training's off-policy corrections divide by them, so
+ * `crl train` is told which with --engine-logprobs and refuses a mismatch (config/sampling-problems.ts).
  * An engine that fails after it has answered fails only the episodes it was serving (EngineFault,
  * docs/faults.md).
  */

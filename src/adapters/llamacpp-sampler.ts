@@ -21,8 +21,8 @@ import { asToken, createContext, LlamaCppError, loadGgufModel, modelVocabSize } 
  *
  * Tokens are drawn here, from llama.cpp's full next-token distribution (temperature 0 in
  * node-llama-cpp = no sampler transform), with the embedded sampler's drawToken and the given rng:
- * log-probs and entropies are those of the temperature-1, untruncated distribution (method §6),
- * temperature and top-p only shape the proposal, and a seed reproduces the draws.
+ * log-probs are those of the distribution each token was drawn from (logits / T, top-p nucleus;
+ * the behaviour policy, method §6), entropies the model's own, and a seed reproduces the draws.
  *
  * Multi-turn: a sequence keeps its KV cache between calls; a request goes to the free sequence
  * whose cached tokens share the longest prefix with its prompt, and only the rest is evaluated.

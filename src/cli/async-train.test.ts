@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readMetrics } from '../experiments/metrics-log.ts';
+import { expectBehaviourLogprobs } from './testing/behaviour-logprobs.ts';
 import { readTiming } from '../experiments/timing-log.ts';
 import { crlAsync } from './testing/spawn-crl.ts';
 
@@ -44,9 +45,24 @@ describe('crl train --max-staleness', () => {
       crlAsync([...BASE, cfg, ...out('plain')], { timeoutMs: 240_000 }),
       crlAsync([...BASE, cfg, ...out('again')], { timeoutMs: 240_000 }),
       crlAsync([...BASE, cfg, ...out('zero'), '--max-staleness', '0'], { timeoutMs: 240_000 }),
-      crlAsync([...BASE, cfg, ...out('one'), '--max-staleness', '1', '--off-policy', 'tis', '--step-delay-ms', '10'], {
-        timeoutMs: 240_000,
-      }),
+      crlAsync(
+        [
+          ...BASE,
+          cfg,
+          ...out('one'),
+          '--max-staleness',
+          '1',
+          '--off-policy',
+          'tis',
+          '--step-delay-ms',
+          '10',
+          '--temperature',
+          '0.7',
+          '--top-p',
+          '0.9',
+        ],
+        { timeoutMs: 240_000 },
+      ),
     ]);
     for (const r of [plain, again, zero, one]) expect(r.code, r.stderr).toBe(0);
 
@@ -82,6 +98,7 @@ describe('crl train --max-staleness', () => {
       expect(l.metrics['rollout/staleness_max']).toBeLessThanOrEqual(1);
       expect(l.metrics['off_policy/iw_capped']).toBeGreaterThanOrEqual(0);
     }
+    expectBehaviourLogprobs(lines);
     for (const l of readMetrics(metrics('plain'))) expect(l.metrics['rollout/staleness_max']).toBe(0);
   }, 300_000);
 

@@ -82,6 +82,13 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flag: 'tail', path: ['rollout', 'tailSteps'], kind: 'int', help: 'k: tail steps kept verbatim' },
   { flag: 'windows', path: ['rollout', 'maxWindows'], kind: 'int', help: 'K: most windows per episode' },
   { flag: 'summary-tokens', path: ['rollout', 'summaryMaxTokens'], kind: 'int', help: 'L_sum: most summary tokens' },
+  {
+    flag: 'temperature',
+    path: ['rollout', 'temperature'],
+    kind: 'number',
+    help: 'sampling temperature, > 0 in training (default 1); the trainer scores log-probs under the same temperature and top-p (docs/method.md §6)',
+  },
+  { flag: 'top-p', path: ['rollout', 'topP'], kind: 'number', help: 'nucleus sampling mass in (0, 1] (default 1)' },
   { flag: 'batch', path: ['batchEpisodes'], kind: 'int', help: 'B: episodes per iteration' },
   { flag: 'epochs', path: ['ppo', 'epochs'], kind: 'int', help: 'E: epochs per iteration' },
   {
@@ -197,6 +204,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     path: ['engine', 'acceptUnversioned'],
     kind: 'boolean',
     help: 'with --engine-url: also sample on replicas that report no weight version (true|false; default false: their weights cannot be checked)',
+  },
+  {
+    flag: 'engine-logprobs',
+    path: ['engine', 'logprobs'],
+    kind: 'string',
+    help: "with --engine-url: what the engines' log-probs are: temperature (default: SGLang's, logits / T without top-p) | sampled (the distribution drawn from, top-p included: crl serve) | raw (the model's own: SGLANG_RETURN_ORIGINAL_LOGPROB); --off-policy needs them to be the sampled distribution's (docs/remote-engines.md)",
   },
   {
     flag: 'queue',

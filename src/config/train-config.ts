@@ -4,6 +4,7 @@ import { compactionGaeConfigSchema } from '../rl/advantage-estimators.ts';
 import { ppoConfigSchema } from '../rl/ppo-config.ts';
 import { RolloutConfigSchema } from '../rollout/config.ts';
 import { FaultPolicySchema } from '../rollout/faults.ts';
+import { ENGINE_LOGPROBS, samplingProblems } from './sampling-problems.ts';
 
 /**
  * The training configuration: one documented record (CleanRL's "config is one record"), zod as
@@ -155,6 +156,14 @@ export const TrainConfigSchema = z
          * get_weight_version). Off: such a replica's weights cannot be known to be the published ones.
          */
         acceptUnversioned: z.boolean().optional(),
+        /**
+         * Which distribution the engine's log-probs are of (docs/remote-engines.md): 'temperature'
+         * (SGLang's default: softmax(z / T), top-p not applied), 'sampled' (the distribution each
+         * token was drawn from, top-p included: `crl serve`), 'raw' (the model's own, temperature 1:
+         * SGLang with SGLANG_RETURN_ORIGINAL_LOGPROB). The off-policy corrections divide by them,
+         * so a correction is refused where they are not the sampled distribution's.
+         */
+        logprobs: z.enum(ENGINE_LOGPROBS).default('temperature'),
       })
       .strict()
       .optional(),
@@ -243,6 +252,7 @@ export const TrainConfigSchema = z
         message: "advantage.segmentDiscount is used only with advantage.segmentReward 'discounted'",
       });
     }
+    for (const issue of samplingProblems(c)) ctx.addIssue({ code: 'custom', ...issue });
     if (c.ppo.tisLevel === 'sequence' && c.ppo.offPolicy !== 'tis')
       ctx.addIssue({
         code: 'custom',

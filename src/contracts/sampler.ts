@@ -37,8 +37,11 @@ export interface SampleResult {
   /** New tokens, including the stop token if one ended generation. */
   tokens: number[];
   /**
-   * log pi(token | prefix) under the policy's own distribution (temperature 1, no top-p truncation:
-   * what PPO's old log-probs mean, method §6), one per new token; null when unknown (scripted policies).
+   * log q(token | prefix) under the distribution the token was drawn from: the policy's logits
+   * divided by the temperature, cut to the top-p nucleus and renormalized (the behaviour policy of
+   * the off-policy corrections, method §6; at temperature 1 and top-p 1 the policy's own). At
+   * temperature 0 the policy's own log-prob of the argmax. One per new token; null when unknown
+   * (scripted policies).
    */
   logprobs: (number | null)[];
   /** Entropy of pi(. | prefix) at each new token, when the sampler knows it (the embedded model does). */

@@ -134,6 +134,8 @@ export async function buildTrainerModels(options: {
       `rollout.contextWindow: ${options.rollout.contextWindow} is above the model's maxSeqLen (${policy.config.maxSeqLen}); lower it (--context) or use a model with a longer maxSeqLen`,
     ]);
   }
+  // The trainer's log-probs are those of the distribution the rollouts sample from (method §6).
+  policy.sampling = { temperature: options.rollout.temperature, topP: options.rollout.topP };
   const criticLayers = config.model.criticLayers;
   if (criticLayers !== undefined && criticLayers > policy.config.nLayers)
     throw new ConfigError([

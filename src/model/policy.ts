@@ -5,6 +5,7 @@ import { logprobBackward, logprobForward } from '../tensor/logprob.ts';
 import type { Rng } from '../util/random.ts';
 import type { ModelConfig } from './config.ts';
 import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
+import { applySamplingTransform, temperatureBackward } from './sampling-transform.ts';
 import { VocabMap } from './vocab-map.ts';
 
 /**
@@ -19,6 +20,13 @@ export class PolicyModel implements TrainablePolicy {
    * trimmed vocabulary the unknown slot's logit is pinned so it is never predicted.
    */
   readonly vocab: VocabMap;
+  /**
+   * The sampling transform the log-probs are taken under (sampling-transform.ts): the temperature
+   * and top-p the rollouts sample with, so that the PPO ratio and the importance weights compare
+   * the distribution tokens were drawn from with itself (method §6). Temperature 1 and top-p 1
+   * (the default, and SFT's) leave the logits untouched.
+   */
+  sampling: { temperature: number; topP: number } = { temperature: 1, topP: 1 };
 
   constructor({
     config,
@@ -57,6 +65,13 @@ export class PolicyModel implements TrainablePolicy {
     let t = prof ? prof.now() : 0;
     linearForward({ out: ws.logits, inp: ws.lnf, weight: w.lmHead!, n: batch.n, inF: cfg.dModel, outF: cfg.vocabSize });
     this.vocab.maskLogits(ws.logits, batch.n);
+    applySamplingTransform({
+      logits: ws.logits,
+      targets: batch.targets,
+      n: batch.n,
+      v: cfg.vocabSize,
+      ...this.sampling,
+    });
     if (prof) t = prof.lap('linear', t);
     logprobForward({
       probs: ws.logits,
@@ -88,6 +103,7 @@ export class PolicyModel implements TrainablePolicy {
       n,
       v: cfg.vocabSize,
     });
+    temperatureBackward({ dlogits: ws.dlogits, n, v: cfg.vocabSize, temperature: this.sampling.temperature });
     // The pinned unknown logit is a constant: no gradient reaches its row of lm_head.
     const unk = this.vocab.unknown;
     if (unk !== null) for (let r = 0; r < n; r++) ws.dlogits[r * cfg.vocabSize + unk] = 0;

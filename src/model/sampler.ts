@@ -11,8 +11,9 @@ import { resolvePrecision, type PrecisionChoice, type WeightPrecision } from './
  * The embedded engine's TokenSampler: batched generation with a KV cache over ragged prompts.
  * It reads the live PolicyModel's parameters, so "publishing new weights" after a step is a no-op:
  * the next call prepares the sampler's copy of the matrices from them (f32 packed, or f16 / bf16
- * with `precision`, weight-precision.ts; training's f32 master weights are never rounded). logprobs (and entropies) are under the model's temperature-1, untruncated distribution,
- * whatever temperature/top-p were used to pick the token (see sampling.ts for why).
+ * with `precision`, weight-precision.ts; training's f32 master weights are never rounded). logprobs are under the distribution each token was drawn from (softmax(z / T) cut to its
+ * top-p nucleus, sampling-transform.ts; the model's own at temperature 1 and top-p 1), entropies
+ * under the model's own (sampling.ts says why).
  * Randomness: a request that names its episode (the rollout runtime's do) draws from its own
  * stream, seeded by the sampler's seed, the episode id and the prompt's tokens, so an episode's
  * tokens do not depend on which other episodes shared its batch or in what order they arrived:

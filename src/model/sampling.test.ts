@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../util/random.ts';
 import { drawScratch, drawToken } from './sampling.ts';
+import { sampledLogprob } from './sampling-transform.ts';
 
 describe('drawToken', () => {
   const probs = [0.5, 0.3, 0.15, 0.05];
@@ -16,7 +17,7 @@ describe('drawToken', () => {
     return counts.map((c) => c / draws);
   }
 
-  it('reports temperature-1, untruncated log-prob and entropy whatever the sampling settings', () => {
+  it('reports the log-prob of the drawn-from distribution and the model entropy', () => {
     const d = drawToken({
       logits,
       offset: 0,
@@ -26,7 +27,9 @@ describe('drawToken', () => {
       rng: new Rng(2),
       scratch: drawScratch(v),
     });
-    expect(d.logprob).toBeCloseTo(Math.log(probs[d.token]!), 5);
+    // softmax(z / 0.3) is proportional to p^(1/0.3); top-p 0.6 keeps token 0 alone (0.84 of the mass).
+    expect(d.token).toBe(0);
+    expect(d.logprob).toBeCloseTo(0, 9);
     expect(d.entropy).toBeCloseTo(-probs.reduce((a, p) => a + p * Math.log(p), 0), 5);
   });
 
@@ -65,7 +68,9 @@ describe('drawToken', () => {
       const d = drawToken({ logits: row, offset: 0, v: w, temperature, topP: 1, rng, scratch: drawScratch(w) });
       expect(d.token).not.toBe(17);
       expect(Math.abs(d.entropy - h)).toBeLessThan(1e-9 * h);
-      expect(Math.abs(d.logprob - (row[d.token]! - lse))).toBeLessThan(1e-9);
+      const want =
+        temperature === 0.7 ? sampledLogprob({ row, token: d.token, temperature, topP: 1 }) : row[d.token]! - lse;
+      expect(Math.abs(d.logprob - want)).toBeLessThan(1e-9);
     }
   });
 });

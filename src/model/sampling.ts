@@ -1,13 +1,18 @@
 import { nativeOps } from '../tensor/native-ops.ts';
 import { Rng } from '../util/random.ts';
+import { topPCut } from './sampling-transform.ts';
 
 /**
  * Picking one token from one row of logits. V = vocab.
  *
- * The returned log-prob and entropy are those of the model's own distribution (temperature 1, no
- * top-p), whatever the sampling settings: PPO's old log-probs and the sampler/trainer mismatch
- * report need pi(token | prefix), not the truncated or sharpened proposal (method §6). The formula
- * is logprob.ts's (max-shifted log-sum-exp in float64), so the two agree to float rounding.
+ * The returned log-prob is the token's under the distribution it was drawn from: softmax(z / T)
+ * cut to its top-p nucleus and renormalized (sampling-transform.ts), the behaviour policy that the
+ * off-policy corrections divide by (docs/async.md). The trainer scores tokens under the same
+ * transform (method §6). At temperature 1 and top-p 1 that is the model's own distribution, with
+ * logprob.ts's formula (max-shifted log-sum-exp in float64), so the two agree to float rounding.
+ * Greedy (temperature 0) reports the model's own log-prob of the argmax, as vLLM and SGLang do;
+ * its distribution is a point mass, so training refuses temperature 0 (rollout/config.ts).
+ * The entropy is always the model's own distribution's (temperature 1, untruncated): a report.
  */
 export interface TokenDraw {
   token: number;
@@ -34,7 +39,7 @@ export function drawScratch(v: number): DrawScratch {
 
 /**
  * drawToken on each row of `rows` (indices into [N, V] logits), in that order, with the same rng
- * draws. At temperature 1 or 0 with top-p 1 (what RL samples with) the native addon draws the rows
+ * draws. At temperature 1 or 0 with top-p 1 (RL's default settings) the native addon draws the rows
  * on both threads with drawToken's formulas and a vectorized exp (log-probs and entropies within
  * 1e-12 of drawToken's, the same tokens but where a draw falls within rounding of a boundary):
  * with a 151,936-token vocabulary drawToken takes about 3 ms a row, a third of a 0.6B batch-8
@@ -120,12 +125,18 @@ export function drawToken({
   const logSum = Math.log(sum);
   const lse = mx + logSum;
   const entropy = logSum - ez / sum;
-  let token = arg;
-  if (temperature > 0) token = sampleAdjusted({ logits, offset, v, temperature, topP, rng, scratch, mx, sum });
-  return { token, logprob: logits[offset + token]! - lse, entropy };
+  if (!(temperature > 0)) return { token: arg, logprob: logits[offset + arg]! - lse, entropy };
+  const drawn = sampleAdjusted({ logits, offset, v, temperature, topP, rng, scratch, mx, sum });
+  // At temperature 1 and top-p 1 the draw's distribution is the model's: the log-sum-exp formula,
+  // as logprob.ts and the native draw compute it, so the three agree to rounding.
+  const plain = temperature === 1 && topP >= 1;
+  return { token: drawn.token, logprob: plain ? logits[offset + drawn.token]! - lse : drawn.logprob, entropy };
 }
 
-/** Samples from softmax(z / T) restricted to the smallest top set with mass >= topP. */
+/**
+ * Samples from softmax(z / T) restricted to its top-p nucleus (sampling-transform.ts) and returns
+ * the token with its log-prob under that distribution.
+ */
 function sampleAdjusted({
   logits,
   offset,
@@ -146,7 +157,7 @@ function sampleAdjusted({
   scratch: DrawScratch;
   mx: number;
   sum: number; // sum of exp(z - mx): probs holds those terms on entry
-}): number {
+}): { token: number; logprob: number } {
   const { probs, order } = scratch;
   let z = sum;
   if (temperature !== 1) {
@@ -157,36 +168,26 @@ function sampleAdjusted({
       z += e;
     }
   }
-  let kept = v;
-  let mass = z;
+  // log q(token) = (z_token - mx) / T - log(mass): the drawn-from distribution, renormalized.
+  const withLogprob = (token: number, mass: number): { token: number; logprob: number } => ({
+    token,
+    logprob: (logits[offset + token]! - mx) / temperature - Math.log(mass),
+  });
   if (topP < 1) {
-    for (let j = 0; j < v; j++) order[j] = j;
-    // Ties broken by id so the result is deterministic across engines.
-    const sorted = Array.from(order.subarray(0, v)).sort((a, b) => probs[b]! - probs[a]! || a - b);
-    for (let j = 0; j < v; j++) order[j] = sorted[j]!;
-    let cum = 0;
-    for (let j = 0; j < v; j++) {
-      cum += probs[order[j]!]!;
-      if (cum >= topP * z) {
-        kept = j + 1;
-        break;
-      }
-    }
-    mass = 0;
-    for (let j = 0; j < kept; j++) mass += probs[order[j]!]!;
+    const { kept, mass } = topPCut({ weights: probs, order, v, total: z, topP });
     let u = rng.next() * mass;
     for (let j = 0; j < kept; j++) {
       u -= probs[order[j]!]!;
-      if (u < 0) return order[j]!;
+      if (u < 0) return withLogprob(order[j]!, mass);
     }
-    return order[kept - 1]!;
+    return withLogprob(order[kept - 1]!, mass);
   }
-  let u = rng.next() * mass;
+  let u = rng.next() * z;
   for (let j = 0; j < v; j++) {
     u -= probs[j]!;
-    if (u < 0) return j;
+    if (u < 0) return withLogprob(j, z);
   }
   // Float rounding left u >= 0 after the last term: take the last token with mass.
-  for (let j = v - 1; j >= 0; j--) if (probs[j]! > 0) return j;
-  return 0;
+  for (let j = v - 1; j >= 0; j--) if (probs[j]! > 0) return withLogprob(j, z);
+  return withLogprob(0, z);
 }

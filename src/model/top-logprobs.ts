@@ -1,5 +1,6 @@
 import { KvDecoder } from './kv-decoder.ts';
 import type { PolicyModel } from './policy.ts';
+import { applySamplingTransform } from './sampling-transform.ts';
 
 /**
  * Teacher-forced next-token distributions of a sequence, for an OpenAI-style `logprobs: k` answer
@@ -8,10 +9,17 @@ import type { PolicyModel } from './policy.ts';
  * per step, so it never disturbs a sampler's cache. V = vocab.
  */
 export interface PositionLogprobs {
-  /** log pi(seq[t] | seq[<t]). */
+  /** log pi(seq[t] | seq[<t]) (under the sampling transform where one is given). */
   logprob: number;
   /** The k most likely token ids, most likely first, with their log-probs. */
   top: { id: number; logprob: number }[];
+}
+
+/** The sampling settings of the positions from `from` on (topLogprobs). */
+export interface ScoreSampling {
+  temperature: number;
+  topP: number;
+  from: number;
 }
 
 export function topLogprobs(options: {
@@ -20,8 +28,15 @@ export function topLogprobs(options: {
   /** First position reported (>= 1: position 0 has no prefix). */
   from: number;
   k: number;
+  /**
+   * Positions from `sampling.from` on were sampled at this temperature and top-p: their log-probs
+   * are under that distribution (sampling-transform.ts), as the sampler reports the token's own
+   * and vLLM's processed_logprobs mode reports both; positions before it (the prompt) are the
+   * model's own. Absent or temperature 0: the model's own everywhere.
+   */
+  sampling?: ScoreSampling;
 }): PositionLogprobs[] {
-  const { from, k } = options;
+  const { from, k, sampling } = options;
   const map = options.policy.vocab; // real ids in and out; the network's own indices inside (vocab-map.ts)
   const seq = map.toInternal(options.seq);
   if (!(from >= 1 && from <= seq.length)) throw new Error(`from must be in [1, ${seq.length}], got ${from}`);
@@ -34,6 +49,8 @@ export function topLogprobs(options: {
   slotIds[0] = 0;
   for (let t = from; t < seq.length; t++) {
     map.maskLogits(logits, 1);
+    if (sampling && sampling.temperature > 0 && t >= sampling.from)
+      applySamplingTransform({ logits, targets: Int32Array.of(seq[t]!), n: 1, v, ...sampling });
     const row = rowLogprobs({ logits, v, target: seq[t]!, k, skip: map.unknown ?? -1 });
     out.push({ logprob: row.logprob, top: row.top.map((c) => ({ id: map.toReal(c.id), logprob: c.logprob })) });
     if (t + 1 < seq.length) {

@@ -1,6 +1,8 @@
 /**
  * Old log-probs and values recomputed by the training engine (method §6, step 4: the sampler's
- * log-probs are kept only to report the mismatch).
+ * log-probs are kept to report the mismatch, and by ppo-update.ts as the behaviour log-probs of
+ * the off-policy corrections). Both sides are log-probs of the sampling distribution (logits / T,
+ * top-p nucleus), so they are comparable at any temperature and top-p.
  * Runs forward with train: false, in chunks of whole segments by token budget. A segment whose
  * tokens are a prefix of the next one's (exec_j before sum_j) is read off the longer one's
  * forward (shared-prefix.ts): the same numbers, computed once.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { PositionLogprobs } from '../model/top-logprobs.ts';
+import type { PositionLogprobs, ScoreSampling } from '../model/top-logprobs.ts';
 import type { SampleRequest, SampleResult, SamplingParams, Tokenizer } from '../contracts/index.ts';
 import { applyStopStrings, Detokenizer } from '../adapters/completion-text.ts';
 import { HttpError } from './http-guard.ts';
@@ -84,7 +84,7 @@ export interface CompletionsOptions {
   /** The server's batching queue. */
   sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]>;
   /** Top-k next-token log-probs of a sequence from position `from` on; absent: logprobs > 0 and echo+logprobs are refused. */
-  score?(seq: readonly number[], from: number, k: number): PositionLogprobs[];
+  score?(seq: readonly number[], from: number, k: number, sampling?: ScoreSampling): PositionLogprobs[];
 }
 
 /** What the route sends: one JSON body, or server-sent events. */
@@ -227,7 +227,10 @@ function buildChoice(a: {
     const k = req.logprobs;
     const seq = [...prompt, ...tokens];
     const from = echo ? 1 : prompt.length;
-    const scored = (k > 0 || echo) && seq.length > from ? o.score!(seq, from, k) : [];
+    // Generated positions under the distribution they were drawn from, as the sampled token's own
+    // log-prob (vLLM's processed_logprobs mode); the echoed prompt under the model's.
+    const sampling = { temperature: req.temperature ?? 1, topP: req.top_p ?? 1, from: prompt.length };
+    const scored = (k > 0 || echo) && seq.length > from ? o.score!(seq, from, k, sampling) : [];
     const allPieces = [...(echo ? detok.pieces([], prompt) : []), ...pieces];
     const ids = echo ? seq : tokens;
     const base = echo ? 0 : prompt.length;

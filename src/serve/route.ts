@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { PositionLogprobs } from '../model/top-logprobs.ts';
+import type { PositionLogprobs, ScoreSampling } from '../model/top-logprobs.ts';
 import type { SampleRequest, SampleResult, SamplingParams, Tokenizer } from '../contracts/index.ts';
 import { send } from './http-errors.ts';
 
@@ -24,7 +24,7 @@ export interface SamplingContext {
   /** The batcher; a sampler error comes back as a 400. */
   sample: (requests: readonly SampleRequest[], params: SamplingParams) => Promise<SampleResult[]>;
   /** Top-k teacher-forced log-probs (the embedded model), for logprobs > 0 and echo. */
-  score?: (seq: readonly number[], from: number, k: number) => PositionLogprobs[];
+  score?: (seq: readonly number[], from: number, k: number, sampling?: ScoreSampling) => PositionLogprobs[];
 }
 
 /** `GET /health`: the process is up and answering. */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UPDATE_WEIGHTS_PATH } from '../adapters/engine-weights.ts';
-import type { PositionLogprobs } from '../model/top-logprobs.ts';
+import type { PositionLogprobs, ScoreSampling } from '../model/top-logprobs.ts';
 import type { SampleRequest, SamplingParams, TokenSampler, Tokenizer } from '../contracts/index.ts';
 import { sendError, sendErrorAndClose } from './http-errors.ts';
 import { checkJsonContentType, checkOrigin, hostChecker, HttpError } from './http-guard.ts';
@@ -30,7 +30,7 @@ export interface SamplerServerOptions {
   port?: number;
   model?: string;
   /** Top-k teacher-forced log-probs (the embedded model), for logprobs > 0 and echo. */
-  score?: (seq: readonly number[], from: number, k: number) => PositionLogprobs[];
+  score?: (seq: readonly number[], from: number, k: number, sampling?: ScoreSampling) => PositionLogprobs[];
   /**
    * SGLang's update_weights_from_disk, behind a bearer token; absent: the endpoint answers 403
    * (disabled). loadWeights validates and swaps, or throws with a message safe to show.

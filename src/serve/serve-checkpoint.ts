@@ -113,7 +113,8 @@ export async function serveCheckpoint(options: ServeCheckpointOptions): Promise<
       host,
       port,
       model,
-      score: (seq, from, k) => topLogprobs({ policy: served, seq, from, k }),
+      score: (seq, from, k, sampling) =>
+        topLogprobs({ policy: served, seq, from, k, ...(sampling ? { sampling } : {}) }),
       ...(token
         ? {
             admin: {
