@@ -85,13 +85,6 @@ const backends: [string, () => SandboxBackend, boolean][] = [
 ];
 const withPytest = pytestAvailable('repo-repair grader attacks');
 
-/**
- * Under bubblewrap the runner shares the grader's uid and can kill it: only the signed verdict,
- * checked by the framework, refuses the reward.txt the package wrote then (grade-verdict.test.ts
- * shows that the signature does not verify).
- */
-const NEEDS_SIGNATURE_CHECK: Record<string, readonly string[]> = { bwrap: ['kill-grader'] };
-
 for (const [name, backend, available] of backends) {
   describe.skipIf(!available || !withPytest)(`repo-repair's grader under attack from the package, on ${name}`, () => {
     it('the folder as exported: harbor-oracle scores 1, a policy that only submits 0', async () => {
@@ -104,11 +97,9 @@ for (const [name, backend, available] of backends) {
     }, 300_000);
 
     for (const attack of Object.keys(GRADER_ATTACKS)) {
+      // Under bubblewrap the runner shares the grader's uid and can kill it (kill-grader): there the
+      // framework's check of the signed verdict refuses the reward.txt the package wrote then.
       const title = `${attack}: reward 0, a failure not an environment error, nothing left running`;
-      if (NEEDS_SIGNATURE_CHECK[name]?.includes(attack)) {
-        it.todo(title);
-        continue;
-      }
       it(
         title,
         async () => {
@@ -123,7 +114,7 @@ for (const [name, backend, available] of backends) {
 
     it('crl run --policy harbor-oracle records each attack as a failure with reward 0, the plain folder as a success', () => {
       const suite = join(root, name, 'suite');
-      const attacks = Object.keys(GRADER_ATTACKS).filter((a) => !NEEDS_SIGNATURE_CHECK[name]?.includes(a));
+      const attacks = Object.keys(GRADER_ATTACKS);
       for (const a of attacks) attackFolder(join(suite, a), task, a);
       plainFolder(join(suite, 'plain'), task);
       const out = join(root, name, 'suite.jsonl');
