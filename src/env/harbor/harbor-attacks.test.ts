@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,10 +6,9 @@ import { crl } from '../../cli/testing/spawn-crl.ts';
 import { readRecordsFile } from '../../rollout/record-file.ts';
 import { bwrapBackend } from '../../sandbox/bwrap-backend.ts';
 import { dockerBackend } from '../../sandbox/docker-backend.ts';
-import { OWNER_LABEL, SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
 import type { SandboxBackend } from '../../sandbox/backend.ts';
 import { dockerAvailable } from '../../sandbox/testing/docker-available.ts';
-import { childrenOf } from '../../sandbox/testing/host-processes.ts';
+import { ownBwraps, ownContainers } from '../../sandbox/testing/own-sandboxes.ts';
 import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
 import { HarborEnv } from './harbor-env.ts';
 import { loadHarborTask } from './load-tasks.ts';
@@ -25,28 +23,6 @@ import { attackTask, ATTACKS } from './testing/attack-tasks.ts';
  */
 const root = mkdtempSync(join(tmpdir(), 'crl-harbor-attacks-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-/** Containers this process started that are still there. */
-function containers(): string[] {
-  return spawnSync(
-    'docker',
-    ['ps', '-a', '--filter', `label=${SANDBOX_LABEL}`, '--format', `{{.ID}} {{.Label "${OWNER_LABEL}"}}`],
-    { encoding: 'utf8' },
-  )
-    .stdout.split('\n')
-    .filter((l) => l.includes(`/${process.pid}.`));
-}
-
-/** bwrap processes this process started that are still there. */
-function bwraps(): number[] {
-  return childrenOf(process.pid).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'bwrap';
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** The oracle's episode: solve.sh, then submit. Resolves with the verifier's word; rejects on an environment error. */
 async function attack(name: string, backend: SandboxBackend): Promise<{ reward: number; observation: string }> {
@@ -75,8 +51,8 @@ for (const [name, backend, available] of backends) {
         const r = await attack(a, backend());
         expect(r.reward, r.observation).toBe(0);
         if (a === 'fill-disk') expect(r.observation).toMatch(/over its storage_mb of 50/);
-        expect(containers()).toEqual([]);
-        expect(bwraps()).toEqual([]);
+        expect(ownContainers({ all: true })).toEqual([]);
+        expect(ownBwraps()).toEqual([]);
       }, 120_000);
     }
   });

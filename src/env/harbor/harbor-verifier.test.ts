@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,14 +12,9 @@ import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
 import type { SandboxBackend } from '../../sandbox/backend.ts';
 import { bwrapBackend } from '../../sandbox/bwrap-backend.ts';
 import { dockerBackend } from '../../sandbox/docker-backend.ts';
-import { OWNER_LABEL, SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
 import { dockerAvailable } from '../../sandbox/testing/docker-available.ts';
-import {
-  childrenOf,
-  processesInNamespace,
-  processesWithArg,
-  sandboxPidNamespace,
-} from '../../sandbox/testing/host-processes.ts';
+import { processesInNamespace, processesWithArg, sandboxPidNamespace } from '../../sandbox/testing/host-processes.ts';
+import { ownBwraps, ownContainers } from '../../sandbox/testing/own-sandboxes.ts';
 import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
 import { Rng } from '../../util/random.ts';
 import { waitFor } from '../../util/testing/wait-for.ts';
@@ -39,45 +34,22 @@ const root = mkdtempSync(join(tmpdir(), 'crl-harbor-verifier-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const TAG = `crl-daemon-${process.pid}-${Date.now() % 100000}`;
 
-/** Sandbox containers of this process that are running. */
-function containers(): string[] {
-  return spawnSync(
-    'docker',
-    ['ps', '--filter', `label=${SANDBOX_LABEL}`, '--format', `{{.ID}} {{.Label "${OWNER_LABEL}"}}`],
-    { encoding: 'utf8' },
-  )
-    .stdout.split('\n')
-    .filter((l) => l.includes(`/${process.pid}.`))
-    .map((l) => l.split(' ')[0]!);
-}
-
-/** bwrap processes this process started that are still there. */
-function bwraps(): number[] {
-  return childrenOf(process.pid).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'bwrap';
-    } catch {
-      return false;
-    }
-  });
-}
-
 /** Processes running in this process's one sandbox (host pids for bwrap, container pids for docker). */
 function sandboxProcesses(backend: string): string[] {
   if (backend === 'bwrap') {
-    const [bwrap] = bwraps();
+    const [bwrap] = ownBwraps();
     const ns = bwrap === undefined ? null : sandboxPidNamespace(bwrap);
     return ns === null ? [] : processesInNamespace(ns).map(String);
   }
-  const [id] = containers();
+  const [id] = ownContainers();
   const top = spawnSync('docker', ['top', id!, '-o', 'pid,stat,args'], { encoding: 'utf8' });
   return top.stdout.trim().split('\n').slice(1);
 }
 
 /** Kills the sandbox of this process from outside, as a host failure would. */
 function killSandbox(backend: string): void {
-  if (backend === 'bwrap') process.kill(bwraps()[0]!, 'SIGKILL');
-  else expect(spawnSync('docker', ['kill', containers()[0]!]).status).toBe(0);
+  if (backend === 'bwrap') process.kill(ownBwraps()[0]!, 'SIGKILL');
+  else expect(spawnSync('docker', ['kill', ownContainers()[0]!]).status).toBe(0);
 }
 
 /** A HarborEnv that keeps its last observation. */

@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,10 +6,9 @@ import { crl } from '../../cli/testing/spawn-crl.ts';
 import { readRecordsFile } from '../../rollout/record-file.ts';
 import { bwrapBackend } from '../../sandbox/bwrap-backend.ts';
 import { dockerBackend } from '../../sandbox/docker-backend.ts';
-import { OWNER_LABEL, SANDBOX_LABEL } from '../../sandbox/docker-cli.ts';
 import type { SandboxBackend } from '../../sandbox/backend.ts';
 import { dockerAvailable } from '../../sandbox/testing/docker-available.ts';
-import { childrenOf } from '../../sandbox/testing/host-processes.ts';
+import { ownBwraps, ownContainers } from '../../sandbox/testing/own-sandboxes.ts';
 import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
 import { HarborEnv } from '../harbor/harbor-env.ts';
 import { loadHarborTask } from '../harbor/load-tasks.ts';
@@ -31,28 +29,6 @@ const root = mkdtempSync(join(tmpdir(), 'crl-repo-repair-attacks-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const seed = repoRepair.evalSeeds.start;
 const task = generateRepoRepair(seed, repoRepairKnobs.parse({}));
-
-/** Containers this process started that are still there. */
-function containers(): string[] {
-  return spawnSync(
-    'docker',
-    ['ps', '-a', '--filter', `label=${SANDBOX_LABEL}`, '--format', `{{.ID}} {{.Label "${OWNER_LABEL}"}}`],
-    { encoding: 'utf8' },
-  )
-    .stdout.split('\n')
-    .filter((l) => l.includes(`/${process.pid}.`));
-}
-
-/** bwrap processes this process started that are still there. */
-function bwraps(): number[] {
-  return childrenOf(process.pid).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'bwrap';
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** One episode: solve.sh (unless `nop`), then submit. Rejects on an environment error. */
 async function episode(
@@ -92,8 +68,8 @@ for (const [name, backend, available] of backends) {
       const fixed = await episode(folder, backend(), 'oracle');
       expect(fixed.reward, fixed.observation).toBe(1);
       expect((await episode(folder, backend(), 'nop')).reward).toBe(0);
-      expect(containers()).toEqual([]);
-      expect(bwraps()).toEqual([]);
+      expect(ownContainers({ all: true })).toEqual([]);
+      expect(ownBwraps()).toEqual([]);
     }, 300_000);
 
     for (const attack of Object.keys(GRADER_ATTACKS)) {
@@ -105,8 +81,8 @@ for (const [name, backend, available] of backends) {
         async () => {
           const r = await episode(attackFolder(join(root, name, attack), task, attack), backend(), 'oracle');
           expect(r.reward, r.observation).toBe(0);
-          expect(containers()).toEqual([]);
-          expect(bwraps()).toEqual([]);
+          expect(ownContainers({ all: true })).toEqual([]);
+          expect(ownBwraps()).toEqual([]);
         },
         300_000,
       );
@@ -140,8 +116,8 @@ for (const [name, backend, available] of backends) {
       const got = Object.fromEntries(readRecordsFile(out).map((x) => [x.env, [x.reward, x.outcome]]));
       const want = Object.fromEntries(attacks.map((a) => [`harbor:${a}`, [0, 'failure']]));
       expect(got).toEqual({ ...want, 'harbor:plain': [1, 'success'] });
-      expect(containers()).toEqual([]);
-      expect(bwraps()).toEqual([]);
+      expect(ownContainers({ all: true })).toEqual([]);
+      expect(ownBwraps()).toEqual([]);
     }, 600_000);
   });
 }

@@ -1,0 +1,29 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { OWNER_LABEL, SANDBOX_LABEL } from '../docker-cli.ts';
+import { childrenOf } from './host-processes.ts';
+
+/**
+ * What this test process's sandboxes leave behind, for tests that check nothing is: its sandbox
+ * containers (by the owner label naming this pid) and its bwrap children.
+ */
+
+/** Ids of this process's sandbox containers: running ones, or with `all` stopped ones too. */
+export function ownContainers(options: { all?: boolean } = {}): string[] {
+  const args = ['ps', ...(options.all ? ['-a'] : []), '--filter', `label=${SANDBOX_LABEL}`];
+  return spawnSync('docker', [...args, '--format', `{{.ID}} {{.Label "${OWNER_LABEL}"}}`], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter((l) => l.includes(`/${process.pid}.`))
+    .map((l) => l.split(' ')[0]!);
+}
+
+/** Host pids of the bwrap processes this process started that are still there. */
+export function ownBwraps(): number[] {
+  return childrenOf(process.pid).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'bwrap';
+    } catch {
+      return false;
+    }
+  });
+}
