@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { modelConfig } from '../../model/config.ts';
 import { PolicyModel } from '../../model/policy.ts';
@@ -7,8 +7,8 @@ import { DEFAULT_OPTIMIZER } from '../../optim/config.ts';
 import { Rng } from '../../util/random.ts';
 import { waitFor } from '../../util/testing/wait-for.ts';
 import { torchAvailable } from '../testing/torch-available.ts';
+import { listeningTrainer } from '../testing/torch-listen.ts';
 import { TorchTrainer, TorchTrainerError } from './torch-trainer.ts';
-import { CRL_TORCH_PYTHON_PATH, DEFAULT_TORCH_COMMAND } from './trainer-target.ts';
 
 /**
  * A trainer started separately (`python3 -m crl_torch --listen`, as on a GPU machine) and reached
@@ -16,23 +16,6 @@ import { CRL_TORCH_PYTHON_PATH, DEFAULT_TORCH_COMMAND } from './trainer-target.t
  * another (a resumed run reconnects), and a server that goes away is an error naming its address.
  */
 const run = torchAvailable('torch trainer over TCP') ? describe : describe.skip;
-
-/** Starts a listening trainer on a free port; resolves with the port it printed. */
-async function listen(children: ChildProcess[]): Promise<{ child: ChildProcess; port: number }> {
-  const [python, ...args] = DEFAULT_TORCH_COMMAND;
-  const child = spawn(python!, [...args, '--listen', '127.0.0.1:0', '--threads', '1'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, PYTHONPATH: CRL_TORCH_PYTHON_PATH },
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  const port = await waitFor(() => Number(/listening on 127\.0\.0\.1:(\d+)/.exec(stderr)?.[1] ?? 0), {
-    what: 'the trainer to print its port',
-    timeoutMs: 120_000,
-  });
-  return { child, port };
-}
 
 function errorOf(fn: () => unknown): Error {
   try {
@@ -55,7 +38,7 @@ run('TorchTrainer over TCP (--trainer-url)', () => {
   });
 
   it('trains as the embedded engine does, serves a second client, and names its address when gone', async () => {
-    const { child, port } = await listen(children);
+    const { child, port } = await listeningTrainer(children);
     const url = `tcp://127.0.0.1:${port}`;
     const cfg = modelConfig('tiny');
     const policy = new PolicyModel({ config: cfg, optim: DEFAULT_OPTIMIZER, rng: new Rng(1) });
