@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServe, tinyCheckpoint, type Served } from '../src/adapters/testing/crl-serve.ts';
-import { readTiming } from '../src/experiments/timing-log.ts';
+import { readTiming } from '../src/experiments/runs/timing-log.ts';
 import { redisAvailable, startRedis, type RedisProcess } from '../src/queue/testing/redis-server.ts';
 import { CRL_BIN, crlAsync } from '../src/cli/testing/spawn-crl.ts';
 

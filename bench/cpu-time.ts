@@ -13,9 +13,9 @@
  *  - refB64TokPerCpuS: the reference model sampling 64 sequences of 255 new tokens.
  * Last line: one JSON object with the figures asked for (all by default).
  */
-import { modelConfig } from '../src/model/config.ts';
-import { PolicyModel } from '../src/model/policy.ts';
-import { ModelSampler } from '../src/model/sampler.ts';
+import { modelConfig } from '../src/model/network/config.ts';
+import { PolicyModel } from '../src/model/network/policy.ts';
+import { ModelSampler } from '../src/model/sampler/sampler.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { gemm } from '../src/tensor/gemm.ts';
 import { nativeAddon } from '../src/tensor/native.ts';

@@ -22,9 +22,9 @@ import { estimateAdvantages } from '../src/rl/advantage-estimators.ts';
 import { policyAdvantages } from '../src/rl/policy-advantages.ts';
 import { policyMask } from '../src/rl/ppo-update.ts';
 import { segmentRewards } from '../src/rl/segment-rewards.ts';
-import { algorithmSpec } from '../src/experiments/algorithms.ts';
-import { ESTIMATOR_CONFIGS, estimatorOf, segmentsAfter } from '../src/experiments/iteration-stages.ts';
-import { systemOverrides } from '../src/experiments/systems.ts';
+import { algorithmSpec } from '../src/experiments/train/algorithms.ts';
+import { ESTIMATOR_CONFIGS, estimatorOf, segmentsAfter } from '../src/experiments/train/iteration-stages.ts';
+import { systemOverrides } from '../src/experiments/reproduce/systems.ts';
 import { Rng } from '../src/util/random.ts';
 import { parseBenchArgs } from './bench-args.ts';
 

@@ -8,10 +8,10 @@
  *                                               computes the full square, so this undercounts work)
  * Last line: one JSON object for the reference model.
  */
-import { modelConfig, type ModelConfig } from '../src/model/config.ts';
-import { PolicyModel } from '../src/model/policy.ts';
-import { Profiler } from '../src/model/profiler.ts';
-import { ModelSampler } from '../src/model/sampler.ts';
+import { modelConfig, type ModelConfig } from '../src/model/network/config.ts';
+import { PolicyModel } from '../src/model/network/policy.ts';
+import { Profiler } from '../src/model/network/profiler.ts';
+import { ModelSampler } from '../src/model/sampler/sampler.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { gemmBackend } from '../src/tensor/gemm.ts';
 import { measureGemmCeiling } from './gemm-ceiling.ts';

@@ -3,7 +3,7 @@
  * --init <checkpoint dir> [--system compaction-rl] [--preset quick] [--env kv-ledger] [--iterations 3]
  * [--no-merge]` (--no-merge: ppo.mergePrefixes false, every segment run on its own).
  *
- * Runs the training loop itself (src/experiments/train-loop.ts's train(), in a temporary run
+ * Runs the training loop itself (src/experiments/train/train-loop.ts's train(), in a temporary run
  * directory) on a preset's training config, from the first iteration past the critic warm-up so
  * every iteration has both updates, with every stage wrapped (train's wrapStages) to charge wall
  * and CPU time to:
@@ -23,16 +23,16 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { deepMerge } from '../src/config/config-flags.ts';
 import { parseTrainConfig } from '../src/config/load-config.ts';
-import { getPreset } from '../src/experiments/presets.ts';
-import { systemOverrides } from '../src/experiments/systems.ts';
-import { train } from '../src/experiments/train-loop.ts';
+import { getPreset } from '../src/experiments/reproduce/presets.ts';
+import { systemOverrides } from '../src/experiments/reproduce/systems.ts';
+import { train } from '../src/experiments/train/train-loop.ts';
 import {
   aroundStages,
   type StageName,
   type TrainingRun,
   type TrainingStages,
-} from '../src/experiments/training-stages.ts';
-import { Profiler } from '../src/model/profiler.ts';
+} from '../src/experiments/train/training-stages.ts';
+import { Profiler } from '../src/model/network/profiler.ts';
 import { carrierLengths, prefixGroups } from '../src/rl/shared-prefix.ts';
 
 export interface StageTotals {

@@ -12,17 +12,17 @@
  * among the P context values is ln P. The last line is one JSON object with the whole curve.
  */
 import { z } from 'zod';
-import { modelConfig } from '../src/model/config.ts';
-import { PolicyModel } from '../src/model/policy.ts';
+import { modelConfig } from '../src/model/network/config.ts';
+import { PolicyModel } from '../src/model/network/policy.ts';
 import type { DensePart } from '../src/env/family.ts';
-import { encodeDense } from '../src/experiments/dense-warmup.ts';
-import { loadTokenizer, type LoadedTokenizer } from '../src/model/load-tokenizer.ts';
-import { VocabMap } from '../src/model/vocab-map.ts';
+import { encodeDense } from '../src/experiments/sft/dense-warmup.ts';
+import { loadTokenizer, type LoadedTokenizer } from '../src/model/tokenizer/load-tokenizer.ts';
+import { VocabMap } from '../src/model/tokenizer/vocab-map.ts';
 import type { ChatLayout } from '../src/rollout/chat-layout.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { Rng } from '../src/util/random.ts';
-import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
+import { answerLoss, type Example } from '../src/experiments/sft/sft-loss.ts';
 import { parseBenchArgs } from './bench-args.ts';
 import { valueText, VALUE_WORDS } from '../src/env/value-words.ts';
 

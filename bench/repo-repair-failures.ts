@@ -25,7 +25,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_TOKENIZER, loadTokenizer } from '../src/model/load-tokenizer.ts';
+import { DEFAULT_TOKENIZER, loadTokenizer } from '../src/model/tokenizer/load-tokenizer.ts';
 import { createChatLayout, DEFAULT_CHAT_TEMPLATES, type ChatLayout } from '../src/rollout/chat-layout.ts';
 import { readRecordsFile } from '../src/rollout/record-file.ts';
 import { renderEpisode } from '../src/rollout/render.ts';

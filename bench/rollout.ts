@@ -4,10 +4,10 @@
  * from the sampler and the environment. Run: `npm run bench:rollout [-- --episodes N]`.
  */
 import { performance } from 'node:perf_hooks';
-import { modelConfig } from '../src/model/config.ts';
-import { PolicyModel } from '../src/model/policy.ts';
-import { ModelSampler } from '../src/model/sampler.ts';
-import { loadTokenizer } from '../src/model/load-tokenizer.ts';
+import { modelConfig } from '../src/model/network/config.ts';
+import { PolicyModel } from '../src/model/network/policy.ts';
+import { ModelSampler } from '../src/model/sampler/sampler.ts';
+import { loadTokenizer } from '../src/model/tokenizer/load-tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { runEpisodes } from '../src/rollout/runner.ts';

@@ -11,8 +11,8 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { TorchTrainer } from '../src/adapters/torch/torch-trainer.ts';
-import type { ModelConfig } from '../src/model/config.ts';
-import { PolicyModel } from '../src/model/policy.ts';
+import type { ModelConfig } from '../src/model/network/config.ts';
+import { PolicyModel } from '../src/model/network/policy.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { Rng } from '../src/util/random.ts';
 import { trainFlops } from './scale-train.ts';

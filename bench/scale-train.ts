@@ -9,16 +9,16 @@
  * first update allocates the workspaces and is the warm-up; the second is timed. The loss
  * gradients are synthetic (the PPO losses cost nothing next to the model). The machine's GEMM
  * ceiling (bench/gemm-ceiling.ts) is measured in the same process after the update, and the
- * memory plan (src/model/memory-plan.ts) is printed beside the measured peak.
+ * memory plan (src/model/network/memory-plan.ts) is printed beside the measured peak.
  */
 import { performance } from 'node:perf_hooks';
-import type { ModelConfig } from '../src/model/config.ts';
-import { CriticModel } from '../src/model/critic.ts';
-import { trainingMemoryPlan } from '../src/model/memory-plan.ts';
-import { PolicyModel } from '../src/model/policy.ts';
-import { resolvePrecision } from '../src/model/weight-precision.ts';
+import type { ModelConfig } from '../src/model/network/config.ts';
+import { CriticModel } from '../src/model/network/critic.ts';
+import { trainingMemoryPlan } from '../src/model/network/memory-plan.ts';
+import { PolicyModel } from '../src/model/network/policy.ts';
+import { resolvePrecision } from '../src/model/network/weight-precision.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
-import { attentionShape } from '../src/model/config.ts';
+import { attentionShape } from '../src/model/network/config.ts';
 import { Rng } from '../src/util/random.ts';
 import { measureGemmCeiling } from './gemm-ceiling.ts';
 

@@ -11,12 +11,12 @@
  * Last line: JSON { policy: { first: {n, acc, nll}, later: {...} } }. acc = p > 0.5 (so argmax).
  */
 import { parseArgs } from 'node:util';
-import { answerLoss, type Example } from '../src/experiments/sft-loss.ts';
-import { resolveCheckpointDir } from '../src/experiments/policy-source.ts';
-import { expertEpisodes } from '../src/experiments/sft-data.ts';
+import { answerLoss, type Example } from '../src/experiments/sft/sft-loss.ts';
+import { resolveCheckpointDir } from '../src/experiments/evaluate/policy-source.ts';
+import { expertEpisodes } from '../src/experiments/sft/sft-data.ts';
 import { getFamily } from '../src/env/registry.ts';
-import { loadCheckpoint } from '../src/model/checkpoint.ts';
-import { loadTokenizer } from '../src/model/load-tokenizer.ts';
+import { loadCheckpoint } from '../src/model/formats/checkpoint.ts';
+import { loadTokenizer } from '../src/model/tokenizer/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';
 import { Rng } from '../src/util/random.ts';
 

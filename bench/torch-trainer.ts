@@ -8,8 +8,8 @@
  */
 import { z } from 'zod';
 import { TorchTrainer } from '../src/adapters/torch/torch-trainer.ts';
-import { modelConfig } from '../src/model/config.ts';
-import { PolicyModel } from '../src/model/policy.ts';
+import { modelConfig } from '../src/model/network/config.ts';
+import { PolicyModel } from '../src/model/network/policy.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import type { TrainablePolicy } from '../src/contracts/index.ts';
 import { Rng } from '../src/util/random.ts';

@@ -12,24 +12,24 @@ export { nativeStatus } from './tensor/native.ts';
 export type { NativeStatus } from './tensor/native.ts';
 
 // --- model ---
-export { WordTokenizer, UnknownWordError } from './model/tokenizer.ts';
+export { WordTokenizer, UnknownWordError } from './model/tokenizer/tokenizer.ts';
 export { VOCAB } from './words/vocab.ts';
-export { modelConfig, modelPresetNames, parseModelConfig, ModelConfigSchema } from './model/config.ts';
-export type { ModelConfig, ModelPresetName } from './model/config.ts';
-export { PolicyModel } from './model/policy.ts';
-export { CriticModel } from './model/critic.ts';
-export { ModelSampler } from './model/sampler.ts';
+export { modelConfig, modelPresetNames, parseModelConfig, ModelConfigSchema } from './model/network/config.ts';
+export type { ModelConfig, ModelPresetName } from './model/network/config.ts';
+export { PolicyModel } from './model/network/policy.ts';
+export { CriticModel } from './model/network/critic.ts';
+export { ModelSampler } from './model/sampler/sampler.ts';
 export {
   HALF_PRECISION_MIN_PARAMS,
   resolvePrecision,
   type PrecisionChoice,
   type WeightPrecision,
-} from './model/weight-precision.ts';
-export { SequenceTooLongError } from './model/pack.ts';
-export { saveCheckpoint, loadCheckpoint } from './model/checkpoint.ts';
-export { CheckpointFormatError } from './model/safetensors.ts';
-export { toHfConfig, fromHfConfig } from './model/hf-config.ts';
-export { Profiler } from './model/profiler.ts';
+} from './model/network/weight-precision.ts';
+export { SequenceTooLongError } from './model/network/pack.ts';
+export { saveCheckpoint, loadCheckpoint } from './model/formats/checkpoint.ts';
+export { CheckpointFormatError } from './model/formats/safetensors.ts';
+export { toHfConfig, fromHfConfig } from './model/formats/hf-config.ts';
+export { Profiler } from './model/network/profiler.ts';
 // optimizer (src/optim, owned by the model area)
 export { AdamW } from './optim/adamw.ts';
 export { OptimizerConfigSchema, DEFAULT_OPTIMIZER, parseOptimizerConfig } from './optim/config.ts';
@@ -201,21 +201,21 @@ export { TrainConfigSchema, ALGORITHMS } from './config/train-config.ts';
 export type { TrainConfig, TrainConfigInput, Algorithm } from './config/train-config.ts';
 export { loadTrainConfig, parseTrainConfig } from './config/load-config.ts';
 export { ConfigError, formatConfigIssues } from './config/config-error.ts';
-export { train } from './experiments/train-loop.ts';
-export { runIteration, iterationRngs } from './experiments/run-iteration.ts';
-export { defaultStages, aroundStages, STAGE_NAMES } from './experiments/training-stages.ts';
-export type { TrainingStages, TrainingRun, StageName } from './experiments/training-stages.ts';
-export { runSft } from './experiments/sft.ts';
-export { SftConfigSchema } from './experiments/sft-config.ts';
-export type { SftConfig } from './experiments/sft-config.ts';
-export { reproduce } from './experiments/reproduce.ts';
-export type { ReproduceSummary } from './experiments/reproduce.ts';
-export { getPreset, presetNames } from './experiments/presets.ts';
-export type { Preset, EvalPlan } from './experiments/preset-types.ts';
-export { SYSTEM_NAMES, systemOverrides } from './experiments/systems.ts';
-export type { SystemName } from './experiments/systems.ts';
-export { evaluatePolicy } from './experiments/evaluate-policy.ts';
-export type { EvalRequest } from './experiments/evaluate-policy.ts';
+export { train } from './experiments/train/train-loop.ts';
+export { runIteration, iterationRngs } from './experiments/train/run-iteration.ts';
+export { defaultStages, aroundStages, STAGE_NAMES } from './experiments/train/training-stages.ts';
+export type { TrainingStages, TrainingRun, StageName } from './experiments/train/training-stages.ts';
+export { runSft } from './experiments/sft/sft.ts';
+export { SftConfigSchema } from './experiments/sft/sft-config.ts';
+export type { SftConfig } from './experiments/sft/sft-config.ts';
+export { reproduce } from './experiments/reproduce/reproduce.ts';
+export type { ReproduceSummary } from './experiments/reproduce/reproduce.ts';
+export { getPreset, presetNames } from './experiments/reproduce/presets.ts';
+export type { Preset, EvalPlan } from './experiments/reproduce/preset-types.ts';
+export { SYSTEM_NAMES, systemOverrides } from './experiments/reproduce/systems.ts';
+export type { SystemName } from './experiments/reproduce/systems.ts';
+export { evaluatePolicy } from './experiments/evaluate/evaluate-policy.ts';
+export type { EvalRequest } from './experiments/evaluate/evaluate-policy.ts';
 export { writeReport } from './report/write-report.ts';
 export { buildTables } from './report/tables.ts';
 
@@ -243,8 +243,8 @@ export { JobRefused } from './queue/job-refusal.ts';
 export { QUEUE_SECRET_ENV, queueSecretFromEnv } from './queue/job-signature.ts';
 export type { QueueWorkerOptions } from './queue/queue-worker.ts';
 export { QueueError } from './queue/redis-connection.ts';
-export { RolloutWorker } from './experiments/rollout-worker.ts';
-export { queueSampling, FAILED_EPISODES_FILE } from './experiments/queue-sampling.ts';
+export { RolloutWorker } from './experiments/rollout-queue/rollout-worker.ts';
+export { queueSampling, FAILED_EPISODES_FILE } from './experiments/rollout-queue/queue-sampling.ts';
 export { withStepDelay } from './env/step-delay.ts';
 
 // --- serve (the embedded engine server, src/serve/) ---

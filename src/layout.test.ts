@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 /**
  * docs/layout.md's layer table is the law of imports: every import of a source file (type-only
  * ones included; tests excluded) goes to its own layer or to one its row allows, the allowed
- * graph itself has no circle, and no files import each other in a circle.
+ * graph itself has no circle, and no files import each other in a circle. A layer's sub-folders
+ * (model/tokenizer/, experiments/train/, ...) are rooms of that layer, not layers of their own; no
+ * folder holds more than MAX_FILES_PER_FOLDER source files of its own, so each is named for what it holds.
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(ROOT, 'src');
@@ -45,6 +47,8 @@ function importsOf(file: string): string[] {
     .map((f) => resolve(dirname(file), f));
 }
 
+const MAX_FILES_PER_FOLDER = 25;
+
 const table = layerTable();
 const files = sourceFiles(SRC);
 const edges = files.map((f) => ({ file: f, imports: importsOf(f).filter((t) => t.startsWith(SRC)) }));
@@ -54,6 +58,15 @@ describe('docs/layout.md layers', () => {
     const layers = new Set(files.map(layerOf));
     expect([...layers].filter((l) => !table.has(l)).sort()).toEqual([]);
     for (const allowed of table.values()) for (const l of allowed) expect(table.has(l), l).toBe(true);
+  });
+
+  it(`holds at most ${MAX_FILES_PER_FOLDER} source files (tests excluded) in any one folder`, () => {
+    const perFolder = new Map<string, number>();
+    for (const f of files) perFolder.set(dirname(f), (perFolder.get(dirname(f)) ?? 0) + 1);
+    const crowded = [...perFolder]
+      .filter(([, n]) => n > MAX_FILES_PER_FOLDER)
+      .map(([d, n]) => `${relative(ROOT, d)}: ${n}`);
+    expect(crowded).toEqual([]);
   });
 
   it('allows a graph without circles (a true order of layers)', () => {

@@ -25,7 +25,7 @@ void decode_attention(const float* q, const float* kc, const float* vc, float* o
                       int64_t h, int64_t hkv, int64_t d, float scale);
 
 
-// The whole decode step of src/model/decode-attention.ts for A rows: writes each row's k, v
+// The whole decode step of src/model/sampler/decode-attention.ts for A rows: writes each row's k, v
 // (qkv rows are [q (H D) | k (Hkv D) | v (Hkv D)]) into kc, vc [B, Hkv, S, D] at (slot[i], pos[i]),
 // then out[i] = attention of q[i] over its slot's first pos[i] + 1 keys, query head hh reading kv
 // head hh / (H / Hkv). Rows run in parallel; slots must be distinct (each sequence advances one
@@ -33,7 +33,7 @@ void decode_attention(const float* q, const float* kc, const float* vc, float* o
 void decode_step(const float* qkv, const int32_t* slots, const int32_t* positions, int64_t count, float* kc,
                  float* vc, int64_t s, int64_t h, int64_t hkv, int64_t d, float* out);
 
-// Prefill with prefix reuse (src/model/decode-attention.ts extendAttention for every request of one
+// Prefill with prefix reuse (src/model/sampler/decode-attention.ts extendAttention for every request of one
 // kv-extend.ts call): request i's new rows starts[i] .. starts[i + 1] of qkv ([q | k | v] rows,
 // (H + 2 Hkv) D wide), prefixes[i] tokens already cached in slot slots[i]. Writes their k, v into
 // kc, vc [B, Hkv, S, D], then out[row] = attention over the slot's first prefix + t + 1 keys. The

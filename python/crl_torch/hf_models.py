@@ -4,7 +4,7 @@ wherever transformers imports).
 The policy is the decoder of the class config.json names (Qwen3ForCausalLM or LlamaForCausalLM,
 built from crl's own config.json by AutoModelForCausalLM.from_config) and its head; the critic is
 the same decoder (AutoModel) with crl's value head, `score` (a bias-carrying [1, C] row,
-model/critic.ts). The wrappers register the transformers modules under the names the classes use
+model/network/critic.ts). The wrappers register the transformers modules under the names the classes use
 (`model.layers.3.self_attn.q_proj.weight`, `lm_head.weight`), so init, pull and save_hf speak the
 same names as with the built-in network (modules.py), and a saved policy is what
 `from_pretrained` loads. Differences from the built-in network: transformers computes its own RoPE

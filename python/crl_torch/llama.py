@@ -1,7 +1,7 @@
 """The built-in Llama / Qwen3 network (used where transformers is not importable).
 
-A functional twin of src/model/llama-block.ts and transformer.ts over named parameters (the
-Hugging Face names src/model/weights.ts lays out), so weights cross the wire by name;
+A functional twin of src/model/network/llama-block.ts and transformer.ts over named parameters (the
+Hugging Face names src/model/network/weights.ts lays out), so weights cross the wire by name;
 modules.py runs it as one nn.Module per decoder layer, which is what FSDP shards.
 Legend: B = sequences, T = longest sequence, C = dModel, H = query heads, Hkv = key/value heads,
 D = head size, F = mlpHidden, V = vocabulary.
@@ -38,7 +38,7 @@ def rotate(x, cos, sin):
 
 
 class Shape:
-    """The widths of a crl ModelConfig (src/model/config.ts attentionShape)."""
+    """The widths of a crl ModelConfig (src/model/network/config.ts attentionShape)."""
 
     def __init__(self, cfg):
         self.c = cfg["dModel"]
@@ -90,7 +90,7 @@ def policy_head(p, shape, hidden, tokens, unknown, unknown_logit):
 
 def token_stats(logits, tokens, unknown, unknown_logit):
     """logits [B, T - 1, V] of rows 0..T-2 -> log-prob of tokens[:, 1:] and the entropy, [B, T - 1]."""
-    if unknown is not None:  # a trimmed vocabulary pins its unknown slot (model/vocab-map.ts)
+    if unknown is not None:  # a trimmed vocabulary pins its unknown slot (model/tokenizer/vocab-map.ts)
         idx = torch.tensor([unknown], device=logits.device)
         logits = logits.index_fill(-1, idx, unknown_logit)
     logp = torch.log_softmax(logits, dim=-1)
@@ -100,5 +100,5 @@ def token_stats(logits, tokens, unknown, unknown_logit):
 
 
 def value_head(p, hidden):
-    """V(x[<t]) read from row t - 1: [B, T - 1] (model/critic.ts)."""
+    """V(x[<t]) read from row t - 1: [B, T - 1] (model/network/critic.ts)."""
     return (hidden[:, :-1] @ p["score.weight"].t()).squeeze(-1) + p["score.bias"][0]

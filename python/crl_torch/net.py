@@ -57,7 +57,7 @@ class Net:
 
     def forward(self, tokens, lengths, train):
         """tokens [B, T] (right-padded), lengths [B]; returns per-row outputs [B, T - 1] as float32."""
-        self.pending = None  # any forward replaces the saved activations (model/network.ts)
+        self.pending = None  # any forward replaces the saved activations (model/network/network.ts)
         with torch.set_grad_enabled(train):
             out = self.module(tokens)
         if train:

@@ -103,7 +103,7 @@ class Trainer:
         starts = _starts(lengths)
         train = bool(header.get("train"))
         self.pending.pop(net.kind, None)
-        net.pending = None  # any forward replaces the saved activations (model/network.ts)
+        net.pending = None  # any forward replaces the saved activations (model/network/network.ts)
         outputs = 2 if net.kind == "policy" else 1
         mine = self.ranks.share(len(lengths))
         mine_lengths = [lengths[i] for i in mine]

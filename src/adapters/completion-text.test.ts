@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { applyStopStrings, Detokenizer } from './completion-text.ts';
 
 describe('completion text', () => {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import { EnginePool } from './engine-pool.ts';
 import { startServe, tinyCheckpoint, type Served } from './testing/crl-serve.ts';
 

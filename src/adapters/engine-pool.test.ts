@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import { waitFor } from '../util/testing/wait-for.ts';
 import { EnginePool } from './engine-pool.ts';
 import { EngineError } from './http-sampler.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { requestSeed } from '../util/random.ts';
 import { engineProtocol, withRequestSeed } from './engine-protocols.ts';
 

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import type { LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
-import { vocabMapFromGguf } from '../model/gguf-vocab.ts';
-import { SequenceTooLongError } from '../model/pack.ts';
-import { drawScratch, drawToken } from '../model/sampling.ts';
+import { vocabMapFromGguf } from '../model/formats/gguf-vocab.ts';
+import { SequenceTooLongError } from '../model/network/pack.ts';
+import { drawScratch, drawToken } from '../model/sampler/sampling.ts';
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
 import { requestStreams, type Rng } from '../util/random.ts';
-import { UNKNOWN_LOGIT, type VocabMap } from '../model/vocab-map.ts';
+import { UNKNOWN_LOGIT, type VocabMap } from '../model/tokenizer/vocab-map.ts';
 import { asToken, createContext, LlamaCppError, loadGgufModel, modelVocabSize } from './llamacpp.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { freemem, totalmem } from 'node:os';
-import { checkGgufFile } from '../model/gguf-check.ts';
+import { checkGgufFile } from '../model/formats/gguf-check.ts';
 import type {
   ControlledEvaluateInputItem,
   Llama,

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { NotFoundError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
-import type { PolicyModel } from '../model/policy.ts';
-import { topLogprobs } from '../model/top-logprobs.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
+import type { PolicyModel } from '../model/network/policy.ts';
+import { topLogprobs } from '../model/sampler/top-logprobs.ts';
 import { startServe, tinyCheckpoint, type Served } from './testing/crl-serve.ts';
 
 const { tokenizer } = loadTokenizer('word');

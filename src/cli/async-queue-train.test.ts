@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
-import { readMetrics } from '../experiments/metrics-log.ts';
+import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { redisAvailable, startRedis, type RedisProcess } from '../queue/testing/redis-server.ts';
 import { expectBehaviourLogprobs } from './testing/behaviour-logprobs.ts';
 import { CRL_BIN, crlAsync } from './testing/spawn-crl.ts';

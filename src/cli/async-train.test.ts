@@ -2,9 +2,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readMetrics } from '../experiments/metrics-log.ts';
+import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { expectBehaviourLogprobs } from './testing/behaviour-logprobs.ts';
-import { readTiming } from '../experiments/timing-log.ts';
+import { readTiming } from '../experiments/runs/timing-log.ts';
 import { crlAsync } from './testing/spawn-crl.ts';
 
 /**

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
-import { readMetrics } from '../experiments/metrics-log.ts';
+import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { countLinesTask } from '../env/harbor/testing/task-folders.ts';
 import { sandboxAvailable } from '../sandbox/testing/sandbox-available.ts';
 import { redisAvailable, startRedis, type RedisProcess } from '../queue/testing/redis-server.ts';

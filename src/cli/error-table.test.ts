@@ -8,10 +8,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
-import { modelConfig } from '../model/config.ts';
-import { PolicyModel } from '../model/policy.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadCheckpoint, saveCheckpoint } from '../model/formats/checkpoint.ts';
+import { modelConfig } from '../model/network/config.ts';
+import { PolicyModel } from '../model/network/policy.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import { Rng } from '../util/random.ts';
 import { waitFor } from '../util/testing/wait-for.ts';

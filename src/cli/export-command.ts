@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { EXPORT_FORMATS, exportPolicy, HF_EXPORT_FILES } from '../experiments/export-policy.ts';
+import { EXPORT_FORMATS, exportPolicy, HF_EXPORT_FILES } from '../experiments/export/export-policy.ts';
 import { CliError } from './errors.ts';
 import { FORCE_HELP, prepareOutputFile, prepareOutputFiles } from './outputs.ts';
 

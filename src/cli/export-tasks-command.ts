@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { CliError } from './errors.ts';
 import { parseKnobsFlag } from './json-flag.ts';
-import { evalTaskSeeds } from '../experiments/eval-runner.ts';
+import { evalTaskSeeds } from '../experiments/evaluate/eval-runner.ts';
 import { checkTask } from './load-envs.ts';
 import { addContainerFiles, ImageRefSchema } from '../env/harbor/container-files.ts';
 

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readMetrics } from '../experiments/metrics-log.ts';
+import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { redisAvailable, startRedis, type RedisProcess } from '../queue/testing/redis-server.ts';
 import { waitFor } from '../util/testing/wait-for.ts';
 import { CRL_BIN, crlAsync } from './testing/spawn-crl.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseSummaryWriter as parseWriterSpec, type SummaryWriterSpec } from '../eval/summary-writer.ts';
 import { SANDBOX_CHOICES } from '../env/harbor/task-sandbox.ts';
-import { HALF_PRECISION_MIN_PARAMS, PrecisionChoiceSchema } from '../model/weight-precision.ts';
+import { HALF_PRECISION_MIN_PARAMS, PrecisionChoiceSchema } from '../model/network/weight-precision.ts';
 import { CliError } from './errors.ts';
 
 /** `--summary-writer`: who writes summaries (Table 1 analogue, method §8); one grammar, in eval/. */
@@ -42,7 +42,7 @@ export const RunFlagsSchema = z
     tokenizer: z.string().min(1).optional(),
     /** --sandbox for task folders: auto | docker | bwrap (env/harbor/task-sandbox.ts). */
     sandbox: z.enum(SANDBOX_CHOICES, { error: `expected one of ${SANDBOX_CHOICES.join(', ')}` }).default('auto'),
-    /** --precision: the embedded sampler's weight matrices (model/weight-precision.ts). */
+    /** --precision: the embedded sampler's weight matrices (model/network/weight-precision.ts). */
     precision: PrecisionChoiceSchema.default('auto'),
     out: z.string().min(1),
   })

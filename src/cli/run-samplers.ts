@@ -1,14 +1,14 @@
 import type { TaskFamily } from '../env/family.ts';
 import type { SummaryWriterSpec } from '../eval/summary-writer.ts';
-import { policySource, summaryWriterSource } from '../experiments/policy-source.ts';
-import type { LoadedTokenizer } from '../model/load-tokenizer.ts';
-import type { PrecisionChoice } from '../model/weight-precision.ts';
+import { policySource, summaryWriterSource } from '../experiments/evaluate/policy-source.ts';
+import type { LoadedTokenizer } from '../model/tokenizer/load-tokenizer.ts';
+import type { PrecisionChoice } from '../model/network/weight-precision.ts';
 import type { TokenSampler } from '../contracts/index.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 
 /**
  * `crl run`'s acting and summary samplers. What --policy and --summary-writer name is resolved and
- * checked by experiments/policy-source.ts, as for crl eval and the pipeline; only the random
+ * checked by experiments/evaluate/policy-source.ts, as for crl eval and the pipeline; only the random
  * streams are crl run's own, unchanged so that a --seed reproduces the same records: a scripted
  * actor draws from mixSeed(seed, 1), a model actor from mixSeed(seed, 3), a scripted writer from
  * mixSeed(seed, 2) and a model writer from mixSeed(mixSeed(seed, 2), 3).

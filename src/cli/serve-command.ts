@@ -4,7 +4,7 @@ import { ADMIN_TOKEN_ENV, UPDATE_WEIGHTS_PATH } from '../adapters/engine-weights
 import { DEFAULT_LIMITS } from '../serve/sampler-server.ts';
 import { serveCheckpoint, type ServedCheckpoint } from '../serve/serve-checkpoint.ts';
 import { ServeError } from '../serve/serve-error.ts';
-import { PrecisionChoiceSchema } from '../model/weight-precision.ts';
+import { PrecisionChoiceSchema } from '../model/network/weight-precision.ts';
 import { CliError } from './errors.ts';
 import { PRECISION_HELP } from './run-flags.ts';
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest, startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
-import type { PolicyModel } from '../model/policy.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
+import type { PolicyModel } from '../model/network/policy.ts';
 import { waitFor } from '../util/testing/wait-for.ts';
 
 const TOKEN = 'a-long-random-admin-token-for-tests';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest, startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 
 /**
  * Slow and idle clients against a real `crl serve` process (docs/decisions/0029): a request takes

@@ -1,18 +1,18 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { formatConfigIssues, withFlagHint } from '../config/config-error.ts';
-import { readMetrics } from '../experiments/metrics-log.ts';
-import { createProgress, SFT_FIELDS } from '../experiments/progress.ts';
-import { newRunName, readRunConfig, runDirState } from '../experiments/run-dir.ts';
-import { runSft } from '../experiments/sft.ts';
-import { SftConfigSchema, type SftConfig } from '../experiments/sft-config.ts';
+import { readMetrics } from '../experiments/runs/metrics-log.ts';
+import { createProgress, SFT_FIELDS } from '../experiments/runs/progress.ts';
+import { newRunName, readRunConfig, runDirState } from '../experiments/runs/run-dir.ts';
+import { runSft } from '../experiments/sft/sft.ts';
+import { SftConfigSchema, type SftConfig } from '../experiments/sft/sft-config.ts';
 import { configDifferences } from '../config/config-diff.ts';
 import { isHarborEnv } from '../env/harbor/task-set.ts';
 import { CliError } from './errors.ts';
 import { checkTask } from './load-envs.ts';
 import { asUserError } from './train-command.ts';
 import { parseJsonFlag } from './json-flag.ts';
-import { readPolicyTokenizer } from '../model/load-policy.ts';
+import { readPolicyTokenizer } from '../model/formats/load-policy.ts';
 
 /** The flag that sets each SFT config path, so a refused value names what the user typed. */
 const SFT_FLAGS = Object.entries({

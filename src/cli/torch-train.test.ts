@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tinyCheckpoint } from '../adapters/testing/crl-serve.ts';
 import { torchAvailable } from '../adapters/testing/torch-available.ts';
-import { readMetrics } from '../experiments/metrics-log.ts';
-import { readTiming } from '../experiments/timing-log.ts';
+import { readMetrics } from '../experiments/runs/metrics-log.ts';
+import { readTiming } from '../experiments/runs/timing-log.ts';
 import { crlAsync } from './testing/spawn-crl.ts';
 
 /**

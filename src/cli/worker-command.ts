@@ -1,7 +1,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { RolloutWorker } from '../experiments/rollout-worker.ts';
+import { RolloutWorker } from '../experiments/rollout-queue/rollout-worker.ts';
 import { QUEUE_SECRET_ENV, queueSecretFromEnv } from '../queue/job-signature.ts';
 import { refusedWhy } from '../queue/job-refusal.ts';
 import { startQueueWorker } from '../queue/queue-worker.ts';

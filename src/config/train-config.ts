@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { modelPresetSchema } from '../model/config.ts';
+import { modelPresetSchema } from '../model/network/config.ts';
 import { compactionGaeConfigSchema } from '../rl/advantage-estimators.ts';
 import { ppoConfigSchema } from '../rl/ppo-config.ts';
 import { RolloutConfigSchema } from '../rollout/config.ts';
@@ -72,7 +72,7 @@ export const OptimSchema = z
 
 export const ModelSectionSchema = z
   .object({
-    /** A model preset (src/model/config.ts). */
+    /** A model preset (src/model/network/config.ts). */
     preset: modelPresetSchema.default('reference'),
     /** Checkpoint to start from (the SFT base); absent = fresh weights. */
     init: z.string().min(1).optional(),

@@ -1,6 +1,6 @@
 /**
  * Token ids <-> text for one vocabulary (the built-in word vocabulary, or a Hugging Face tokenizer:
- * src/model/load-tokenizer.ts). Chat markers are not the tokenizer's business: the rollout
+ * src/model/tokenizer/load-tokenizer.ts). Chat markers are not the tokenizer's business: the rollout
  * runtime derives them from the model's chat template (src/rollout/chat-format.ts).
  */
 export interface Tokenizer {

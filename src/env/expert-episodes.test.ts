@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { BUILTIN_FAMILIES } from './builtin.ts';
 import { variantKnobs } from './knobs.ts';
 import { runExpertEpisodes, windowsUsed } from '../experiments/testing/runtime-episodes.ts';

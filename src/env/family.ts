@@ -70,7 +70,7 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
    * all at once. A family whose episodes run commands in a sandbox sets it: 512 repo-repair episodes
    * at once on 2 cores time out their pytest runs and the expert succeeds in about half (32 at once:
    * 29 of 32). In-process families leave it unset (nothing to bound). Episodes draw from streams of
-   * their own (model/sampler.ts), so the bound changes the wall time, not the episodes.
+   * their own (model/sampler/sampler.ts), so the bound changes the wall time, not the episodes.
    */
   readonly maxConcurrentEpisodes?: number;
   /**

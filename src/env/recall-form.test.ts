@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { recallForm, recallValueWords } from './recall-form.ts';
 import { getFamily } from './registry.ts';

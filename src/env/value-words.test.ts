@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import { LETTERS, NUMBERS, WORDS } from '../words/vocab.ts';
 import { isValueWord, VALUE_WORDS, valueText } from './value-words.ts';
 

@@ -6,7 +6,7 @@
  * segments' outputs, and one backward with the two segments' per-token gradients added gives the
  * gradient of the sum of their losses. The losses themselves stay per segment: masks, advantages,
  * GAE and the segment-mean ablation all still see each segment on its own; only the model calls
- * are shared. SFT merges its sequences the same way (experiments/sft-data.ts).
+ * are shared. SFT merges its sequences the same way (experiments/sft/sft-data.ts).
  *
  * S = segments, G = groups (sequences actually run), T = one segment's length.
  */

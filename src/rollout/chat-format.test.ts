@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { TextPolicy } from '../contracts/index.ts';
 import { getFamily } from '../env/registry.ts';
-import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
-import { glmStyleDir, llama3BaseDir, llama3InstructDir } from '../model/testing/tokenizer-dirs.ts';
+import { loadTokenizer, type LoadedTokenizer } from '../model/tokenizer/load-tokenizer.ts';
+import { glmStyleDir, llama3BaseDir, llama3InstructDir } from '../model/tokenizer/testing/tokenizer-dirs.ts';
 import { Rng } from '../util/random.ts';
 import { ChatTemplateError, deriveChatFormat, OBSERVATION_ROLE, renderChat } from './chat-format.ts';
 import { DEFAULT_CHAT_TEMPLATES } from './chat-layout.ts';

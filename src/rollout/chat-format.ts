@@ -51,7 +51,7 @@ export class ChatTemplateError extends Error {
   }
 }
 
-/** What the derivation needs from a loaded tokenizer (model/load-tokenizer.ts). */
+/** What the derivation needs from a loaded tokenizer (model/tokenizer/load-tokenizer.ts). */
 export interface ChatTemplateSource {
   name: string;
   tokenizer: Tokenizer;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import { budgetTerms, overFamilySizes, resolveRolloutConfig, RolloutConfigError } from './config.ts';
 
 const source = loadTokenizer('word');

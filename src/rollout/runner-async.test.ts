@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { waitFor } from '../util/testing/wait-for.ts';
 import { resolveRolloutConfig } from './config.ts';

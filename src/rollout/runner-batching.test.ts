@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { resolveRolloutConfig } from './config.ts';
 import { InstructionTooLongError } from './episode-errors.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_FAMILIES } from '../env/builtin.ts';
 import type { TaskFamily } from '../env/family.ts';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { resolveRolloutConfig } from './config.ts';
 import type { EpisodeSpec } from './episode.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { Rng } from '../util/random.ts';
 import { createChatLayout, DEFAULT_CHAT_TEMPLATES, maxResumeTurnLength, maxStepLength } from './chat-layout.ts';
 import { resolveRolloutConfig, type RolloutConfig } from './config.ts';

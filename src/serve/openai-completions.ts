@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { PositionLogprobs, ScoreSampling } from '../model/top-logprobs.ts';
+import type { PositionLogprobs, ScoreSampling } from '../model/sampler/top-logprobs.ts';
 import type { SampleRequest, SampleResult, SamplingParams, Tokenizer } from '../contracts/index.ts';
 import { applyStopStrings, Detokenizer } from '../adapters/completion-text.ts';
 import { HttpError } from './http-guard.ts';

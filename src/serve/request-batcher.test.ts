@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { modelConfig } from '../model/config.ts';
-import { PolicyModel } from '../model/policy.ts';
-import { ModelSampler } from '../model/sampler.ts';
+import { modelConfig } from '../model/network/config.ts';
+import { PolicyModel } from '../model/network/policy.ts';
+import { ModelSampler } from '../model/sampler/sampler.ts';
 import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
 import type { SampleRequest, SamplingParams, TokenSampler } from '../contracts/index.ts';
 import { Rng } from '../util/random.ts';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { PositionLogprobs, ScoreSampling } from '../model/top-logprobs.ts';
+import type { PositionLogprobs, ScoreSampling } from '../model/sampler/top-logprobs.ts';
 import type { SampleRequest, SampleResult, SamplingParams, Tokenizer } from '../contracts/index.ts';
 import { send } from './http-errors.ts';
 

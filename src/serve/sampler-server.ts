@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UPDATE_WEIGHTS_PATH } from '../adapters/engine-weights.ts';
-import type { PositionLogprobs, ScoreSampling } from '../model/top-logprobs.ts';
+import type { PositionLogprobs, ScoreSampling } from '../model/sampler/top-logprobs.ts';
 import type { SampleRequest, SamplingParams, TokenSampler, Tokenizer } from '../contracts/index.ts';
 import { sendError, sendErrorAndClose } from './http-errors.ts';
 import { checkJsonContentType, checkOrigin, hostChecker, HttpError } from './http-guard.ts';

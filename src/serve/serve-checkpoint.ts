@@ -1,12 +1,12 @@
 import { basename } from 'node:path';
 import { ENGINE_PROTOCOLS } from '../adapters/engine-protocols.ts';
 import { ADMIN_TOKEN_ENV, UPDATE_WEIGHTS_PATH } from '../adapters/engine-weights.ts';
-import { resolveCheckpointDir } from '../experiments/policy-source.ts';
-import { loadPolicyDir } from '../model/load-policy.ts';
-import { ModelSampler } from '../model/sampler.ts';
-import { tokenizerForCheckpoint } from '../model/tokenizer-match.ts';
-import { topLogprobs } from '../model/top-logprobs.ts';
-import type { PrecisionChoice, WeightPrecision } from '../model/weight-precision.ts';
+import { resolveCheckpointDir } from '../experiments/evaluate/policy-source.ts';
+import { loadPolicyDir } from '../model/formats/load-policy.ts';
+import { ModelSampler } from '../model/sampler/sampler.ts';
+import { tokenizerForCheckpoint } from '../model/tokenizer/tokenizer-match.ts';
+import { topLogprobs } from '../model/sampler/top-logprobs.ts';
+import type { PrecisionChoice, WeightPrecision } from '../model/network/weight-precision.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { isLoopback } from './http-guard.ts';
 import type { ServerLimits } from './request-slots.ts';
@@ -35,7 +35,7 @@ export interface ServeCheckpointOptions {
   limits?: Partial<ServerLimits>;
   /** The label of the weights served at start (SGLang's --weight-version; default 'default'). */
   weightVersion?: string;
-  /** The sampler's weight precision (model/weight-precision.ts; default 'auto'). */
+  /** The sampler's weight precision (model/network/weight-precision.ts; default 'auto'). */
   precision?: PrecisionChoice;
   /** Where the server's lines go (weight updates, internal errors). */
   log?: (line: string) => void;

@@ -1,6 +1,6 @@
 /**
  * Native twins of the non-GEMM ops, with the same signatures as their TypeScript originals
- * (swiglu.ts, softmax.ts, rmsnorm.ts, rope.ts, attention.ts, and decodeAttention in src/model/decode-attention.ts). `nativeOps` is null when the addon is unavailable, so an op's
+ * (swiglu.ts, softmax.ts, rmsnorm.ts, rope.ts, attention.ts, and decodeAttention in src/model/sampler/decode-attention.ts). `nativeOps` is null when the addon is unavailable, so an op's
  * dispatch is one line at the top of its TypeScript function:
  *
  *   if (nativeOps) return nativeOps.swigluForward(args);
@@ -23,7 +23,7 @@ import type { CausalSoftmaxArgs } from './op-args.ts';
 import type { SwigluBackwardArgs } from './op-args.ts';
 import type { SwigluForwardArgs } from './op-args.ts';
 
-/** Arguments of src/model/decode-attention.ts's decodeAttention (the whole decode step). */
+/** Arguments of src/model/sampler/decode-attention.ts's decodeAttention (the whole decode step). */
 export interface DecodeStepArgs {
   qkv: Float32Array; // [A, (H + 2 Hkv) D] this step's post-RoPE rows
   slotIds: Int32Array; // [A] distinct slots
@@ -39,7 +39,7 @@ export interface DecodeStepArgs {
   // Scratch of the TypeScript path (qbuf, scores, obuf) is accepted and ignored.
 }
 
-/** Arguments of every request's extendAttention in one kv-extend.ts call (src/model/decode-attention.ts). */
+/** Arguments of every request's extendAttention in one kv-extend.ts call (src/model/sampler/decode-attention.ts). */
 export interface ExtendStepArgs {
   qkv: Float32Array; // [N, (H + 2 Hkv) D] the new rows of all requests, post-RoPE
   starts: Int32Array; // [R + 1] request i's rows are starts[i] .. starts[i + 1]
@@ -76,7 +76,7 @@ export interface NativeOps {
    */
   logprobForward: ((a: LogprobForwardArgs) => void) | null;
   /**
-   * src/model/sampling.ts's drawToken on rows [0, n) at temperature 1 (u[r] in [0, 1), the row's
+   * src/model/sampler/sampling.ts's drawToken on rows [0, n) at temperature 1 (u[r] in [0, 1), the row's
    * uniform) or 0 (u[r] < 0: the argmax), top-p 1: its formulas with a vectorized exp, log-probs
    * and entropies within 1e-12 of it; rows on both threads. Null when the addon predates it.
    */

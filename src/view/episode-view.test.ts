@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { kvLedger } from '../env/kv-ledger/index.ts';
 import { runExpertEpisodes } from '../experiments/testing/runtime-episodes.ts';
-import { loadTokenizer } from '../model/load-tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import { ROLES } from './api-schema.ts';
 import { buildEpisodeView } from './episode-view.ts';
 

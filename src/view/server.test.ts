@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { listSampleFiles, readSampleFile } from '../report/sample-files.ts';
 import { recordsToJsonl } from '../rollout/record.ts';
 import {

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { collectReportData } from '../report/collect-runs.ts';
-import { readMetrics } from '../experiments/metrics-log.ts';
-import { readTiming } from '../experiments/timing-log.ts';
+import { readMetrics } from '../experiments/runs/metrics-log.ts';
+import { readTiming } from '../experiments/runs/timing-log.ts';
 import { RUN_FILES, RunConfigHeadSchema } from '../report/run-files.ts';
 import { listSampleFiles, readSampleFile } from '../report/sample-files.ts';
 import { parseRecordsJsonl } from '../rollout/record.ts';

@@ -1,4 +1,4 @@
-import { loadTokenizer, type LoadedTokenizer } from '../model/load-tokenizer.ts';
+import { loadTokenizer, type LoadedTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import { chatFormatOf } from '../rollout/chat-layout.ts';
 import type { ChatFormat } from '../rollout/chat-format.ts';
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvalResult } from '../eval/eval-result.ts';
-import { WordTokenizer } from '../model/tokenizer.ts';
+import { WordTokenizer } from '../model/tokenizer/tokenizer.ts';
 import { listSampleFiles, readSampleFile, type SampledEpisode } from '../report/sample-files.ts';
 import { bundleStatus, buildViewer } from './bundle.ts';
 import { haveChromium, launchChromium, startCrlView } from './testing/browser.ts';

@@ -2,10 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.ts';
-import { modelConfig, type ModelConfig } from '../../model/config.ts';
-import { loadTokenizer } from '../../model/load-tokenizer.ts';
-import { PolicyModel } from '../../model/policy.ts';
+import { loadCheckpoint, saveCheckpoint } from '../../model/formats/checkpoint.ts';
+import { modelConfig, type ModelConfig } from '../../model/network/config.ts';
+import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
+import { PolicyModel } from '../../model/network/policy.ts';
 import { DEFAULT_OPTIMIZER } from '../../optim/config.ts';
 import { Rng } from '../../util/random.ts';
 

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { CriticModel } from '../../model/critic.ts';
-import type { PolicyModel } from '../../model/policy.ts';
+import type { CriticModel } from '../../model/network/critic.ts';
+import type { PolicyModel } from '../../model/network/policy.ts';
 import type { Rng } from '../../util/random.ts';
 import type { TorchTrainer } from '../torch/torch-trainer.ts';
 import { maxAbsDiff, maxAbsDiffs } from './max-diff.ts';

@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { modelConfig } from '../../model/config.ts';
-import { PolicyModel } from '../../model/policy.ts';
-import { randomSequences, scrambleWeights } from '../../model/test-helpers.ts';
+import { modelConfig } from '../../model/network/config.ts';
+import { PolicyModel } from '../../model/network/policy.ts';
+import { randomSequences, scrambleWeights } from '../../model/network/test-helpers.ts';
 import { DEFAULT_OPTIMIZER } from '../../optim/config.ts';
 import { Rng } from '../../util/random.ts';
 import { waitFor } from '../../util/testing/wait-for.ts';

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { maxAbsDiff, maxAbsDiffs } from '../testing/max-diff.ts';
-import { modelConfig } from '../../model/config.ts';
-import { CriticModel } from '../../model/critic.ts';
-import { PolicyModel } from '../../model/policy.ts';
-import { randomSequences, scrambleWeights } from '../../model/test-helpers.ts';
+import { modelConfig } from '../../model/network/config.ts';
+import { CriticModel } from '../../model/network/critic.ts';
+import { PolicyModel } from '../../model/network/policy.ts';
+import { randomSequences, scrambleWeights } from '../../model/network/test-helpers.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
 import { Rng } from '../../util/random.ts';
 import { torchAvailable } from '../testing/torch-available.ts';

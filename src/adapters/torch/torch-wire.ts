@@ -1,4 +1,4 @@
-import type { LlamaNetwork } from '../../model/network.ts';
+import type { LlamaNetwork } from '../../model/network/network.ts';
 
 /**
  * The trainer protocol's tensors as bytes (docs/torch-trainer.md, "Protocol"): a network goes over

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { WordTokenizer } from '../../model/tokenizer.ts';
+import { WordTokenizer } from '../../model/tokenizer/tokenizer.ts';
 import type { ChatMessage } from '../../contracts/index.ts';
 import { Rng } from '../../util/random.ts';
 import { KnobsError } from '../knobs.ts';

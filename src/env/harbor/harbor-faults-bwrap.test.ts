@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../util/testing/wait-for.ts';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../../model/load-tokenizer.ts';
+import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../../rollout/config.ts';
 import { splitFaults } from '../../rollout/faults.ts';
 import { runEpisodes } from '../../rollout/runner.ts';

@@ -6,7 +6,7 @@ import { TEMP_PREFIX } from '../../sandbox/host-files.ts';
 import { bwrapBackend } from '../../sandbox/bwrap-backend.ts';
 import { childrenOf, openFdCount, processesWithArg } from '../../sandbox/testing/host-processes.ts';
 import { sandboxAvailable } from '../../sandbox/testing/sandbox-available.ts';
-import { loadTokenizer } from '../../model/load-tokenizer.ts';
+import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../../rollout/config.ts';
 import { runEpisodes } from '../../rollout/runner.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Environment, EnvStep } from '../../contracts/index.ts';
-import { loadTokenizer } from '../../model/load-tokenizer.ts';
+import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../../rollout/config.ts';
 import type { EpisodeRecord } from '../../rollout/record.ts';
 import { runEpisodes } from '../../rollout/runner.ts';

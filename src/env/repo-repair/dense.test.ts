@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../contracts/index.ts';
-import { loadTokenizer } from '../../model/load-tokenizer.ts';
+import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { DEFAULT_CHAT_TEMPLATES } from '../../rollout/chat-layout.ts';
 import { Rng } from '../../util/random.ts';
 import { catN, grepDefs, RESUME_PREFIX } from './dense.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runExpertEpisodes, windowsUsed, type WriterChoice } from '../../experiments/testing/runtime-episodes.ts';
-import { loadTokenizer } from '../../model/load-tokenizer.ts';
+import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { resolveRolloutConfig } from '../../rollout/config.ts';
 import type { EpisodeRecord } from '../../rollout/record.ts';
 import { runEpisodes } from '../../rollout/runner.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../../model/load-tokenizer.ts';
+import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { Rng } from '../../util/random.ts';
 import type { ChatMessage } from '../../contracts/index.ts';
 import { readWindow } from '../visible-window.ts';

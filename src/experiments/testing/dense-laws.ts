@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { WordTokenizer } from '../../model/tokenizer.ts';
+import { WordTokenizer } from '../../model/tokenizer/tokenizer.ts';
 import type { DensePart } from '../../env/family.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { loadTokenizer } from '../../model/load-tokenizer.ts';
+import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { resolveRolloutConfig, type RolloutConfigInput } from '../../rollout/config.ts';
 import type { EpisodeRecord } from '../../rollout/record.ts';
 import { runEpisodes } from '../../rollout/runner.ts';

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { parseTrainConfig } from '../../config/load-config.ts';
-import { evaluatePolicy } from '../../experiments/evaluate-policy.ts';
-import { createRunDir } from '../../experiments/run-dir.ts';
-import { train } from '../../experiments/train-loop.ts';
+import { evaluatePolicy } from '../../experiments/evaluate/evaluate-policy.ts';
+import { createRunDir } from '../../experiments/runs/run-dir.ts';
+import { train } from '../../experiments/train/train-loop.ts';
 
 /**
  * A small real training run for the viewer's tests and screenshots: kv-ledger (its family knows

@@ -1,0 +1,196 @@
+import type { TaskFamily } from '../../env/family.ts';
+import { restoreCheckpoint, saveCheckpoint } from '../../model/formats/checkpoint.ts';
+import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
+import { checkTokenizer, tokenizerForCheckpoint } from '../../model/tokenizer/tokenizer-match.ts';
+import type { ChatLayout } from '../../rollout/chat-layout.ts';
+import type { RolloutConfig } from '../../rollout/config.ts';
+import { chooseVocabulary } from './trimmed-vocabulary.ts';
+import { CriticModel } from '../../model/network/critic.ts';
+import { trainingMemoryProblem } from '../../model/network/memory-plan.ts';
+import { modelConfig } from '../../model/network/config.ts';
+import { loadPolicyDir, readPolicyTokenizer } from '../../model/formats/load-policy.ts';
+import { PolicyModel } from '../../model/network/policy.ts';
+import { ModelSampler } from '../../model/sampler/sampler.ts';
+import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
+import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
+import type { LoadedTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
+import type { TokenSampler, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
+import { EnginePool } from '../../adapters/engine-pool.ts';
+import type { Rng } from '../../util/random.ts';
+import { ConfigError } from '../../config/config-error.ts';
+import { engineUrls, type TrainConfig } from '../../config/train-config.ts';
+
+/**
+ * What the training loop holds: the policy and critic models, a sampler that follows the policy's
+ * live weights (method §6 "publish new weights": the ModelSampler reads the same buffer), and
+ * checkpoint save/restore in the model's format (weights + AdamW moments, exact).
+ */
+export interface TrainerModels {
+  policy: PolicyModel;
+  critic: CriticModel | null;
+  sampler(rng: Rng): TokenSampler;
+  /**
+   * Makes the sampler act with the policy's current weights, the weights after `version` updates
+   * (every engine replica loads them, labelled with the version; in-process: nothing to do).
+   */
+  publish(version: number): Promise<void>;
+  /** The remote engine replicas (config.engine), null when the policy samples in this process. */
+  engines: EnginePool | null;
+  save(dir: string, meta: unknown): Promise<void>;
+  restore(dir: string): Promise<void>;
+  /**
+   * Where the update runs when it is not `policy` / `critic` themselves (config.trainer: a
+   * PyTorch process, torch-trainer-models.ts); absent: in this process.
+   */
+  trainable?: RemoteTrainable;
+}
+
+/** An update that runs elsewhere; `policy` / `critic` above then mirror its weights for sampling. */
+export interface RemoteTrainable {
+  policy: TrainablePolicy;
+  critic: TrainableCritic | null;
+  /** After an iteration's update: the sampler's policy takes the new weights. */
+  afterUpdate(): void;
+  /** Seconds spent in the trainer's handlers and on the wire since the last call (metrics). */
+  takeTiming(): { computeS: number; wireS: number };
+  close(): Promise<void>;
+}
+
+/**
+ * The tokenizer a training run uses: config.tokenizer (checked against model.init's), else
+ * model.init's own, else the one the family's text needs (shell work: qwen3), else word.
+ */
+export async function trainTokenizer(config: TrainConfig, familyTokenizer?: string): Promise<LoadedTokenizer> {
+  const init = config.model.init;
+  if (!init) return loadTokenizer(config.tokenizer ?? familyTokenizer ?? 'word');
+  const ref = await readPolicyTokenizer(init);
+  return tokenizerForCheckpoint({ what: `model.init ${init}`, ref, given: config.tokenizer });
+}
+
+/**
+ * Which sampler acts during training: the policy itself (real training), or the family's scripted
+ * expert ('expert': plumbing smoke tests only; the policy then learns nothing useful).
+ */
+export type ActorKind = 'policy' | 'expert';
+
+/**
+ * Builds policy and critic: from the config's model preset (vocabulary and sequence length fitted
+ * to the tokenizer and C), or from model.init (the SFT base) with fresh optimizer state. The
+ * critic starts as a copy of the policy trunk (method §6), or of its first model.criticLayers layers.
+ */
+export async function buildTrainerModels(options: {
+  config: TrainConfig;
+  tokenizer: LoadedTokenizer;
+  family: TaskFamily;
+  needsCritic: boolean;
+  actor: ActorKind;
+  /** The resolved rollout config and layout (C bounds maxSeqLen; a fresh model's vocabulary is chosen with them). */
+  rollout: RolloutConfig;
+  layout: ChatLayout;
+  rng: Rng;
+  /** Where the policy is written for a remote engine to load (config.engine). */
+  engineWeightsDir?: string;
+  /** The engine's admin token for its weight endpoint (never stored in the config). */
+  engineToken?: string;
+  /** Where the engine pool reports a replica going down or coming back. */
+  log?: (line: string) => void;
+}): Promise<TrainerModels> {
+  const { config, tokenizer, family, rng } = options;
+  const optim = (lr: number): OptimizerConfig => ({
+    ...DEFAULT_OPTIMIZER,
+    lr,
+    gradClip: config.optim.gradClip,
+    weightDecay: config.optim.weightDecay,
+    warmupSteps: config.optim.warmupSteps,
+    // Upper bound on optimizer steps; the cosine then decays over the run, not past it.
+    totalSteps: Math.max(1, config.iterations * config.ppo.epochs * config.ppo.criticUpdatesPerPolicyUpdate * 4),
+  });
+  let policy: PolicyModel;
+  if (config.model.init) {
+    const init = await loadPolicyDir(config.model.init);
+    checkTokenizer({ what: `model.init ${config.model.init}`, ref: init.policy.vocab.tokenizer, tokenizer });
+    policy = new PolicyModel({
+      config: init.policy.config,
+      optim: optim(config.optim.policyLr),
+      params: init.policy.net.params,
+      vocab: init.policy.vocab,
+    });
+  } else {
+    const vocab = await chooseVocabulary({
+      tokenizer,
+      layout: options.layout,
+      rollout: options.rollout,
+      family,
+      knobs: config.env.knobs,
+    });
+    const mcfg = modelConfig(config.model.preset, {
+      vocabSize: vocab.size,
+      maxSeqLen: options.rollout.contextWindow,
+    });
+    policy = new PolicyModel({ config: mcfg, optim: optim(config.optim.policyLr), rng: rng.fork(), vocab });
+  }
+  if (policy.config.maxSeqLen < options.rollout.contextWindow) {
+    throw new ConfigError([
+      `rollout.contextWindow: ${options.rollout.contextWindow} is above the model's maxSeqLen (${policy.config.maxSeqLen}); lower it (--context) or use a model with a longer maxSeqLen`,
+    ]);
+  }
+  // The trainer's log-probs are those of the distribution the rollouts sample from (method §6).
+  policy.sampling = { temperature: options.rollout.temperature, topP: options.rollout.topP };
+  const criticLayers = config.model.criticLayers;
+  if (criticLayers !== undefined && criticLayers > policy.config.nLayers)
+    throw new ConfigError([
+      `model.criticLayers: ${criticLayers} is more than the policy's ${policy.config.nLayers} layers (--critic-layers takes 1 to ${policy.config.nLayers})`,
+    ]);
+  const memory = trainingMemoryProblem({
+    policy: policy.config,
+    criticLayers: options.needsCritic ? (criticLayers ?? policy.config.nLayers) : null,
+    minibatchTokens: config.ppo.minibatchTokens,
+    // An execution segment and its summary segment run as one sequence (ppo.mergePrefixes): up to 2C.
+    seqLen: Math.min(policy.config.maxSeqLen, 2 * options.rollout.contextWindow),
+    recompute: config.model.recompute ?? false,
+  });
+  if (memory) throw new ConfigError([memory]);
+  const critic = options.needsCritic
+    ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr), layers: criticLayers })
+    : null;
+  if (config.model.recompute) {
+    policy.net.recompute = true;
+    if (critic) critic.net.recompute = true;
+  }
+  const engine = config.engine;
+  if (engine && options.actor === 'expert')
+    throw new ConfigError([
+      'engine: a remote engine samples the policy; it cannot be combined with the scripted-expert actor (--actor expert)',
+    ]);
+  if (engine && !options.engineWeightsDir) throw new Error('engine: needs a directory to write the weights to');
+  const engines = engine
+    ? new EnginePool({
+        urls: engineUrls(engine.url),
+        protocol: engine.protocol,
+        ...(engine.acceptUnversioned ? { acceptUnversioned: true } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      })
+    : null;
+  return {
+    policy,
+    critic,
+    engines,
+    sampler: (r) =>
+      // A remote engine gets a seed per episode request, as the embedded sampler's streams do.
+      engines?.sampler({ seed: r.nextUint32() }) ??
+      (options.actor === 'expert'
+        ? textPolicySampler({ tokenizer, policy: family.expert, rng: r })
+        : new ModelSampler({ policy, rng: r })),
+    publish: async (version) => {
+      if (!engines) return; // the ModelSampler reads the live parameter buffer
+      await saveCheckpoint(options.engineWeightsDir!, { policy });
+      await engines.publish({
+        modelPath: options.engineWeightsDir!,
+        version: String(version),
+        ...(options.engineToken ? { token: options.engineToken } : {}),
+      });
+    },
+    save: (dir, meta) => saveCheckpoint(dir, { policy, ...(critic ? { critic } : {}), meta }),
+    restore: (dir) => restoreCheckpoint(dir, { policy, critic }),
+  };
+}

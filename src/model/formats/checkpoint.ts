@@ -1,0 +1,317 @@
+/**
+ * Checkpoints: a directory a Hugging Face LlamaForCausalLM loader understands, plus our state.
+ *   config.json                   HF config (hf-config.ts)
+ *   model.safetensors             policy weights, HF names (no lm_head.weight when tied)
+ *   optimizer.safetensors         policy AdamW moments: <name>.exp_avg, <name>.exp_avg_sq; step in metadata
+ *   critic.safetensors            critic weights (trunk names + score.weight, score.bias), if any
+ *   critic-optimizer.safetensors  critic AdamW moments, if any
+ *   crl_tokenizer.json            the tokenizer (name, content hash) and the vocabulary map
+ *                                 (docs/decisions/0013); absent in older checkpoints: word, full
+ *   trainer_state.json            optimizer configs, the critic's layer count when it has fewer
+ *                                 than the policy, free `meta`; written last, so its presence
+ *                                 marks a complete checkpoint
+ * Every file is written with writeFileAtomic (temp name, fsync, rename, directory fsync).
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { OptimizerConfigSchema } from '../../optim/config.ts';
+import { writeChunksAtomic, writeFileAtomic } from '../../util/atomic-write.ts';
+import { criticConfig, CriticModel } from '../network/critic.ts';
+import { fromHfConfig, toHfConfig } from './hf-config.ts';
+import type { LlamaNetwork } from '../network/network.ts';
+import { PolicyModel } from '../network/policy.ts';
+import { VocabMap, type TokenizerRef } from '../tokenizer/vocab-map.ts';
+import { paramCount, tensorSpecs, type HeadKind } from '../network/weights.ts';
+import type { ModelConfig } from '../network/config.ts';
+import {
+  CheckpointFormatError,
+  openSafetensors,
+  readTensorInto,
+  safetensorsChunks,
+  type NamedTensor,
+  type SafetensorsFile,
+} from './safetensors.ts';
+
+const FILES = {
+  config: 'config.json',
+  model: 'model.safetensors',
+  optimizer: 'optimizer.safetensors',
+  critic: 'critic.safetensors',
+  criticOptimizer: 'critic-optimizer.safetensors',
+  state: 'trainer_state.json',
+  tokenizer: 'crl_tokenizer.json',
+} as const;
+
+const TokenizerFileSchema = z
+  .object({
+    format: z.literal('compaction-rl-tokenizer'),
+    version: z.literal(1),
+    name: z.string().min(1),
+    sha256: z.string().optional(),
+    /** 'full': the tokenizer's ids are the model's (identity); else the real id of each index. */
+    vocabulary: z.union([z.literal('full'), z.object({ ids: z.array(z.number().int().min(0)) }).strict()]),
+  })
+  .strict();
+
+const TrainerStateSchema = z
+  .object({
+    format: z.literal('compaction-rl-checkpoint'),
+    version: z.literal(1),
+    policyOptimizer: OptimizerConfigSchema,
+    criticOptimizer: OptimizerConfigSchema.nullable(),
+    /** The critic's layers (the policy's first K, network/critic.ts); absent: the policy's count. */
+    criticLayers: z.number().int().positive().optional(),
+    meta: z.unknown(),
+  })
+  .strict();
+
+function weightTensors(net: LlamaNetwork): NamedTensor[] {
+  return net.specs.map((s) => ({
+    name: s.name,
+    shape: s.shape,
+    data: net.params.subarray(s.offset, s.offset + s.size),
+  }));
+}
+
+function optimizerTensors(net: LlamaNetwork): NamedTensor[] {
+  const { m, v } = net.optimizer.state;
+  return net.specs.flatMap((s) => [
+    { name: `${s.name}.exp_avg`, shape: s.shape, data: m.subarray(s.offset, s.offset + s.size) },
+    { name: `${s.name}.exp_avg_sq`, shape: s.shape, data: v.subarray(s.offset, s.offset + s.size) },
+  ]);
+}
+
+export async function saveCheckpoint(
+  dir: string,
+  { policy, critic, meta }: { policy: PolicyModel; critic?: CriticModel; meta?: unknown },
+): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const p = policy.net;
+  writeFileAtomic(join(dir, FILES.config), JSON.stringify(toHfConfig(p.cfg), null, 2) + '\n');
+  writeChunksAtomic(join(dir, FILES.model), safetensorsChunks(weightTensors(p), { format: 'pt' }));
+  writeVocabMap(dir, policy.vocab);
+  writeChunksAtomic(
+    join(dir, FILES.optimizer),
+    safetensorsChunks(optimizerTensors(p), { step: String(p.optimizer.state.step) }),
+  );
+  if (critic) {
+    writeChunksAtomic(join(dir, FILES.critic), safetensorsChunks(weightTensors(critic.net), { format: 'pt' }));
+    writeChunksAtomic(
+      join(dir, FILES.criticOptimizer),
+      safetensorsChunks(optimizerTensors(critic.net), { step: String(critic.net.optimizer.state.step) }),
+    );
+  }
+  const state: z.infer<typeof TrainerStateSchema> = {
+    format: 'compaction-rl-checkpoint',
+    version: 1,
+    policyOptimizer: p.optimizer.cfg,
+    criticOptimizer: critic ? critic.net.optimizer.cfg : null,
+    // Written only for a smaller critic, so checkpoints of the method's critic stay as they were.
+    ...(critic && critic.config.nLayers !== p.cfg.nLayers ? { criticLayers: critic.config.nLayers } : {}),
+    meta: meta ?? null,
+  };
+  writeFileAtomic(join(dir, FILES.state), JSON.stringify(state, null, 2) + '\n');
+}
+
+async function readFileOrExplain(dir: string, name: string): Promise<Buffer> {
+  try {
+    return await readFile(join(dir, name));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new CheckpointFormatError(`checkpoint ${dir} has no ${name} (incomplete or not a checkpoint directory)`);
+    throw e;
+  }
+}
+
+async function readJson(dir: string, name: string): Promise<unknown> {
+  const text = (await readFileOrExplain(dir, name)).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CheckpointFormatError(`${join(dir, name)} is not valid JSON`);
+  }
+}
+
+/** Loads weights into net; every expected tensor must be present with its shape, and nothing else. */
+function loadWeights(net: LlamaNetwork, file: SafetensorsFile, what: string): void {
+  const expected = new Set(net.specs.map((s) => s.name));
+  for (const name of file.tensors.keys()) {
+    if (!expected.has(name))
+      throw new CheckpointFormatError(`${what}: unexpected tensor ${name} (does the config match the weights?)`);
+  }
+  for (const s of net.specs)
+    readTensorInto({ file, name: s.name, shape: s.shape, dst: net.params.subarray(s.offset, s.offset + s.size), what });
+  // A diverged run can save NaN or infinite weights; nothing sampled or trained from them means
+  // anything, so they are refused here, once, for every consumer (run, eval, serve, resume).
+  for (const s of net.specs) {
+    const t = net.params.subarray(s.offset, s.offset + s.size);
+    let bad = 0;
+    for (let i = 0; i < t.length; i++) if (!Number.isFinite(t[i]!)) bad++;
+    if (bad > 0)
+      throw new CheckpointFormatError(
+        `${what}: tensor ${s.name} holds ${bad} non-finite values (NaN or infinity); the run that wrote it diverged, use an earlier checkpoint`,
+      );
+  }
+  net.markWeightsChanged(); // caches derived from the weights (KV cache, packed weights) start over
+}
+
+function loadOptimizer(net: LlamaNetwork, file: SafetensorsFile, what: string): void {
+  const { m, v } = net.optimizer.state;
+  for (const s of net.specs) {
+    readTensorInto({
+      file,
+      name: `${s.name}.exp_avg`,
+      shape: s.shape,
+      dst: m.subarray(s.offset, s.offset + s.size),
+      what,
+    });
+    readTensorInto({
+      file,
+      name: `${s.name}.exp_avg_sq`,
+      shape: s.shape,
+      dst: v.subarray(s.offset, s.offset + s.size),
+      what,
+    });
+  }
+  const step = Number(file.metadata.step);
+  if (!Number.isInteger(step) || step < 0)
+    throw new CheckpointFormatError(`${what}: metadata.step is missing or not a non-negative integer`);
+  net.optimizer.state.step = step;
+}
+
+async function readTrainerState(dir: string): Promise<z.infer<typeof TrainerStateSchema>> {
+  const st = TrainerStateSchema.safeParse(await readJson(dir, FILES.state));
+  if (!st.success)
+    throw new CheckpointFormatError(
+      `${join(dir, FILES.state)}: ${st.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  return st.data;
+}
+
+/** Weights and AdamW moments (exact) of `dir` into existing networks; the critic only when given. */
+async function loadInto(dir: string, nets: { policy: LlamaNetwork; critic?: LlamaNetwork }): Promise<void> {
+  const load = (net: LlamaNetwork, name: string, into: typeof loadWeights) =>
+    into(net, openOrExplain(dir, name), join(dir, name));
+  load(nets.policy, FILES.model, loadWeights);
+  load(nets.policy, FILES.optimizer, loadOptimizer);
+  if (nets.critic) {
+    load(nets.critic, FILES.critic, loadWeights);
+    load(nets.critic, FILES.criticOptimizer, loadOptimizer);
+  }
+}
+
+/** A safetensors file of the checkpoint, read a tensor at a time (openSafetensors). */
+function openOrExplain(dir: string, name: string): SafetensorsFile {
+  try {
+    return openSafetensors(join(dir, name), join(dir, name));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new CheckpointFormatError(`checkpoint ${dir} has no ${name} (incomplete or not a checkpoint directory)`);
+    throw e;
+  }
+}
+
+export async function loadCheckpoint(
+  dir: string,
+): Promise<{ policy: PolicyModel; critic?: CriticModel; meta: unknown }> {
+  const state = await readTrainerState(dir);
+  const cfg = fromHfConfig(await readJson(dir, FILES.config), join(dir, FILES.config));
+  const vocab = await readVocabMap(dir, cfg.vocabSize);
+  const policy = new PolicyModel({ config: cfg, optim: state.policyOptimizer, params: emptyParams(cfg, 'lm'), vocab });
+  const ccfg = criticConfigOf(state, cfg, dir);
+  const critic = state.criticOptimizer
+    ? new CriticModel({ config: ccfg, optim: state.criticOptimizer, params: emptyParams(ccfg, 'value'), vocab })
+    : undefined;
+  await loadInto(dir, { policy: policy.net, ...(critic ? { critic: critic.net } : {}) });
+  return { policy, ...(critic ? { critic } : {}), meta: state.meta };
+}
+
+/**
+ * Resume: puts a checkpoint's weights and AdamW moments (step included, bit-exact) into models
+ * that already exist, keeping their optimizer configs (the run's schedule). Every tensor must
+ * match the models' shapes; a critic is required exactly when one is given.
+ */
+export async function restoreCheckpoint(
+  dir: string,
+  models: { policy: PolicyModel; critic?: CriticModel | null },
+): Promise<void> {
+  const state = await readTrainerState(dir);
+  const critic = models.critic ?? undefined;
+  const vocab = await readVocabMap(dir, models.policy.config.vocabSize);
+  const mine = models.policy.vocab;
+  if (vocab.tokenizer.name !== mine.tokenizer.name || JSON.stringify(vocab.ids) !== JSON.stringify(mine.ids))
+    throw new CheckpointFormatError(
+      `${dir} was written for tokenizer ${vocab.tokenizer.name} with ${vocab.size} vocabulary entries; this model uses ${mine.tokenizer.name} with ${mine.size}`,
+    );
+  if (critic && !state.criticOptimizer)
+    throw new CheckpointFormatError(`${dir} has no critic, but this run trains one`);
+  if (critic) {
+    const saved = criticConfigOf(state, models.policy.config, dir).nLayers;
+    if (saved !== critic.config.nLayers)
+      throw new CheckpointFormatError(
+        `${dir} has a critic of ${saved} layers, this run's critic has ${critic.config.nLayers} (--critic-layers must match the run that wrote it)`,
+      );
+  }
+  await loadInto(dir, { policy: models.policy.net, ...(critic ? { critic: critic.net } : {}) });
+}
+
+/** The tokenizer a checkpoint's model speaks (word for checkpoints that predate the record). */
+export async function readCheckpointTokenizer(dir: string): Promise<TokenizerRef> {
+  return (await readVocabMap(dir, null)).tokenizer;
+}
+
+/** Writes crl_tokenizer.json: the tokenizer a model speaks and its vocabulary map. */
+export function writeVocabMap(dir: string, vocab: VocabMap): void {
+  const tokenizerFile: z.infer<typeof TokenizerFileSchema> = {
+    format: 'compaction-rl-tokenizer',
+    version: 1,
+    name: vocab.tokenizer.name,
+    ...(vocab.tokenizer.sha256 ? { sha256: vocab.tokenizer.sha256 } : {}),
+    vocabulary: vocab.ids ? { ids: [...vocab.ids] } : 'full',
+  };
+  writeFileAtomic(join(dir, FILES.tokenizer), JSON.stringify(tokenizerFile) + '\n');
+}
+
+/** crl_tokenizer.json as a VocabMap over `size` indices (null: any); absent = the word vocabulary. */
+export async function readVocabMap(dir: string, size: number | null): Promise<VocabMap> {
+  const path = join(dir, FILES.tokenizer);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    return VocabMap.identity(size ?? 0, { name: 'word' });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new CheckpointFormatError(`${path} is not valid JSON`);
+  }
+  const r = TokenizerFileSchema.safeParse(json);
+  if (!r.success)
+    throw new CheckpointFormatError(
+      `${path}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  const ref: TokenizerRef = { name: r.data.name, ...(r.data.sha256 ? { sha256: r.data.sha256 } : {}) };
+  const v = r.data.vocabulary;
+  const map = v === 'full' ? VocabMap.identity(size ?? 0, ref) : VocabMap.trimmed(v.ids, ref);
+  if (size !== null && map.size !== size)
+    throw new CheckpointFormatError(`${path} maps ${map.size} indices, but the model's vocabulary has ${size}`);
+  return map;
+}
+
+/** The shape of a checkpoint's critic: the policy's, with trainer_state.json's criticLayers. */
+function criticConfigOf(state: z.infer<typeof TrainerStateSchema>, policy: ModelConfig, dir: string): ModelConfig {
+  try {
+    return criticConfig(policy, state.criticLayers);
+  } catch (e) {
+    throw new CheckpointFormatError(`${join(dir, FILES.state)}: ${(e as Error).message}`);
+  }
+}
+
+/** A zero buffer of the right size: loadWeights fills every tensor, so no random init is needed. */
+function emptyParams(cfg: ModelConfig, head: HeadKind): Float32Array {
+  return new Float32Array(paramCount(tensorSpecs(cfg, head)));
+}

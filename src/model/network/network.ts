@@ -1,0 +1,191 @@
+import { AdamW } from '../../optim/adamw.ts';
+import { parseOptimizerConfig, type OptimizerConfig } from '../../optim/config.ts';
+import { ropeTable } from '../../tensor/rope.ts';
+import type { RopeTable } from '../../tensor/op-args.ts';
+import type { Rng } from '../../util/random.ts';
+import { headDim, parseModelConfig, type ModelConfig } from './config.ts';
+import { prepareInferenceWeights, type InferenceWeights } from './inference-weights.ts';
+import { packBatch, type PackedBatch } from './pack.ts';
+import type { Profiler } from './profiler.ts';
+import { trunkBackward, trunkForward } from './transformer.ts';
+import type { WeightPrecision } from './weight-precision.ts';
+import {
+  initWeights,
+  paramCount,
+  tensorSpecs,
+  weightViews,
+  type HeadKind,
+  type TensorSpec,
+  type WeightViews,
+} from './weights.ts';
+import { ensureWorkspace, type Workspace } from './workspace.ts';
+
+/**
+ * What policy and critic share: config, flat parameters and gradients with typed views, the RoPE
+ * table, the optimizer, a reusable workspace, and the "one train forward, then one backward"
+ * bookkeeping. P = parameter count.
+ */
+export class LlamaNetwork {
+  readonly cfg: ModelConfig;
+  readonly head: HeadKind;
+  readonly specs: readonly TensorSpec[];
+  readonly params: Float32Array; // [P]
+  readonly grads: Float32Array; // [P]
+  readonly w: WeightViews;
+  readonly g: WeightViews;
+  readonly rope: RopeTable;
+  readonly optimizer: AdamW;
+  /** Set by the benchmark to get a per-kernel time breakdown. */
+  profiler: Profiler | undefined;
+  /**
+   * Keep only each layer's input and recompute the rest in the backward (workspace.ts): less
+   * memory per token, one more trunk forward per backward, the same gradients.
+   */
+  recompute = false;
+  /**
+   * Bumped whenever the weights change (step(), markWeightsChanged()), so caches derived from
+   * them (the sampler's KV cache) know to start over.
+   */
+  version = 0;
+  private ws: Workspace | null = null;
+  private pending: PackedBatch | null = null;
+  private prepared: InferenceWeights | null = null;
+
+  constructor({
+    cfg,
+    head,
+    optim,
+    rng,
+    params,
+  }: {
+    cfg: ModelConfig;
+    head: HeadKind;
+    optim: OptimizerConfig;
+    rng?: Rng;
+    params?: Float32Array;
+  }) {
+    this.cfg = parseModelConfig(cfg);
+    this.head = head;
+    this.specs = tensorSpecs(this.cfg, head);
+    const total = paramCount(this.specs);
+    if (params && params.length !== total)
+      throw new Error(`parameter buffer has ${params.length} floats, the model needs ${total}`);
+    this.params = params ?? new Float32Array(total);
+    if (!params) {
+      if (!rng) throw new Error('a new network needs an Rng for its initial weights');
+      initWeights({ buf: this.params, specs: this.specs, cfg: this.cfg, rng });
+    }
+    this.grads = new Float32Array(total);
+    this.w = weightViews({ buf: this.params, specs: this.specs, cfg: this.cfg, head });
+    this.g = weightViews({ buf: this.grads, specs: this.specs, cfg: this.cfg, head });
+    this.rope = ropeTable({
+      maxPositions: this.cfg.maxSeqLen,
+      headDim: headDim(this.cfg),
+      theta: this.cfg.ropeTheta,
+      scaling: this.cfg.ropeScaling,
+    });
+    this.optimizer = new AdamW({ cfg: parseOptimizerConfig(optim), size: total, ranges: this.specs });
+  }
+
+  get paramCount(): number {
+    return this.params.length;
+  }
+
+  /** Packs and runs the trunk; the head reads ws.lnf. */
+  runTrunk(tokens: readonly ArrayLike<number>[], train: boolean): { batch: PackedBatch; ws: Workspace } {
+    const batch = packBatch({ sequences: tokens, cfg: this.cfg });
+    this.ws = ensureWorkspace({
+      ws: this.ws,
+      cfg: this.cfg,
+      n: batch.n,
+      probSize: batch.layout.probSize,
+      maxLen: batch.layout.maxLen,
+      recompute: this.recompute,
+    });
+    // Any forward overwrites the saved activations, so only the latest train forward may be followed by backward.
+    this.pending = train ? batch : null;
+    trunkForward({ cfg: this.cfg, w: this.w, ws: this.ws, batch, rope: this.rope, prof: this.profiler });
+    return { batch, ws: this.ws };
+  }
+
+  /** The batch of the last forward({ train: true }), consumed by backward. */
+  takePending(): { batch: PackedBatch; ws: Workspace } {
+    if (!this.pending || !this.ws)
+      throw new Error('backward() needs a preceding forward(tokens, { train: true }) with no other forward in between');
+    const batch = this.pending;
+    this.pending = null;
+    return { batch, ws: this.ws };
+  }
+
+  backwardTrunk(batch: PackedBatch, ws: Workspace): void {
+    trunkBackward({ cfg: this.cfg, w: this.w, g: this.g, ws, batch, rope: this.rope, prof: this.profiler });
+  }
+
+  step(): { gradNorm: number; lr: number } {
+    this.version++;
+    return this.optimizer.step(this.params, this.grads);
+  }
+
+  /** Call after writing to `params` directly (not needed after step()). */
+  markWeightsChanged(): void {
+    this.version++;
+  }
+
+  /**
+   * The weight matrices prepared for inference in `precision` (inference-weights.ts) at the
+   * current weight version, remade after the weights change; null for f32 without the native
+   * addon. For the sampler, which runs the same weights many times between steps; training reads
+   * the f32 weights themselves. One precision is kept at a time (asking for another drops it).
+   */
+  inferenceWeights(precision: WeightPrecision): InferenceWeights | null {
+    const p = this.prepared;
+    if (p?.version === this.version && p.precision === precision) return p;
+    // Another precision's copy is dropped first, so the two never take memory together.
+    const old = p?.precision === precision ? p : null;
+    this.prepared = null;
+    this.prepared = prepareInferenceWeights({ cfg: this.cfg, w: this.w, precision, version: this.version, old });
+    return this.prepared;
+  }
+
+  zeroGrad(): void {
+    this.grads.fill(0);
+  }
+}
+
+/** Splits a packed per-row array into the trainable.ts position convention: out[t] = row[start + t - 1], out[0] = 0. */
+export function unpackShifted(rows: Float32Array, batch: PackedBatch): Float32Array[] {
+  const { starts, lengths } = batch.layout;
+  const out: Float32Array[] = [];
+  for (let s = 0; s < starts.length; s++) {
+    const l = lengths[s]!;
+    const a = new Float32Array(l);
+    if (l > 1) a.set(rows.subarray(starts[s], starts[s]! + l - 1), 1);
+    out.push(a);
+  }
+  return out;
+}
+
+/** The inverse: per-sequence gradients (index t) into packed rows (row start + t - 1). */
+export function packShifted({
+  rows,
+  grads,
+  batch,
+  what,
+}: {
+  rows: Float32Array;
+  grads: readonly Float32Array[];
+  batch: PackedBatch;
+  what: string;
+}): void {
+  const { starts, lengths } = batch.layout;
+  if (grads.length !== starts.length)
+    throw new Error(`backward: got ${grads.length} ${what} gradient arrays for ${starts.length} sequences`);
+  rows.fill(0, 0, batch.n);
+  for (let s = 0; s < starts.length; s++) {
+    const l = lengths[s]!;
+    const gr = grads[s]!;
+    if (gr.length !== l)
+      throw new Error(`backward: ${what} gradient ${s} has length ${gr.length}, its sequence has ${l} tokens`);
+    if (l > 1) rows.set(gr.subarray(1, l), starts[s]);
+  }
+}
