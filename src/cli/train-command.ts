@@ -80,6 +80,8 @@ interface TrainOptions extends Record<string, unknown> {
   out?: string;
   resume?: string;
   fromScratch?: boolean;
+  /** False with --no-tensorboard. */
+  tensorboard: boolean;
 }
 
 export function registerTrainCommand(program: Command): void {
@@ -93,6 +95,10 @@ export function registerTrainCommand(program: Command): void {
   cmd.option(
     '--from-scratch',
     'allow RL from randomly initialized weights when no --init is given (smoke tests; it almost never learns these tasks)',
+  );
+  cmd.option(
+    '--no-tensorboard',
+    'write no TensorBoard event files (default: events.out.tfevents.* in the run directory; docs/tensorboard.md); with --resume, for the resumed part',
   );
   cmd.addOption(actorOption());
   cmd.action(async (opts: TrainOptions) => {
@@ -140,6 +146,8 @@ export function registerTrainCommand(program: Command): void {
             `${stored.paths.config} with flags`,
           ),
         );
+      // Like the places above, the event files are the run's output, not what it learns.
+      if (!opts.tensorboard) config = { ...config, tensorboard: false };
       const done = asUserError(() => latestCheckpoint(stored.paths.root))?.iteration ?? 0;
       if (done >= config.iterations) {
         process.stderr.write(
@@ -152,7 +160,10 @@ export function registerTrainCommand(program: Command): void {
       config = withFlagNames(() =>
         loadTrainConfig({
           ...(opts.config ? { file: opts.config } : {}),
-          overrides: asUserError(() => flagsToConfig(opts)),
+          overrides: {
+            ...asUserError(() => flagsToConfig(opts)),
+            ...(opts.tensorboard ? {} : { tensorboard: false }),
+          },
         }),
       );
       if (config.model.init && opts.fromScratch)

@@ -119,6 +119,11 @@ export const TrainConfigSchema = z
     /** Episodes per iteration rendered to the run's samples/ (human-readable trajectories). */
     sampleTrajectories: z.number().int().nonnegative().default(2),
     /**
+     * Write TensorBoard event files to the run directory: the metrics and timing numbers as
+     * scalars, the sampled episodes as text (docs/tensorboard.md). Absent: on (`--no-tensorboard`: false).
+     */
+    tensorboard: z.boolean().optional(),
+    /**
      * Episodes that end in a fault (a sandbox, verifier or engine failure, not the agent's doing)
      * are retried, else left out of the update; too many stop the run (docs/faults.md). Absent:
      * the defaults of rollout/faults.ts (1 retry, stop above half the batch).

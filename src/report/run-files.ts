@@ -10,6 +10,8 @@ import { ProvenanceSchema } from '../util/provenance.ts';
  *                                seed and inputs determine, so the same command writes the same bytes
  *   <run>/timing.jsonl           one TimingLine per iteration: the wall-clock numbers (`perf/...`)
  *                                and the counts timing decides (TIMING_COUNTS)
+ *   <run>/events.out.tfevents.<seconds>.<host>   TensorBoard event files, one per train process:
+ *                                the same numbers and the sampled episodes (experiments/runs/tensorboard-log.ts)
  *   <run>/checkpoints/iter-NNNNNN/   atomic checkpoints; checkpoints/latest.json points at one
  *   <run>/samples/iter-NNNNNN.txt    sample trajectories rendered for humans
  *   <run>/samples/iter-NNNNNN.episodes.jsonl.gz   the same episodes with per-token credit (sample-files.ts)

@@ -9,6 +9,7 @@ import { algorithmSpec } from './algorithms.ts';
 import { latestCheckpoint } from '../runs/checkpoint-store.ts';
 import { truncateMetrics } from '../runs/metrics-log.ts';
 import { truncateTiming } from '../runs/timing-log.ts';
+import { TensorboardLog, truncateTensorboard } from '../runs/tensorboard-log.ts';
 import type { ProgressReporter } from '../runs/progress.ts';
 import { createRunDir, runPaths, type RunPaths } from '../runs/run-dir.ts';
 import { familyByName } from '../../env/family-by-name.ts';
@@ -85,6 +86,7 @@ export async function train(options: {
       trainSummaries: config.ablation.trainSummaries,
       lossAggregation: config.ablation.lossAggregation,
     },
+    ...(config.tensorboard === false ? {} : { tensorboard: new TensorboardLog(paths.root) }),
   };
   const wrap = options.wrapStages ?? ((stages: TrainingStages) => stages);
   const stages = wrap(defaultStages(run), run);
@@ -158,12 +160,13 @@ export async function train(options: {
   return { lastIteration: last, models };
 }
 
-/** Restores the latest checkpoint (if any) and cuts metrics and timing back to it; returns its iteration. */
+/** Restores the latest checkpoint (if any) and cuts metrics, timing and event files back to it; returns its iteration. */
 async function resumePoint(options: { paths: RunPaths; models: TrainerModels }): Promise<number> {
   const ckpt = latestCheckpoint(options.paths.root);
   if (ckpt) await options.models.restore(ckpt.dir);
   const iteration = ckpt?.iteration ?? 0;
   truncateMetrics({ path: options.paths.metrics, lastIteration: iteration });
   truncateTiming({ path: options.paths.timing, lastIteration: iteration });
+  truncateTensorboard({ dir: options.paths.root, lastIteration: iteration });
   return iteration;
 }

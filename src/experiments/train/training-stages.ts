@@ -26,6 +26,8 @@ import {
 } from './iteration-stages.ts';
 import { appendMetrics } from '../runs/metrics-log.ts';
 import { appendTiming, splitWallClock } from '../runs/timing-log.ts';
+import { episodeMarkdown } from '../runs/tensorboard-text.ts';
+import type { TensorboardLog } from '../runs/tensorboard-log.ts';
 import type { RunPaths } from '../runs/run-dir.ts';
 import type { TrainerModels } from './trainer-models.ts';
 
@@ -44,6 +46,8 @@ export interface TrainingRun {
   paths: RunPaths;
   /** config.ppo with the ablation switches the update reads (method §7). */
   ppoConfig: TrainConfig['ppo'] & Pick<TrainConfig['ablation'], 'trainSummaries' | 'lossAggregation'>;
+  /** Where the write stage logs for TensorBoard; absent when the run writes no event files. */
+  tensorboard?: TensorboardLog;
 }
 
 /**
@@ -99,7 +103,8 @@ export interface TrainingStages {
   }) => MaybePromise<Record<string, number>>;
   /**
    * The run's records: the metrics line (metrics.jsonl) and its wall-clock numbers
-   * (`perf/...`, timing.jsonl), sample trajectories and their per-token credit.
+   * (`perf/...`, timing.jsonl), the same numbers and the sampled episodes for TensorBoard,
+   * sample trajectories and their per-token credit.
    */
   write: (input: {
     iteration: number;
@@ -208,6 +213,14 @@ export function defaultStages(run: TrainingRun): TrainingStages {
       const split = splitWallClock(metrics);
       appendMetrics({ path: paths.metrics, iteration, metrics: split.metrics });
       appendTiming({ path: paths.timing, iteration, timing: split.timing });
+      run.tensorboard?.appendIteration({
+        iteration,
+        metrics: split.metrics,
+        timing: split.timing,
+        texts: records
+          .slice(0, config.sampleTrajectories)
+          .map((r, i) => ({ tag: `samples/episode_${i}`, text: episodeMarkdown(r, run.layout) })),
+      });
       writeSamples({
         dir: paths.samples,
         iteration,
