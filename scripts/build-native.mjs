@@ -194,8 +194,29 @@ function fail(reason, log = '') {
   process.exit(0);
 }
 
-// CRL_NATIVE_MARCH=x86-64-v3 (say) builds a portable addon, e.g. for a container image.
-const march = process.env.CRL_NATIVE_MARCH || 'native';
+// The default is portable: every x86-64 CPU with AVX2 and FMA runs the same kernels (the same
+// panel widths and summation order), so a seed gives the same numbers on every such machine, with
+// or without AVX-512 (README's results need this build). CRL_NATIVE_MARCH=native builds for this
+// CPU alone (AVX-512 kernels where it has them: faster, other numbers); any other value is passed
+// to -march. A CPU without the x86-64-v3 set, or another architecture, gets its own build.
+const march = process.env.CRL_NATIVE_MARCH || defaultMarch();
+process.env.CRL_NATIVE_MARCH = march; // binding.gyp reads it
+
+function defaultMarch() {
+  if (process.arch !== 'x64') return 'native';
+  let flags = new Set();
+  try {
+    const line =
+      readFileSync('/proc/cpuinfo', 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith('flags')) ?? '';
+    flags = new Set(line.split(':')[1]?.trim().split(/\s+/) ?? []);
+  } catch {
+    return 'native';
+  }
+  const v3 = ['avx', 'avx2', 'bmi1', 'bmi2', 'f16c', 'fma', 'abm', 'movbe', 'xsave'];
+  return v3.every((f) => flags.has(f)) ? 'x86-64-v3' : 'native';
+}
 if (process.env.CRL_NATIVE === '0') {
   console.log('compaction-rl: CRL_NATIVE=0, skipping the native build');
   process.exit(0);
