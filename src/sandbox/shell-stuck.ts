@@ -10,6 +10,12 @@ export interface ShellState {
   children: number;
 }
 
+/** The supervisor's reply to `P`: `SHELL <id> <state> <ticks> <children>`. */
+export function parseShellState(reply: string): ShellState {
+  const [, , state, ticks, children] = reply.split(' ');
+  return { state: state!, ticks: Number(ticks), children: Number(children) };
+}
+
 /** CPU time (ticks) after the sweep that marks a loop; skipping the rest of a line costs milliseconds. */
 const STUCK_CPU_TICKS = 30;
 /** Polls in a row asleep with no living child that mark a shell waiting on nothing the sweep could end. */

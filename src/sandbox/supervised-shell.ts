@@ -7,7 +7,7 @@ import { removeTree, untrackRoot } from './host-files.ts';
 import type { SandboxLimits } from './limits.ts';
 import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
-import { shellStuck, type ShellState } from './shell-stuck.ts';
+import { parseShellState, shellStuck } from './shell-stuck.ts';
 import { timeoutAfterPoll } from './timeout-after-poll.ts';
 import { launchStdio, shellPipes, type SandboxLaunch } from './shell-pipes.ts';
 import { AgentFaultError, SandboxError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
@@ -258,10 +258,7 @@ export class Sandbox {
         if (!options.keepShell) return finish(null, null);
         // A builtin loop runs in the shell itself and never prints the marker: then the shell has to go.
         const waiting = () => this.capture?.capture === capture;
-        const probe = async (): Promise<ShellState> => {
-          const [, , state, ticks, children] = (await this.sendControl('P', '', ['SHELL'])).split(' ');
-          return { state: state!, ticks: Number(ticks), children: Number(children) };
-        };
+        const probe = async () => parseShellState(await this.sendControl('P', '', ['SHELL']));
         if ((await shellStuck(probe, waiting).catch(() => true)) && waiting()) {
           shellRestarted = true;
           await this.sendControl('R', '', ['RESTARTED']).catch(() => undefined);
