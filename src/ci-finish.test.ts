@@ -106,11 +106,12 @@ describe.skipIf(!canStartDaemon)('.ci/finish with a dockerd of the test’s own'
     return { pid: child.pid!, exited: daemons.at(-1)!.exited };
   }
 
+  const emptyTar = (): Buffer => spawnSync('tar', ['-c', '-C', mkdtempSync(join(tmpdir(), 'empty-')), '.']).stdout;
+
   /** What a run's tests leave on the daemon: an image and a container carrying the run's label. */
   function leaveResources(run: string): void {
-    const emptyTar = spawnSync('tar', ['-c', '-C', mkdtempSync(join(tmpdir(), 'empty-')), '.']).stdout;
     expect(
-      docker(['import', '--change', `LABEL ${RUN_LABEL}=${run}`, '-', 'crl-ci-test/empty:1'], emptyTar).status,
+      docker(['import', '--change', `LABEL ${RUN_LABEL}=${run}`, '-', 'crl-ci-test/empty:1'], emptyTar()).status,
     ).toBe(0);
     expect(docker(['create', '--label', `${RUN_LABEL}=${run}`, 'crl-ci-test/empty:1', '/none']).status).toBe(0);
   }
@@ -140,11 +141,19 @@ describe.skipIf(!canStartDaemon)('.ci/finish with a dockerd of the test’s own'
     expect((await script('check-machine', ['snapshot', state], machine)).status).toBe(0);
     const { pid, exited } = await startDaemon(env); // marked: every process it starts is the run's
     writeFileSync(join(state, 'dockerd.pid'), `${pid}\n`);
+    // The daemon's data root held an image before the run (an earlier user of the machine): named
+    // as the run's until `images` records what the daemon held once it answered.
+    expect(docker(['import', '-', 'crl-ci-test/earlier:1'], emptyTar()).status).toBe(0);
+    const unrecorded = await script('check-machine', ['docker', state], env);
+    expect(unrecorded.status).toBe(1);
+    expect(unrecorded.stderr).toMatch(/image sha256:\w+ \(crl-ci-test\/earlier:1\) on the daemon this run started/);
+    expect((await script('check-machine', ['images', state], env)).status).toBe(0);
     leaveResources(env.CRL_DOCKER_RUN!);
     const r = await script('finish', [state], env);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain(`stopping the dockerd this run started (pid ${pid})`);
     expect(r.stderr).toMatch(/check-machine \(host\): nothing left/); // no containerd carrying the mark either
     await exited;
+    expect(r.stderr).not.toMatch(/earlier/);
   });
 });
