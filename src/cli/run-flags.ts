@@ -13,6 +13,8 @@ const int = (min: number) =>
     .int({ error: 'expected a whole number' })
     .min(min, { error: `must be ${min} or more` });
 
+export const AGENT_FORMATS = ['text', 'tools'] as const;
+
 export const RunFlagsSchema = z
   .object({
     env: z.string().min(1),
@@ -36,6 +38,10 @@ export const RunFlagsSchema = z
       .gt(0, { error: 'must be above 0 and at most 1' })
       .max(1, { error: 'must be above 0 and at most 1' })
       .optional(),
+    /** --agent-format: the agent's turn is the action's text, or a tool call (docs/agent-format.md). */
+    agentFormat: z.enum(AGENT_FORMATS, { error: `expected one of ${AGENT_FORMATS.join(', ')}` }).default('text'),
+    /** --thinking: the tools format's thinking block before each call. */
+    thinking: z.enum(['on', 'off'], { error: 'expected on or off' }).default('off'),
     /** Task knobs as JSON text (validated by the family's knob schema when the env is built). */
     knobs: z.string().optional(),
     /** --tokenizer: word | qwen3 | DIR (default: the checkpoint's own, else word). */
@@ -49,12 +55,19 @@ export const RunFlagsSchema = z
   .strict();
 export type RunFlags = z.infer<typeof RunFlagsSchema>;
 
+/** --agent-format and --thinking's help, the same on every command that runs episodes. */
+export const AGENT_FORMAT_HELP =
+  "how the agent acts: text (its turn is the action) or tools (one tool call per turn in its model's own syntax, the tools declared in the system turn; needs a subword tokenizer such as qwen3)";
+export const THINKING_HELP =
+  "tools format: on, the agent reasons in a <think> block before each call (trained like any generated token); off, the generation prompt carries the template's empty thinking block";
+
 /** --precision's help, the same on every command that samples with the embedded engine. */
 export const PRECISION_HELP = `weight precision of an embedded model (a checkpoint or model directory) while it samples: f32, or f16 / bf16 (half the memory read per token, f32 accumulation); auto: bf16 for models of ${HALF_PRECISION_MIN_PARAMS / 1e6}M parameters or more, else f32. Training always keeps f32 weights`;
 
 const FLAG_NAMES: Record<string, string> = {
   summaryWriter: '--summary-writer',
   topP: '--top-p',
+  agentFormat: '--agent-format',
   maxActionTokens: '--max-action-tokens',
   maxObservationTokens: '--max-observation-tokens',
   summaryMaxTokens: '--summary-max-tokens',

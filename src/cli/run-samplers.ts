@@ -4,6 +4,7 @@ import { policySource, summaryWriterSource } from '../experiments/evaluate/polic
 import type { LoadedTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import type { PrecisionChoice } from '../model/network/weight-precision.ts';
 import type { TokenSampler } from '../contracts/index.ts';
+import type { AgentProtocol } from '../rollout/agent-format/agent-protocol.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 
 /**
@@ -26,6 +27,8 @@ export async function runSamplers(options: {
   contextWindow: number;
   /** --precision: the weight precision of embedded models (actor and writer). */
   precision: PrecisionChoice;
+  /** The layout's tools format, for scripted policies; null: the text format. */
+  agent: AgentProtocol | null;
 }): Promise<{ actor: TokenSampler; summarizer: TokenSampler }> {
   const { family, tokenizer, seed, contextWindow, precision } = options;
   let actor = options.actor;
@@ -37,6 +40,7 @@ export async function runSamplers(options: {
       contextWindow,
       flag: '--policy',
       precision,
+      agent: options.agent,
     });
     actor = source.factory(new Rng(mixSeed(seed, source.kind === 'model' ? 3 : 1)));
   }
@@ -47,6 +51,7 @@ export async function runSamplers(options: {
     contextWindow,
     flag: '--summary-writer',
     precision,
+    agent: options.agent,
   });
   // 'self': the same object as the actor, so the runner batches actions and summaries in one call.
   if (!writer) return { actor, summarizer: actor };

@@ -2,6 +2,7 @@ import { SingleBar } from 'cli-progress';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { SHELL_TOOLS } from '../env/action-tools.ts';
 import { withStepDelay } from '../env/step-delay.ts';
 import { tokenizerForPolicy } from '../experiments/evaluate/policy-source.ts';
 import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
@@ -26,7 +27,7 @@ import { checkTask } from './load-envs.ts';
 import { evalTaskSeeds } from '../experiments/evaluate/eval-runner.ts';
 import { FORCE_HELP, prepareOutputFile } from './outputs.ts';
 import { runSamplers } from './run-samplers.ts';
-import { parseRunFlags, PRECISION_HELP, type RunFlags } from './run-flags.ts';
+import { AGENT_FORMAT_HELP, parseRunFlags, PRECISION_HELP, THINKING_HELP, type RunFlags } from './run-flags.ts';
 import { RunTally, type RunSummary } from './run-summary.ts';
 
 /**
@@ -80,6 +81,8 @@ export function registerRunCommand(program: Command): void {
     .option('--temperature <t>', 'sampling temperature (default 1)')
     .option('--precision <auto|f32|f16|bf16>', PRECISION_HELP, 'auto')
     .option('--top-p <p>', 'nucleus sampling mass (default 1)')
+    .option('--agent-format <format>', AGENT_FORMAT_HELP, 'text')
+    .option('--thinking <on|off>', THINKING_HELP, 'off')
     .option(
       '--out <file.jsonl>',
       'where to write the episode records (written whole when the run succeeds; default: runs/run-<UTC time>.jsonl, named on stderr)',
@@ -117,7 +120,11 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
   const given = flags.tokenizer ?? (checkpointPolicy(flags.policy) ? undefined : family.tokenizer);
   const tokenizer = await tokenizerForPolicy({ policy: flags.policy, flag: '--policy', ...(given ? { given } : {}) });
   const { config, layout } = resolveWithFlagNames(() =>
-    resolveRolloutConfig({ tokenizer, input: overFamilySizes(family.rollout, rolloutInput(flags)) }),
+    resolveRolloutConfig({
+      tokenizer,
+      input: overFamilySizes(family.rollout, rolloutInput(flags)),
+      tools: family.tools ?? null,
+    }),
   );
   const { actor, summarizer } = await runSamplers({
     policy: flags.policy,
@@ -128,6 +135,7 @@ async function runCommand(flags: ReturnType<typeof parseRunFlags>): Promise<RunS
     seed: flags.seed,
     contextWindow: config.contextWindow,
     precision: flags.precision,
+    agent: layout.agent,
   });
   const size = family.evalSeeds.end - family.evalSeeds.start;
   if (flags.episodes > size)
@@ -164,7 +172,11 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
     ? await tokenizerForPolicy({ policy: flags.policy, ...(flags.tokenizer ? { given: flags.tokenizer } : {}) })
     : loadTokenizer(flags.tokenizer ?? 'qwen3');
   const { config, layout } = resolveWithFlagNames(() =>
-    resolveRolloutConfig({ tokenizer, input: overFamilySizes(HARBOR_ROLLOUT_DEFAULTS, rolloutInput(flags)) }),
+    resolveRolloutConfig({
+      tokenizer,
+      input: overFamilySizes(HARBOR_ROLLOUT_DEFAULTS, rolloutInput(flags)),
+      tools: SHELL_TOOLS,
+    }),
   );
   const { actor, summarizer } = await runSamplers({
     policy: flags.policy,
@@ -175,6 +187,7 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
     seed: flags.seed,
     contextWindow: config.contextWindow,
     precision: flags.precision,
+    agent: layout.agent,
   });
   // Each episode holds a sandbox: a few at a time unless asked.
   return runAndWrite({
@@ -305,6 +318,8 @@ function rolloutInput(flags: RunFlags): Record<string, unknown> {
   if (flags.summaryMaxTokens !== undefined) input.summaryMaxTokens = flags.summaryMaxTokens;
   if (flags.temperature !== undefined) input.temperature = flags.temperature;
   if (flags.topP !== undefined) input.topP = flags.topP;
+  input.agentFormat = flags.agentFormat;
+  input.thinking = flags.thinking === 'on';
   return input;
 }
 

@@ -10,4 +10,12 @@ export type { ChatMessage } from './chat.ts';
 export type { RandomSource, TextPolicy } from './text-policy.ts';
 export type { PolicyForward, TrainableCritic, TrainablePolicy } from './trainable.ts';
 export { EnvSpecSchema, type EnvSpec, type EnvSpecInput } from './env-spec.ts';
+export {
+  ToolArgumentsError,
+  type ActionTools,
+  type Reasoner,
+  type ToolCall,
+  type ToolParameters,
+  type ToolSpec,
+} from './tools.ts';
 export { FAULT_KINDS, faultKindOf, type FaultKind } from './fault.ts';

@@ -1,3 +1,4 @@
+import { verbTools } from './action-tools.ts';
 import { z } from 'zod';
 import type { ChatMessage, Environment } from '../contracts/index.ts';
 import { Rng } from '../util/random.ts';
@@ -110,6 +111,20 @@ export const chunkSumFamily: TaskFamily<Knobs> = {
   evalSeeds: { start: 10_000, end: 11_000 },
   create: (knobs) => new ChunkSumEnv(KnobsSchema.parse(knobs ?? {})),
   expert,
+  tools: verbTools([
+    {
+      name: 'read_chunk',
+      description: 'Show one chunk of numbers.',
+      words: ['read', 'chunk'],
+      params: [{ name: 'index', type: 'integer', description: 'the chunk number' }],
+    },
+    {
+      name: 'answer_total',
+      description: 'Answer the total and end the task.',
+      words: ['answer', 'total'],
+      params: [{ name: 'total', type: 'integer', description: 'the total' }],
+    },
+  ]),
   summaryWriters: {
     oracle,
     lossy: (p) => (messages, rng) =>

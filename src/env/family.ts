@@ -1,5 +1,13 @@
 import type { z } from 'zod';
-import type { ChatMessage, Environment, EnvSpec, RandomSource, TextPolicy } from '../contracts/index.ts';
+import type {
+  ActionTools,
+  ChatMessage,
+  Environment,
+  EnvSpec,
+  RandomSource,
+  Reasoner,
+  TextPolicy,
+} from '../contracts/index.ts';
 import type { Rng } from '../util/random.ts';
 import type { SummaryContent, SummaryWriters } from './summary-content.ts';
 
@@ -51,6 +59,13 @@ export interface TaskFamily<Knobs extends Record<string, unknown> = Record<strin
   envSpec?(seed: number, knobs: Record<string, unknown>): EnvSpec;
   /** A scripted expert that acts well from the visible context alone. */
   readonly expert: TextPolicy;
+  /**
+   * The actions as tools, for the tools format (`--agent-format tools`, docs/agent-format.md);
+   * absent: the family runs in the text format only.
+   */
+  readonly tools?: ActionTools;
+  /** Optional: the short reasoning the expert writes before its call with thinking on (default: it states the call). */
+  readonly reasoner?: Reasoner;
   readonly summaryWriters: SummaryWriters;
   /** Optional: what the SFT recipe (docs/sft.md) needs beyond the expert and its writers. */
   readonly sft?: SftRecipe<Knobs>;

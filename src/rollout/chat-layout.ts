@@ -1,5 +1,6 @@
 import { deriveChatFormat, type ChatFormat, type ChatTemplateSource } from './chat-format.ts';
-import type { Tokenizer } from '../contracts/index.ts';
+import type { ActionTools, Tokenizer } from '../contracts/index.ts';
+import { createAgentProtocol, type AgentProtocol } from './agent-format/agent-protocol.ts';
 
 /**
  * The chat layout of the runtime, at the token level (method §2), built from a ChatFormat
@@ -60,6 +61,17 @@ export interface ChatLayout {
   readonly actStop: number;
   /** Generation of a summary stops after this id. */
   readonly summaryStop: number;
+  /**
+   * The tools format (agent-format/agent-protocol.ts): tools declared in the system turn, actions
+   * as the template's tool calls, thinking on or off. Null: the text format (a turn is the action).
+   */
+  readonly agent: AgentProtocol | null;
+}
+
+/** How the agent acts: its turn is the action's text, or a tool call in its model's syntax. */
+export interface AgentFormatChoice {
+  tools: ActionTools;
+  thinking: boolean;
 }
 
 const formats = new WeakMap<ChatTemplateSource, ChatFormat>();
@@ -74,9 +86,22 @@ export function chatFormatOf(source: ChatTemplateSource): ChatFormat {
   return f;
 }
 
-export function createChatLayout(options: { tokenizer: ChatTemplateSource; templates: ChatTemplates }): ChatLayout {
+export function createChatLayout(options: {
+  tokenizer: ChatTemplateSource;
+  templates: ChatTemplates;
+  /** The tools format; absent: the text format. */
+  agent?: AgentFormatChoice;
+}): ChatLayout {
   const { templates } = options;
   const format = chatFormatOf(options.tokenizer);
+  const agent = options.agent
+    ? createAgentProtocol({
+        source: options.tokenizer,
+        format,
+        tools: options.agent.tools,
+        thinking: options.agent.thinking,
+      })
+    : null;
   const tokenizer = options.tokenizer.tokenizer;
   const t = format.turns;
   const content = (text: string) => tokenizer.encode(text.trim());
@@ -85,18 +110,23 @@ export function createChatLayout(options: { tokenizer: ChatTemplateSource; templ
   // A word-level tokenizer joins words with spaces; a BPE needs a real boundary before the summary's
   // first generated token, so that prefix + S encodes turn by turn (a newline is one in every BPE we know).
   const separator = tokenizer.wordLevel ? '' : '\n';
+  // The tools format's generation prompt may carry the template's empty thinking block (thinking off).
+  const prompt = agent ? tokenizer.encode(agent.promptText) : t.assistant.open;
   return {
     tokenizerName: options.tokenizer.name,
     tokenizer,
     format,
-    systemTurn: [...format.prefix, ...t.system.open, ...content(templates.system), ...t.system.close],
-    actionOpen: t.assistant.open,
+    systemTurn: agent
+      ? tokenizer.encode(agent.systemText(templates.system))
+      : [...format.prefix, ...t.system.open, ...content(templates.system), ...t.system.close],
+    actionOpen: prompt,
     actionSeam,
-    summaryPrompt: [...t.user.open, ...content(templates.summaryInstruction), ...t.user.close, ...t.assistant.open],
+    summaryPrompt: [...t.user.open, ...content(templates.summaryInstruction), ...t.user.close, ...prompt],
     summarySeam,
     resumeOpen: [...t.user.open, ...tokenizer.encode(templates.resumePrefix.trim() + separator)],
     actStop: actionSeam[0]!,
     summaryStop: summarySeam[0]!,
+    agent,
   };
 }
 
@@ -163,7 +193,7 @@ export function maxResumeTurnLength(layout: ChatLayout, summaryMaxTokens: number
 export function stepMarkers(layout: ChatLayout): { action: number; observation: number } {
   const t = layout.format.turns;
   return {
-    action: t.assistant.open.length + t.assistant.close.length,
+    action: layout.actionOpen.length + t.assistant.close.length,
     observation: t.observation.open.length + t.observation.close.length,
   };
 }

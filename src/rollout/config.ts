@@ -8,6 +8,8 @@ import {
   type ChatLayout,
 } from './chat-layout.ts';
 import { ChatTemplateError, type ChatTemplateSource } from './chat-format.ts';
+import type { ActionTools } from '../contracts/index.ts';
+import { toolsTokenUnits } from './agent-format/tools-sizing.ts';
 
 /**
  * Rollout configuration (method §2). The token counts (C, T_comp and the caps) are counted in the
@@ -33,6 +35,15 @@ export const RolloutConfigSchema = z
     maxObservationTokens: z.number().int().min(2).optional(),
     /** Actions per episode, over all windows. */
     stepLimit: z.number().int().min(1).default(64),
+    /**
+     * How the agent acts (docs/agent-format.md): 'text', its turn is the action; 'tools', its turn
+     * is one tool call in its model's syntax, the environment's tools declared in the system turn.
+     */
+    agentFormat: z.enum(['text', 'tools']).default('text'),
+    /** Tools format: the policy reasons in a thinking block before its call (the template's enable_thinking). */
+    thinking: z.boolean().default(false),
+    /** Tools format, thinking on: tokens added to each action's and summary's cap for the thinking block. */
+    thinkingTokens: z.number().int().min(0).default(64),
     temperature: z.number().min(0).default(1),
     topP: z.number().gt(0).max(1).default(1),
     resume: z
@@ -167,7 +178,12 @@ export function budgetProblems(config: RolloutConfig, layout: ChatLayout): strin
 }
 
 /** Parses and checks a config; throws RolloutConfigError listing every problem. */
-export function resolveRolloutConfig(options: { input?: unknown; tokenizer: ChatTemplateSource }): {
+export function resolveRolloutConfig(options: {
+  input?: unknown;
+  tokenizer: ChatTemplateSource;
+  /** The environment's actions as tools: needed by agentFormat 'tools'. */
+  tools?: ActionTools | null;
+}): {
   config: RolloutConfig;
   layout: ChatLayout;
 } {
@@ -186,8 +202,32 @@ export function resolveRolloutConfig(options: { input?: unknown; tokenizer: Chat
     maxObservationTokens: d.maxObservationTokens ?? defaults.maxObservationTokens,
   };
   let layout: ChatLayout;
+  if (config.agentFormat === 'tools' && !options.tools)
+    throw new RolloutConfigError([
+      'agentFormat: this environment declares no tools, so it runs in the text format only',
+    ]);
+  if (config.thinking && config.agentFormat !== 'tools')
+    throw new RolloutConfigError(['thinking: a thinking block is part of the tools format (--agent-format tools)']);
   try {
     layout = createChatLayout({ tokenizer: options.tokenizer, templates: config.templates });
+    if (config.agentFormat === 'tools' && options.tools) {
+      const text = layout;
+      layout = createChatLayout({
+        tokenizer: options.tokenizer,
+        templates: config.templates,
+        agent: { tools: options.tools, thinking: config.thinking },
+      });
+      Object.assign(
+        config,
+        toolsTokenUnits({
+          units: config,
+          text,
+          tools: layout,
+          agent: layout.agent!,
+          thinkingTokens: config.thinkingTokens,
+        }),
+      );
+    }
   } catch (e) {
     if (e instanceof ChatTemplateError) throw e;
     throw new RolloutConfigError([`templates: ${(e as Error).message}`]);

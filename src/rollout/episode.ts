@@ -1,3 +1,4 @@
+import { readActionTurn, readSummaryTurn } from './agent-format/tool-turns.ts';
 import {
   afterAction,
   encodeObservationTurn,
@@ -14,9 +15,10 @@ import {
   type EpisodeRecord,
   type Outcome,
   type Segment,
+  type TurnRecord,
 } from './record.ts';
 import type { Environment, EnvReset, EnvStep, SampleRequest, SampleResult } from '../contracts/index.ts';
-import { chooseTailSteps, ContextWindow } from './window.ts';
+import { chooseTailSteps, ContextWindow, copyStep } from './window.ts';
 import { checkResult, failDone, failNoRequest, InstructionTooLongError } from './episode-errors.ts';
 
 /** One episode to run: a fresh environment instance and the task seed for its reset. */
@@ -51,6 +53,14 @@ export class EpisodeRun {
   private outcome: Outcome = 'failure';
   /** The action text accept() decoded, for the runner to send to env.step (phase 'env'). */
   pendingAction = '';
+  /**
+   * Tools format: the turn was not one good call, so the environment is not stepped; the runner
+   * hands this back to observe() as the observation (the episode goes on).
+   */
+  pendingError: string | null = null;
+  private readonly turns: TurnRecord[] = [];
+  /** The window was rebuilt at a prefix break (tools format); until it generates, it is no segment. */
+  private rebuilt = false;
 
   constructor(
     readonly spec: EpisodeSpec,
@@ -166,15 +176,67 @@ export class EpisodeRun {
     // layouts the generated stop is itself the observation's role tag (chat-format.ts).
     w.pushContext(afterAction(this.layout, result.tokens));
     this.pendingAction = tokenizer.decode(ended ? result.tokens.slice(0, -1) : result.tokens);
+    this.pendingError = null;
     this.phase = 'env';
+    const agent = this.layout.agent;
+    if (!agent) return;
+    const start = w.stepStarts[w.stepCount - 1]!;
+    const genStart = start + this.layout.actionOpen.length;
+    const turn = readActionTurn({
+      layout: this.layout,
+      agent,
+      generated: result.tokens,
+      stepIds: w.tokens.slice(start),
+    });
+    this.turns.push({
+      ...turn.record,
+      segment: this.segments.length,
+      start: genStart,
+      end: genStart + result.tokens.length,
+      ...(turn.record.call?.span
+        ? {
+            call: {
+              ...turn.record.call,
+              span: [genStart + turn.record.call.span[0], genStart + turn.record.call.span[1]],
+            },
+          }
+        : {}),
+    });
+    this.pendingAction = turn.action ?? '';
+    this.pendingError = turn.errorObservation;
+    this.rebuilt = false;
+    if (turn.rewritten === null) {
+      w.endAssistant(turn.stripped);
+      return;
+    }
+    // The template renders this turn differently in every later context than the ids the policy
+    // generated after: the segment ends here, and the next one starts from the template's rendering.
+    this.closeExecution();
+    const next = new ContextWindow();
+    next.pushContext(w.tokens.slice(0, w.stepStarts[0]));
+    for (let s = 0; s < w.stepCount - 1; s++) copyStep(w, s, next);
+    next.beginStep();
+    next.pushContext(turn.rewritten);
+    next.endAssistant(turn.stripped);
+    this.window = next;
+    this.windowVersion = null;
+    this.rebuilt = true;
   }
 
   private acceptSummary(result: SampleResult, policyVersion: number): void {
     const c = this.config;
     const old = this.window;
     this.closeExecution();
-    const summaryPrefix = old.tokens.length + this.layout.summaryPrompt.length;
-    const tokens = [...old.tokens, ...this.layout.summaryPrompt, ...result.tokens];
+    // Tools format: the summary request is a user query, so the template drops earlier reasoning.
+    const context = this.layout.agent ? old.withoutReasoning() : old.tokens;
+    const summaryPrefix = context.length + this.layout.summaryPrompt.length;
+    const tokens = [...context, ...this.layout.summaryPrompt, ...result.tokens];
+    let summaryIds: readonly number[] = result.tokens;
+    if (this.layout.agent) {
+      const read = readSummaryTurn({ layout: this.layout, agent: this.layout.agent, generated: result.tokens });
+      summaryIds = read.summaryIds;
+      this.turns.push({ ...read.record, segment: this.segments.length, start: summaryPrefix, end: tokens.length });
+    }
     this.segments.push({
       kind: 'summary',
       index: this.segments.length,
@@ -188,7 +250,7 @@ export class EpisodeRun {
     const head = [
       ...this.layout.systemTurn,
       ...(c.resume.includeTask ? this.taskTurn : []),
-      ...encodeResumeTurn(this.layout, result.tokens),
+      ...encodeResumeTurn(this.layout, summaryIds),
     ];
     const kept = chooseTailSteps({
       headLength: head.length,
@@ -200,12 +262,7 @@ export class EpisodeRun {
     const next = new ContextWindow();
     next.pushContext(head);
     const firstKept = old.stepCount - kept;
-    for (let s = firstKept; s < old.stepCount; s++) {
-      const from = old.stepStarts[s]!;
-      const to = s + 1 < old.stepCount ? old.stepStarts[s + 1]! : old.length;
-      next.beginStep();
-      next.pushContext(old.tokens.slice(from, to));
-    }
+    for (let s = firstKept; s < old.stepCount; s++) copyStep(old, s, next);
     this.compactions++;
     this.events.push({
       kind: 'compaction',
@@ -219,6 +276,7 @@ export class EpisodeRun {
     });
     this.window = next;
     this.windowVersion = null;
+    this.rebuilt = false;
     this.decide();
   }
 
@@ -233,6 +291,7 @@ export class EpisodeRun {
 
   private closeExecution(): void {
     const w = this.window;
+    if (this.rebuilt && w.generatedCount === 0) return;
     this.segments.push({
       kind: 'execution',
       index: this.segments.length,
@@ -269,6 +328,9 @@ export class EpisodeRun {
       generatedTokens: generated,
       segments: this.segments,
       events: this.events,
+      ...(this.layout.agent
+        ? { agentFormat: 'tools' as const, thinking: this.layout.agent.thinking, turns: this.turns }
+        : {}),
     };
   }
 }

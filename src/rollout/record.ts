@@ -70,6 +70,35 @@ export const EnvErrorEventSchema = z
   })
   .strict();
 
+/**
+ * One generated turn in the tools format (docs/agent-format.md): where it lies in its segment, how
+ * many of its tokens are reasoning, and, for an execution turn, whether it was one well-formed call
+ * of a declared tool (the cause when not) and the token span of the call.
+ */
+export const TurnRecordSchema = z
+  .object({
+    stage: z.enum(['act', 'summarize']),
+    /** The segment holding the turn's tokens (its index in segments). */
+    segment: z.number().int().min(0),
+    /** Token offsets [start, end) of the generated turn in that segment, its stop id included. */
+    start: z.number().int().min(0),
+    end: z.number().int().min(0),
+    /** Tokens of the thinking block (`<think>` to `</think>` and the newlines after it). */
+    reasoningTokens: z.number().int().min(0),
+    /** Execution turns: the call parsed, or why not (TOOL_CALL_CAUSES), and its token span in the segment. */
+    call: z
+      .object({
+        parsed: z.boolean(),
+        cause: z.string().optional(),
+        name: z.string().optional(),
+        span: z.tuple([z.number().int().min(0), z.number().int().min(0)]).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+export type TurnRecord = z.infer<typeof TurnRecordSchema>;
+
 export const EpisodeEventSchema = z.discriminatedUnion('kind', [
   CompactionEventSchema,
   ObservationCutEventSchema,
@@ -106,6 +135,12 @@ export const EpisodeRecordSchema = z
     generatedTokens: z.number().int().min(0),
     segments: z.array(SegmentSchema),
     events: z.array(EpisodeEventSchema),
+    /** 'tools' when the agent acted through tool calls (absent: the text format). */
+    agentFormat: z.enum(['text', 'tools']).optional(),
+    /** Thinking on or off in the tools format. */
+    thinking: z.boolean().optional(),
+    /** Every generated turn, in order, in the tools format. */
+    turns: z.array(TurnRecordSchema).optional(),
   })
   .strict();
 export type EpisodeRecord = z.infer<typeof EpisodeRecordSchema>;

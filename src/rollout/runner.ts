@@ -114,6 +114,11 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
         }
         ep.accept(answer.result, answer.version);
         if (ep.phase !== 'env') continue;
+        // A turn that is not one good tool call: the agent is told so, and the environment is not stepped.
+        if (ep.pendingError !== null) {
+          ep.observe({ observation: ep.pendingError, done: false, reward: 0 });
+          continue;
+        }
         try {
           ep.observe(await call('step', (signal) => spec.env.step(ep.pendingAction, { signal })));
         } catch (e) {

@@ -4,6 +4,8 @@ import type { ChatTemplateSource } from './chat-format.ts';
 import { chatFormatOf } from './chat-layout.ts';
 import { parseChat } from './parse-chat.ts';
 import type { SampleRequest, SampleResult, TokenSampler } from '../contracts/index.ts';
+import type { AgentProtocol } from './agent-format/agent-protocol.ts';
+import { asTextMessages, toolsTurn, type Reasoner } from './agent-format/tools-text-policy.ts';
 
 /**
  * Turns a text-level policy (scripted expert, summary writer) into a TokenSampler: each prompt
@@ -12,18 +14,25 @@ import type { SampleRequest, SampleResult, TokenSampler } from '../contracts/ind
  * stop id or at maxTokens. Logprobs are null (unknown). A request that names its episode draws
  * from a stream of its own (seeded by the sampler's seed, the episode id and the prompt), as
  * ModelSampler does, so a seed reproduces its episodes however their requests were batched;
- * requests without one share `rng` in request order.
+ * requests without one share `rng` in request order. With `agent` (the layout's tools format) the
+ * policy reads earlier calls as their text actions and its turn is written as a call or a summary
+ * in the template's syntax (agent-format/tools-text-policy.ts).
  */
 export function textPolicySampler(options: {
   tokenizer: ChatTemplateSource;
   policy: TextPolicy;
   rng: Rng;
+  agent?: AgentProtocol | null;
+  reasoner?: Reasoner;
 }): TokenSampler {
-  const { policy, rng } = options;
+  const { policy, rng, agent } = options;
   const chat = { tokenizer: options.tokenizer.tokenizer, format: chatFormatOf(options.tokenizer) };
   const rngFor = requestStreams(rng);
   const one = (req: SampleRequest): SampleResult => {
-    const text = policy(parseChat(req.prompt, chat), rngFor(req));
+    const parsed = parseChat(req.prompt, chat);
+    const messages = agent ? asTextMessages(agent, parsed) : parsed;
+    let text = policy(messages, rngFor(req));
+    if (agent) text = toolsTurn({ agent, stage: req.stage ?? 'act', text, messages, reasoner: options.reasoner });
     const content = chat.tokenizer.encode(text.trim()); // as the runtime encodes a turn's text
     const stop = req.stopTokens[0];
     const full = stop === undefined ? content : [...content, stop];

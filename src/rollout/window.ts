@@ -8,6 +8,13 @@ export class ContextWindow {
   readonly logprobs: (number | null)[] = []; // [T]
   /** Offset of each step's first token (`<asst>`), oldest first. */
   readonly stepStarts: number[] = [];
+  /**
+   * Per step, in the tools format (agent-format/): the offset where its assistant turn (and the
+   * observation's opening) ends, and the ids the template renders for that part once a later user
+   * query drops its reasoning (null: the same ids). A summary's context is built from these.
+   */
+  readonly assistantEnds: number[] = [];
+  readonly stripped: (readonly number[] | null)[] = [];
 
   get length(): number {
     return this.tokens.length;
@@ -34,6 +41,35 @@ export class ContextWindow {
   /** Marks that the next token starts a step (the `<asst>` before an action). */
   beginStep(): void {
     this.stepStarts.push(this.tokens.length);
+  }
+
+  /** Ends the current step's assistant part (tools format); `stripped` as for the field. */
+  endAssistant(stripped: readonly number[] | null): void {
+    this.assistantEnds[this.stepStarts.length - 1] = this.tokens.length;
+    this.stripped[this.stepStarts.length - 1] = stripped;
+  }
+
+  /** Generated tokens in this window (loss mask ones). */
+  get generatedCount(): number {
+    let n = 0;
+    for (const m of this.lossMask) n += m;
+    return n;
+  }
+
+  /**
+   * The window as the template renders it before a later user query (the summary request): every
+   * step's assistant part without its reasoning (tools format; the text format has none).
+   */
+  withoutReasoning(): number[] {
+    if (this.stripped.every((x) => x === null || x === undefined)) return this.tokens.slice();
+    const out = this.tokens.slice(0, this.stepStarts[0] ?? this.tokens.length);
+    for (let s = 0; s < this.stepStarts.length; s++) {
+      const start = this.stepStarts[s]!;
+      const end = s + 1 < this.stepStarts.length ? this.stepStarts[s + 1]! : this.tokens.length;
+      const mid = this.assistantEnds[s] ?? start;
+      out.push(...(this.stripped[s] ?? this.tokens.slice(start, mid)), ...this.tokens.slice(mid, end));
+    }
+    return out;
   }
 
   /** Tokens of the newest n whole steps (n <= number of steps), oldest first. */
@@ -71,4 +107,18 @@ export function chooseTailSteps(options: {
   let n = Math.min(options.tailSteps, window.stepCount);
   while (n > 0 && contextWindow - (headLength + window.tailLength(n)) < compactThreshold) n--;
   return n;
+}
+
+/** Appends step s of `from` to `to` as context (mask 0), with its tools-format markers. */
+export function copyStep(from: ContextWindow, s: number, to: ContextWindow): void {
+  const start = from.stepStarts[s]!;
+  const end = s + 1 < from.stepCount ? from.stepStarts[s + 1]! : from.length;
+  to.beginStep();
+  const base = to.length;
+  to.pushContext(from.tokens.slice(start, end));
+  const mid = from.assistantEnds[s];
+  if (mid !== undefined) {
+    to.assistantEnds[to.stepCount - 1] = base + (mid - start);
+    to.stripped[to.stepCount - 1] = from.stripped[s] ?? null;
+  }
 }

@@ -62,7 +62,12 @@ if (target.command) {
 } else {
   const socket = net.connect({ host: target.host, port: target.port });
   socket.setNoDelay(true);
-  socket.on('error', (e) => post({ dead: 'could not be reached: ' + e.message, tail }));
+  // Once connected, an error (EPIPE, ECONNRESET: a write after the trainer ended its side) means
+  // the same as the close that follows it; which of the two comes first is a race.
+  let connected = false;
+  socket.on('connect', () => { connected = true; });
+  socket.on('error', (e) =>
+    post({ dead: connected ? 'closed the connection' : 'could not be reached: ' + e.message, tail }));
   socket.on('close', () => post({ dead: 'closed the connection', tail }));
   input = socket;
   output = socket;

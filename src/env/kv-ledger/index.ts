@@ -1,3 +1,4 @@
+import { verbTools } from '../action-tools.ts';
 import type { TaskFamily } from '../family.ts';
 import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { kvLedgerDense } from './dense.ts';
@@ -14,6 +15,20 @@ export const kvLedger: TaskFamily<KvLedgerKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new KvLedgerEnv(knobs),
   expert: kvLedgerExpert,
+  tools: verbTools([
+    {
+      name: 'read',
+      description: 'Show the next chunk of the ledger (after the last one: end).',
+      words: ['read'],
+      params: [],
+    },
+    {
+      name: 'answer',
+      description: 'Answer the queries, in their order, and end the task.',
+      words: ['answer'],
+      params: [{ name: 'values', type: 'words', description: 'the answer words, in the order the queries ask' }],
+    },
+  ]),
   summaryWriters: makeSummaryWriters(kvLedgerNeeded),
   sft: {
     slip: kvLedgerSlip,

@@ -1,3 +1,4 @@
+import { SHELL_TOOLS } from '../action-tools.ts';
 import type { TaskFamily } from '../family.ts';
 import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { RepoRepairEnv } from './env.ts';
@@ -35,6 +36,7 @@ export const repoRepair: TaskFamily<RepoRepairKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new RepoRepairEnv(knobs),
   expert: repoRepairExpert,
+  tools: SHELL_TOOLS,
   summaryWriters: makeSummaryWriters(repoRepairNeeded),
   sft: { dense: (o) => repoRepairDense(o) },
   summaryFacts: summaryFactsOf(repoRepairNeeded),

@@ -1,3 +1,4 @@
+import { SHELL_TOOLS } from '../action-tools.ts';
 import type { TaskFamily } from '../family.ts';
 import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
 import { shellLedgerDense } from './dense.ts';
@@ -30,6 +31,7 @@ export const shellLedger: TaskFamily<ShellLedgerKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new ShellLedgerEnv(knobs),
   expert: shellLedgerExpert,
+  tools: SHELL_TOOLS,
   summaryWriters: makeSummaryWriters(shellLedgerNeeded),
   sft: {
     dense: (o) => shellLedgerDense(o),

@@ -13,6 +13,7 @@ import { checkTokenizer, tokenizerForCheckpoint } from '../../model/tokenizer/to
 import type { PrecisionChoice } from '../../model/network/weight-precision.ts';
 import { RUN_FILES } from '../../report/run-files.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
+import type { AgentProtocol } from '../../rollout/agent-format/agent-protocol.ts';
 import type { TokenSampler } from '../../contracts/index.ts';
 import type { Rng } from '../../util/random.ts';
 import { latestCheckpoint } from '../runs/checkpoint-store.ts';
@@ -127,6 +128,8 @@ export async function policySource(options: {
   flag?: string;
   /** The embedded sampler's weight precision (weight-precision.ts; default 'auto'). */
   precision?: PrecisionChoice;
+  /** The layout's tools format (a scripted policy then writes tool calls); absent or null: text. */
+  agent?: AgentProtocol | null;
 }): Promise<PolicySource> {
   const { policy, family, tokenizer, contextWindow } = options;
   const flag = options.flag ?? 'policy';
@@ -139,7 +142,8 @@ export async function policySource(options: {
     return {
       kind: 'scripted',
       source: 'expert',
-      factory: (rng) => textPolicySampler({ tokenizer, policy: family.expert, rng }),
+      factory: (rng) =>
+        textPolicySampler({ tokenizer, policy: family.expert, rng, agent: options.agent, reasoner: family.reasoner }),
     };
   }
   const remote = engineSamplerFor(policy); // a bad URL is an EngineError: a user error with its reason
@@ -203,6 +207,8 @@ export async function summaryWriterSource(options: {
   flag?: string;
   /** A model writer's weight precision (weight-precision.ts; default 'auto'). */
   precision?: PrecisionChoice;
+  /** The layout's tools format (a scripted policy then writes tool calls); absent or null: text. */
+  agent?: AgentProtocol | null;
 }): Promise<PolicySource | null> {
   const { spec, family, tokenizer } = options;
   const flag = options.flag ?? 'summary writer';
@@ -215,6 +221,7 @@ export async function summaryWriterSource(options: {
       contextWindow: options.contextWindow,
       flag,
       ...(options.precision ? { precision: options.precision } : {}),
+      agent: options.agent,
     });
   let text = nullWriter;
   if (spec.kind !== 'null') {
@@ -224,6 +231,6 @@ export async function summaryWriterSource(options: {
   return {
     kind: 'scripted',
     source: formatSummaryWriter(spec),
-    factory: (rng) => textPolicySampler({ tokenizer, policy: text, rng }),
+    factory: (rng) => textPolicySampler({ tokenizer, policy: text, rng, agent: options.agent }),
   };
 }
