@@ -8,6 +8,7 @@ import { evaluatePolicy } from '../experiments/evaluate/evaluate-policy.ts';
 import { checkPolicy } from '../experiments/evaluate/policy-source.ts';
 import { readRunConfig } from '../experiments/runs/run-dir.ts';
 import { RUN_FILES } from '../report/run-files.ts';
+import { AGENT_FORMAT_HELP, AGENT_FORMATS, THINKING_HELP } from './run-flags.ts';
 import { CliError } from './errors.ts';
 import { FORCE_HELP, prepareOutputFile } from './outputs.ts';
 import { parseKnobsFlag } from './json-flag.ts';
@@ -39,6 +40,8 @@ const EvalFlagsSchema = z
     trainingWindows: int(1).optional(),
     context: int(8).optional(),
     threshold: int(1).optional(),
+    agentFormat: z.enum(AGENT_FORMATS).default('text'),
+    thinking: z.enum(['on', 'off']).default('off'),
     tail: int(0).optional(),
     seed: int(0).default(0),
     out: z.string().min(1).optional(),
@@ -84,6 +87,8 @@ export function registerEvalCommand(program: Command): void {
     .option('--context <C>', 'context window C')
     .option('--threshold <T>', 'compaction threshold T_comp')
     .option('--tail <k>', 'tail steps k')
+    .option('--agent-format <format>', AGENT_FORMAT_HELP, 'text')
+    .option('--thinking <on|off>', THINKING_HELP, 'off')
     .option('--seed <s>', 'sampling seed')
     .option(
       '--tokenizer <name|dir>',
@@ -104,6 +109,9 @@ export function registerEvalCommand(program: Command): void {
       if (f.context !== undefined) rollout.contextWindow = f.context;
       if (f.threshold !== undefined) rollout.compactThreshold = f.threshold;
       if (f.tail !== undefined) rollout.tailSteps = f.tail;
+      // Only a non-default format is written, so a text evaluation's request record is unchanged.
+      if (f.agentFormat !== 'text') rollout.agentFormat = f.agentFormat;
+      if (f.thinking === 'on') rollout.thinking = true;
       // Every input is checked before the evaluation starts and before --out is touched.
       const knobs = parseKnobsFlag(f.knobs);
       const family = checkTask({ env: f.env, knobs, variant: f.variant });

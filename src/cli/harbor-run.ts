@@ -1,3 +1,4 @@
+import type { AgentProtocol } from '../rollout/agent-format/agent-protocol.ts';
 import { sandboxBackend } from '../sandbox/registry.ts';
 import { taskSandbox, type SandboxChoice } from '../env/harbor/task-sandbox.ts';
 import { describeTaskImage, taskNetwork } from '../env/harbor/task-image.ts';
@@ -90,11 +91,18 @@ export function harborPolicySampler(options: {
   policy: string;
   tokenizer: ChatTemplateSource;
   seed: number;
+  /** The layout's tools format: the scripted policies then write bash and submit calls. */
+  agent?: AgentProtocol | null;
 }): TokenSampler | null {
   const nop: TextPolicy = () => SUBMIT;
   const policy = options.policy === HARBOR_ORACLE ? harborOraclePolicy : options.policy === HARBOR_NOP ? nop : null;
   if (!policy) return null;
-  return textPolicySampler({ tokenizer: options.tokenizer, policy, rng: new Rng(mixSeed(options.seed, 1)) });
+  return textPolicySampler({
+    tokenizer: options.tokenizer,
+    policy,
+    rng: new Rng(mixSeed(options.seed, 1)),
+    agent: options.agent,
+  });
 }
 
 /** Harbor tasks have no scripted summary writers: only the policy itself, null or a checkpoint. */

@@ -180,7 +180,7 @@ async function runHarborCommand(flags: ReturnType<typeof parseRunFlags>): Promis
   );
   const { actor, summarizer } = await runSamplers({
     policy: flags.policy,
-    actor: harborPolicySampler({ policy: flags.policy, tokenizer, seed: flags.seed }),
+    actor: harborPolicySampler({ policy: flags.policy, tokenizer, seed: flags.seed, agent: layout.agent }),
     writer: flags.writer,
     family: null,
     tokenizer,

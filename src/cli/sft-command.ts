@@ -8,6 +8,7 @@ import { runSft } from '../experiments/sft/sft.ts';
 import { SftConfigSchema, type SftConfig } from '../experiments/sft/sft-config.ts';
 import { configDifferences } from '../config/config-diff.ts';
 import { isHarborEnv } from '../env/harbor/task-set.ts';
+import { AGENT_FORMAT_HELP, THINKING_HELP } from './run-flags.ts';
 import { CliError } from './errors.ts';
 import { checkTask } from './load-envs.ts';
 import { asUserError } from './train-command.ts';
@@ -36,6 +37,8 @@ const SFT_FLAGS = Object.entries({
   'model.preset': 'model',
   'model.init': 'init',
   'rollout.contextWindow': 'context',
+  'rollout.agentFormat': 'agent-format',
+  'rollout.thinking': 'thinking',
   tokenizer: 'tokenizer',
   seed: 'seed',
 }).map(([path, flag]) => ({ path: path.split('.'), flag }));
@@ -84,6 +87,8 @@ export function registerSftCommand(program: Command): void {
       'start from these weights: a checkpoint or a Hugging Face model directory (instead of --model)',
     )
     .option('--context <C>', 'context window C')
+    .option('--agent-format <format>', AGENT_FORMAT_HELP)
+    .option('--thinking <on|off>', THINKING_HELP)
     .option(
       '--tokenizer <name|dir>',
       "word | qwen3 | a directory with tokenizer.json (+ tokenizer_config.json / chat_template.jinja); default: the --init model's own (a Hugging Face directory's tokenizer.json), else word",
@@ -124,7 +129,16 @@ export function registerSftCommand(program: Command): void {
             o.model || o.init
               ? { ...(o.model ? { preset: o.model } : {}), ...(o.init ? { init: o.init } : {}) }
               : undefined,
-          rollout: o.context ? { contextWindow: num(o.context) } : undefined,
+          rollout:
+            o.context || o.agentFormat || o.thinking
+              ? {
+                  ...(o.context ? { contextWindow: num(o.context) } : {}),
+                  ...(o.agentFormat ? { agentFormat: o.agentFormat } : {}),
+                  ...(o.thinking
+                    ? { thinking: o.thinking === 'on' ? true : o.thinking === 'off' ? false : o.thinking }
+                    : {}),
+                }
+              : undefined,
           seed: num(o.seed),
           // Default: the tokenizer the --init weights speak (a Hugging Face directory's own).
           tokenizer: o.tokenizer ?? (o.init ? (await readPolicyTokenizer(o.init)).name : undefined),

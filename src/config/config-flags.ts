@@ -89,6 +89,18 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     help: 'sampling temperature, > 0 in training (default 1); the trainer scores log-probs under the same temperature and top-p (docs/method.md §6)',
   },
   { flag: 'top-p', path: ['rollout', 'topP'], kind: 'number', help: 'nucleus sampling mass in (0, 1] (default 1)' },
+  {
+    flag: 'agent-format',
+    path: ['rollout', 'agentFormat'],
+    kind: 'string',
+    help: "how the agent acts: text (default; its turn is the action) | tools (one tool call per turn in its model's own syntax; docs/agent-format.md)",
+  },
+  {
+    flag: 'thinking',
+    path: ['rollout', 'thinking'],
+    kind: 'boolean',
+    help: 'tools format: on (= true), a <think> block before each call, trained like any generated token | off (= false, default)',
+  },
   { flag: 'batch', path: ['batchEpisodes'], kind: 'int', help: 'B: episodes per iteration' },
   { flag: 'epochs', path: ['ppo', 'epochs'], kind: 'int', help: 'E: epochs per iteration' },
   {
@@ -260,7 +272,7 @@ function parseFlagValue(kind: ConfigFlag['kind'], raw: string, flag: string): un
       return raw.trim() !== '' && Number.isFinite(n) ? n : raw;
     }
     case 'boolean':
-      return raw === 'true' ? true : raw === 'false' ? false : raw;
+      return raw === 'true' || raw === 'on' ? true : raw === 'false' || raw === 'off' ? false : raw;
     case 'json':
       try {
         return JSON.parse(raw);

@@ -24,6 +24,11 @@ export interface EnvCallOptions {
    * cancelled). An environment that does real work (a sandbox) stops it; the runtime then closes it.
    */
   signal?: AbortSignal;
+  /**
+   * How the agent acts (docs/agent-format.md), given at reset: an environment whose instruction
+   * explains the action format (task folders) explains the one in use.
+   */
+  agentFormat?: 'text' | 'tools';
 }
 
 /**

@@ -11,6 +11,12 @@ export interface FigureDef {
 export const FIGURES: readonly FigureDef[] = [
   { id: 'summary-length', metric: 'rollout/summary_tokens', title: 'Summary length (tokens)' },
   { id: 'exec-turn-tokens', metric: 'rollout/tokens_per_exec_turn', title: 'Generated tokens per execution turn' },
+  // The tools format with thinking on (docs/agent-format.md): Figure 4's reasoning panel.
+  {
+    id: 'reasoning-tokens',
+    metric: 'rollout/reasoning_tokens_per_turn',
+    title: 'Reasoning tokens per execution turn',
+  },
   { id: 'entropy', metric: 'policy/entropy', title: 'Policy entropy' },
   { id: 'success', metric: 'rollout/success_rate', title: 'Training success rate' },
   { id: 'compactions', metric: 'rollout/compactions_per_episode', title: 'Compactions per episode' },

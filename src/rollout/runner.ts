@@ -94,7 +94,11 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
     };
     try {
       try {
-        ep.open(await call('reset', (signal) => spec.env.reset(spec.seed, { signal })));
+        ep.open(
+          await call('reset', (signal) =>
+            spec.env.reset(spec.seed, { signal, agentFormat: layout.agent ? 'tools' : 'text' }),
+          ),
+        );
       } catch (e) {
         if (!(e instanceof EnvCallError) || run.reason) throw e;
         ep.failEnv({ during: 'reset', cause: e.reason, fault: e.fault, message: e.message });

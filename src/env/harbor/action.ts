@@ -19,6 +19,10 @@ export function parseShellAction(text: string): ShellAction {
   return { kind: 'command', command };
 }
 
+/** The same in the tools format (docs/agent-format.md): the tools declare themselves; this says when to submit. */
+export const TOOLS_ACTION_HINT =
+  'Run commands with the bash tool (you will see their output and exit code); call submit when the task is done.';
+
 /** What the agent is told about the format, appended to instruction.md (unless the task opts out). */
 export const ACTION_HINT =
   'Reply with one shell command per turn (or one ```bash fenced block); you will see its output and exit code. ' +

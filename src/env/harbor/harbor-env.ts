@@ -4,7 +4,7 @@ import { DEFAULT_SANDBOX_BACKEND, sandboxBackend } from '../../sandbox/registry.
 import { AgentFaultError, type CommandResult } from '../../sandbox/sandbox-types.ts';
 import { bashQuote } from '../../sandbox/shell-script.ts';
 import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
-import { ACTION_HINT, parseShellAction } from './action.ts';
+import { ACTION_HINT, parseShellAction, TOOLS_ACTION_HINT } from './action.ts';
 import type { HarborTask } from './load-tasks.ts';
 import { readVerifierFiles, verdictOf } from './reward-file.ts';
 import { checkTaskTree } from './task-files.ts';
@@ -136,7 +136,8 @@ export class HarborEnv implements Environment {
     }
     // A task may opt out in task.toml ([metadata] action_hint = false) when its instruction says how to act.
     const hint = this.options.actionHint ?? cfg.metadata?.action_hint !== false;
-    return { instruction: hint ? `${task.instruction.trim()}\n\n${ACTION_HINT}` : task.instruction.trim() };
+    const format = options.agentFormat === 'tools' ? TOOLS_ACTION_HINT : ACTION_HINT;
+    return { instruction: hint ? `${task.instruction.trim()}\n\n${format}` : task.instruction.trim() };
   }
 
   async step(text: string, options: EnvCallOptions = {}): Promise<EnvStep> {

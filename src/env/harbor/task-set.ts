@@ -1,3 +1,4 @@
+import { SHELL_TOOLS } from '../action-tools.ts';
 import { z } from 'zod';
 import type { EnvCallOptions, Environment, EnvReset, EnvSpec, EnvStep, TextPolicy } from '../../contracts/index.ts';
 import { sandboxBackend } from '../../sandbox/registry.ts';
@@ -113,6 +114,7 @@ export function harborTaskSet(env: string): TaskFamily<TaskSetKnobs> {
     envSpec: (seed, knobs) => specOf(seed, knobs),
     // Harbor's oracle agent (it needs exposeSolution); there is no scripted expert for a task set.
     expert: harborOraclePolicy,
+    tools: SHELL_TOOLS,
     summaryWriters: { oracle: noWriter('oracle'), lossy: () => noWriter('lossy') },
     tokenizer: 'qwen3',
     rollout: HARBOR_ROLLOUT,

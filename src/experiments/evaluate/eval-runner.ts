@@ -24,6 +24,7 @@ export function episodeBatchRunner(options: {
     const { config, layout } = resolveRolloutConfig({
       input: { ...options.rolloutInput, maxWindows: windows },
       tokenizer: options.tokenizer,
+      tools: options.family.tools ?? null,
     });
     // Sampling streams depend on (seed, K) only, so every mode is reproducible on its own.
     const actor = options.actor(new Rng(mixSeed(options.seed, windows, 1)));

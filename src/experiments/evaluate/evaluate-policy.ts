@@ -59,9 +59,16 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
   const knobs = { ...req.knobs, ...variantKnobs(family, req.variant) };
   const spec = parseSummaryWriter(req.summaryWriter);
   // C is the same in every mode (only K changes): the models are checked against it once.
-  const { contextWindow } = resolveRolloutConfig({ input: { ...rolloutInput, maxWindows: 1 }, tokenizer }).config;
-  const actor = await policySource({ policy: req.policy, family, tokenizer, contextWindow });
-  const writer = await summaryWriterSource({ spec, family, tokenizer, contextWindow });
+  const resolved = resolveRolloutConfig({
+    input: { ...rolloutInput, maxWindows: 1 },
+    tokenizer,
+    tools: family.tools ?? null,
+  });
+  const { contextWindow } = resolved.config;
+  // The tools format (docs/agent-format.md): scripted policies then write calls.
+  const agent = resolved.layout.agent;
+  const actor = await policySource({ policy: req.policy, family, tokenizer, contextWindow, agent });
+  const writer = await summaryWriterSource({ spec, family, tokenizer, contextWindow, agent });
   const run = episodeBatchRunner({
     family,
     knobs,

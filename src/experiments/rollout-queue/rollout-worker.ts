@@ -1,3 +1,4 @@
+import { SHELL_TOOLS } from '../../env/action-tools.ts';
 import { EngineError } from '../../adapters/engine-error.ts';
 import { EnginePool } from '../../adapters/engine-pool.ts';
 import type { TokenSampler } from '../../contracts/index.ts';
@@ -77,7 +78,9 @@ export class RolloutWorker {
     const tokenizer = this.tokenizer(message.tokenizer);
     let rollout;
     try {
-      rollout = resolveRolloutConfig({ input: message.rollout, tokenizer });
+      // The tools format (docs/agent-format.md): a task folder's tools are the shell's, a family's its own.
+      const tools = job.env.kind === 'harbor' ? SHELL_TOOLS : (getFamily(job.env.family).tools ?? null);
+      rollout = resolveRolloutConfig({ input: message.rollout, tokenizer, tools });
     } catch (e) {
       throw new JobRejected(`the job's rollout settings: ${(e as Error).message}`);
     }
@@ -107,7 +110,7 @@ export class RolloutWorker {
         } catch (e) {
           throw new JobRejected((e as Error).message);
         }
-      sampler = textPolicySampler({ tokenizer, policy: expert, rng: new Rng(jobSeed) });
+      sampler = textPolicySampler({ tokenizer, policy: expert, rng: new Rng(jobSeed), agent: rollout.layout.agent });
     }
     // The worker's own --step-delay-ms wins over the job's (a measurement on this machine).
     const delay = this.options.stepDelayMs ?? message.stepDelayMs;

@@ -1,3 +1,5 @@
+import { toolsTurn } from '../../rollout/agent-format/tools-text-policy.ts';
+import type { AgentProtocol } from '../../rollout/agent-format/agent-protocol.ts';
 import { z } from 'zod';
 import type { DensePart, TaskFamily } from '../../env/family.ts';
 import { PolicyModel } from '../../model/network/policy.ts';
@@ -129,10 +131,17 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
       continue;
     }
     inRun = false;
-    const enc = encodeContent(layout, text);
+    // The tools format writes an assistant turn as its call and a summary as the template does.
+    const agent = layout.agent;
+    const turnText =
+      agent && (p.kind === 'reply' || p.kind === 'action' || p.kind === 'summary')
+        ? asToolsTurn(agent, p.kind === 'summary' ? 'summarize' : 'act', text)
+        : text;
+    const enc = encodeContent(layout, turnText);
     if (p.kind === 'reply') {
       if (tokens.length + layout.actionOpen.length + enc.length + t.assistant.close.length > maxTokens) break;
-      const n = p.words === undefined ? enc.length : replyPrefixTokens(layout, text, p.words);
+      // A call is supervised whole: its first words are the call's syntax, not the decision.
+      const n = p.words === undefined || agent ? enc.length : replyPrefixTokens(layout, text, p.words);
       tokens.push(...layout.actionOpen);
       supervised(enc.slice(0, n));
       if (n === enc.length && t.assistant.close.length > 0) {
@@ -153,6 +162,15 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
     tokens.push(...open, ...enc, ...turn.close);
   }
   return { tokens: Int32Array.from(tokens), answerAt };
+}
+
+/** A dense part's turn in the tools format; text no tool expresses (an injected mistake) stays as it is. */
+function asToolsTurn(agent: AgentProtocol, stage: 'act' | 'summarize', text: string): string {
+  try {
+    return toolsTurn({ agent, stage, text, messages: [] });
+  } catch {
+    return text;
+  }
 }
 
 /** Ids of a reply's first `words` words: a prefix of the whole reply's encoding (a family bug otherwise). */

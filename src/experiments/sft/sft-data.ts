@@ -81,11 +81,19 @@ export async function expertEpisodes(options: {
     knobs: knobsFor(),
     seed: options.seeds.start + rng.int(span),
   }));
-  const actor = textPolicySampler({ tokenizer, policy: slippingExpert(family, options.slipP ?? 0), rng: rng.fork() });
+  const actor = textPolicySampler({
+    tokenizer,
+    policy: slippingExpert(family, options.slipP ?? 0),
+    rng: rng.fork(),
+    agent: options.layout.agent,
+    reasoner: family.reasoner,
+  });
   const summarizer = textPolicySampler({
     tokenizer,
     policy: family.summaryWriters.lossy(options.lossyP, options.lossyGoalP),
     rng: rng.fork(),
+    agent: options.layout.agent,
+    reasoner: family.reasoner,
   });
   const records = await runWithRetries({
     jobs,

@@ -49,6 +49,7 @@ export async function runSft(options: {
   const { config: rollout, layout } = resolveRolloutConfig({
     input: overFamilySizes(family.rollout, config.rollout),
     tokenizer,
+    tools: family.tools ?? null,
   });
   const rng = new Rng(mixSeed(config.seed, 0x5f7));
   const mix = config.mix[config.env.name] ?? [];

@@ -1,3 +1,4 @@
+import { turnMetrics } from '../../rollout/agent-format/turn-metrics.ts';
 import type { TaskFamily } from '../../env/family.ts';
 import { estimateAdvantages, type AdvantageEstimatorName } from '../../rl/advantage-estimators.ts';
 import type { PpoSegment } from '../../rl/ppo-update.ts';
@@ -246,5 +247,6 @@ export function rolloutMetrics(records: readonly EpisodeRecord[]): Record<string
     'rollout/summary_tokens': summaries ? summaryTokens / summaries : Number.NaN,
     'rollout/tokens_per_exec_turn': steps ? execTokens / steps : Number.NaN,
     'rollout/generated_tokens': records.reduce((a, r) => a + r.generatedTokens, 0),
+    ...turnMetrics(records),
   };
 }

@@ -56,6 +56,7 @@ export async function train(options: {
   const { config: rollout, layout } = resolveRolloutConfig({
     input: overFamilySizes(family.rollout, config.rollout),
     tokenizer,
+    tools: family.tools ?? null,
   });
   const algorithm = algorithmSpec(config.algorithm);
   const built = await buildTrainerModels({

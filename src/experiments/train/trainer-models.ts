@@ -179,7 +179,13 @@ export async function buildTrainerModels(options: {
       // A remote engine gets a seed per episode request, as the embedded sampler's streams do.
       engines?.sampler({ seed: r.nextUint32() }) ??
       (options.actor === 'expert'
-        ? textPolicySampler({ tokenizer, policy: family.expert, rng: r })
+        ? textPolicySampler({
+            tokenizer,
+            policy: family.expert,
+            rng: r,
+            agent: options.layout.agent,
+            reasoner: family.reasoner,
+          })
         : new ModelSampler({ policy, rng: r })),
     publish: async (version) => {
       if (!engines) return; // the ModelSampler reads the live parameter buffer

@@ -82,8 +82,20 @@ export async function chooseVocabulary(options: {
         }),
         config: options.rollout,
         layout,
-        actor: textPolicySampler({ tokenizer: source, policy: family.expert, rng: rng.fork() }),
-        summarizer: textPolicySampler({ tokenizer: source, policy: writer, rng: rng.fork() }),
+        actor: textPolicySampler({
+          tokenizer: source,
+          policy: family.expert,
+          rng: rng.fork(),
+          agent: layout.agent,
+          reasoner: family.reasoner,
+        }),
+        summarizer: textPolicySampler({
+          tokenizer: source,
+          policy: writer,
+          rng: rng.fork(),
+          agent: layout.agent,
+          reasoner: family.reasoner,
+        }),
       });
       for (const r of records) for (const s of r.segments) add(s.tokens);
       // Every word of those episodes also as it encodes after a space and at the start of a turn:

@@ -1,5 +1,4 @@
 import type { ChatLayout } from '../chat-layout.ts';
-import type { TokenUnits } from '../config.ts';
 import type { AgentProtocol } from './agent-protocol.ts';
 
 /**
@@ -13,6 +12,12 @@ import type { AgentProtocol } from './agent-protocol.ts';
  *   - T_comp by the growth of a step and a summary, C by T_comp's growth, the system turn's, and
  *     the step growth times the fewest steps the text window holds (C - T_comp over its longest step).
  */
+/** The token-unit sizes (config.ts TokenUnits, named here so the config may import this file). */
+type TokenUnits = Record<
+  'contextWindow' | 'compactThreshold' | 'summaryMaxTokens' | 'maxActionTokens' | 'maxObservationTokens',
+  number
+>;
+
 export function toolsTokenUnits(options: {
   units: TokenUnits;
   text: ChatLayout;

@@ -51,6 +51,8 @@ export function qwen3Messages(text: string): { messages: Message[]; tools: unkno
   return { messages, tools, prompt: text.slice(at) };
 }
 
+/** Debian's python3, as CI installs python3-jinja2 for it (a python on PATH may be another). */
+const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'render_chat.py');
 
 /** apply_chat_template(messages, tools, add_generation_prompt=True, enable_thinking) in Python's jinja2. */
@@ -60,7 +62,7 @@ export function renderWithPython(options: {
   tools: readonly unknown[] | null;
   enableThinking: boolean;
 }): string {
-  const r = spawnSync('python3', [SCRIPT], {
+  const r = spawnSync(PYTHON, [SCRIPT], {
     input: JSON.stringify({
       template: options.template,
       messages: options.messages,
@@ -77,5 +79,5 @@ export function renderWithPython(options: {
 
 /** True when python3 with jinja2 runs here (Debian: python3-jinja2). */
 export function pythonJinjaAvailable(): boolean {
-  return spawnSync('python3', ['-c', 'import jinja2'], { stdio: 'ignore', timeout: 30_000 }).status === 0;
+  return spawnSync(PYTHON, ['-c', 'import jinja2'], { stdio: 'ignore', timeout: 30_000 }).status === 0;
 }
