@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { withAgentFormat } from '../experiments/reproduce/preset-agent-format.ts';
+import { AGENT_FORMAT_HELP, AGENT_FORMATS, THINKING_HELP } from './run-flags.ts';
 import { ADMIN_TOKEN_ENV } from '../adapters/engine-weights.ts';
 import type { Command } from 'commander';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -51,6 +54,8 @@ export function restrictPreset(preset: Preset, opts: { envs?: string; seeds?: st
   return { ...preset, envs, seeds, systems };
 }
 
+const AgentFlagsSchema = z.object({ format: z.enum(AGENT_FORMATS), thinking: z.enum(['on', 'off']) });
+
 export function registerReproduceCommand(program: Command): void {
   program
     .command('reproduce')
@@ -73,6 +78,8 @@ export function registerReproduceCommand(program: Command): void {
       '--tokenizer <name|dir>',
       "word (default) | qwen3 | a directory with tokenizer.json: the whole pipeline in that tokenizer's ids and chat format (for a subword tokenizer: the preset's token counts scaled 1.8x, kv-ledger values written as words)",
     )
+    .option('--agent-format <format>', AGENT_FORMAT_HELP)
+    .option('--thinking <on|off>', THINKING_HELP)
     .option(
       '--allow-mixed',
       'reuse run directories and evaluations made with another config than the preset asks for (refused by default); the report marks every table they reach as mixed',
@@ -95,6 +102,8 @@ export function registerReproduceCommand(program: Command): void {
         seeds?: string;
         systems?: string;
         tokenizer?: string;
+        agentFormat?: string;
+        thinking?: string;
         actor: ActorKind;
         allowMixed?: boolean;
         engineUrl?: string;
@@ -107,9 +116,9 @@ export function registerReproduceCommand(program: Command): void {
           const file = join(opts.resume, RUN_FILES.pipeline);
           if (!existsSync(file))
             throw new CliError(`${opts.resume} is not a reproduce directory (no ${RUN_FILES.pipeline})`);
-          if (opts.envs || opts.seeds || opts.systems || opts.tokenizer)
+          if (opts.envs || opts.seeds || opts.systems || opts.tokenizer || opts.agentFormat || opts.thinking)
             throw new CliError(
-              '--resume continues the stored pipeline; --envs, --seeds, --systems and --tokenizer cannot change it',
+              '--resume continues the stored pipeline; --envs, --seeds, --systems, --tokenizer, --agent-format and --thinking cannot change it',
             );
           // The stored preset, as it was run (a later code change to the preset does not leak in).
           const {
@@ -136,6 +145,16 @@ export function registerReproduceCommand(program: Command): void {
           if (opts.tokenizer) {
             const t = asUserError(() => loadTokenizer(opts.tokenizer)); // a bad name fails now, not after SFT
             preset = withTokenizer(preset, t.name);
+          }
+          if (opts.agentFormat || opts.thinking) {
+            const format = AgentFlagsSchema.safeParse({
+              format: opts.agentFormat ?? 'text',
+              thinking: opts.thinking ?? 'off',
+            });
+            if (!format.success)
+              throw new CliError('--agent-format: expected text or tools; --thinking: expected on or off');
+            const f = format.data;
+            preset = asUserError(() => withAgentFormat(preset, f.format, f.thinking === 'on'));
           }
         }
         if (opts.actor === 'expert')

@@ -23,6 +23,9 @@ export interface Preset {
   description: string;
   /** word (default) | qwen3 | a tokenizer directory: set by withTokenizer (preset-tokenizer.ts), recorded in pipeline.json. */
   tokenizer?: string;
+  /** text (default) | tools, and the thinking block: set by withAgentFormat (preset-agent-format.ts), recorded in pipeline.json. */
+  agentFormat?: 'text' | 'tools';
+  thinking?: boolean;
   envs: string[];
   /** Per-env knob overrides used by SFT, training and evaluation (held-out variants apply on top). */
   knobs?: Readonly<Record<string, Record<string, unknown>>>;
