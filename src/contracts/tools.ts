@@ -1,3 +1,5 @@
+import type { ChatMessage } from './chat.ts';
+
 /**
  * Actions as tools (docs/agent-format.md): what an environment declares so that a policy can act
  * through its model's own tool calls. Environments keep speaking text (environment.ts); a family's
@@ -24,7 +26,7 @@ export interface ToolSpec {
 export type Reasoner = (options: {
   stage: 'act' | 'summarize';
   text: string;
-  messages: readonly { role: string; content: string }[];
+  messages: readonly ChatMessage[];
 }) => string;
 
 /** A call as a parser reads it from a generated turn: the function's name and its arguments. */

@@ -1,3 +1,4 @@
+import { kvLedgerReasoner } from './reasoner.ts';
 import { verbTools } from '../action-tools.ts';
 import type { TaskFamily } from '../family.ts';
 import { makeSummaryWriters, summaryFactsOf } from '../summary-writers.ts';
@@ -15,6 +16,7 @@ export const kvLedger: TaskFamily<KvLedgerKnobs> = {
   evalSeeds: { start: 1_000_000, end: 1_010_000 },
   create: (knobs) => new KvLedgerEnv(knobs),
   expert: kvLedgerExpert,
+  reasoner: kvLedgerReasoner,
   tools: verbTools([
     {
       name: 'read',
