@@ -18,6 +18,8 @@ export async function makeTinyRun(options: {
   /** The system config.json names (default compaction-rl) and the run's seed (default 0). */
   system?: string;
   seed?: number;
+  /** The task family (default kv-ledger: it knows the facts a summary must keep). */
+  env?: string;
   /** Also evaluate the trained policy (2 tasks x 4 samples, x1 and x4) into <run>/eval/. */
   evaluate?: boolean;
 }): Promise<string> {
@@ -25,7 +27,7 @@ export async function makeTinyRun(options: {
   const config = parseTrainConfig({
     name: options.system ?? 'compaction-rl',
     seed: options.seed ?? 0,
-    env: { name: 'kv-ledger' },
+    env: { name: options.env ?? 'kv-ledger' },
     model: { preset: 'tiny' },
     batchEpisodes: options.episodes ?? 4,
     sampleTrajectories: options.episodes ?? 4,

@@ -54,6 +54,8 @@ export function CurveChart(props: {
           $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
           width: 340,
           height: 180,
+          // Its data comes after the first layout: let axes and legend resize the chart as it grows.
+          autosize: { type: 'pad', resize: true },
           title: props.title,
           data: { name: DATA },
           params: [{ name: 'zoom', select: { type: 'interval', encodings: ['x'] }, bind: 'scales' }],
