@@ -59,7 +59,7 @@ export function CurveChart(props: {
           title: props.title,
           data: { name: DATA },
           params: [{ name: 'zoom', select: { type: 'interval', encodings: ['x'] }, bind: 'scales' }],
-          mark: { type: 'line', point: { size: 30 }, tooltip: true },
+          mark: { type: 'line', point: { size: 30 }, tooltip: true, clip: true }, // zoomed: nothing past the axes
           encoding: {
             x: { field: 'iteration', type: 'quantitative', title: 'iteration' },
             y: { field: 'value', type: 'quantitative', title: props.metric, scale: { zero: false } },
