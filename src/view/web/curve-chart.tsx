@@ -63,10 +63,13 @@ export function CurveChart(props: {
           encoding: {
             x: { field: 'iteration', type: 'quantitative', title: 'iteration' },
             y: { field: 'value', type: 'quantitative', title: props.metric, scale: { zero: false } },
-            // The whole name: a cut legend label is what made runs indistinguishable.
+            // The whole name: a cut legend label is what made runs indistinguishable. Colours in
+            // source order (ids only grow), so a run that appears later takes the next colour and
+            // every other run keeps its own.
             color: {
               field: 'run',
               type: 'nominal',
+              sort: { field: 'source', op: 'min' },
               legend: { orient: 'bottom', title: null, labelLimit: 0, columns: 2 },
             },
           },
