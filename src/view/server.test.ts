@@ -200,4 +200,33 @@ describe('crl view server', () => {
       await live.close();
     }
   });
+
+  it('takes a directory of runs and pipelines, as tensorboard --logdir runs/ does, grouping runs by pipeline', async () => {
+    const runs = join(root, 'runs');
+    const copy = (to: string, seed: number) => {
+      cpSync(run, to, { recursive: true, filter: (f) => !f.includes('link-to') });
+      const config = JSON.parse(readFileSync(join(to, 'config.json'), 'utf8')) as { config: { seed: number } };
+      writeFileSync(join(to, 'config.json'), JSON.stringify({ ...config, config: { ...config.config, seed } }));
+    };
+    copy(join(runs, 'solo'), 7);
+    copy(join(runs, 'pipe-x', 'systems', 'compaction-rl--kv-ledger--s4'), 4);
+    mkdirSync(join(runs, 'notes')); // no run: left out
+    const all = await startViewServer({ inputs: [runs], port: 0, bundleDir: join(root, 'bundle') });
+    try {
+      const sources = async () =>
+        SourcesResponseSchema.parse(JSON.parse((await get(all.url, '/api/sources')).body)).sources;
+      expect((await sources()).map((s) => [s.name, s.group])).toEqual([
+        ['compaction-rl · seed 4', 'pipe-x'],
+        ['compaction-rl · seed 7', 'runs'],
+      ]);
+      copy(join(runs, 'later'), 8); // a crl train started after the viewer
+      expect((await sources()).map((s) => s.name)).toEqual([
+        'compaction-rl · seed 4',
+        'compaction-rl · seed 7',
+        'compaction-rl · seed 8',
+      ]);
+    } finally {
+      await all.close();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { collectReportData } from '../report/collect-runs.ts';
 import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { readTiming } from '../experiments/runs/timing-log.ts';
@@ -59,10 +59,26 @@ function runHead(dir: string): Pick<ViewSource, 'system' | 'seed' | 'env'> {
   }
 }
 
-/** The runs a given directory holds: itself, or a pipeline's runs under systems/ (sorted). */
+/** A run directory, or a pipeline's runs under systems/ (sorted); none for anything else. */
+function runsOf(dir: string): string[] {
+  const systems = join(dir, RUN_FILES.systems);
+  return isRunDir(dir) ? [dir] : isDir(systems) ? listDirs(systems).filter(isRunDir) : [];
+}
+
+/**
+ * The runs a given directory holds: itself, a pipeline's runs, or, for a directory of those (the
+ * `runs/` that `crl train` and `crl reproduce` write into, as `tensorboard --logdir runs/` reads
+ * it), the runs and pipelines directly inside it.
+ */
 function runsUnder(path: string): string[] {
-  const systems = join(path, RUN_FILES.systems);
-  return isRunDir(path) ? [path] : isDir(systems) ? listDirs(systems).filter(isRunDir) : [];
+  const own = runsOf(path);
+  return own.length > 0 ? own : listDirs(path).flatMap(runsOf);
+}
+
+/** What a run is grouped under in the picker: its pipeline, else the directory it was given in. */
+function groupOf(root: string, dir: string): string {
+  const parent = dirname(dir);
+  return basename(parent) === RUN_FILES.systems ? basename(dirname(parent)) : basename(root);
 }
 
 /** What `crl view` browses: its sources (append-only, so ids stay valid) and the given directories. */
@@ -89,7 +105,7 @@ export function openSources(inputs: readonly string[]): ViewSources {
     const path = roots[root]!;
     const rel = relative(path, dir);
     const label = rel ? `${basename(path)}/${rel}` : basename(dir);
-    add({ kind: 'run', label, path: dir, root, group: basename(path), ...runHead(dir) });
+    add({ kind: 'run', label, path: dir, root, group: groupOf(path, dir), ...runHead(dir) });
   };
   for (const input of inputs) {
     const path = resolve(input);
@@ -99,7 +115,7 @@ export function openSources(inputs: readonly string[]): ViewSources {
       const runs = runsUnder(path);
       if (runs.length === 0)
         throw new ViewInputError(
-          `${input} is not a run directory (no ${RUN_FILES.config} or ${RUN_FILES.metrics}) and holds no runs under ${RUN_FILES.systems}/; give a directory made by crl train or crl reproduce, or a JSONL file from crl run --out`,
+          `${input} is not a run directory (no ${RUN_FILES.config} or ${RUN_FILES.metrics}) and holds no runs under ${RUN_FILES.systems}/ or in its subdirectories; give a directory made by crl train or crl reproduce (or one holding such directories), or a JSONL file from crl run --out`,
         );
       for (const dir of runs) addRun(root, dir);
     } else if (path.endsWith('.jsonl') || SAMPLE_GZ.test(path)) {
