@@ -96,7 +96,11 @@ export function registerEvalCommand(program: Command): void {
     )
     .option('--out <file.json>', 'result file (default <policy run>/eval/<env>-<variant>-<writer>.json)')
     .option('--force', FORCE_HELP)
-    .action(async ({ force, ...raw }: Record<string, unknown>) => {
+    .option(
+      '--no-tensorboard',
+      'write no TensorBoard event file (default: one in the policy run directory, else beside --out; docs/tensorboard.md)',
+    )
+    .action(async ({ force, tensorboard, ...raw }: Record<string, unknown>) => {
       const r = EvalFlagsSchema.safeParse(raw);
       if (!r.success)
         throw new CliError(
@@ -141,6 +145,7 @@ export function registerEvalCommand(program: Command): void {
         seed: f.seed,
         out,
         ...(f.tokenizer ? { tokenizer: f.tokenizer } : {}),
+        ...(tensorboard === false ? { tensorboard: false } : {}),
       });
       const modes = Object.fromEntries(
         Object.entries(result.modes).map(([m, v]) => [m, { passAt1: v.passAt1, low: v.low, high: v.high }]),

@@ -95,7 +95,13 @@ export function registerSftCommand(program: Command): void {
     )
     .option('--seed <s>', 'seed')
     .option('--out <dir>', 'run directory (default runs/base-<time>); an existing one is resumed')
-    .action(async (o: Record<string, string | undefined>) => {
+    .option(
+      '--no-tensorboard',
+      'write no TensorBoard event files (default: events.out.tfevents.* in the run directory; docs/tensorboard.md); when resuming, for the resumed part',
+    )
+    .action(async (options: Record<string, string | boolean | undefined>) => {
+      // --no-tensorboard is commander's only boolean here (true unless given); the rest are strings.
+      const { tensorboard, ...o } = options as Record<string, string | undefined> & { tensorboard: boolean };
       const num = (x: string | undefined) => (x === undefined ? undefined : Number.isFinite(Number(x)) ? Number(x) : x);
       const raw = Object.fromEntries(
         Object.entries({
@@ -152,11 +158,12 @@ export function registerSftCommand(program: Command): void {
             .join('\n  - ')}`,
         );
       const runDir = o.out ?? join('runs', newRunName('base'));
-      const config = resumableConfig({
+      const resumed = resumableConfig({
         runDir,
         config: r.data,
         flagsGiven: Object.entries(o).some(([k, v]) => k !== 'out' && v !== undefined),
       });
+      const config: SftConfig = tensorboard ? resumed : { ...resumed, tensorboard: false };
       if (isHarborEnv(config.env.name))
         throw new CliError(
           `crl sft learns from a task family's scripted expert, and task folders (${config.env.name}) have none: ` +
@@ -203,7 +210,10 @@ function resumableConfig(options: { runDir: string; config: SftConfig; flagsGive
     process.stderr.write(`crl: resuming ${runDir} with its stored config\n`);
     return parsed.data;
   }
-  const diff = configDifferences(parsed.data, options.config);
+  // Whether event files are written is no setting of the run's: --no-tensorboard may come and go.
+  const { tensorboard: _stored, ...storedSettings } = parsed.data;
+  const { tensorboard: _given, ...givenSettings } = options.config;
+  const diff = configDifferences(storedSettings, givenSettings);
   if (diff.length > 0)
     throw new CliError(
       `--out ${runDir} holds an SFT run with other settings:\n  - ${diff.join('\n  - ')}\n` +

@@ -1,17 +1,20 @@
 /**
  * `crl train` writes TensorBoard event files (docs/tensorboard.md), checked with real `crl`
  * processes: every record's CRC, every finite number of metrics.jsonl and timing.jsonl as a scalar
- * under the same tag at its iteration, the sampled episodes as text; none with --no-tensorboard;
+ * under the same tag at its iteration, the sampled episodes as text, the advantages by segment kind
+ * and the summary lengths as histograms (checked against the saved credit); none with --no-tensorboard;
  * a run killed with SIGKILL and resumed adds a file and holds every step once.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tinyCheckpoint } from '../adapters/testing/crl-serve.ts';
 import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { readTiming } from '../experiments/runs/timing-log.ts';
+import { HISTOGRAM_TAGS } from '../experiments/runs/tensorboard-histograms.ts';
+import { listSampleFiles, readSampleFile } from '../report/sample-files.ts';
 import { eventFilesIn } from '../util/tfevents/event-file.ts';
 import { readEventDir, type EventDir } from '../util/tfevents/testing/read-event-dir.ts';
 import { waitFor } from '../util/testing/wait-for.ts';
@@ -38,6 +41,44 @@ function expectEachStepOnce(events: EventDir): void {
   expect(new Set(keys).size).toBe(keys.length);
 }
 
+/**
+ * Each iteration's histograms hold the saved episodes' numbers: the estimator's advantage of every
+ * generated token by segment kind (saved to 6 significant digits), every summary's generated tokens.
+ */
+function expectHistogramsMatchCredit(run: string, events: EventDir): void {
+  const files = listSampleFiles(run);
+  expect(files.map((f) => f.iteration)).toEqual([1, 2, 3]);
+  for (const { iteration, path } of files) {
+    const episodes = readSampleFile(path);
+    expect(episodes).toHaveLength(4); // the whole batch
+    const at = (tag: string) => events.histograms.find((h) => h.tag === tag && h.step === iteration)?.histogram;
+    for (const kind of ['execution', 'summary'] as const) {
+      const values = episodes.flatMap((e) =>
+        e.credit.segments.flatMap((c, s) => (e.record.segments[s]!.kind === kind ? c.advantage : [])),
+      );
+      const h = at(HISTOGRAM_TAGS[kind])!;
+      expect(h.num).toBe(values.length);
+      expect(h.bucket.reduce((a, b) => a + b, 0)).toBe(values.length);
+      expect(h.min).toBeCloseTo(Math.min(...values), 4);
+      expect(h.max).toBeCloseTo(Math.max(...values), 4);
+      expect(h.sum).toBeCloseTo(
+        values.reduce((a, b) => a + b, 0),
+        3,
+      );
+    }
+    const lengths = episodes.flatMap((e) =>
+      e.record.segments.filter((s) => s.kind === 'summary').map((s) => s.lossMask.filter((m) => m === 1).length),
+    );
+    expect(lengths.length).toBeGreaterThan(0);
+    expect(at(HISTOGRAM_TAGS.summaryLength)).toMatchObject({
+      num: lengths.length,
+      sum: lengths.reduce((a, b) => a + b, 0),
+      min: Math.min(...lengths),
+      max: Math.max(...lengths),
+    });
+  }
+}
+
 const byTagStep = (a: { tag: string; step: number }, b: { tag: string; step: number }) =>
   a.step - b.step || a.tag.localeCompare(b.tag);
 
@@ -53,7 +94,11 @@ describe('crl train writes TensorBoard event files (real crl processes)', { time
 
   it('by default: every finite metric and timing number as a scalar at its iteration, episodes as text', async () => {
     const run = join(root, 'on');
-    const r = await crlAsync([...TRAIN, '--init', ckpt, '--iterations', '3', '--out', run], { timeoutMs: 240_000 });
+    // Every episode of the batch saved with its credit, so the histograms can be checked against it.
+    const config = join(root, 'all-samples.json');
+    writeFileSync(config, JSON.stringify({ sampleTrajectories: 4 }));
+    const args = [...TRAIN, '--init', ckpt, '--iterations', '3', '--config', config, '--out', run];
+    const r = await crlAsync(args, { timeoutMs: 240_000 });
     expect(r.code, r.stderr).toBe(0);
     const events = readEventDir(run); // throws on a record whose CRC does not match
     expect(events.files).toHaveLength(1);
@@ -72,6 +117,7 @@ describe('crl train writes TensorBoard event files (real crl processes)', { time
     }
     expect(events.texts.some((t) => /summary 1:/.test(t.text))).toBe(true); // kv-ledger episodes compact
     expectEachStepOnce(events);
+    expectHistogramsMatchCredit(run, events);
   });
 
   it('--no-tensorboard writes no event file, and the run keeps it off', async () => {

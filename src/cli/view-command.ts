@@ -10,11 +10,11 @@ export function registerViewCommand(program: Command): void {
   program
     .command('view')
     .description(
-      'browse runs in a local web app (127.0.0.1 only): training curves, episodes as windows and summaries, per-token credit',
+      'browse runs in a local web app (127.0.0.1 only): training curves compared by system and seed, following runs still training; episodes as windows and summaries, per-token credit',
     )
     .argument(
       '<runs...>',
-      'run directories (crl train), crl reproduce directories, or episode JSONL files (crl run --out)',
+      'run directories (crl train), crl reproduce directories, a directory holding those (runs/), or episode JSONL files (crl run --out)',
     )
     .option('--port <p>', `port on 127.0.0.1 (0: any free port)`, String(DEFAULT_VIEW_PORT))
     .action(async (runs: string[], opts: { port: string }) => {

@@ -27,12 +27,19 @@ export const SourceSchema = z
     /** 'run': a training run directory; 'records': an episode JSONL file (crl run --out). */
     kind: z.enum(['run', 'records']),
     label: z.string(),
+    /** What legends and pickers call it: system and seed (src/view/legend-names.ts). */
+    name: z.string(),
+    /** The given directory or file it came from (a pipeline's runs share one), for picking them together. */
+    group: z.string(),
     system: z.string().nullable(),
+    seed: z.number().int().nullable(),
     /** Task family of the run's config (or of the records), when known. */
     env: z.string().nullable(),
     /** Iterations with saved episodes, ascending; a records file has one group, iteration 0. */
     iterations: z.array(z.number().int().min(0)),
     hasMetrics: z.boolean(),
+    /** Changes whenever the run's curves do (a run still training): the client refetches them then. */
+    version: z.string(),
     /** Link to the run's static HTML report (served under /files/), when it has one. */
     reportHref: z.string().nullable(),
   })

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,5 +152,81 @@ describe('crl view server', () => {
     expect((await get(view.url, '/api/sources', {}, 'POST')).status).toBe(405);
     expect((await get(view.url, '/api/sources/7/metrics')).status).toBe(404);
     expect((await get(view.url, '/api/sources/0/iterations/99')).status).toBe(404);
+  });
+
+  it('names runs by system and seed, finds the runs a pipeline adds later, and versions each run’s curves', async () => {
+    // A pipeline directory as crl reproduce lays it out, its runs copied from the tiny run.
+    const pipe = join(root, 'reproduce-quick-20261201T120000');
+    const addRun = (system: string, seed: number) => {
+      const dir = join(pipe, 'systems', `${system}--kv-ledger--s${seed}`);
+      cpSync(run, dir, { recursive: true, dereference: false, filter: (f) => !f.includes('link-to') });
+      const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as {
+        system: string;
+        config: { seed: number };
+      };
+      writeFileSync(
+        join(dir, 'config.json'),
+        JSON.stringify({ ...config, system, config: { ...config.config, seed } }),
+      );
+      return dir;
+    };
+    const first = addRun('compaction-rl', 0);
+    const bundle = join(root, 'bundle');
+    const live = await startViewServer({ inputs: [pipe, run], port: 0, bundleDir: bundle });
+    try {
+      const sources = async () =>
+        SourcesResponseSchema.parse(JSON.parse((await get(live.url, '/api/sources')).body)).sources;
+      const before = await sources();
+      expect(before.map((s) => [s.id, s.name, s.group, s.seed])).toEqual([
+        [0, 'compaction-rl · seed 0 (reproduce-quick-20261201T120000)', 'reproduce-quick-20261201T120000', 0],
+        [1, 'compaction-rl · seed 0 (tiny-run)', 'tiny-run', 0],
+      ]);
+      addRun('no-compaction', 1); // the pipeline starts its next run
+      const after = await sources();
+      expect(after.map((s) => [s.id, s.name])).toEqual([
+        [0, 'compaction-rl · seed 0 (reproduce-quick-20261201T120000)'],
+        [1, 'compaction-rl · seed 0 (tiny-run)'],
+        [2, 'no-compaction · seed 1'],
+      ]);
+      expect(after[0]!.version).toBe(before[0]!.version);
+      appendFileSync(
+        join(first, 'metrics.jsonl'),
+        `${JSON.stringify({ iteration: 3, metrics: { 'loss/policy': 1 } })}\n`,
+      );
+      expect((await sources())[0]!.version).not.toBe(before[0]!.version);
+      const metrics = MetricsResponseSchema.parse(JSON.parse((await get(live.url, '/api/sources/0/metrics')).body));
+      expect(metrics.series['loss/policy']!.at(-1)).toEqual([3, 1]);
+    } finally {
+      await live.close();
+    }
+  });
+
+  it('takes a directory of runs and pipelines, as tensorboard --logdir runs/ does, grouping runs by pipeline', async () => {
+    const runs = join(root, 'runs');
+    const copy = (to: string, seed: number) => {
+      cpSync(run, to, { recursive: true, filter: (f) => !f.includes('link-to') });
+      const config = JSON.parse(readFileSync(join(to, 'config.json'), 'utf8')) as { config: { seed: number } };
+      writeFileSync(join(to, 'config.json'), JSON.stringify({ ...config, config: { ...config.config, seed } }));
+    };
+    copy(join(runs, 'solo'), 7);
+    copy(join(runs, 'pipe-x', 'systems', 'compaction-rl--kv-ledger--s4'), 4);
+    mkdirSync(join(runs, 'notes')); // no run: left out
+    const all = await startViewServer({ inputs: [runs], port: 0, bundleDir: join(root, 'bundle') });
+    try {
+      const sources = async () =>
+        SourcesResponseSchema.parse(JSON.parse((await get(all.url, '/api/sources')).body)).sources;
+      expect((await sources()).map((s) => [s.name, s.group])).toEqual([
+        ['compaction-rl · seed 4', 'pipe-x'],
+        ['compaction-rl · seed 7', 'runs'],
+      ]);
+      copy(join(runs, 'later'), 8); // a crl train started after the viewer
+      expect((await sources()).map((s) => s.name)).toEqual([
+        'compaction-rl · seed 4',
+        'compaction-rl · seed 7',
+        'compaction-rl · seed 8',
+      ]);
+    } finally {
+      await all.close();
+    }
   });
 });

@@ -12,12 +12,14 @@ import {
   type SourcesResponse,
 } from './api-schema.ts';
 import { buildEpisodeView, episodeBrief } from './episode-view.ts';
+import { legendNames } from './legend-names.ts';
 import { resolveInside } from './safe-path.ts';
 import {
   evalRows,
   hasMetrics,
   openSources,
   reportHref,
+  seriesVersion,
   sourceEpisodes,
   sourceIterations,
   sourceSeries,
@@ -92,24 +94,31 @@ export async function startViewServer(options: {
   bundleDir?: string;
 }): Promise<ViewServer> {
   const bundleDir = options.bundleDir ?? BUNDLE_DIR;
-  const { sources, roots } = openSources(options.inputs);
+  const { sources, roots, rescan } = openSources(options.inputs);
   const source = (id: string | undefined): ViewSource => {
     const s = sources[intParam(id, 'source')];
     if (!s) throw new HttpError(404, `no source ${id}`);
     return s;
   };
 
+  // Asked again and again by a page that follows a live run, so each ask looks for new runs too.
   const sourcesResponse = (): SourcesResponse => {
+    rescan();
     const { evals, warnings } = evalRows(roots);
+    const names = legendNames(sources);
     return {
       sources: sources.map((s) => ({
         id: s.id,
         kind: s.kind,
         label: s.label,
+        name: names.get(s.id)!,
+        group: s.group,
         system: s.system,
+        seed: s.seed,
         env: s.env,
         iterations: sourceIterations(s),
         hasMetrics: hasMetrics(s),
+        version: seriesVersion(s),
         reportHref: reportHref(s, roots),
       })),
       evals,

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { collectReportData } from '../report/collect-runs.ts';
 import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { readTiming } from '../experiments/runs/timing-log.ts';
@@ -26,7 +26,10 @@ export interface ViewSource {
   path: string;
   /** Index of the given directory it lies under (for /files/ links), or null for a file. */
   root: number | null;
+  /** The given directory or file it came from, by its base name (a pipeline's runs share one). */
+  group: string;
   system: string | null;
+  seed: number | null;
   env: string | null;
 }
 
@@ -44,51 +47,89 @@ function isRunDir(dir: string): boolean {
   return existsSync(join(dir, RUN_FILES.config)) || existsSync(join(dir, RUN_FILES.metrics));
 }
 
-function runHead(dir: string): { system: string | null; env: string | null } {
+function runHead(dir: string): Pick<ViewSource, 'system' | 'seed' | 'env'> {
   try {
     const raw = JSON.parse(readFileSync(join(dir, RUN_FILES.config), 'utf8')) as unknown;
     const head = RunConfigHeadSchema.parse(raw);
-    const env = (head.config as { env?: { name?: unknown } } | undefined)?.env?.name;
-    return { system: head.system, env: typeof env === 'string' ? env : null };
+    const env = head.config?.env?.name;
+    const seed = head.config?.seed;
+    return { system: head.system, seed: Number.isInteger(seed) ? seed! : null, env: env ?? null };
   } catch {
-    return { system: null, env: null };
+    return { system: null, seed: null, env: null };
   }
+}
+
+/** A run directory, or a pipeline's runs under systems/ (sorted); none for anything else. */
+function runsOf(dir: string): string[] {
+  const systems = join(dir, RUN_FILES.systems);
+  return isRunDir(dir) ? [dir] : isDir(systems) ? listDirs(systems).filter(isRunDir) : [];
+}
+
+/**
+ * The runs a given directory holds: itself, a pipeline's runs, or, for a directory of those (the
+ * `runs/` that `crl train` and `crl reproduce` write into, as `tensorboard --logdir runs/` reads
+ * it), the runs and pipelines directly inside it.
+ */
+function runsUnder(path: string): string[] {
+  const own = runsOf(path);
+  return own.length > 0 ? own : listDirs(path).flatMap(runsOf);
+}
+
+/** What a run is grouped under in the picker: its pipeline, else the directory it was given in. */
+function groupOf(root: string, dir: string): string {
+  const parent = dirname(dir);
+  return basename(parent) === RUN_FILES.systems ? basename(dirname(parent)) : basename(root);
+}
+
+/** What `crl view` browses: its sources (append-only, so ids stay valid) and the given directories. */
+export interface ViewSources {
+  sources: ViewSource[];
+  roots: string[];
+  /**
+   * Adds the runs that appeared under the given directories since the last look (a pipeline that
+   * is still running starts its next system's run): new ids after the old ones.
+   */
+  rescan: () => void;
 }
 
 /**
  * Resolves `crl view`'s arguments: run directories, `crl reproduce` directories (their runs under
  * systems/), episode JSONL files (`crl run --out`) and sample files (samples/*.episodes.jsonl.gz).
  */
-export function openSources(inputs: readonly string[]): { sources: ViewSource[]; roots: string[] } {
+export function openSources(inputs: readonly string[]): ViewSources {
   if (inputs.length === 0) throw new ViewInputError('give at least one run directory or episode JSONL file');
   const sources: ViewSource[] = [];
   const roots: string[] = [];
   const add = (s: Omit<ViewSource, 'id'>) => sources.push({ ...s, id: sources.length });
+  const addRun = (root: number, dir: string) => {
+    const path = roots[root]!;
+    const rel = relative(path, dir);
+    const label = rel ? `${basename(path)}/${rel}` : basename(dir);
+    add({ kind: 'run', label, path: dir, root, group: groupOf(path, dir), ...runHead(dir) });
+  };
   for (const input of inputs) {
     const path = resolve(input);
     if (!existsSync(path)) throw new ViewInputError(`${input} does not exist`);
     if (isDir(path)) {
       const root = roots.push(path) - 1;
-      const systems = join(path, RUN_FILES.systems);
-      const runs = isRunDir(path) ? [path] : isDir(systems) ? listDirs(systems).filter(isRunDir) : [];
+      const runs = runsUnder(path);
       if (runs.length === 0)
         throw new ViewInputError(
-          `${input} is not a run directory (no ${RUN_FILES.config} or ${RUN_FILES.metrics}) and holds no runs under ${RUN_FILES.systems}/; give a directory made by crl train or crl reproduce, or a JSONL file from crl run --out`,
+          `${input} is not a run directory (no ${RUN_FILES.config} or ${RUN_FILES.metrics}) and holds no runs under ${RUN_FILES.systems}/ or in its subdirectories; give a directory made by crl train or crl reproduce (or one holding such directories), or a JSONL file from crl run --out`,
         );
-      for (const dir of runs) {
-        const head = runHead(dir);
-        const rel = relative(path, dir);
-        add({ kind: 'run', label: rel ? `${basename(path)}/${rel}` : basename(dir), path: dir, root, ...head });
-      }
+      for (const dir of runs) addRun(root, dir);
     } else if (path.endsWith('.jsonl') || SAMPLE_GZ.test(path)) {
       const episodes = loadFile(path); // fail now, with the line, rather than in the browser
+      const env = episodes[0]?.record.env ?? null;
       add({
         kind: 'records',
         label: basename(path),
         path,
         root: null,
+        group: basename(path),
         system: null,
-        env: episodes[0]?.record.env ?? null,
+        seed: null,
+        env,
       });
     } else {
       throw new ViewInputError(
@@ -96,7 +137,13 @@ export function openSources(inputs: readonly string[]): { sources: ViewSource[];
       );
     }
   }
-  return { sources, roots };
+  const rescan = () => {
+    const known = new Set(sources.map((s) => s.path));
+    roots.forEach((root, i) => {
+      for (const dir of runsUnder(root)) if (!known.has(dir)) addRun(i, dir);
+    });
+  };
+  return { sources, roots, rescan };
 }
 
 function listDirs(dir: string): string[] {
@@ -153,6 +200,24 @@ export function sourceSeries(s: ViewSource): Record<string, [number, number][]> 
 
 export function hasMetrics(s: ViewSource): boolean {
   return s.kind === 'run' && existsSync(join(s.path, RUN_FILES.metrics));
+}
+
+/**
+ * What a client compares to see whether a run's curves changed since it last fetched them: the
+ * size and modification time of its metrics and timing logs (both only grow, or are cut on resume).
+ */
+export function seriesVersion(s: ViewSource): string {
+  if (s.kind !== 'run') return '';
+  return [RUN_FILES.metrics, RUN_FILES.timing]
+    .map((f) => {
+      try {
+        const st = statSync(join(s.path, f));
+        return `${st.size}@${st.mtimeMs}`;
+      } catch {
+        return '-';
+      }
+    })
+    .join(',');
 }
 
 /** The run's static report, as a /files/ link, when it has one. */

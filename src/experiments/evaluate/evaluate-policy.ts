@@ -7,6 +7,7 @@ import { overFamilySizes, resolveRolloutConfig } from '../../rollout/config.ts';
 import { ensureDir, writeFileAtomic } from '../../util/atomic-write.ts';
 import { canonicalJson, provenance } from '../../util/provenance.ts';
 import { episodeBatchRunner, evalTaskSeeds } from './eval-runner.ts';
+import { writeEvalEvents } from './eval-tensorboard.ts';
 import { policySource, summaryWriterSource, tokenizerForPolicy } from './policy-source.ts';
 import { familyByName } from '../../env/family-by-name.ts';
 import { HARBOR_PREFIX, isHarborEnv } from '../../env/harbor/task-set.ts';
@@ -38,11 +39,16 @@ export interface EvalRequest {
   root?: string;
   /** The config hash of the run the policy comes from (its provenance); recorded in the request. */
   policyConfigHash?: string | null;
+  /** False: write no TensorBoard event file (eval-tensorboard.ts); absent: write one. */
+  tensorboard?: boolean;
 }
 
-/** What an evaluation was made with (EvalResult.request): the request without its output path. */
+/**
+ * What an evaluation was made with (EvalResult.request): the request without its output path and
+ * without whether it wrote event files (neither changes the result).
+ */
 export function evalRequestRecord(req: EvalRequest): Record<string, unknown> {
-  const { out: _out, root, ...settings } = req;
+  const { out: _out, root, tensorboard: _tensorboard, ...settings } = req;
   return JSON.parse(canonicalJson({ ...settings, policyConfigHash: req.policyConfigHash ?? null }, root)) as Record<
     string,
     unknown
@@ -96,6 +102,7 @@ export async function evaluatePolicy(req: EvalRequest): Promise<EvalResult> {
   const result: EvalResult = { ...evaluated, seed: req.seed, request, provenance: provenance(request) };
   ensureDir(dirname(req.out));
   writeFileAtomic(req.out, `${JSON.stringify(result, null, 2)}\n`);
+  if (req.tensorboard !== false) writeEvalEvents({ result, policy: req.policy, out: req.out });
   return result;
 }
 

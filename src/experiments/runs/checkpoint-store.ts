@@ -53,3 +53,14 @@ export function latestCheckpoint(runDir: string): { iteration: number; dir: stri
     throw new Error(`${latestPath} points at ${latest.dir}, which is missing; the run directory was edited by hand`);
   return { iteration: latest.iteration, dir };
 }
+
+/**
+ * The iteration of the latest complete checkpoint, or null; read only (unlike latestCheckpoint it
+ * leaves temp dirs alone, since a run still training may be writing one).
+ */
+export function latestIteration(runDir: string): number | null {
+  const path = join(checkpointsDir(runDir), RUN_FILES.latest);
+  if (!existsSync(path)) return null;
+  const r = LatestSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  return r.success ? r.data.iteration : null;
+}

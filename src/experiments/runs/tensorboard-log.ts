@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../../util/atomic-write.ts';
 import { eventFilesIn, EventFileWriter } from '../../util/tfevents/event-file.ts';
-import { decodeEvent, type EventValue } from '../../util/tfevents/event-proto.ts';
+import { decodeEvent, type EventValue, type Histogram } from '../../util/tfevents/event-proto.ts';
 import { frameRecord, unframeRecords } from '../../util/tfevents/tfrecord.ts';
 
 /**
  * The run's TensorBoard log (docs/tensorboard.md): per iteration, every finite number of its
- * metrics.jsonl and timing.jsonl lines as a scalar under the same name, step = the iteration, and
- * the sampled episodes as text, in one write. Each process writes a file of its own, made on its
+ * metrics.jsonl and timing.jsonl lines as a scalar under the same name, step = the iteration, the
+ * sampled episodes as text and the iteration's histograms, in one write. Each process writes a file of its own, made on its
  * first iteration (a run that fails to start leaves none), so a resumed run adds a new file, as
  * TensorBoard expects of a restarted writer.
  */
@@ -23,11 +23,13 @@ export class TensorboardLog {
     metrics: Readonly<Record<string, number>>;
     timing: Readonly<Record<string, number>>;
     texts: ReadonlyArray<{ tag: string; text: string }>;
+    histograms?: ReadonlyArray<{ tag: string; histogram: Histogram }>;
   }): void {
     const values: EventValue[] = [
       ...scalars(options.metrics),
       ...scalars(options.timing),
       ...options.texts.map((t) => ({ tag: t.tag, text: t.text })),
+      ...(options.histograms ?? []).map((h) => ({ tag: h.tag, histogram: h.histogram })),
     ];
     this.writer.append([{ step: options.iteration, values }]);
   }

@@ -75,6 +75,12 @@ export const SftConfigSchema = z
     heldOutEpisodes: z.number().int().nonnegative().default(16),
     seed: z.number().int().nonnegative().default(0),
     /**
+     * Write TensorBoard event files to the run directory: each epoch's metrics, its wall-clock
+     * seconds (`perf/epoch_s`) and one expert episode it trained on (docs/tensorboard.md). Absent:
+     * on (`crl sft --no-tensorboard`: false).
+     */
+    tensorboard: z.boolean().optional(),
+    /**
      * Expert episodes that end in a fault (a sandbox that did not start) run again, then are left
      * out; more than maxFraction of an epoch left out stops the run (docs/faults.md). Absent:
      * FaultPolicySchema's defaults (absent rather than defaulted, so stored configs still match).

@@ -6,7 +6,7 @@ import { PolicyModel } from '../../model/network/policy.ts';
 import { loadTokenizer, type LoadedTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { checkTokenizer } from '../../model/tokenizer/tokenizer-match.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
-import { buildMinibatches, packByTokens } from '../../rl/minibatches.ts';
+import { packByTokens } from '../../rl/minibatches.ts';
 import { overFamilySizes, resolveRolloutConfig } from '../../rollout/config.ts';
 import { mixSeed, Rng } from '../../util/random.ts';
 import { writeFileAtomic } from '../../util/atomic-write.ts';
@@ -16,8 +16,10 @@ import { checkExpertFaults, expertEpisodes, type SftSequence, toSequences } from
 import { FaultPolicySchema } from '../../rollout/faults.ts';
 import type { SftConfig } from './sft-config.ts';
 import { heldOutAccuracy } from './sft-heldout.ts';
-import { maskedNll, type MaskedNll } from './sft-loss.ts';
+import { sftEpoch } from './sft-epoch.ts';
 import { appendMetrics, truncateMetrics } from '../runs/metrics-log.ts';
+import { TensorboardLog, truncateTensorboard } from '../runs/tensorboard-log.ts';
+import { episodeMarkdown } from '../runs/tensorboard-text.ts';
 import type { ProgressReporter } from '../runs/progress.ts';
 import { createRunDir, runPaths } from '../runs/run-dir.ts';
 import { getFamily } from '../../env/registry.ts';
@@ -181,12 +183,16 @@ export async function runSft(options: {
     start = ckpt.iteration;
   }
   truncateMetrics({ path: paths.metrics, lastIteration: start });
+  truncateTensorboard({ dir: paths.root, lastIteration: start });
+  // The same event files as crl train's (docs/tensorboard.md), step = the epoch.
+  const tensorboard = config.tensorboard === false ? null : new TensorboardLog(paths.root);
   options.progress?.start({ total: config.epochs, first: start + 1 });
   let expertSuccess = 0;
   let episodes = 0;
   let leftOut = 0;
   let retried = 0;
   for (let epoch = start + 1; epoch <= config.epochs; epoch++) {
+    const t0 = performance.now();
     if (epoch !== 1 && config.data === 'fresh') current = await epochData(epoch);
     const successes = current.records.filter((r) => r.reward >= 1).length;
     expertSuccess += successes;
@@ -213,6 +219,13 @@ export async function runSft(options: {
     if (heldOut.length > 0 && (epoch === config.epochs || epoch % 5 === 0))
       Object.assign(metrics, heldOutAccuracy({ policy, sequences: heldOut, batchTokens: config.batchTokens }));
     appendMetrics({ path: paths.metrics, iteration: epoch, metrics });
+    // Before the checkpoint, as crl train writes them: a resume cuts back to it (truncateTensorboard).
+    tensorboard?.appendIteration({
+      iteration: epoch,
+      metrics,
+      timing: { 'perf/epoch_s': (performance.now() - t0) / 1000 },
+      texts: current.records.slice(0, 1).map((r) => ({ tag: 'samples/episode_0', text: episodeMarkdown(r, layout) })),
+    });
     await saveCheckpointDir({
       runDir: paths.root,
       iteration: epoch,
@@ -244,40 +257,6 @@ function checkCovered(sequences: readonly SftSequence[], vocab: VocabMap): void 
         throw new Error(
           `internal: supervised token id ${s.tokens[t]} is outside the trimmed vocabulary (experiments/train/trimmed-vocabulary.ts missed it)`,
         );
-}
-
-/** One pass of cross-entropy over generated tokens (sft-loss.ts), one optimizer step per minibatch. */
-export function sftEpoch(options: {
-  policy: PolicyModel;
-  segments: readonly SftSequence[];
-  batchTokens: number;
-  rng: Rng;
-}): Record<string, number> {
-  const { policy, segments } = options;
-  const totals: MaskedNll = { nllSum: 0, confident: 0, count: 0 };
-  let lr = Number.NaN;
-  for (const mb of buildMinibatches({
-    lengths: segments.map((s) => s.tokens.length),
-    tokenBudget: options.batchTokens,
-    rng: options.rng,
-  })) {
-    const before = totals.count;
-    maskedNll({
-      policy,
-      tokens: mb.map((i) => segments[i]!.tokens),
-      masks: mb.map((i) => segments[i]!.mask),
-      grad: true,
-      totals,
-    });
-    if (totals.count === before) continue; // nothing supervised: no step
-    lr = policy.step().lr;
-  }
-  const { nllSum, confident, count } = totals;
-  return {
-    'sft/loss': count ? nllSum / count : Number.NaN,
-    'sft/token_acc_p50': count ? confident / count : Number.NaN,
-    'sft/lr': lr,
-  };
 }
 
 /** The policy `model.init` names, with this run's optimizer; it must cover the vocabulary and C. */

@@ -28,6 +28,7 @@ import { appendMetrics } from '../runs/metrics-log.ts';
 import { appendTiming, splitWallClock } from '../runs/timing-log.ts';
 import { episodeMarkdown } from '../runs/tensorboard-text.ts';
 import type { TensorboardLog } from '../runs/tensorboard-log.ts';
+import { iterationHistograms } from '../runs/tensorboard-histograms.ts';
 import type { RunPaths } from '../runs/run-dir.ts';
 import type { TrainerModels } from './trainer-models.ts';
 
@@ -220,6 +221,7 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         texts: records
           .slice(0, config.sampleTrajectories)
           .map((r, i) => ({ tag: `samples/episode_${i}`, text: episodeMarkdown(r, run.layout) })),
+        histograms: iterationHistograms({ segments, advantages }),
       });
       writeSamples({
         dir: paths.samples,

@@ -6,7 +6,7 @@ import { z } from 'zod';
  * (tensorboard/compat/proto/event.proto, summary.proto, tensor.proto, tensor_shape.proto,
  * types.proto; the text plugin's metadata.py), declared here by field number and encoded by
  * protobufjs: the wire format (varints, zigzag, packed fields, float32) is theirs to get right,
- * and only the fields a scalar or a text summary uses are declared.
+ * and only the fields a scalar, a text or a histogram summary uses are declared.
  */
 const root = protobuf.Root.fromJSON({
   nested: {
@@ -23,10 +23,11 @@ const root = protobuf.Root.fromJSON({
         },
         Summary: { fields: { value: { rule: 'repeated', type: 'SummaryValue', id: 1 } } },
         SummaryValue: {
-          oneofs: { value: { oneof: ['simple_value', 'tensor'] } },
+          oneofs: { value: { oneof: ['simple_value', 'histo', 'tensor'] } },
           fields: {
             tag: { type: 'string', id: 1 },
             simple_value: { type: 'float', id: 2 },
+            histo: { type: 'HistogramProto', id: 5 },
             tensor: { type: 'TensorProto', id: 8 },
             metadata: { type: 'SummaryMetadata', id: 9 },
           },
@@ -42,6 +43,18 @@ const root = protobuf.Root.fromJSON({
         PluginData: { fields: { plugin_name: { type: 'string', id: 1 }, content: { type: 'bytes', id: 2 } } },
         DataClass: {
           values: { DATA_CLASS_UNKNOWN: 0, DATA_CLASS_SCALAR: 1, DATA_CLASS_TENSOR: 2, DATA_CLASS_BLOB_SEQUENCE: 3 },
+        },
+        // summary.proto's HistogramProto: TensorBoard's histogram dashboard reads it (data_compat.py).
+        HistogramProto: {
+          fields: {
+            min: { type: 'double', id: 1 },
+            max: { type: 'double', id: 2 },
+            num: { type: 'double', id: 3 },
+            sum: { type: 'double', id: 4 },
+            sum_squares: { type: 'double', id: 5 },
+            bucket_limit: { rule: 'repeated', type: 'double', id: 6, options: { packed: true } },
+            bucket: { rule: 'repeated', type: 'double', id: 7, options: { packed: true } },
+          },
         },
         TensorProto: {
           fields: {
@@ -66,13 +79,34 @@ export const FILE_VERSION = 'brain.Event:2';
 /** The plugin whose dashboard shows a string tensor as (markdown) text. */
 export const TEXT_PLUGIN = 'text';
 
-/** One summary value: a scalar (stored as float32, TensorBoard's simple_value) or a text. */
-export type EventValue = { tag: string; scalar: number } | { tag: string; text: string };
+/**
+ * A histogram as summary.proto's HistogramProto holds it: bucket i counts the values up to
+ * bucketLimit[i] (above bucketLimit[i - 1]); TensorBoard draws the first bucket from min and the
+ * last to max.
+ */
+export interface Histogram {
+  min: number;
+  max: number;
+  num: number;
+  sum: number;
+  sumSquares: number;
+  bucketLimit: number[];
+  bucket: number[];
+}
+
+/** One summary value: a scalar (stored as float32, TensorBoard's simple_value), a text or a histogram. */
+export type EventValue =
+  { tag: string; scalar: number } | { tag: string; text: string } | { tag: string; histogram: Histogram };
 
 export type EventInput = { wallTime: number; step: number } & ({ fileVersion: string } | { values: EventValue[] });
 
 function valueMessage(v: EventValue): Record<string, unknown> {
   if ('scalar' in v) return { tag: v.tag, simple_value: v.scalar };
+  if ('histogram' in v) {
+    const h = v.histogram;
+    const histo = { min: h.min, max: h.max, num: h.num, sum: h.sum, sum_squares: h.sumSquares };
+    return { tag: v.tag, histo: { ...histo, bucket_limit: h.bucketLimit, bucket: h.bucket } };
+  }
   return {
     tag: v.tag,
     // A rank-0 string tensor under the text plugin, as TensorBoard's text summary writes it
@@ -95,6 +129,18 @@ export function encodeEvent(e: EventInput): Uint8Array {
 const DecodedValueSchema = z.object({
   tag: z.string(),
   simple_value: z.number().optional(),
+  histo: z
+    .object({
+      // proto3 leaves zeros out of the wire, so an absent number is 0.
+      min: z.number().default(0),
+      max: z.number().default(0),
+      num: z.number().default(0),
+      sum: z.number().default(0),
+      sum_squares: z.number().default(0),
+      bucket_limit: z.array(z.number()).default([]),
+      bucket: z.array(z.number()).default([]),
+    })
+    .optional(),
   metadata: z.object({ plugin_data: z.object({ plugin_name: z.string() }).optional() }).optional(),
   tensor: z
     .object({ dtype: z.number().optional(), string_val: z.array(z.instanceof(Uint8Array)).optional() })
@@ -114,7 +160,7 @@ export interface DecodedEvent {
   wallTime: number;
   step: number;
   fileVersion?: string;
-  values: Array<{ tag: string; scalar?: number; text?: string; plugin?: string }>;
+  values: Array<{ tag: string; scalar?: number; text?: string; histogram?: Histogram; plugin?: string }>;
 }
 
 /** The inverse of encodeEvent, for the fields it writes (validated: a stray shape is an error). */
@@ -129,10 +175,21 @@ export function decodeEvent(bytes: Uint8Array): DecodedEvent {
     values: (e.summary?.value ?? []).map((v) => {
       const plugin = v.metadata?.plugin_data?.plugin_name;
       const strings = v.tensor?.string_val ?? [];
+      const h = v.histo;
       return {
         tag: v.tag,
-        ...(v.tensor === undefined && v.simple_value !== undefined ? { scalar: v.simple_value } : {}),
+        ...(v.tensor === undefined && v.histo === undefined && v.simple_value !== undefined
+          ? { scalar: v.simple_value }
+          : {}),
         ...(strings.length > 0 ? { text: strings.map((s) => decoder.decode(s)).join('\n') } : {}),
+        ...(h
+          ? {
+              histogram: {
+                ...{ min: h.min, max: h.max, num: h.num, sum: h.sum, sumSquares: h.sum_squares },
+                ...{ bucketLimit: h.bucket_limit, bucket: h.bucket },
+              },
+            }
+          : {}),
         ...(plugin ? { plugin } : {}),
       };
     }),

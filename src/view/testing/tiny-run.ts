@@ -15,13 +15,19 @@ export async function makeTinyRun(options: {
   iterations?: number;
   episodes?: number;
   name?: string;
+  /** The system config.json names (default compaction-rl) and the run's seed (default 0). */
+  system?: string;
+  seed?: number;
+  /** The task family (default kv-ledger: it knows the facts a summary must keep). */
+  env?: string;
   /** Also evaluate the trained policy (2 tasks x 4 samples, x1 and x4) into <run>/eval/. */
   evaluate?: boolean;
 }): Promise<string> {
   const dir = join(options.parent, options.name ?? 'tiny-run');
   const config = parseTrainConfig({
-    name: 'compaction-rl',
-    env: { name: 'kv-ledger' },
+    name: options.system ?? 'compaction-rl',
+    seed: options.seed ?? 0,
+    env: { name: options.env ?? 'kv-ledger' },
     model: { preset: 'tiny' },
     batchEpisodes: options.episodes ?? 4,
     sampleTrajectories: options.episodes ?? 4,

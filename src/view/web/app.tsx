@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { SourcesResponse } from '../api-schema.ts';
-import { api } from './api.ts';
 import { EpisodesPage } from './episodes-page.tsx';
+import { useLiveSources } from './live-sources.ts';
 import { formatRoute, parseRoute, type Route } from './route.ts';
 import { RunView } from './run-view.tsx';
 
@@ -19,22 +19,16 @@ function defaultRoute(data: SourcesResponse): Route {
 
 /** The viewer: a run view (curves, evaluations) and an episode view, switched by the URL hash. */
 export function App() {
-  const [data, setData] = useState<SourcesResponse | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { data, error, checkedAt } = useLiveSources();
   const [hash, setHash] = useState(location.hash);
 
   useEffect(() => {
     const on = () => setHash(location.hash);
     addEventListener('hashchange', on);
-    api
-      .sources()
-      .then(setData)
-      .catch((e: unknown) => setError(String(e)));
     return () => removeEventListener('hashchange', on);
   }, []);
 
-  if (error) return <p class="error">Cannot load the runs: {error}</p>;
-  if (!data) return <p class="loading">Loading runs…</p>;
+  if (!data) return error ? <p class="error">Cannot load the runs: {error}</p> : <p class="loading">Loading runs…</p>;
   const route = parseRoute(hash) ?? defaultRoute(data);
   const episodesHref = formatRoute(route.page === 'episodes' ? route : firstEpisodes(data));
   return (
@@ -49,7 +43,14 @@ export function App() {
             Episodes
           </a>
         </nav>
-        <span class="sources">{data.sources.map((s) => s.label).join(' · ')}</span>
+        <span class="sources" title={data.sources.map((s) => s.label).join('\n')}>
+          {[...new Set(data.sources.map((s) => s.group))].join(' · ')}
+        </span>
+        <span class={error ? 'live error' : 'live'} data-testid="live">
+          {error
+            ? `not refreshing: ${error}`
+            : `live: checked ${checkedAt?.toLocaleTimeString() ?? ''}, new iterations appear on their own`}
+        </span>
       </header>
       {data.warnings.length > 0 && (
         <details class="warnings">

@@ -51,8 +51,8 @@ export function EpisodesPage({ data, route }: { data: SourcesResponse; route: Ep
             }}
           >
             {data.sources.map((s) => (
-              <option key={s.id} value={s.id}>
-                {s.label}
+              <option key={s.id} value={s.id} title={s.label}>
+                {s.env ? `${s.name} · ${s.env}` : s.name}
               </option>
             ))}
           </select>

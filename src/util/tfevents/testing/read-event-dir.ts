@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { eventFilesIn, readEventFile } from '../event-file.ts';
-import type { DecodedEvent } from '../event-proto.ts';
+import type { DecodedEvent, Histogram } from '../event-proto.ts';
 
 /** One event file as a test reads it: every record's masked CRC32C checked on the way (tfrecord.ts). */
 export interface ReadEventFile {
@@ -15,6 +15,7 @@ export interface EventDir {
   files: ReadEventFile[];
   scalars: Array<{ tag: string; step: number; value: number }>;
   texts: Array<{ tag: string; step: number; text: string; plugin: string | undefined }>;
+  histograms: Array<{ tag: string; step: number; histogram: Histogram }>;
 }
 
 /**
@@ -22,7 +23,7 @@ export interface EventDir {
  * start with the file-version record, as TensorBoard's own writers' do.
  */
 export function readEventDir(dir: string): EventDir {
-  const out: EventDir = { files: [], scalars: [], texts: [] };
+  const out: EventDir = { files: [], scalars: [], texts: [], histograms: [] };
   for (const path of eventFilesIn(dir)) {
     const { events, tornBytes } = readEventFile(path);
     if (events[0]?.fileVersion === undefined) throw new Error(`${path}: the first record is not the file version`);
@@ -31,6 +32,7 @@ export function readEventDir(dir: string): EventDir {
       for (const v of e.values) {
         if (v.scalar !== undefined) out.scalars.push({ tag: v.tag, step: e.step, value: v.scalar });
         if (v.text !== undefined) out.texts.push({ tag: v.tag, step: e.step, text: v.text, plugin: v.plugin });
+        if (v.histogram !== undefined) out.histograms.push({ tag: v.tag, step: e.step, histogram: v.histogram });
       }
   }
   return out;
