@@ -2,10 +2,16 @@ import type { SandboxBackend } from './backend.ts';
 import { bwrapBackend } from './bwrap-backend.ts';
 import { dockerBackend } from './docker-backend.ts';
 
+/**
+ * Containers the docker backend starts ahead per task configuration, at most (as many as were
+ * open at once): the next episodes' containers start while the current ones run.
+ */
+const DOCKER_SPARES = 4;
+
 /** Sandbox backends by name (house style: registries, not branches). */
 const BACKENDS: Record<string, () => SandboxBackend> = {
   bwrap: () => bwrapBackend(),
-  docker: () => dockerBackend(),
+  docker: () => dockerBackend({ spares: DOCKER_SPARES }),
 };
 
 /** The backend of this name; an unknown name throws an error listing the valid ones. */

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import type { SandboxMount } from './bwrap.ts';
@@ -9,7 +9,7 @@ import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
 import { parseShellState, shellStuck } from './shell-stuck.ts';
 import { timeoutAfterPoll } from './timeout-after-poll.ts';
-import { launchStdio, shellPipes, type SandboxLaunch } from './shell-pipes.ts';
+import { launchStdio, shellPipes, type SandboxLaunch, type SupervisorProcess } from './shell-pipes.ts';
 import { AgentFaultError, SandboxError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
 
@@ -31,7 +31,7 @@ import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript }
 const START_TIMEOUT_MS = 15_000;
 
 export class Sandbox {
-  private readonly child: ChildProcess;
+  private readonly child: SupervisorProcess;
   private readonly control: Writable;
   private readonly commands: Writable;
   private capture: { capture: OutputCapture; onHit: (code: number, marker: string) => void } | null = null;
@@ -57,7 +57,8 @@ export class Sandbox {
   ) {
     this.nonce = options.nonce;
     const { launch } = options;
-    this.child = spawn(launch.command, launch.args, { stdio: launchStdio(launch), ...(launch.ids ?? {}) });
+    this.child =
+      launch.started ?? spawn(launch.command, launch.args, { stdio: launchStdio(launch), ...(launch.ids ?? {}) });
     ({ control: this.control, commands: this.commands } = shellPipes(this.child, launch, {
       reply: (d) => this.replies.push(d),
       diagnostic: (text) => {
@@ -70,14 +71,15 @@ export class Sandbox {
   }
 
   /**
-   * A sandbox whose supervisor another program starts (a container engine's client, docker-backend.ts):
+   * A sandbox whose supervisor something else starts (a container engine, docker-backend.ts):
    * `launch(script, nonce)` gives the command line that runs `bash -c script crl-sandbox nonce`
-   * inside, with stdin, stdout and stderr passed through. Resolves once its shell is ready.
+   * inside, with stdin, stdout and stderr passed through, or the process it already started so.
+   * Resolves once its shell is ready.
    */
   static async connect(options: {
     limits: SandboxLimits;
     workdir: string;
-    launch: (script: string, nonce: string) => SandboxLaunch;
+    launch: (script: string, nonce: string) => SandboxLaunch | Promise<SandboxLaunch>;
     startTimeoutMs?: number;
   }): Promise<Sandbox> {
     const script = supervisorScript({
@@ -87,7 +89,7 @@ export class Sandbox {
       engineLimits: true,
     });
     const nonce = randomBytes(8).toString('hex');
-    const sandbox = new Sandbox(null, [], options.limits, { launch: options.launch(script, nonce), nonce });
+    const sandbox = new Sandbox(null, [], options.limits, { launch: await options.launch(script, nonce), nonce });
     try {
       await sandbox.awaitReady(options.startTimeoutMs ?? START_TIMEOUT_MS);
       return sandbox;

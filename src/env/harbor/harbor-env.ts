@@ -6,7 +6,7 @@ import { bashQuote } from '../../sandbox/shell-script.ts';
 import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { ACTION_HINT, parseShellAction } from './action.ts';
 import type { HarborTask } from './load-tasks.ts';
-import { readVerifierFiles, verdictOf } from './reward-file.ts';
+import { readVerifierFiles, verdictOf, type VerifierFiles } from './reward-file.ts';
 import { checkTaskTree } from './task-files.ts';
 import { taskImage, type TaskNetwork } from './task-image.ts';
 import { newVerdictKey, testsWithKey } from './verdict-key.ts';
@@ -204,7 +204,14 @@ export class HarborEnv implements Environment {
       if (e instanceof AgentFaultError) return this.agentFault(e);
       throw e;
     }
-    const reading = verdictOf(await readVerifierFiles(sandbox), key);
+    let files: VerifierFiles;
+    try {
+      files = await readVerifierFiles(sandbox);
+    } catch (e) {
+      if (e instanceof AgentFaultError) return this.agentFault(e);
+      throw e;
+    }
+    const reading = verdictOf(files, key);
     const notes = [
       r.timedOut ? `the verifier timed out after ${seconds} s` : null,
       reading.detail ?? null,
