@@ -6,14 +6,14 @@ import { Sandbox } from './supervised-shell.ts';
 import { dockerUnavailableReason, OWNER_LABEL, SANDBOX_LABEL } from './docker-cli.ts';
 import { runLabels } from './docker-run-scope.ts';
 import { SandboxLimitsSchema, type SandboxLimits } from './limits.ts';
-import { copyTree } from './docker-exec.ts';
 import { AttachedContainer } from './docker/attached-container.ts';
+import { preludeScript, seedFrames } from './docker/container-prelude.ts';
 import { dockerSession } from './docker/docker-session.ts';
 import { engine, engineOk } from './docker/engine-api.ts';
 import { takeContainer, type Spare } from './docker/spare-containers.ts';
 import { withStorageCap } from './storage-cap.ts';
 import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';
-import { bashQuote } from './shell-script.ts';
+import { supervisorScript } from './shell-script.ts';
 import { ownerAlive, ownerTag } from './stale-dirs.ts';
 
 /**
@@ -41,34 +41,38 @@ export function dockerBackend(options: { spares?: number } = {}): SandboxBackend
       await sweepOnce();
       const limits = SandboxLimitsSchema.parse(spec.limits ?? {});
       const config = containerConfig(spec, limits);
-      const make = (name: string) => startContainer({ name, config, limits, spec });
-      const { spare, closed } =
+      const make = (name: string): Promise<Spare> => startContainer(name, config);
+      // The seeds are packed while the container starts (or is taken from the spares).
+      const [taken, seeds] = await Promise.all([
         spares > 0
-          ? await takeContainer({ key: JSON.stringify(config), max: spares, newName, make })
-          : { spare: await make(newName()), closed: () => undefined };
-      const { name, sandbox } = spare;
-      const plain = dockerSession({ name, sandbox, workdir: spec.workdir, outputBytes: limits.outputBytes });
-      const counted: SandboxSession = {
-        ...plain,
-        close: () => plain.close().finally(closed),
-      };
-      // overlay2 caps a container's writable layer only on xfs with project quotas: measured instead.
-      const session =
-        limits.storageMb === undefined
-          ? counted
-          : withStorageCap({
-              session: counted,
-              capMb: limits.storageMb,
-              measure: () => writableLayerBytes(name),
-              freeze: () => engineOk({ method: 'POST', path: `/containers/${name}/pause`, timeoutMs: 60_000 }),
-            });
+          ? takeContainer({ key: JSON.stringify(config), max: spares, newName, make })
+          : make(newName()).then((spare) => ({ spare, closed: () => undefined })),
+        seedFrames(spec.seed ?? []).catch((e: unknown) => e as Error),
+      ]);
+      const { spare, closed } = taken;
+      const { name, container } = spare;
+      let sandbox: Sandbox;
       try {
-        for (const s of spec.seed ?? []) await copyTree({ name, from: s.from, to: s.to, skip: s.skip ?? [] });
-        return session;
+        if (seeds instanceof Error) throw seeds;
+        container.stdin.write(seeds);
+        // The first start of an image also unpacks its layers: more time than bwrap needs.
+        sandbox = await Sandbox.connect({ limits, nonce: spare.nonce, started: container, startTimeoutMs: 120_000 });
       } catch (e) {
-        await session.close();
+        container.kill();
+        await engine({ method: 'DELETE', path: `/containers/${name}`, query: { force: 1 } }).catch(() => undefined);
+        closed();
         throw e;
       }
+      const plain = dockerSession({ name, sandbox, workdir: spec.workdir, outputBytes: limits.outputBytes });
+      const counted: SandboxSession = { ...plain, close: () => plain.close().finally(closed) };
+      // overlay2 caps a container's writable layer only on xfs with project quotas: measured instead.
+      if (limits.storageMb === undefined) return counted;
+      return withStorageCap({
+        session: counted,
+        capMb: limits.storageMb,
+        measure: () => writableLayerBytes(name),
+        freeze: () => engineOk({ method: 'POST', path: `/containers/${name}/pause`, timeoutMs: 60_000 }),
+      });
     },
   };
 }
@@ -77,10 +81,16 @@ const OWNER = `${hostname()}/${ownerTag()}`;
 
 const newName = (): string => `crl-sandbox-${process.pid}-${randomBytes(5).toString('hex')}`;
 
-/** The engine's create body for a sandbox of this spec (the same for every episode of a task: the spares' key). */
+/**
+ * The engine's create body for a sandbox of this spec, but for the nonce (the same for every
+ * episode of a task: the spares' key). Its command is the prelude (container-prelude.ts), then
+ * the supervisor.
+ */
 function containerConfig(spec: SandboxSpec, limits: SandboxLimits): Record<string, unknown> {
   const env = { LANG: 'C.UTF-8', TERM: 'dumb', ...spec.env };
   const made = [spec.workdir, ...spec.dirs.map((d) => d.path), ...(spec.emptyDirs ?? [])];
+  const supervisor = supervisorScript({ limits, workdir: spec.workdir, muxed: true, engineLimits: true });
+  const network = spec.network ?? 'none';
   return {
     Image: spec.image,
     Hostname: 'sandbox',
@@ -88,55 +98,36 @@ function containerConfig(spec: SandboxSpec, limits: SandboxLimits): Record<strin
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     Labels: { [SANDBOX_LABEL]: '1', [OWNER_LABEL]: OWNER, ...runLabels() },
     Entrypoint: ['/bin/bash'],
-    // The directories the spec names are made before the supervisor starts (no exec of their own).
-    Cmd: [
-      '--noprofile',
-      '--norc',
-      '-c',
-      `mkdir -p -- ${made.map(bashQuote).join(' ')} || { printf 'ERROR cannot make the directories\\n' >&2; exit 98; }\n`,
-    ],
+    Cmd: ['--noprofile', '--norc', '-c', preludeScript(made) + supervisor, 'crl-sandbox'],
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,
     OpenStdin: true,
     StdinOnce: true,
     Tty: false,
+    // Without a network the daemon's network setup is skipped (it runs a process of its own per
+    // container); the container still gets its own network namespace, with only a loopback, up.
+    ...(network === 'none' ? { NetworkDisabled: true } : {}),
     HostConfig: {
       AutoRemove: true,
-      NetworkMode: spec.network ?? 'none',
+      NetworkMode: network,
       Memory: limits.memoryMb * 1024 * 1024,
       MemorySwap: limits.memoryMb * 1024 * 1024,
       PidsLimit: limits.processes,
       ...(spec.cpus ? { NanoCpus: Math.round(spec.cpus * 1e9) } : {}),
       SecurityOpt: ['no-new-privileges'],
+      // What the supervisor prints goes to the host over the attached stream only: no log file to write.
+      LogConfig: { Type: 'none', Config: {} },
     },
   };
 }
 
-/** Starts a container of `config` and its supervisor; resolves once the supervisor said READY. */
-async function startContainer(options: {
-  name: string;
-  config: Record<string, unknown>;
-  limits: SandboxLimits;
-  spec: SandboxSpec;
-}): Promise<Spare> {
-  const { name, config } = options;
+/** Starts a container of `config` with a fresh nonce; its prelude then waits for the seeds. */
+async function startContainer(name: string, config: Record<string, unknown>): Promise<Spare> {
+  const nonce = randomBytes(8).toString('hex');
   const cmd = config.Cmd as string[];
-  let container: AttachedContainer | null = null;
-  const sandbox = await Sandbox.connect({
-    limits: options.limits,
-    workdir: options.spec.workdir,
-    // The first start of an image also unpacks its layers: more time than bwrap needs.
-    startTimeoutMs: 120_000,
-    launch: async (script, nonce) => {
-      container = await AttachedContainer.start({
-        name,
-        config: { ...config, Cmd: [...cmd.slice(0, -1), cmd.at(-1)! + script, 'crl-sandbox', nonce] },
-      });
-      return { command: 'docker', args: [], muxed: true, started: container };
-    },
-  });
-  return { name, sandbox, container: container! };
+  const container = await AttachedContainer.start({ name, config: { ...config, Cmd: [...cmd, nonce] } });
+  return { name, container, nonce };
 }
 
 /** The size of the container's writable layer (what it wrote), or null when the daemon does not say. */

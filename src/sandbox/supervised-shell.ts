@@ -11,13 +11,13 @@ import { parseShellState, shellStuck } from './shell-stuck.ts';
 import { timeoutAfterPoll } from './timeout-after-poll.ts';
 import { launchStdio, shellPipes, type SandboxLaunch, type SupervisorProcess } from './shell-pipes.ts';
 import { AgentFaultError, SandboxError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
-import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
+import { agentCommandLine, bashQuote, doneMarker, exitMarker } from './shell-script.ts';
 
 /**
  * One sandbox: a persistent bash under the supervisor of shell-script.ts, driven over pipes. Two
  * launchers start it: Sandbox.start runs it in fresh namespaces with bwrap (bwrap.ts; five pipes),
- * Sandbox.connect runs it through another program's stdin and stderr (docker-backend.ts: `docker
- * run -i`, the supervisor muxed). Commands run one at a time in the same shell, so `cd` and
+ * Sandbox.connect takes one a container engine started, over its attached stdin and stderr
+ * (docker-backend.ts, the supervisor muxed). Commands run one at a time in the same shell, so `cd` and
  * variables persist; each has a wall-time limit after which everything it started is killed; its
  * output is capped. close() kills every process inside (the pid namespace dies with its first
  * process) and deletes the host directories bwrap bound.
@@ -71,25 +71,19 @@ export class Sandbox {
   }
 
   /**
-   * A sandbox whose supervisor something else starts (a container engine, docker-backend.ts):
-   * `launch(script, nonce)` gives the command line that runs `bash -c script crl-sandbox nonce`
-   * inside, with stdin, stdout and stderr passed through, or the process it already started so.
-   * Resolves once its shell is ready.
+   * A sandbox whose supervisor something else started (a container engine, docker-backend.ts):
+   * `started` runs `bash -c script crl-sandbox nonce` inside, `script` being
+   * `supervisorScript({ muxed: true, engineLimits: true, ... })`, with its stdin, stdout and
+   * stderr attached. Resolves once its shell is ready.
    */
   static async connect(options: {
     limits: SandboxLimits;
-    workdir: string;
-    launch: (script: string, nonce: string) => SandboxLaunch | Promise<SandboxLaunch>;
+    nonce: string;
+    started: SupervisorProcess;
     startTimeoutMs?: number;
   }): Promise<Sandbox> {
-    const script = supervisorScript({
-      limits: options.limits,
-      workdir: options.workdir,
-      muxed: true,
-      engineLimits: true,
-    });
-    const nonce = randomBytes(8).toString('hex');
-    const sandbox = new Sandbox(null, [], options.limits, { launch: await options.launch(script, nonce), nonce });
+    const launch = { command: 'the container engine', args: [], muxed: true, started: options.started };
+    const sandbox = new Sandbox(null, [], options.limits, { launch, nonce: options.nonce });
     try {
       await sandbox.awaitReady(options.startTimeoutMs ?? START_TIMEOUT_MS);
       return sandbox;

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import type { SandboxSession } from '../backend.ts';
 import { copyTree, execFresh, stopSupervisor } from '../docker-exec.ts';
 import { AgentFaultError, SandboxError } from '../sandbox-types.ts';
 import type { Sandbox } from '../supervised-shell.ts';
+import { packTree } from './container-prelude.ts';
 import { engine } from './engine-api.ts';
 import { heldPart, SupervisorWokenError, type HeldPart, type HeldWork } from './held-work.ts';
 import { readContainerDir, readContainerFile } from './read-file.ts';
@@ -137,27 +137,6 @@ export function dockerSession(options: {
         );
     },
   };
-}
-
-/** A tar of the host tree `from` (links kept as links), in memory. */
-async function packTree(from: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const tar = spawn('tar', ['-c', '-C', from, '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    let err = '';
-    tar.stdout.on('data', (d: Buffer) => chunks.push(d));
-    tar.stderr.on('data', (d: Buffer) => (err.length < 4096 ? (err += d.toString('utf8')) : undefined));
-    tar.on('error', (e) => reject(new SandboxError(`packing ${from}: ${e.message}`)));
-    tar.on('close', (code) =>
-      code === 0
-        ? resolve(Buffer.concat(chunks))
-        : reject(
-            new SandboxError(
-              `copying ${from} into the container failed (host tar exit ${code ?? 'none'}): ${err.trim().slice(0, 400)}`,
-            ),
-          ),
-    );
-  });
 }
 
 /** Waits (up to 60 s) until the daemon no longer knows the container; a SandboxError after that. */

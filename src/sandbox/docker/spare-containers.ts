@@ -1,12 +1,11 @@
-import type { Sandbox } from '../supervised-shell.ts';
 import type { AttachedContainer } from './attached-container.ts';
 import { engine } from './engine-api.ts';
 
 /**
  * Containers started before they are asked for (docs/sandbox.md, "Cost"): per container
- * configuration (image, limits, directories, environment: the `key`), a few containers whose
- * supervisor already said READY, so that an episode's start takes one instead of waiting for the
- * engine. Each is handed out once and never comes back: an episode always gets a container that
+ * configuration (image, limits, directories, environment: the `key`), a few containers already
+ * started, waiting for their seeds (container-prelude.ts), so that an episode's start takes one
+ * instead of waiting for the engine. Each is handed out once and never comes back: an episode always gets a container that
  * nothing ran in. As many are kept as sandboxes of the key were open at once (at most `max`), so
  * a run of one episode at a time keeps one, four at a time four. A spare no one takes within
  * IDLE_MS is removed; while waiting it does not keep the process alive, and when the process
@@ -15,8 +14,10 @@ import { engine } from './engine-api.ts';
 
 export interface Spare {
   name: string;
+  /** Started; its prelude waits for the seeds (container-prelude.ts). */
   container: AttachedContainer;
-  sandbox: Sandbox;
+  /** The supervisor's session nonce, on its command line. */
+  nonce: string;
 }
 
 const IDLE_MS = 30_000;
@@ -112,7 +113,7 @@ async function drain(pool: Pool): Promise<void> {
 }
 
 async function removeSpare(s: Spare): Promise<void> {
-  await s.sandbox.close();
+  s.container.kill();
   await engine({ method: 'DELETE', path: `/containers/${s.name}`, query: { force: 1 }, timeoutMs: 60_000 }).catch(
     () => undefined,
   );
