@@ -20,8 +20,11 @@ export interface Endpoint {
 
 const DEFAULT_SOCKET = '/var/run/docker.sock';
 
-/** Where DOCKER_HOST points; an error for what this client cannot reach (TLS, ssh). */
-export function engineEndpoint(value = process.env.DOCKER_HOST): Endpoint {
+/** Where DOCKER_HOST points. */
+export const engineEndpoint = (): Endpoint => endpointOf(process.env.DOCKER_HOST);
+
+/** Where a DOCKER_HOST value points; an error for what this client cannot reach (TLS, ssh). */
+export function endpointOf(value: string | undefined): Endpoint {
   if (value === undefined || value === '') return { socketPath: DEFAULT_SOCKET };
   if (value.startsWith('unix://')) return { socketPath: value.slice('unix://'.length) };
   const tcp = /^tcp:\/\/([^:/]+):(\d+)\/?$/.exec(value);

@@ -129,6 +129,13 @@ export function spareNames(): Set<string> {
   return names;
 }
 
+/** How many spares are ready to be taken, over every key. */
+export function readySpares(): number {
+  let n = 0;
+  for (const p of pools.values()) n += p.ready.length;
+  return n;
+}
+
 /** Removes every spare now (and forgets the peaks): nothing of this process waits in the daemon. */
 export async function removeSpares(): Promise<void> {
   const all = [...pools.values()];
