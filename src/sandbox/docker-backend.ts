@@ -10,7 +10,7 @@ import { AttachedContainer } from './docker/attached-container.ts';
 import { preludeScript, seedFrames } from './docker/container-prelude.ts';
 import { dockerSession } from './docker/docker-session.ts';
 import { engine, engineOk } from './docker/engine-api.ts';
-import { takeContainer, type Spare } from './docker/spare-containers.ts';
+import { reserveContainer, takeContainer, type Spare } from './docker/spare-containers.ts';
 import { withStorageCap } from './storage-cap.ts';
 import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';
 import { supervisorScript } from './shell-script.ts';
@@ -25,14 +25,22 @@ import { ownerAlive, ownerTag } from './stale-dirs.ts';
  * limits. Nothing of the host is mounted: files go in as tar streams to an exec and come out
  * through one. The container ends when its stdin closes and is then removed, so a killed `crl`
  * leaves nothing running; stopped leftovers of dead owners are removed at the next start (labels
- * name the owner process). With `spares`, containers for the next episodes are started while the
- * current ones run (docker/spare-containers.ts), each used for one episode only.
+ * name the owner process). With `spares`, prepare(spec) starts a container ahead for a start
+ * that follows (docker/spare-containers.ts; at most `spares` wait at once), each used for one
+ * episode only.
  */
 export function dockerBackend(options: { spares?: number } = {}): SandboxBackend {
   const spares = options.spares ?? 0;
   return {
     name: 'docker',
     unavailableReason: dockerUnavailableReason,
+    prepare(spec: SandboxSpec): void {
+      if (spares === 0 || !spec.image || dockerUnavailableReason() !== null) return;
+      const config = containerConfig(spec, SandboxLimitsSchema.parse(spec.limits ?? {}));
+      void sweepOnce().then(() =>
+        reserveContainer({ key: JSON.stringify(config), max: spares, newName, make: (n) => startContainer(n, config) }),
+      );
+    },
     async start(spec: SandboxSpec): Promise<SandboxSession> {
       const unavailable = dockerUnavailableReason();
       if (unavailable) throw new SandboxUnavailableError(unavailable);
@@ -42,14 +50,11 @@ export function dockerBackend(options: { spares?: number } = {}): SandboxBackend
       const limits = SandboxLimitsSchema.parse(spec.limits ?? {});
       const config = containerConfig(spec, limits);
       const make = (name: string): Promise<Spare> => startContainer(name, config);
-      // The seeds are packed while the container starts (or is taken from the spares).
-      const [taken, seeds] = await Promise.all([
-        spares > 0
-          ? takeContainer({ key: JSON.stringify(config), max: spares, newName, make })
-          : make(newName()).then((spare) => ({ spare, closed: () => undefined })),
+      // The seeds are packed while the container starts (or a spare is taken).
+      const [spare, seeds] = await Promise.all([
+        takeContainer({ key: JSON.stringify(config), newName, make }),
         seedFrames(spec.seed ?? []).catch((e: unknown) => e as Error),
       ]);
-      const { spare, closed } = taken;
       const { name, container } = spare;
       let sandbox: Sandbox;
       try {
@@ -60,15 +65,13 @@ export function dockerBackend(options: { spares?: number } = {}): SandboxBackend
       } catch (e) {
         container.kill();
         await engine({ method: 'DELETE', path: `/containers/${name}`, query: { force: 1 } }).catch(() => undefined);
-        closed();
         throw e;
       }
-      const plain = dockerSession({ name, sandbox, workdir: spec.workdir, outputBytes: limits.outputBytes });
-      const counted: SandboxSession = { ...plain, close: () => plain.close().finally(closed) };
+      const session = dockerSession({ name, sandbox, workdir: spec.workdir, outputBytes: limits.outputBytes });
       // overlay2 caps a container's writable layer only on xfs with project quotas: measured instead.
-      if (limits.storageMb === undefined) return counted;
+      if (limits.storageMb === undefined) return session;
       return withStorageCap({
-        session: counted,
+        session,
         capMb: limits.storageMb,
         measure: () => writableLayerBytes(name),
         freeze: () => engineOk({ method: 'POST', path: `/containers/${name}/pause`, timeoutMs: 60_000 }),

@@ -6,7 +6,8 @@ import { engineExec, type ExecResult } from './docker/engine-exec.ts';
 import { heldFailure, PLACE_FUNCTION, type HeldPart } from './docker/held-work.ts';
 import { OutputCapture } from './output-capture.ts';
 import { AgentFaultError, SandboxError, type CommandResult } from './sandbox-types.ts';
-import { sweepNowScript, sweepScript } from './shell-script.ts';
+import { bashQuote, groundScript, sweepNowScript, sweepScript } from './shell-script.ts';
+import { LISTDIR_FUNCTION, parseListing, type Listing } from './docker/dir-listing.ts';
 
 /**
  * Processes the Docker backend starts in a container through the engine (an exec over its API), beside
@@ -59,21 +60,27 @@ export async function execFresh(options: {
   signal?: AbortSignal | undefined;
   /** Work run first in the same process (docker/held-work.ts); the command itself reads /dev/null. */
   before?: HeldPart | null;
-}): Promise<CommandResult> {
-  const { name } = options;
+  /** Once the command ended and was swept: the engine's sweep, then these directories read (AfterRead). */
+  after?: { dirs: readonly string[]; maxBytes: number } | null;
+}): Promise<CommandResult & { after?: AfterRead }> {
+  const { name, after } = options;
   const started = Date.now();
   const capture = new OutputCapture(options.outputBytes, []);
   // What the command started is stopped and killed the moment it exits, before the status line.
-  const script = `${options.before?.script ?? ''}exec 3>&2 2>&1; ( ${options.command}\n) 3>&- </dev/null; s=$?\n${sweepNowScript()}printf '\\n${STATUS}%d\\n' "$s" >&3`;
-  // The tail: the status line comes last.
-  let err = '';
+  const tail = after
+    ? `${groundScript()}ground; g=$?\nprintf '${AFTER}%d\\n' "$g" >&3\n[ "$g" = 0 ] || exit 0\n${LISTDIR_FUNCTION}` +
+      `{ ${after.dirs.map((d) => `listdir ${bashQuote(d)} ${after.maxBytes};`).join(' ')} } >&3\n`
+    : '';
+  const script = `${options.before?.script ?? ''}exec 3>&2 2>&1; ( ${options.command}\n) 3>&- </dev/null; s=$?\n${sweepNowScript()}printf '\\n${STATUS}%d\\n' "$s" >&3\n${tail}`;
+  // The status line and what follows it come last; what came before is kept to its last 4096 bytes.
+  const err = new TailBuffer(after ? 8 * 1024 * 1024 : 4096);
   const r = await engineExec({
     container: name,
     cmd: ['/bin/bash', '--noprofile', '--norc', '-c', script],
     workdir: options.workdir,
     stdin: options.before?.stdin,
     onStdout: (d) => capture.push(d),
-    onStderr: (d) => (err = (err + d.toString('utf8')).slice(-4096)),
+    onStderr: (d) => err.push(d),
     timeoutMs: options.timeoutMs,
     signal: options.signal,
   });
@@ -86,16 +93,22 @@ export async function execFresh(options: {
     }).catch(() => undefined);
     throw new SandboxError('the command was cancelled');
   }
-  const status = new RegExp(`\n${STATUS}(\\d+)\n`).exec(err);
+  const bytes = err.bytes();
+  const at = bytes.lastIndexOf(`\n${STATUS}`);
+  const status =
+    at < 0 ? null : new RegExp(`^\n${STATUS}(\\d+)\n`).exec(bytes.subarray(at, at + 40).toString('latin1'));
+  const text = bytes
+    .subarray(Math.max(0, (at < 0 ? bytes.length : at) - 4096), at < 0 ? bytes.length : at)
+    .toString('utf8');
   if (!r.timedOut && status === null) {
-    if (options.before) heldFailure(r.code, err, options.before.when);
+    if (options.before) heldFailure(r.code, text, options.before.when);
     // Without the status line, 0 (the line spoiled from inside) or 126 and above (bash killed or
     // gone) in a running container is the sandbox's doing; anything else is the engine's.
     const inside = r.code === 0 || ((r.code ?? 0) >= 126 && (await running(name)));
     if (!inside)
-      throw new SandboxError(`docker exec in ${name} failed (${r.code ?? 'no status'}): ${describeExec(r, err)}`);
+      throw new SandboxError(`docker exec in ${name} failed (${r.code ?? 'no status'}): ${describeExec(r, text)}`);
   }
-  return {
+  const result = {
     ...capture.result(),
     exitCode: r.timedOut || status === null ? null : Number(status[1]),
     timedOut: r.timedOut,
@@ -103,6 +116,47 @@ export async function execFresh(options: {
     shellRestarted: false,
     durationMs: Date.now() - started,
   };
+  if (!after || status === null || r.timedOut || err.truncated) return result;
+  return { ...result, after: afterRead(bytes.subarray(at + status[0].length)) };
+}
+
+/**
+ * What the verifier's exec says after its command: the status of the engine's sweep (as
+ * groundScript's: 0, 3 processes outlived it, 4 the supervisor woken; null when it did not say),
+ * and with 0 the directories read (dir-listing.ts).
+ */
+export interface AfterRead {
+  ground: number | null;
+  listing: Listing | null;
+}
+
+function afterRead(rest: Buffer): AfterRead {
+  const m = new RegExp(`^${AFTER}(\\d+)\n`).exec(rest.subarray(0, 40).toString('latin1'));
+  if (m === null) return { ground: null, listing: null };
+  const ground = Number(m[1]);
+  return { ground, listing: ground === 0 ? parseListing(rest.subarray(m[0].length)) : null };
+}
+
+/** How the verifier's shell reports the sweep after its command. */
+const AFTER = '__CRL_AFTER_';
+
+/** The last `max` bytes pushed (or the first `max`, `truncated` set, when more came). */
+class TailBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  constructor(private readonly max: number) {}
+  push(d: Buffer): void {
+    this.chunks.push(d);
+    this.size += d.length;
+    while (this.size > this.max && this.chunks.length > 1) {
+      this.truncated = true;
+      this.size -= this.chunks.shift()!.length;
+    }
+  }
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
 }
 
 /** Whether the daemon says the container is running (false when it is gone or the daemon does not answer). */

@@ -12,13 +12,18 @@ import { readContainerDir, readContainerFile } from './read-file.ts';
  * to the supervisor over the container's attached streams; the verifier's side goes through the
  * engine (docker-exec.ts). Work that only prepares a later step waits for that step's exec
  * (held-work.ts): once the agent's turn is over (clearAgent) the engine's sweep and the uploads
- * of copyIn run first in the verifier's own exec, and after the verifier the engine's sweep runs
- * first in the exec that reads its files. Nothing of the verifier enters, and nothing is read,
- * before a sweep in the same exec confirmed that nothing else runs in the container.
+ * of copyIn run first in the verifier's own exec; when its command ended, the same exec sweeps
+ * again and reads the directories emptied for it (its reward files), which readFile then serves.
+ * Nothing of the verifier enters, and nothing is read, before a sweep in the same exec confirmed
+ * that nothing else runs in the container but the stopped supervisor; when that cannot be
+ * confirmed there (the supervisor was woken), it is stopped again and the next exec sweeps first.
  */
 
 /** Largest upload held back for the verifier's exec; a bigger tree is copied at once. */
 const HELD_UPLOAD_BYTES = 32 * 1024 * 1024;
+
+/** Largest file of the verifier's directories read with its exec; a bigger one costs a read of its own. */
+const READ_AFTER_BYTES = 64 * 1024;
 
 export function dockerSession(options: {
   name: string;
@@ -35,6 +40,8 @@ export function dockerSession(options: {
    * they cannot change): the reads after the first cost nothing. Dropped by whatever runs next.
    */
   let inert: { dirs: Map<string, { maxBytes: number; files: Map<string, Buffer> | null }> } | null = null;
+  /** Directories emptied for the verifier (copyIn from null): read in its exec, once it ended. */
+  let outputDirs: string[] = [];
 
   // The agent's turn is over: the supervisor sweeps (its reply checked) and is stopped from
   // outside; the engine's own sweep comes first in the next exec, so neither a forged reply nor
@@ -88,15 +95,34 @@ export function dockerSession(options: {
       inert = null;
       if (o.keepAgent) return sandbox.runFresh(command, o);
       await clearAgent();
-      const r = await withHeld((before) =>
-        execFresh({ name, command, workdir: options.workdir, outputBytes: options.outputBytes, ...o, before }),
+      const read = outputDirs;
+      outputDirs = [];
+      const { after, ...r } = await withHeld((before) =>
+        execFresh({
+          name,
+          command,
+          workdir: options.workdir,
+          outputBytes: options.outputBytes,
+          ...o,
+          before,
+          after: { dirs: read, maxBytes: READ_AFTER_BYTES },
+        }),
       );
-      // What the verifier started (the code under test included) was killed the moment it ended;
-      // the supervisor is stopped again (the verifier's code may have woken it), and the engine's
-      // sweep confirms that nothing runs before anything is read (the next exec's first part).
+      // What the verifier started (the code under test included) was killed the moment it ended,
+      // and the engine's sweep in the same exec confirmed that nothing runs but the stopped
+      // supervisor; only then were the verifier's directories read. Nothing can act in the
+      // container any more: what is read next is final.
+      inert = { dirs: new Map() };
+      if (after?.ground === 0) {
+        for (const [dir, files] of after.listing ?? []) inert.dirs.set(dir, { maxBytes: READ_AFTER_BYTES, files });
+        return r;
+      }
+      if (after?.ground === 3)
+        throw new AgentFaultError('processes in the sandbox outlived every kill after the verifier');
+      // The supervisor was woken (the verifier's code can), or the exec did not say: stopped
+      // again, and the engine's sweep comes first in the exec that reads.
       await stopSupervisor(name);
       held = { ground: 'after the verifier', places: [] };
-      inert = { dirs: new Map() };
       return r;
     },
     async copyIn({ from, to }) {
@@ -107,6 +133,8 @@ export function dockerSession(options: {
       if (big || (tar !== null && held.places.some((p) => p.tar !== null))) await flush();
       if (big) return copyTree({ name, from, to, skip: [] });
       held.places.push({ to, tar });
+      // A directory made empty for the verifier is where it writes: read right after it (runFresh).
+      if (tar === null) outputDirs.push(to);
     },
     async readFile(path, { maxBytes }) {
       if (inert === null) return withHeld((before) => readContainerFile({ name, path, maxBytes, before }));

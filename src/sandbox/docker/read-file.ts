@@ -2,6 +2,7 @@ import { describeExec, programGone } from '../docker-exec.ts';
 import { SandboxError } from '../sandbox-types.ts';
 import { engineExec } from './engine-exec.ts';
 import { heldFailure, type HeldPart } from './held-work.ts';
+import { LISTDIR_FUNCTION, parseListing } from './dir-listing.ts';
 
 /**
  * Regular files read from inside a container, never through a link (no part of the path may be
@@ -17,17 +18,6 @@ const MAX_DIR_BYTES = 8 * 1024 * 1024;
 const FILE_SCRIPT =
   'p=$1; max=$2; d=; IFS=/; set -f; for part in ${p#/}; do d="$d/$part"; [ -L "$d" ] && exit 3; done; ' +
   '[ -f "$p" ] || exit 3; s=$(stat -c %s -- "$p") || exit 3; [ "$s" -le "$max" ] || exit 3; exec cat -- "$p"';
-
-// Each file as <name> NUL <size> NUL <bytes>. Only run when nothing else runs: sizes cannot change.
-const DIR_SCRIPT = `p=$1; max=$2; D=\${p%/*}; [ -n "$D" ] || D=/
-d=; IFS=/; set -f; for part in \${D#/}; do d="$d/$part"; [ -L "$d" ] && exit 3; done; set +f; unset IFS
-[ -d "$D" ] || exit 3
-for f in "$D"/* "$D"/.[!.]* "$D"/..?*; do
-  [ -L "$f" ] && continue; [ -f "$f" ] || continue
-  s=$(stat -c %s -- "$f") || continue; [ "$s" -le "$max" ] || continue
-  printf '%s\\0%d\\0' "\${f##*/}" "$s"; head -c "$s" -- "$f"
-done
-`;
 
 /** One file: its bytes, or null when absent, too big, not regular, or reached through a link. */
 export async function readContainerFile(options: {
@@ -54,22 +44,11 @@ export async function readContainerDir(options: {
   maxBytes: number;
   before: HeldPart | null;
 }): Promise<Map<string, Buffer> | null | 'too much'> {
-  const r = await run(options, DIR_SCRIPT, MAX_DIR_BYTES);
-  if (r.code === 3) return null;
+  const dir = options.path.slice(0, options.path.lastIndexOf('/')) || '/';
+  const r = await run(options, `${LISTDIR_FUNCTION}p=$1; d=\${p%/*}; listdir "\${d:-/}" "$2"`, MAX_DIR_BYTES);
   if (r.code !== 0) return gone(options.name, options.path, r);
   if (r.truncated) return 'too much';
-  const files = new Map<string, Buffer>();
-  let at = 0;
-  while (at < r.out.length) {
-    const nameEnd = r.out.indexOf(0, at);
-    const sizeEnd = nameEnd < 0 ? -1 : r.out.indexOf(0, nameEnd + 1);
-    const size = sizeEnd < 0 ? NaN : Number(r.out.subarray(nameEnd + 1, sizeEnd).toString('latin1'));
-    if (!Number.isInteger(size) || sizeEnd + 1 + size > r.out.length)
-      throw new SandboxError(`reading ${options.path}'s directory in the container: a listing that does not parse`);
-    files.set(r.out.subarray(at, nameEnd).toString('utf8'), r.out.subarray(sizeEnd + 1, sizeEnd + 1 + size));
-    at = sizeEnd + 1 + size;
-  }
-  return files;
+  return parseListing(r.out).get(dir) ?? null;
 }
 
 async function run(

@@ -43,11 +43,12 @@ describe.skipIf(!available)('docker spare containers', () => {
     const backend = dockerBackend({ spares: 2 });
     const first = await backend.start(SPEC);
     try {
+      // The next episode is announced: its container starts while this one runs.
+      backend.prepare!(SPEC);
       await first.run('echo agent > /app/left-by-the-first; (sleep 300 &); export X=1');
     } finally {
       await first.close();
     }
-    // The first start asked for a spare: it is started while the first episode runs.
     await waitFor(() => readySpares() >= 1, { what: 'a spare ready', timeoutMs: 60_000 });
     const waiting = [...spareNames()];
     for (const name of waiting) {
@@ -86,7 +87,8 @@ describe.skipIf(!available)('docker spare containers', () => {
     const backend = dockerBackend({ spares: 1 });
     const spec = { ...SPEC, dirs: [...SPEC.dirs, { path: '/solution', writable: false }] };
     for (let i = 0; i < 2; i++) {
-      if (i === 1) await waitFor(() => readySpares() >= 1, { what: 'a spare ready', timeoutMs: 60_000 });
+      backend.prepare!(spec);
+      await waitFor(() => readySpares() >= 1, { what: 'a spare ready', timeoutMs: 60_000 });
       writeFileSync(join(seed, 'sub', 'n.txt'), `episode ${i}\n`); // read when the episode starts, not before
       const s = await backend.start({ ...spec, seed: [{ from: seed, to: '/solution' }] });
       try {
@@ -102,9 +104,10 @@ describe.skipIf(!available)('docker spare containers', () => {
 
   it('removes every spare on request, and none is left running', async () => {
     const backend = dockerBackend({ spares: 2 });
-    await (await backend.start(SPEC)).close();
-    await waitFor(() => readySpares() >= 1, { what: 'a spare ready', timeoutMs: 60_000 });
+    for (let i = 0; i < 3; i++) backend.prepare!(SPEC); // one more than it keeps
+    await waitFor(() => readySpares() >= 2, { what: 'two spares ready', timeoutMs: 60_000 });
     const names = [...spareNames()];
+    expect(names).toHaveLength(2);
     await removeSpares();
     expect(spareNames().size).toBe(0);
     await waitFor(() => names.every((n) => labels(n) === null), { what: 'the spares gone', timeoutMs: 60_000 });
@@ -114,7 +117,9 @@ describe.skipIf(!available)('docker spare containers', () => {
     const script = `
       import { dockerBackend } from ${JSON.stringify(new URL('../docker-backend.ts', import.meta.url).pathname)};
       import { readySpares } from ${JSON.stringify(new URL('./spare-containers.ts', import.meta.url).pathname)};
-      const s = await dockerBackend({ spares: 2 }).start(${JSON.stringify(SPEC)});
+      const backend = dockerBackend({ spares: 2 });
+      const s = await backend.start(${JSON.stringify(SPEC)});
+      backend.prepare(${JSON.stringify(SPEC)});
       await s.run('true');
       const t = setInterval(() => { if (readySpares() >= 1) { process.stdout.write('spare\\n'); clearInterval(t); } }, 20);
       setInterval(() => {}, 1000);

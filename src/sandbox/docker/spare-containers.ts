@@ -2,14 +2,15 @@ import type { AttachedContainer } from './attached-container.ts';
 import { engine } from './engine-api.ts';
 
 /**
- * Containers started before they are asked for (docs/sandbox.md, "Cost"): per container
- * configuration (image, limits, directories, environment: the `key`), a few containers already
- * started, waiting for their seeds (container-prelude.ts), so that an episode's start takes one
- * instead of waiting for the engine. Each is handed out once and never comes back: an episode always gets a container that
- * nothing ran in. As many are kept as sandboxes of the key were open at once (at most `max`), so
- * a run of one episode at a time keeps one, four at a time four. A spare no one takes within
- * IDLE_MS is removed; while waiting it does not keep the process alive, and when the process
- * ends its connection closes and the container ends and is removed with it (as a sandbox's does).
+ * Containers started before they are asked for (docs/sandbox.md, "Cost"). A caller that knows a
+ * sandbox will be needed soon says so (SandboxBackend.prepare: the episode runner does, for the
+ * episodes after the running ones), and a container of that configuration (image, limits,
+ * directories, environment: the `key`) is started then; the start that follows takes it, or
+ * waits for it if it is still starting, instead of starting one of its own. A spare is started,
+ * waits for its seeds (container-prelude.ts), and is handed out once: an episode always gets a
+ * container nothing ran in. At most `max` wait at once; one no one takes within IDLE_MS is
+ * removed. While waiting a spare does not keep the process alive, and when the process ends its
+ * connection closes and the container ends and is removed with it, as a sandbox's does.
  */
 
 export interface Spare {
@@ -22,12 +23,17 @@ export interface Spare {
 
 const IDLE_MS = 30_000;
 
+interface Starting {
+  name: string;
+  /** The spare, or null when it did not start or was removed. */
+  spare: Promise<Spare | null>;
+  /** A start took it while it was still starting. */
+  claimed: boolean;
+}
+
 interface Pool {
   ready: Spare[];
-  /** Spares being started, by name: settled once each is ready or removed. */
-  starting: Map<string, Promise<void>>;
-  open: number;
-  peak: number;
+  starting: Starting[];
   idle: NodeJS.Timeout | null;
   /** removeSpares ran: a spare that finishes starting now is removed at once. */
   retired: boolean;
@@ -35,81 +41,84 @@ interface Pool {
 
 const pools = new Map<string, Pool>();
 
-/**
- * A sandbox for `key`: a spare when one is ready, else `make(name)` now; either way, spares are
- * started in the background up to the key's peak of open sandboxes (at most `max`). `closed`
- * must be called when the sandbox closes (it counts the open ones).
- */
-export async function takeContainer(options: {
+/** Starts a spare for `key` unless `max` already wait (ready, or starting and not yet taken). */
+export function reserveContainer(options: {
   key: string;
   max: number;
   newName: () => string;
   make: (name: string) => Promise<Spare>;
-}): Promise<{ spare: Spare; closed: () => void }> {
+}): void {
+  if (waiting() >= options.max) return;
   const pool = poolOf(options.key);
-  pool.open++;
-  pool.peak = Math.max(pool.peak, pool.open);
-  let done = false;
-  const closed = (): void => {
-    if (done) return;
-    done = true;
-    pool.open--;
-  };
-  const ready = pool.ready.shift();
-  refill(pool, options);
+  if (pool.idle) clearTimeout(pool.idle);
+  pool.idle = setTimeout(() => void drain(pool), IDLE_MS);
+  pool.idle.unref();
+  const starting: Starting = { name: options.newName(), claimed: false, spare: Promise.resolve(null) };
+  starting.spare = options.make(starting.name).then(
+    async (spare) => {
+      pool.starting.splice(pool.starting.indexOf(starting), 1);
+      if (starting.claimed) return spare;
+      if (pool.retired) {
+        await removeSpare(spare);
+        return null;
+      }
+      spare.container.hold(false);
+      // A spare whose container ended while it waited (removed from outside) is not handed out.
+      spare.container.on('exit', () => {
+        const at = pool.ready.indexOf(spare);
+        if (at >= 0) pool.ready.splice(at, 1);
+      });
+      pool.ready.push(spare);
+      return spare;
+    },
+    // A spare that fails to start is not one: the start that wanted it starts its own, and says why.
+    () => {
+      pool.starting.splice(pool.starting.indexOf(starting), 1);
+      return null;
+    },
+  );
+  pool.starting.push(starting);
+}
+
+/** A container for `key`: a spare when one is ready or starting, else `make(newName())` now. */
+export async function takeContainer(options: {
+  key: string;
+  newName: () => string;
+  make: (name: string) => Promise<Spare>;
+}): Promise<Spare> {
+  const pool = pools.get(options.key);
+  const ready = pool?.ready.shift();
   if (ready) {
     ready.container.hold(true);
-    return { spare: ready, closed };
+    return ready;
   }
-  try {
-    return { spare: await options.make(options.newName()), closed };
-  } catch (e) {
-    closed();
-    throw e;
+  const starting = pool?.starting.find((s) => !s.claimed);
+  if (starting) {
+    starting.claimed = true;
+    const spare = await starting.spare;
+    if (spare) return spare;
   }
+  return options.make(options.newName());
+}
+
+/** Spares waiting over every key: ready ones and those starting that no start took yet. */
+function waiting(): number {
+  let n = 0;
+  for (const p of pools.values()) n += p.ready.length + p.starting.filter((s) => !s.claimed).length;
+  return n;
 }
 
 function poolOf(key: string): Pool {
   let pool = pools.get(key);
   if (!pool) {
-    pool = { ready: [], starting: new Map(), open: 0, peak: 0, idle: null, retired: false };
+    pool = { ready: [], starting: [], idle: null, retired: false };
     pools.set(key, pool);
   }
   return pool;
 }
 
-function refill(
-  pool: Pool,
-  options: { max: number; newName: () => string; make: (name: string) => Promise<Spare> },
-): void {
-  if (pool.idle) clearTimeout(pool.idle);
-  pool.idle = setTimeout(() => void drain(pool), IDLE_MS);
-  pool.idle.unref();
-  const want = Math.min(options.max, pool.peak);
-  while (pool.ready.length + pool.starting.size < want) {
-    const name = options.newName();
-    const started = options
-      .make(name)
-      .then(async (spare) => {
-        if (pool.retired) return removeSpare(spare);
-        spare.container.hold(false);
-        // A spare whose container ended while it waited (removed from outside) is not handed out.
-        spare.container.on('exit', () => {
-          const at = pool.ready.indexOf(spare);
-          if (at >= 0) pool.ready.splice(at, 1);
-        });
-        pool.ready.push(spare);
-      })
-      // A spare that fails to start is not one: the next sandbox starts as it would without spares, and says why.
-      .catch(() => undefined)
-      .finally(() => pool.starting.delete(name));
-    pool.starting.set(name, started);
-  }
-}
-
 async function drain(pool: Pool): Promise<void> {
-  const spares = pool.ready.splice(0);
-  await Promise.all(spares.map((s) => removeSpare(s)));
+  await Promise.all(pool.ready.splice(0).map((s) => removeSpare(s)));
 }
 
 async function removeSpare(s: Spare): Promise<void> {
@@ -119,12 +128,12 @@ async function removeSpare(s: Spare): Promise<void> {
   );
 }
 
-/** Names of the containers waiting as spares, or being started as spares (tests leave them out of what a sandbox left). */
+/** Names of the containers waiting as spares (tests leave them out of what a sandbox left). */
 export function spareNames(): Set<string> {
   const names = new Set<string>();
   for (const p of pools.values()) {
     for (const s of p.ready) names.add(s.name);
-    for (const n of p.starting.keys()) names.add(n);
+    for (const s of p.starting) if (!s.claimed) names.add(s.name);
   }
   return names;
 }
@@ -136,7 +145,7 @@ export function readySpares(): number {
   return n;
 }
 
-/** Removes every spare now (and forgets the peaks): nothing of this process waits in the daemon. */
+/** Removes every spare now: nothing of this process waits in the daemon. */
 export async function removeSpares(): Promise<void> {
   const all = [...pools.values()];
   pools.clear();
@@ -144,5 +153,5 @@ export async function removeSpares(): Promise<void> {
     p.retired = true;
     if (p.idle) clearTimeout(p.idle);
   }
-  await Promise.all(all.flatMap((p) => [drain(p), ...p.starting.values()]));
+  await Promise.all(all.flatMap((p) => [drain(p), ...p.starting.filter((s) => !s.claimed).map((s) => s.spare)]));
 }
