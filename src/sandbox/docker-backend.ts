@@ -9,7 +9,7 @@ import { SandboxLimitsSchema, type SandboxLimits } from './limits.ts';
 import { AttachedContainer } from './docker/attached-container.ts';
 import { preludeScript, seedFrames } from './docker/container-prelude.ts';
 import { dockerSession } from './docker/docker-session.ts';
-import { engine, engineOk } from './docker/engine-api.ts';
+import { engine, engineEndpoint, engineOk } from './docker/engine-api.ts';
 import { reserveContainer, takeContainer, type Spare } from './docker/spare-containers.ts';
 import { withStorageCap } from './storage-cap.ts';
 import { SandboxError, SandboxUnavailableError } from './sandbox-types.ts';
@@ -33,16 +33,16 @@ export function dockerBackend(options: { spares?: number } = {}): SandboxBackend
   const spares = options.spares ?? 0;
   return {
     name: 'docker',
-    unavailableReason: dockerUnavailableReason,
+    unavailableReason,
     prepare(spec: SandboxSpec): void {
-      if (spares === 0 || !spec.image || dockerUnavailableReason() !== null) return;
+      if (spares === 0 || !spec.image || unavailableReason() !== null) return;
       const config = containerConfig(spec, SandboxLimitsSchema.parse(spec.limits ?? {}));
       void sweepOnce().then(() =>
         reserveContainer({ key: JSON.stringify(config), max: spares, newName, make: (n) => startContainer(n, config) }),
       );
     },
     async start(spec: SandboxSpec): Promise<SandboxSession> {
-      const unavailable = dockerUnavailableReason();
+      const unavailable = unavailableReason();
       if (unavailable) throw new SandboxUnavailableError(unavailable);
       if (!spec.image)
         throw new SandboxError('the docker sandbox needs an image (a task without a Dockerfile runs on bwrap)');
@@ -78,6 +78,16 @@ export function dockerBackend(options: { spares?: number } = {}): SandboxBackend
       });
     },
   };
+}
+
+/** Why no sandbox can start: a DOCKER_HOST this client cannot reach, or no daemon answering. */
+function unavailableReason(): string | null {
+  try {
+    engineEndpoint();
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return dockerUnavailableReason();
 }
 
 const OWNER = `${hostname()}/${ownerTag()}`;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dockerBackend } from '../docker-backend.ts';
 import { endpointOf, olderVersion } from './engine-api.ts';
 
 describe('engine API endpoint', () => {
@@ -9,8 +10,16 @@ describe('engine API endpoint', () => {
     expect(endpointOf('')).toEqual({ socketPath: '/var/run/docker.sock' });
   });
 
-  it('refuses what it cannot reach, naming it', () => {
+  it('refuses what it cannot reach, naming it; the docker backend says so as why it cannot run', () => {
     expect(() => endpointOf('ssh://me@host')).toThrow(/ssh:\/\/me@host.*unix:\/\/PATH or plain tcp/);
+    const was = process.env.DOCKER_HOST;
+    process.env.DOCKER_HOST = 'ssh://me@host';
+    try {
+      expect(dockerBackend().unavailableReason()).toMatch(/DOCKER_HOST=ssh:\/\/me@host: .*unix:\/\/PATH/);
+    } finally {
+      if (was === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = was;
+    }
   });
 
   it('talks the older of its own API version and the daemon’s', () => {
