@@ -42,6 +42,12 @@ export interface Environment {
   readonly name: string;
   reset(seed: number, options?: EnvCallOptions): EnvReset | Promise<EnvReset>;
   step(action: string, options?: EnvCallOptions): EnvStep | Promise<EnvStep>;
+  /**
+   * A hint that reset comes soon (the runtime gives it for the episodes after the running ones):
+   * the instance may start what reset will need ahead (a container). Returns at once, never
+   * throws; what fails shows in reset.
+   */
+  prepare?(): void;
   /** Releases everything the instance holds (processes, files); must not throw for a healthy instance. */
   close?(): void | Promise<void>;
 }

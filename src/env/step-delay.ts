@@ -16,6 +16,7 @@ export function withStepDelay(env: Environment, ms: number): Environment {
       await sleep(ms, undefined, options?.signal ? { signal: options.signal } : {});
       return env.step(action, options);
     },
+    ...(env.prepare ? { prepare: () => env.prepare!() } : {}),
     ...(env.close ? { close: () => env.close!() } : {}),
   };
 }

@@ -308,3 +308,36 @@ describe('runEpisodes when the engine fails some requests', () => {
     expect(closed.map((e) => e.log.at(-1))).toEqual(['close', 'close']);
   });
 });
+
+describe('runEpisodes announces the episodes after the running ones', () => {
+  it('calls prepare on the episode that takes a slot next, before its reset, never on the first ones; a throwing prepare is only a hint', async () => {
+    const events: string[] = [];
+    const envs = Array.from({ length: 5 }, (_, i) => {
+      const env = new ScriptedAsyncEnv({
+        reset: async () => {
+          events.push(`reset ${i}`);
+          return { instruction: 'read chunk 0' };
+        },
+      });
+      return Object.assign(env, {
+        prepare: () => {
+          events.push(`prepare ${i}`);
+          if (i === 3) throw new Error('prepare fails: reset will say so');
+        },
+      });
+    });
+    const records = await runEpisodes({
+      episodes: envs.map(spec),
+      ...noCompaction,
+      actor: randomTokenSampler({ tokenizer, rng: new Rng(3), pCap: 0 }),
+      concurrency: 2,
+      batchWaitMs: 1,
+    });
+    expect(records.map((r) => r.outcome)).toEqual(['success', 'success', 'success', 'success', 'success']);
+    // Episodes 0 and 1 start at once; each start announces the episode two places on.
+    expect(events.filter((e) => e.startsWith('prepare'))).toEqual(['prepare 2', 'prepare 3', 'prepare 4']);
+    for (const i of [2, 3, 4]) expect(events.indexOf(`prepare ${i}`)).toBeLessThan(events.indexOf(`reset ${i}`));
+    // Announced when episode i - 2 started: before that episode's reset.
+    for (const i of [2, 3, 4]) expect(events.indexOf(`prepare ${i}`)).toBeLessThan(events.indexOf(`reset ${i - 2}`));
+  });
+});

@@ -143,7 +143,12 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<EpisodeR
   const worker = async (): Promise<void> => {
     scheduler.enter();
     try {
-      while (next < episodes.length && state.fatal === null) await playOne(next++);
+      while (next < episodes.length && state.fatal === null) {
+        const index = next++;
+        // The episode that takes this slot's turn after the running ones may start its sandbox now.
+        prepare(episodes[index + concurrency]);
+        await playOne(index);
+      }
     } catch (e) {
       fail(e);
     } finally {
@@ -168,5 +173,14 @@ async function closeEnv(spec: EpisodeSpec, ep: EpisodeRun): Promise<void> {
     const cause = e instanceof EnvCallError ? e.reason : 'error';
     const fault = e instanceof EnvCallError ? e.fault : 'environment';
     if (ep.phase === 'done') ep.noteCloseError({ cause, fault, message: (e as Error).message });
+  }
+}
+
+/** Env.prepare, a hint only: whatever it throws is left to the episode's own reset. */
+function prepare(spec: EpisodeSpec | undefined): void {
+  try {
+    spec?.env.prepare?.();
+  } catch {
+    // reset reports it
   }
 }

@@ -90,4 +90,10 @@ export interface SandboxBackend {
   unavailableReason(): string | null;
   /** Starts a sandbox; resolves once its shell is ready. Throws SandboxUnavailableError when it cannot run here. */
   start(spec: SandboxSpec): Promise<SandboxSession>;
+  /**
+   * A hint that a sandbox of this spec will be started soon (the spec's seeds are not read yet):
+   * a backend may start what it can ahead (docker starts a container). Returns at once, never
+   * throws; what fails shows in the start that follows.
+   */
+  prepare?(spec: SandboxSpec): void;
 }

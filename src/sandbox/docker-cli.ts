@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
-import type { FaultKind } from '../contracts/index.ts';
+import { SandboxError } from './sandbox-types.ts';
 
 /**
  * The Docker engine through its own command-line client (docs/decisions/0032-docker-backend.md
@@ -54,9 +54,8 @@ export async function dockerOk(args: readonly string[], options: { timeoutMs?: n
   return r.stdout.toString('utf8');
 }
 
-export class DockerError extends Error {
-  /** The daemon or a container failed us: a fault, not the agent's failure (docs/faults.md). */
-  readonly faultKind: FaultKind = 'sandbox';
+/** The daemon or a container failed us: a fault, not the agent's failure (docs/faults.md). */
+export class DockerError extends SandboxError {
   constructor(message: string) {
     super(message);
     this.name = 'DockerError';

@@ -1,47 +1,29 @@
 import { spawn } from 'node:child_process';
-import { docker, dockerOk } from './docker-cli.ts';
+import { PassThrough, type Readable } from 'node:stream';
+import { z } from 'zod';
+import { engine, engineOk } from './docker/engine-api.ts';
+import { engineExec, type ExecResult } from './docker/engine-exec.ts';
+import { heldFailure, PLACE_FUNCTION, type HeldPart } from './docker/held-work.ts';
 import { OutputCapture } from './output-capture.ts';
 import { AgentFaultError, SandboxError, type CommandResult } from './sandbox-types.ts';
-import { sweepNowScript, sweepScript } from './shell-script.ts';
+import { bashQuote, groundScript, sweepNowScript, sweepScript } from './shell-script.ts';
+import { LISTDIR_FUNCTION, parseListing, type Listing } from './docker/dir-listing.ts';
 
 /**
- * Processes the Docker backend starts in a container through the engine (`docker exec`), beside
+ * Processes the Docker backend starts in a container through the engine (an exec over its API), beside
  * the supervisor rather than through it: each gets its own pipes from the engine, and its exit
  * status comes from the engine, so nothing the agent does inside can answer for it. The
  * verifier's side of an episode runs this way (docs/sandbox.md, "The verifier's ground").
  */
 
-/**
- * Stops the supervisor (a signal from outside the container reaches its pid 1) so that nothing it
- * was handed or made to do can act any more, then kills every other process in the container and
- * confirms none is left running, and that the supervisor is still stopped after that (a process
- * inside can wake it: sweepScript). `when` names the moment for the messages: before the
- * verifier, nothing of the agent may run; after it, nothing the verifier started (the code under
- * test included) may write the reward files once they are read. Throws AgentFaultError when
- * processes outlive every pass, when the supervisor is woken again and again, or when the
- * container's own bash is gone (it started with one: something inside removed it).
- */
-export async function stopEverything(name: string, when: 'before the verifier' | 'after the verifier'): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    await dockerOk(['kill', '--signal', 'STOP', name], { timeoutMs: 60_000 });
-    const r = await docker(['exec', name, '/bin/bash', '--noprofile', '--norc', '-c', sweepScript()], {
-      timeoutMs: 120_000,
-      maxBytes: 4096,
-    });
-    if (r.code === 0) return;
-    if (r.code === 3) {
-      const alive = r.stdout.toString('utf8').trim().split(' ')[1] ?? '?';
-      throw new AgentFaultError(`${alive} processes in the sandbox outlived every kill ${when}`);
-    }
-    if (r.code === 4) {
-      if (attempt < 5) continue;
-      throw new AgentFaultError(`a process in the sandbox kept waking its supervisor ${when}`);
-    }
-    if (await programGone(name, r.code)) {
-      throw new AgentFaultError(`the sweep ${when} could not run: the sandbox's /bin/bash is gone`);
-    }
-    throw new SandboxError(`the sweep ${when} failed: ${r.stderr.slice(0, 400)}`);
-  }
+/** SIGSTOP to the container's first process, from outside its namespace (the engine's kill). */
+export async function stopSupervisor(name: string): Promise<void> {
+  await engineOk({
+    method: 'POST',
+    path: `/containers/${encodeURIComponent(name)}/kill`,
+    query: { signal: 'STOP' },
+    timeoutMs: 60_000,
+  });
 }
 
 /**
@@ -76,116 +58,167 @@ export async function execFresh(options: {
   timeoutMs: number;
   outputBytes: number;
   signal?: AbortSignal | undefined;
-}): Promise<CommandResult> {
-  const { name } = options;
+  /** Work run first in the same process (docker/held-work.ts); the command itself reads /dev/null. */
+  before?: HeldPart | null;
+  /** Once the command ended and was swept: the engine's sweep, then these directories read (AfterRead). */
+  after?: { dirs: readonly string[]; maxBytes: number } | null;
+}): Promise<CommandResult & { after?: AfterRead }> {
+  const { name, after } = options;
   const started = Date.now();
   const capture = new OutputCapture(options.outputBytes, []);
   // What the command started is stopped and killed the moment it exits, before the status line.
-  const script = `exec 3>&2 2>&1; ( ${options.command}\n) 3>&-; s=$?\n${sweepNowScript()}printf '\\n${STATUS}%d\\n' "$s" >&3`;
-  const child = spawn(
-    'docker',
-    ['exec', '-w', options.workdir, name, '/bin/bash', '--noprofile', '--norc', '-c', script],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  child.stdout.on('data', (d: Buffer) => capture.push(d));
-  // The tail: the status line comes last.
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err = (err + d.toString('utf8')).slice(-4096)));
-  let timedOut = false;
-  let cancelled = false;
-  const stop = (): void => void child.kill('SIGKILL');
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop();
-  }, options.timeoutMs);
-  const onAbort = (): void => {
-    cancelled = true;
-    stop();
-  };
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  const code = await new Promise<number | null>((resolve) => {
-    child.on('error', () => resolve(null));
-    child.on('close', (c) => resolve(c));
+  const tail = after
+    ? `${groundScript()}ground; g=$?\nprintf '${AFTER}%d\\n' "$g" >&3\n[ "$g" = 0 ] || exit 0\n${LISTDIR_FUNCTION}` +
+      `{ ${after.dirs.map((d) => `listdir ${bashQuote(d)} ${after.maxBytes};`).join(' ')} } >&3\n`
+    : '';
+  const script = `${options.before?.script ?? ''}exec 3>&2 2>&1; ( ${options.command}\n) 3>&- </dev/null; s=$?\n${sweepNowScript()}printf '\\n${STATUS}%d\\n' "$s" >&3\n${tail}`;
+  // The status line and what follows it come last; what came before is kept to its last 4096 bytes.
+  const err = new TailBuffer(after ? 8 * 1024 * 1024 : 4096);
+  const r = await engineExec({
+    container: name,
+    cmd: ['/bin/bash', '--noprofile', '--norc', '-c', script],
+    workdir: options.workdir,
+    stdin: options.before?.stdin,
+    onStdout: (d) => capture.push(d),
+    onStderr: (d) => err.push(d),
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
   });
-  clearTimeout(timer);
-  options.signal?.removeEventListener('abort', onAbort);
-  if (cancelled) {
-    // Killing the client leaves what it started running inside: the sweep ends it.
-    await docker(['exec', name, '/bin/bash', '--noprofile', '--norc', '-c', sweepScript()]);
+  if (r.cancelled) {
+    // Cutting the stream leaves what it started running inside: the sweep ends it.
+    await engineExec({
+      container: name,
+      cmd: ['/bin/bash', '--noprofile', '--norc', '-c', sweepScript()],
+      timeoutMs: 120_000,
+    }).catch(() => undefined);
     throw new SandboxError('the command was cancelled');
   }
-  const status = new RegExp(`\n${STATUS}(\\d+)\n`).exec(err);
-  // Without the status line, 1 to 125 is the engine's own failure (or its client's); 0 (the line
-  // spoiled from inside) or 126 and above (bash killed or gone) in a running container is the sandbox's.
-  const inside = code === 0 || ((code ?? 0) >= 126 && (await running(name)));
-  if (!timedOut && status === null && !inside) {
-    throw new SandboxError(`docker exec in ${name} failed (${code ?? 'no status'}): ${err.trim().slice(0, 400)}`);
+  const bytes = err.bytes();
+  const at = bytes.lastIndexOf(`\n${STATUS}`);
+  const status =
+    at < 0 ? null : new RegExp(`^\n${STATUS}(\\d+)\n`).exec(bytes.subarray(at, at + 40).toString('latin1'));
+  const text = bytes
+    .subarray(Math.max(0, (at < 0 ? bytes.length : at) - 4096), at < 0 ? bytes.length : at)
+    .toString('utf8');
+  if (!r.timedOut && status === null) {
+    if (options.before) heldFailure(r.code, text, options.before.when);
+    // Without the status line, 0 (the line spoiled from inside) or 126 and above (bash killed or
+    // gone) in a running container is the sandbox's doing; anything else is the engine's.
+    const inside = r.code === 0 || ((r.code ?? 0) >= 126 && (await running(name)));
+    if (!inside)
+      throw new SandboxError(`docker exec in ${name} failed (${r.code ?? 'no status'}): ${describeExec(r, text)}`);
   }
-  return {
+  const result = {
     ...capture.result(),
-    exitCode: timedOut || status === null ? null : Number(status[1]),
-    timedOut,
+    exitCode: r.timedOut || status === null ? null : Number(status[1]),
+    timedOut: r.timedOut,
     outputKilled: false,
     shellRestarted: false,
     durationMs: Date.now() - started,
   };
+  if (!after || status === null || r.timedOut || err.truncated) return result;
+  return { ...result, after: afterRead(bytes.subarray(at + status[0].length)) };
+}
+
+/**
+ * What the verifier's exec says after its command: the status of the engine's sweep (as
+ * groundScript's: 0, 3 processes outlived it, 4 the supervisor woken; null when it did not say),
+ * and with 0 the directories read (dir-listing.ts).
+ */
+export interface AfterRead {
+  ground: number | null;
+  listing: Listing | null;
+}
+
+function afterRead(rest: Buffer): AfterRead {
+  const m = new RegExp(`^${AFTER}(\\d+)\n`).exec(rest.subarray(0, 40).toString('latin1'));
+  if (m === null) return { ground: null, listing: null };
+  const ground = Number(m[1]);
+  return { ground, listing: ground === 0 ? parseListing(rest.subarray(m[0].length)) : null };
+}
+
+/** How the verifier's shell reports the sweep after its command. */
+const AFTER = '__CRL_AFTER_';
+
+/** The last `max` bytes pushed (or the first `max`, `truncated` set, when more came). */
+class TailBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  constructor(private readonly max: number) {}
+  push(d: Buffer): void {
+    this.chunks.push(d);
+    this.size += d.length;
+    while (this.size > this.max && this.chunks.length > 1) {
+      this.truncated = true;
+      this.size -= this.chunks.shift()!.length;
+    }
+  }
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
 }
 
 /** Whether the daemon says the container is running (false when it is gone or the daemon does not answer). */
 async function running(name: string): Promise<boolean> {
-  const r = await docker(['container', 'inspect', '--format', '{{.State.Running}}', name], { timeoutMs: 60_000 });
-  return r.code === 0 && r.stdout.toString('utf8').trim() === 'true';
+  const r = await engine({
+    method: 'GET',
+    path: `/containers/${encodeURIComponent(name)}/json`,
+    timeoutMs: 60_000,
+  }).catch(() => null);
+  if (r === null || r.status !== 200) return false;
+  const s = z.object({ State: z.object({ Running: z.boolean() }) }).safeParse(JSON.parse(r.body.toString('utf8')));
+  return s.success && s.data.State.Running;
+}
+
+/** A failed exec in a few words: the engine's own message, the process's stderr, or its status. */
+export function describeExec(r: ExecResult, stderr = ''): string {
+  if (r.timedOut) return 'the engine timed out';
+  return (r.system.trim() || stderr.trim() || `exit ${r.code ?? 'none'}`).slice(0, 400);
 }
 
 /**
  * Replaces the container directory `to` with a copy of the host tree `from` (empty when null),
- * leaving out `skip`: one `docker exec` that removes what is there (a link the agent left is
- * removed, never followed; so is a link or a file the agent put in place of a directory above
- * it), then unpacks a tar stream of the tree made on the host (links kept as links), owned by
- * root as Harbor's files are. When what is there cannot be removed (only the agent's processes
- * could have put it there), AgentFaultError.
+ * leaving out `skip`: one exec that removes what is there (a link the agent left is removed,
+ * never followed; so is a link or a file the agent put in place of a directory above it), then
+ * unpacks a tar stream of the tree made on the host (links kept as links), owned by root as
+ * Harbor's files are. When what is there cannot be removed (only the agent's processes could
+ * have put it there), AgentFaultError.
  */
-export async function copyTree(name: string, from: string | null, to: string, skip: readonly string[]): Promise<void> {
-  const script = [
-    'to=$1; d=; set -f; IFS=/',
-    'for part in ${to#/}; do d="$d/$part"; if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then rm -f -- "$d" || exit 3; fi; done',
-    'unset IFS; rm -rf -- "$to" && mkdir -p -- "$to" || exit 3',
-    '[ "$2" = tar ] || exit 0',
-    'tar -x --no-same-owner --no-same-permissions -C "$to" || exit 4',
-  ].join('\n');
-  const args = ['exec', '-i', name, '/bin/bash', '--noprofile', '--norc', '-c', script, 'crl-copy', to];
-  const exec = spawn('docker', [...args, from === null ? 'empty' : 'tar'], { stdio: ['pipe', 'ignore', 'pipe'] });
+export async function copyTree(options: {
+  name: string;
+  from: string | null;
+  to: string;
+  skip: readonly string[];
+}): Promise<void> {
+  const { name, from, to } = options;
+  const script = `${PLACE_FUNCTION}place "$1" || exit 3\n[ "$2" = tar ] || exit 0\ntar -x --no-same-owner --no-same-permissions -C "$1" || exit 4`;
+  const cmd = ['/bin/bash', '--noprofile', '--norc', '-c', script, 'crl-copy', to, from === null ? 'empty' : 'tar'];
   let err = '';
-  exec.stderr.on('data', (d: Buffer) => (err.length < 4096 ? (err += d.toString('utf8')) : undefined));
-  const done = new Promise<number | null>((resolve) => {
-    exec.on('error', () => resolve(null));
-    exec.on('close', (code) => resolve(code));
-  });
+  const keep = (d: Buffer): void => void (err.length < 4096 ? (err += d.toString('utf8')) : undefined);
   // The host's tar must succeed too: a tree it could not read in full unpacks as a partial copy.
   let packed: Promise<number | null> = Promise.resolve(0);
-  if (from === null) exec.stdin.end();
-  else {
-    const tar = spawn('tar', ['-c', '-C', from, ...skip.flatMap((k) => ['--exclude', `./${k}`]), '.'], {
+  let stdin: Readable | undefined;
+  if (from !== null) {
+    const tar = spawn('tar', ['-c', '-C', from, ...options.skip.flatMap((k) => ['--exclude', `./${k}`]), '.'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    tar.stderr.on('data', (d: Buffer) => (err.length < 4096 ? (err += d.toString('utf8')) : undefined));
-    tar.stdout.pipe(exec.stdin);
-    exec.stdin.on('error', () => undefined);
+    tar.stderr.on('data', keep);
+    // Read from now on: node drops a child's output that has no reader when the child exits.
+    stdin = tar.stdout.pipe(new PassThrough());
     packed = new Promise((resolve) => {
       tar.on('error', () => resolve(null));
       tar.on('close', (c) => resolve(c));
     });
   }
-  const timer = setTimeout(() => exec.kill('SIGKILL'), 300_000);
-  const [code, tarCode] = await Promise.all([done, packed]);
-  clearTimeout(timer);
+  const [r, tarCode] = await Promise.all([
+    engineExec({ container: name, cmd, stdin, onStderr: keep, timeoutMs: 300_000 }),
+    packed,
+  ]);
   const what = `copying ${from ?? 'nothing'} to ${to} in the container`;
-  if (code === 3) throw new AgentFaultError(`${what}: the agent's files are in the way: ${err.trim().slice(0, 300)}`);
-  if (await programGone(name, code)) throw new AgentFaultError(`${what}: the sandbox's /bin/bash is gone`);
-  if (code !== 0)
-    throw new SandboxError(`${what} failed (docker exec exit ${code ?? 'none'}): ${err.trim().slice(0, 400)}`);
+  if (r.code === 3) throw new AgentFaultError(`${what}: the agent's files are in the way: ${err.trim().slice(0, 300)}`);
+  if (await programGone(name, r.code)) throw new AgentFaultError(`${what}: the sandbox's /bin/bash is gone`);
+  if (r.code !== 0) throw new SandboxError(`${what} failed (exec exit ${r.code ?? 'none'}): ${describeExec(r, err)}`);
   if (tarCode !== 0)
     throw new SandboxError(`${what} failed (host tar exit ${tarCode ?? 'none'}): ${err.trim().slice(0, 400)}`);
 }

@@ -2,8 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { docker, DockerError, SANDBOX_LABEL } from './docker-cli.ts';
 import { runLabelArgs, runTagSuffix } from './docker-run-scope.ts';
+import { engine, text } from './docker/engine-api.ts';
 
 /**
  * Images for the Docker backend (docs/sandbox.md): a build context (a task's environment/) is
@@ -36,14 +38,24 @@ export function imagePresentSync(image: string): boolean {
 }
 
 export async function imagePresent(image: string): Promise<boolean> {
-  return (await docker(['image', 'inspect', '--format', '{{.Id}}', image], { timeoutMs: 30_000 })).code === 0;
+  return (await inspectImage(image)) !== null;
 }
 
 /** The image's WORKDIR ('/' when it sets none): where Harbor's agent and verifier start. */
 export async function imageWorkdir(image: string): Promise<string> {
-  const r = await docker(['image', 'inspect', '--format', '{{.Config.WorkingDir}}', image], { timeoutMs: 30_000 });
-  if (r.code !== 0) throw new DockerError(`docker image inspect ${image} failed: ${r.stderr.slice(0, 400)}`);
-  return r.stdout.toString('utf8').trim() || '/';
+  const found = await inspectImage(image);
+  if (found === null) throw new DockerError(`the image ${image} is not there`);
+  return found.Config?.WorkingDir || '/';
+}
+
+const ImageSchema = z.object({ Config: z.object({ WorkingDir: z.string().optional() }).nullish() });
+
+/** The daemon's record of an image (over its API: no client process), or null when it has none. */
+async function inspectImage(image: string): Promise<z.infer<typeof ImageSchema> | null> {
+  const r = await engine({ method: 'GET', path: `/images/${encodeURIComponent(image)}/json`, timeoutMs: 30_000 });
+  if (r.status === 404) return null;
+  if (r.status !== 200) throw new DockerError(`inspecting the image ${image} failed: ${r.status} ${text(r.body)}`);
+  return ImageSchema.parse(JSON.parse(r.body.toString('utf8')));
 }
 
 export interface BuiltImage {

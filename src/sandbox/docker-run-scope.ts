@@ -32,8 +32,13 @@ export function runOf(tag: string): string {
 
 /** `--label` arguments for `docker run`/`create`/`build` under the current run (none without one). */
 export function runLabelArgs(): string[] {
+  return Object.entries(runLabels()).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
+}
+
+/** The same as the engine API's `Labels` (a container created over the API). */
+export function runLabels(): Record<string, string> {
   const run = dockerRun();
-  return run === null ? [] : ['--label', `${RUN_LABEL}=${run}`];
+  return run === null ? {} : { [RUN_LABEL]: run };
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { Writable, type Readable } from 'node:stream';
 import { BoundedLines } from './bounded-lines.ts';
 
@@ -9,10 +8,27 @@ import { BoundedLines } from './bounded-lines.ts';
  * one-letter tag and the replies share stderr with whatever else is printed there.
  */
 
-/** How the sandbox's first process is started. */
+/**
+ * The sandbox's first process as the host holds it: a child process (bwrap), or a container's
+ * attached streams (docker-backend.ts), which behave as one.
+ */
+export interface SupervisorProcess {
+  readonly stdin: Writable | null;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  readonly stdio: readonly (Readable | Writable | null | undefined)[];
+  readonly pid?: number | undefined;
+  kill(signal?: NodeJS.Signals): boolean;
+  on(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+}
+
+/** How the sandbox's first process is started: a command line, or a process already started. */
 export interface SandboxLaunch {
   command: string;
   args: readonly string[];
+  /** Already started (its stdio muxed): used instead of spawning `command`, which then only names it. */
+  started?: SupervisorProcess;
   /** Only stdin, stdout and stderr reach the supervisor (shell-script.ts, muxed). */
   muxed?: boolean;
   /** Host uid/gid to run the launcher as. */
@@ -34,7 +50,7 @@ export const launchStdio = (launch: SandboxLaunch): ('pipe' | 'ignore')[] =>
  * hands reply bytes and diagnostics (stderr that is not a reply) to the callbacks.
  */
 export function shellPipes(
-  child: ChildProcess,
+  child: SupervisorProcess,
   launch: SandboxLaunch,
   on: { reply: (bytes: Buffer) => void; diagnostic: (text: string) => void },
 ): { control: Writable; commands: Writable } {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import type { SandboxMount } from './bwrap.ts';
@@ -9,15 +9,15 @@ import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
 import { parseShellState, shellStuck } from './shell-stuck.ts';
 import { timeoutAfterPoll } from './timeout-after-poll.ts';
-import { launchStdio, shellPipes, type SandboxLaunch } from './shell-pipes.ts';
+import { launchStdio, shellPipes, type SandboxLaunch, type SupervisorProcess } from './shell-pipes.ts';
 import { AgentFaultError, SandboxError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
-import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript } from './shell-script.ts';
+import { agentCommandLine, bashQuote, doneMarker, exitMarker } from './shell-script.ts';
 
 /**
  * One sandbox: a persistent bash under the supervisor of shell-script.ts, driven over pipes. Two
  * launchers start it: Sandbox.start runs it in fresh namespaces with bwrap (bwrap.ts; five pipes),
- * Sandbox.connect runs it through another program's stdin and stderr (docker-backend.ts: `docker
- * run -i`, the supervisor muxed). Commands run one at a time in the same shell, so `cd` and
+ * Sandbox.connect takes one a container engine started, over its attached stdin and stderr
+ * (docker-backend.ts, the supervisor muxed). Commands run one at a time in the same shell, so `cd` and
  * variables persist; each has a wall-time limit after which everything it started is killed; its
  * output is capped. close() kills every process inside (the pid namespace dies with its first
  * process) and deletes the host directories bwrap bound.
@@ -31,7 +31,7 @@ import { agentCommandLine, bashQuote, doneMarker, exitMarker, supervisorScript }
 const START_TIMEOUT_MS = 15_000;
 
 export class Sandbox {
-  private readonly child: ChildProcess;
+  private readonly child: SupervisorProcess;
   private readonly control: Writable;
   private readonly commands: Writable;
   private capture: { capture: OutputCapture; onHit: (code: number, marker: string) => void } | null = null;
@@ -57,7 +57,8 @@ export class Sandbox {
   ) {
     this.nonce = options.nonce;
     const { launch } = options;
-    this.child = spawn(launch.command, launch.args, { stdio: launchStdio(launch), ...(launch.ids ?? {}) });
+    this.child =
+      launch.started ?? spawn(launch.command, launch.args, { stdio: launchStdio(launch), ...(launch.ids ?? {}) });
     ({ control: this.control, commands: this.commands } = shellPipes(this.child, launch, {
       reply: (d) => this.replies.push(d),
       diagnostic: (text) => {
@@ -70,24 +71,19 @@ export class Sandbox {
   }
 
   /**
-   * A sandbox whose supervisor another program starts (a container engine's client, docker-backend.ts):
-   * `launch(script, nonce)` gives the command line that runs `bash -c script crl-sandbox nonce`
-   * inside, with stdin, stdout and stderr passed through. Resolves once its shell is ready.
+   * A sandbox whose supervisor something else started (a container engine, docker-backend.ts):
+   * `started` runs `bash -c script crl-sandbox nonce` inside, `script` being
+   * `supervisorScript({ muxed: true, engineLimits: true, ... })`, with its stdin, stdout and
+   * stderr attached. Resolves once its shell is ready.
    */
   static async connect(options: {
     limits: SandboxLimits;
-    workdir: string;
-    launch: (script: string, nonce: string) => SandboxLaunch;
+    nonce: string;
+    started: SupervisorProcess;
     startTimeoutMs?: number;
   }): Promise<Sandbox> {
-    const script = supervisorScript({
-      limits: options.limits,
-      workdir: options.workdir,
-      muxed: true,
-      engineLimits: true,
-    });
-    const nonce = randomBytes(8).toString('hex');
-    const sandbox = new Sandbox(null, [], options.limits, { launch: options.launch(script, nonce), nonce });
+    const launch = { command: 'the container engine', args: [], muxed: true, started: options.started };
+    const sandbox = new Sandbox(null, [], options.limits, { launch, nonce: options.nonce });
     try {
       await sandbox.awaitReady(options.startTimeoutMs ?? START_TIMEOUT_MS);
       return sandbox;

@@ -1,4 +1,4 @@
-import type { SandboxBackend, SandboxSession } from '../../sandbox/backend.ts';
+import type { SandboxBackend, SandboxSession, SandboxSpec } from '../../sandbox/backend.ts';
 import type { SandboxLimitsInput } from '../../sandbox/limits.ts';
 import { DEFAULT_SANDBOX_BACKEND, sandboxBackend } from '../../sandbox/registry.ts';
 import { AgentFaultError, type CommandResult } from '../../sandbox/sandbox-types.ts';
@@ -6,7 +6,7 @@ import { bashQuote } from '../../sandbox/shell-script.ts';
 import type { EnvCallOptions, Environment, EnvReset, EnvStep } from '../../contracts/index.ts';
 import { ACTION_HINT, parseShellAction, TOOLS_ACTION_HINT } from './action.ts';
 import type { HarborTask } from './load-tasks.ts';
-import { readVerifierFiles, verdictOf } from './reward-file.ts';
+import { readVerifierFiles, verdictOf, type VerifierFiles } from './reward-file.ts';
 import { checkTaskTree } from './task-files.ts';
 import { taskImage, type TaskNetwork } from './task-image.ts';
 import { newVerdictKey, testsWithKey } from './verdict-key.ts';
@@ -56,15 +56,26 @@ export class HarborEnv implements Environment {
     this.name = `harbor:${options.task.name}`;
   }
 
-  async reset(_seed: number, options: EnvCallOptions = {}): Promise<EnvReset> {
-    if (this.sandbox) throw new Error(`internal: ${this.name} was reset twice`);
-    const { task } = this.options;
-    const cfg = task.config;
-    // Checked again before they are copied: the folder may have changed since it was loaded.
-    if (task.environmentDir) checkTaskTree(task.environmentDir);
-    if (this.options.exposeSolution && task.solutionDir) checkTaskTree(task.solutionDir);
-    const backend = this.options.sandbox ?? sandboxBackend(DEFAULT_SANDBOX_BACKEND);
-    const common = {
+  /**
+   * On docker, the container reset will take is started now (SandboxBackend.prepare), once the
+   * task's image is there: the runtime asks this for the episodes after the running ones.
+   */
+  prepare(): void {
+    const backend = this.backend();
+    if (backend.name !== 'docker' || !backend.prepare || this.sandbox) return;
+    void this.dockerSpec()
+      .then(({ spec }) => backend.prepare!(spec))
+      .catch(() => undefined); // reset says what failed
+  }
+
+  private backend(): SandboxBackend {
+    return this.options.sandbox ?? sandboxBackend(DEFAULT_SANDBOX_BACKEND);
+  }
+
+  /** What every sandbox of this task has, whichever backend. */
+  private commonSpec() {
+    const cfg = this.options.task.config;
+    return {
       env: cfg.environment.env,
       limits: {
         memoryMb: cfg.environment.memory_mb,
@@ -76,25 +87,48 @@ export class HarborEnv implements Environment {
       },
       emptyDirs: ['/logs/agent', '/logs/verifier'],
     };
-    const solution =
-      this.options.exposeSolution && task.solutionDir ? [{ from: task.solutionDir, to: '/solution' }] : [];
+  }
+
+  private solutionSeed(): { from: string; to: string }[] {
+    const { task } = this.options;
+    return this.options.exposeSolution && task.solutionDir ? [{ from: task.solutionDir, to: '/solution' }] : [];
+  }
+
+  /** The docker sandbox's spec: the image holds the starting state (its Dockerfile copied what it needs), Harbor's way. */
+  private async dockerSpec(): Promise<{ spec: SandboxSpec; network: TaskNetwork }> {
+    const { task } = this.options;
+    const cfg = task.config;
+    const image = await taskImage(task);
+    const spec: SandboxSpec = {
+      image: image.image,
+      workdir: image.workdir,
+      network: image.network.given,
+      cpus: cfg.environment.cpus,
+      // /tests appears only when the verifier's files are uploaded, as in Harbor.
+      dirs: [
+        { path: '/logs', writable: true },
+        ...(this.options.exposeSolution ? [{ path: '/solution', writable: false }] : []),
+      ],
+      ...this.commonSpec(),
+      seed: this.solutionSeed(),
+    };
+    return { spec, network: image.network };
+  }
+
+  async reset(_seed: number, options: EnvCallOptions = {}): Promise<EnvReset> {
+    if (this.sandbox) throw new Error(`internal: ${this.name} was reset twice`);
+    const { task } = this.options;
+    const cfg = task.config;
+    // Checked again before they are copied: the folder may have changed since it was loaded.
+    if (task.environmentDir) checkTaskTree(task.environmentDir);
+    if (this.options.exposeSolution && task.solutionDir) checkTaskTree(task.solutionDir);
+    const backend = this.backend();
+    const common = this.commonSpec();
+    const solution = this.solutionSeed();
     if (backend.name === 'docker') {
-      // The image holds the starting state (its Dockerfile copied what it needs): Harbor's way.
-      const image = await taskImage(task);
-      this.network = image.network;
-      this.sandbox = await backend.start({
-        image: image.image,
-        workdir: image.workdir,
-        network: image.network.given,
-        cpus: cfg.environment.cpus,
-        // /tests appears only when the verifier's files are uploaded, as in Harbor.
-        dirs: [
-          { path: '/logs', writable: true },
-          ...(this.options.exposeSolution ? [{ path: '/solution', writable: false }] : []),
-        ],
-        ...common,
-        seed: solution,
-      });
+      const { spec, network } = await this.dockerSpec();
+      this.network = network;
+      this.sandbox = await backend.start(spec);
       return this.afterStart(options);
     }
     this.sandbox = await backend.start({
@@ -205,7 +239,14 @@ export class HarborEnv implements Environment {
       if (e instanceof AgentFaultError) return this.agentFault(e);
       throw e;
     }
-    const reading = verdictOf(await readVerifierFiles(sandbox), key);
+    let files: VerifierFiles;
+    try {
+      files = await readVerifierFiles(sandbox);
+    } catch (e) {
+      if (e instanceof AgentFaultError) return this.agentFault(e);
+      throw e;
+    }
+    const reading = verdictOf(files, key);
     const notes = [
       r.timedOut ? `the verifier timed out after ${seconds} s` : null,
       reading.detail ?? null,

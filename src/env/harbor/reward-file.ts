@@ -1,6 +1,7 @@
 import type { FaultKind } from '../../contracts/index.ts';
 import type { SandboxSession } from '../../sandbox/backend.ts';
 import { signatureProblem } from './verdict-key.ts';
+import { AgentFaultError } from '../../sandbox/sandbox-types.ts';
 
 /**
  * Reads the verifier's reward from /logs/verifier: reward.txt (one number) or reward.json (named
@@ -68,6 +69,8 @@ export async function readVerifierFiles(sandbox: SandboxSession): Promise<Verifi
     try {
       return await sandbox.readFile(path, { maxBytes: MAX_BYTES });
     } catch (e) {
+      // Processes that outlived the sweep before the read (the docker backend sweeps in the same exec): the agent's failure.
+      if (e instanceof AgentFaultError) throw e;
       throw new VerifierFaultError(`the verifier's ${path} could not be read: ${(e as Error).message}`);
     }
   };

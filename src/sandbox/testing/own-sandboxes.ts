@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { OWNER_LABEL, SANDBOX_LABEL } from '../docker-cli.ts';
+import { spareNames } from '../docker/spare-containers.ts';
 import { childrenOf } from './host-processes.ts';
 
 /**
@@ -8,12 +9,18 @@ import { childrenOf } from './host-processes.ts';
  * containers (by the owner label naming this pid) and its bwrap children.
  */
 
-/** Ids of this process's sandbox containers: running ones, or with `all` stopped ones too. */
+/**
+ * Ids of this process's sandbox containers: running ones, or with `all` stopped ones too. Spares
+ * (docker/spare-containers.ts: started for later episodes, never used by one) are not counted.
+ */
 export function ownContainers(options: { all?: boolean } = {}): string[] {
   const args = ['ps', ...(options.all ? ['-a'] : []), '--filter', `label=${SANDBOX_LABEL}`];
-  return spawnSync('docker', [...args, '--format', `{{.ID}} {{.Label "${OWNER_LABEL}"}}`], { encoding: 'utf8' })
+  const spares = spareNames();
+  return spawnSync('docker', [...args, '--format', `{{.ID}} {{.Names}} {{.Label "${OWNER_LABEL}"}}`], {
+    encoding: 'utf8',
+  })
     .stdout.split('\n')
-    .filter((l) => l.includes(`/${process.pid}.`))
+    .filter((l) => l.includes(`/${process.pid}.`) && !spares.has(l.split(' ')[1]!))
     .map((l) => l.split(' ')[0]!);
 }
 
