@@ -8,7 +8,8 @@ export interface ConfigFlag {
   flag: string;
   /** Where the value goes in TrainConfig. */
   path: readonly string[];
-  kind: 'int' | 'number' | 'string' | 'boolean' | 'json';
+  /** list: comma-separated strings. */
+  kind: 'int' | 'number' | 'string' | 'boolean' | 'json' | 'list';
   help: string;
 }
 
@@ -161,6 +162,24 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     help: "K: the critic is the policy's embeddings and first K layers with a value head (default: all layers); docs/engine-scale.md",
   },
   {
+    flag: 'lora-rank',
+    path: ['model', 'lora', 'rank'],
+    kind: 'int',
+    help: "r: train LoRA adapters of rank r on the policy's frozen base instead of every weight (docs/lora.md)",
+  },
+  {
+    flag: 'lora-alpha',
+    path: ['model', 'lora', 'alpha'],
+    kind: 'number',
+    help: 'with --lora-rank: the update is scaled by alpha / r (default 2 r)',
+  },
+  {
+    flag: 'lora-targets',
+    path: ['model', 'lora', 'targets'],
+    kind: 'list',
+    help: 'with --lora-rank: the projections adapted, comma-separated, of q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj (default all)',
+  },
+  {
     flag: 'tokenizer',
     path: ['tokenizer'],
     kind: 'string',
@@ -273,6 +292,11 @@ function parseFlagValue(kind: ConfigFlag['kind'], raw: string, flag: string): un
     }
     case 'boolean':
       return raw === 'true' || raw === 'on' ? true : raw === 'false' || raw === 'off' ? false : raw;
+    case 'list':
+      return raw
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
     case 'json':
       try {
         return JSON.parse(raw);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { modelPresetSchema } from '../model/network/config.ts';
+import { LoraSectionSchema } from '../model/lora/lora-config.ts';
 import { compactionGaeConfigSchema } from '../rl/advantage-estimators.ts';
 import { ppoConfigSchema } from '../rl/ppo-config.ts';
 import { RolloutConfigSchema } from '../rollout/config.ts';
@@ -88,6 +89,11 @@ export const ModelSectionSchema = z
      * backward; gradients are bit-identical. Absent: off (docs/engine-scale.md "Training memory").
      */
     recompute: z.boolean().optional(),
+    /**
+     * LoRA: the policy's base weights frozen, adapters of this rank trained on the listed
+     * projections (model/lora/, docs/lora.md); absent: every weight is trained.
+     */
+    lora: LoraSectionSchema.optional(),
   })
   .strict();
 
@@ -263,6 +269,13 @@ export const TrainConfigSchema = z
         code: 'custom',
         path: ['ppo', 'tisLevel'],
         message: `'sequence' applies to ppo.offPolicy 'tis' only (got '${c.ppo.offPolicy ?? 'none'}')`,
+      });
+    // The PyTorch trainer trains every weight; its LoRA twin is not written yet (docs/lora.md).
+    if (c.model.lora && c.trainer)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['model', 'lora', 'rank'],
+        message: 'LoRA adapters train on the embedded engine only; leave out --trainer torch or --lora-rank',
       });
     // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.
     if (c.algorithm === 'ppo-single-window' && c.rollout.maxWindows !== 1) {

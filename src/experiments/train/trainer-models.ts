@@ -51,8 +51,8 @@ export interface RemoteTrainable {
   critic: TrainableCritic | null;
   /** After an iteration's update: the sampler's policy takes the new weights. */
   afterUpdate(): void;
-  /** Seconds spent in the trainer's handlers and on the wire since the last call (metrics). */
-  takeTiming(): { computeS: number; wireS: number };
+  /** Seconds spent in the trainer's handlers and on the wire since the last call (metrics); absent: in this process. */
+  takeTiming?(): { computeS: number; wireS: number };
   close(): Promise<void>;
 }
 
@@ -65,6 +65,19 @@ export async function trainTokenizer(config: TrainConfig, familyTokenizer?: stri
   if (!init) return loadTokenizer(config.tokenizer ?? familyTokenizer ?? 'word');
   const ref = await readPolicyTokenizer(init);
   return tokenizerForCheckpoint({ what: `model.init ${init}`, ref, given: config.tokenizer });
+}
+
+/** The AdamW config of a model the run trains at learning rate `lr`. */
+export function trainOptimizer(config: TrainConfig, lr: number): OptimizerConfig {
+  return {
+    ...DEFAULT_OPTIMIZER,
+    lr,
+    gradClip: config.optim.gradClip,
+    weightDecay: config.optim.weightDecay,
+    warmupSteps: config.optim.warmupSteps,
+    // Upper bound on optimizer steps; the cosine then decays over the run, not past it.
+    totalSteps: Math.max(1, config.iterations * config.ppo.epochs * config.ppo.criticUpdatesPerPolicyUpdate * 4),
+  };
 }
 
 /**
@@ -96,15 +109,7 @@ export async function buildTrainerModels(options: {
   log?: (line: string) => void;
 }): Promise<TrainerModels> {
   const { config, tokenizer, family, rng } = options;
-  const optim = (lr: number): OptimizerConfig => ({
-    ...DEFAULT_OPTIMIZER,
-    lr,
-    gradClip: config.optim.gradClip,
-    weightDecay: config.optim.weightDecay,
-    warmupSteps: config.optim.warmupSteps,
-    // Upper bound on optimizer steps; the cosine then decays over the run, not past it.
-    totalSteps: Math.max(1, config.iterations * config.ppo.epochs * config.ppo.criticUpdatesPerPolicyUpdate * 4),
-  });
+  const optim = (lr: number) => trainOptimizer(config, lr);
   let policy: PolicyModel;
   if (config.model.init) {
     const init = await loadPolicyDir(config.model.init);

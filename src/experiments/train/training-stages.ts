@@ -173,7 +173,7 @@ export function defaultStages(run: TrainingRun): TrainingStages {
     update: ({ batch, iteration, rng, rewards }) => {
       const on = models.trainable ?? models;
       const t0 = performance.now();
-      models.trainable?.takeTiming(); // the recompute and checkpoint pulls are not the update's
+      models.trainable?.takeTiming?.(); // the recompute and checkpoint pulls are not the update's
       const ppo = ppoUpdate({
         segments: batch,
         policy: on.policy,
@@ -184,7 +184,7 @@ export function defaultStages(run: TrainingRun): TrainingStages {
         rewards,
       });
       models.trainable?.afterUpdate();
-      const wire = models.trainable?.takeTiming();
+      const wire = models.trainable?.takeTiming?.();
       return {
         ...ppo,
         'perf/update_s': (performance.now() - t0) / 1000,

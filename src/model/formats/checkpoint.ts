@@ -10,12 +10,15 @@
  *   trainer_state.json            optimizer configs, the critic's layer count when it has fewer
  *                                 than the policy, free `meta`; written last, so its presence
  *                                 marks a complete checkpoint
+ * A policy trained through LoRA adapters (model/lora/) writes the merged weights as model.safetensors,
+ * so every reader takes it as any policy, and its adapter files (lora/peft-files.ts) in place of
+ * optimizer.safetensors; trainer_state.json then says policyAdapter: "lora".
  * Every file is written with writeFileAtomic (temp name, fsync, rename, directory fsync).
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { OptimizerConfigSchema } from '../../optim/config.ts';
+import { OptimizerConfigSchema, type OptimizerConfig } from '../../optim/config.ts';
 import { writeChunksAtomic, writeFileAtomic } from '../../util/atomic-write.ts';
 import { criticConfig, CriticModel } from '../network/critic.ts';
 import { fromHfConfig, toHfConfig } from './hf-config.ts';
@@ -62,6 +65,8 @@ const TrainerStateSchema = z
     criticOptimizer: OptimizerConfigSchema.nullable(),
     /** The critic's layers (the policy's first K, network/critic.ts); absent: the policy's count. */
     criticLayers: z.number().int().positive().optional(),
+    /** The policy trained through adapters, whose files hold its optimizer state; absent: none. */
+    policyAdapter: z.literal('lora').optional(),
     meta: z.unknown(),
   })
   .strict();
@@ -82,19 +87,33 @@ function optimizerTensors(net: LlamaNetwork): NamedTensor[] {
   ]);
 }
 
+/** A policy's adapters: they write their own files, which hold the policy's optimizer state. */
+export interface CheckpointAdapter {
+  kind: 'lora';
+  optimizer: OptimizerConfig;
+  write(dir: string): void;
+}
+
 export async function saveCheckpoint(
   dir: string,
-  { policy, critic, meta }: { policy: PolicyModel; critic?: CriticModel; meta?: unknown },
+  {
+    policy,
+    critic,
+    meta,
+    adapter,
+  }: { policy: PolicyModel; critic?: CriticModel; meta?: unknown; adapter?: CheckpointAdapter },
 ): Promise<void> {
   await mkdir(dir, { recursive: true });
   const p = policy.net;
   writeFileAtomic(join(dir, FILES.config), JSON.stringify(toHfConfig(p.cfg), null, 2) + '\n');
   writeChunksAtomic(join(dir, FILES.model), safetensorsChunks(weightTensors(p), { format: 'pt' }));
   writeVocabMap(dir, policy.vocab);
-  writeChunksAtomic(
-    join(dir, FILES.optimizer),
-    safetensorsChunks(optimizerTensors(p), { step: String(p.optimizer.state.step) }),
-  );
+  if (adapter) adapter.write(dir);
+  else
+    writeChunksAtomic(
+      join(dir, FILES.optimizer),
+      safetensorsChunks(optimizerTensors(p), { step: String(p.optimizer.state.step) }),
+    );
   if (critic) {
     writeChunksAtomic(join(dir, FILES.critic), safetensorsChunks(weightTensors(critic.net), { format: 'pt' }));
     writeChunksAtomic(
@@ -105,8 +124,9 @@ export async function saveCheckpoint(
   const state: z.infer<typeof TrainerStateSchema> = {
     format: 'compaction-rl-checkpoint',
     version: 1,
-    policyOptimizer: p.optimizer.cfg,
-    criticOptimizer: critic ? critic.net.optimizer.cfg : null,
+    policyOptimizer: adapter ? adapter.optimizer : p.optimizerConfig,
+    criticOptimizer: critic ? critic.net.optimizerConfig : null,
+    ...(adapter ? { policyAdapter: adapter.kind } : {}),
     // Written only for a smaller critic, so checkpoints of the method's critic stay as they were.
     ...(critic && critic.config.nLayers !== p.cfg.nLayers ? { criticLayers: critic.config.nLayers } : {}),
     meta: meta ?? null,
@@ -189,12 +209,19 @@ async function readTrainerState(dir: string): Promise<z.infer<typeof TrainerStat
   return st.data;
 }
 
-/** Weights and AdamW moments (exact) of `dir` into existing networks; the critic only when given. */
-async function loadInto(dir: string, nets: { policy: LlamaNetwork; critic?: LlamaNetwork }): Promise<void> {
+/**
+ * Weights and AdamW moments (exact) of `dir` into existing networks; the critic only when given.
+ * A policy trained through adapters has no moments of its own here (adapterOptimizer: the adapter
+ * loads them).
+ */
+async function loadInto(
+  dir: string,
+  nets: { policy: LlamaNetwork; critic?: LlamaNetwork; adapterOptimizer?: boolean },
+): Promise<void> {
   const load = (net: LlamaNetwork, name: string, into: typeof loadWeights) =>
     into(net, openOrExplain(dir, name), join(dir, name));
   load(nets.policy, FILES.model, loadWeights);
-  load(nets.policy, FILES.optimizer, loadOptimizer);
+  if (!nets.adapterOptimizer) load(nets.policy, FILES.optimizer, loadOptimizer);
   if (nets.critic) {
     load(nets.critic, FILES.critic, loadWeights);
     load(nets.critic, FILES.criticOptimizer, loadOptimizer);
@@ -223,7 +250,11 @@ export async function loadCheckpoint(
   const critic = state.criticOptimizer
     ? new CriticModel({ config: ccfg, optim: state.criticOptimizer, params: emptyParams(ccfg, 'value'), vocab })
     : undefined;
-  await loadInto(dir, { policy: policy.net, ...(critic ? { critic: critic.net } : {}) });
+  await loadInto(dir, {
+    policy: policy.net,
+    ...(critic ? { critic: critic.net } : {}),
+    adapterOptimizer: state.policyAdapter !== undefined,
+  });
   return { policy, ...(critic ? { critic } : {}), meta: state.meta };
 }
 
@@ -234,9 +265,15 @@ export async function loadCheckpoint(
  */
 export async function restoreCheckpoint(
   dir: string,
-  models: { policy: PolicyModel; critic?: CriticModel | null },
+  models: { policy: PolicyModel; critic?: CriticModel | null; adapter?: CheckpointAdapter['kind'] },
 ): Promise<void> {
   const state = await readTrainerState(dir);
+  if (state.policyAdapter !== models.adapter)
+    throw new CheckpointFormatError(
+      state.policyAdapter
+        ? `${dir} was written by a run that trains ${state.policyAdapter} adapters; this run trains every weight`
+        : `${dir} was written by a run that trains every weight; this run trains ${models.adapter} adapters`,
+    );
   const critic = models.critic ?? undefined;
   const vocab = await readVocabMap(dir, models.policy.config.vocabSize);
   const mine = models.policy.vocab;
@@ -253,7 +290,11 @@ export async function restoreCheckpoint(
         `${dir} has a critic of ${saved} layers, this run's critic has ${critic.config.nLayers} (--critic-layers must match the run that wrote it)`,
       );
   }
-  await loadInto(dir, { policy: models.policy.net, ...(critic ? { critic: critic.net } : {}) });
+  await loadInto(dir, {
+    policy: models.policy.net,
+    ...(critic ? { critic: critic.net } : {}),
+    adapterOptimizer: models.adapter !== undefined,
+  });
 }
 
 /** The tokenizer a checkpoint's model speaks (word for checkpoints that predate the record). */

@@ -34,7 +34,6 @@ export class LlamaNetwork {
   readonly w: WeightViews;
   readonly g: WeightViews;
   readonly rope: RopeTable;
-  readonly optimizer: AdamW;
   /** Set by the benchmark to get a per-kernel time breakdown. */
   profiler: Profiler | undefined;
   /**
@@ -50,6 +49,8 @@ export class LlamaNetwork {
   private ws: Workspace | null = null;
   private pending: PackedBatch | null = null;
   private prepared: InferenceWeights | null = null;
+  private readonly optim: OptimizerConfig;
+  private adamw: AdamW | null = null;
 
   constructor({
     cfg,
@@ -84,7 +85,21 @@ export class LlamaNetwork {
       theta: this.cfg.ropeTheta,
       scaling: this.cfg.ropeScaling,
     });
-    this.optimizer = new AdamW({ cfg: parseOptimizerConfig(optim), size: total, ranges: this.specs });
+    this.optim = parseOptimizerConfig(optim);
+  }
+
+  /**
+   * AdamW over every parameter, made on first use: its two moments are twice the weights, which a
+   * network that only samples, or trains through LoRA adapters (model/lora/), never needs.
+   */
+  get optimizer(): AdamW {
+    this.adamw ??= new AdamW({ cfg: this.optim, size: this.params.length, ranges: this.specs });
+    return this.adamw;
+  }
+
+  /** The optimizer's config, without making the optimizer. */
+  get optimizerConfig(): OptimizerConfig {
+    return this.optim;
   }
 
   get paramCount(): number {

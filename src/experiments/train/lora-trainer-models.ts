@@ -1,0 +1,112 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigError } from '../../config/config-error.ts';
+import type { TrainConfig } from '../../config/train-config.ts';
+import type { TrainablePolicy } from '../../contracts/index.ts';
+import { restoreCheckpoint, saveCheckpoint, type CheckpointAdapter } from '../../model/formats/checkpoint.ts';
+import { loadPolicyDir } from '../../model/formats/load-policy.ts';
+import { baseWeightsHash } from '../../model/lora/base-hash.ts';
+import { LoraAdapter } from '../../model/lora/lora-adapter.ts';
+import { loraMatrices, loraProblems, resolveLora, type LoraSettings } from '../../model/lora/lora-config.ts';
+import { hasPeftAdapter, loadPeftAdapter, readPeftAdapterInfo, writePeftAdapter } from '../../model/lora/peft-files.ts';
+import type { Rng } from '../../util/random.ts';
+import { trainOptimizer, type TrainerModels } from './trainer-models.ts';
+
+/**
+ * The trainer's models with the policy trained through LoRA adapters (config.model.lora,
+ * docs/lora.md): the base frozen, A and B stepped by their own AdamW, the policy's weights the
+ * merged W0 + s B A after every step, so the sampler reads them as it reads any policy. The
+ * critic trains as without LoRA. Checkpoints hold the merged weights and the adapter as PEFT saves
+ * it (lora/peft-files.ts). An --init that is itself a LoRA run continues its adapters on its
+ * base, once the base's weights are checked against the hash the adapters were saved with.
+ */
+export async function withLoraAdapters(
+  models: TrainerModels,
+  { config, rng }: { config: TrainConfig; rng: Rng },
+): Promise<TrainerModels> {
+  const section = config.model.lora;
+  if (!section) return models;
+  const settings = resolveLora(section);
+  const { policy, critic } = models;
+  const problems = loraProblems(
+    settings,
+    loraMatrices({ specs: policy.net.specs, cfg: policy.config, targets: settings.targets }),
+  );
+  if (problems.length) throw new ConfigError(problems);
+  const init = config.model.init;
+  const continued = init && hasPeftAdapter(init) ? await continuedBase({ init, settings, policy }) : null;
+  const baseModel = continued?.baseModel ?? (init ? resolve(init) : 'compaction-rl/fresh');
+  const baseSha256 = baseWeightsHash(policy.net.params);
+  const lora = new LoraAdapter({
+    net: policy.net,
+    settings,
+    optim: trainOptimizer(config, config.optim.policyLr),
+    rng,
+  });
+  if (continued) loadPeftAdapter({ dir: init!, lora, optimizer: false });
+  lora.merge();
+  const adapter: CheckpointAdapter = {
+    kind: 'lora',
+    optimizer: lora.optimizer.cfg,
+    write: (dir) => writePeftAdapter({ dir, lora, baseModel, baseSha256 }),
+  };
+  const trainable: TrainablePolicy = {
+    forward: (tokens, options) => policy.forward(tokens, options),
+    backward: (grads) => policy.backward(grads),
+    step: () => lora.step(),
+  };
+  return {
+    ...models,
+    save: (dir, meta) => saveCheckpoint(dir, { policy, ...(critic ? { critic } : {}), meta, adapter }),
+    restore: async (dir) => {
+      await restoreCheckpoint(dir, { policy, critic, adapter: 'lora' });
+      loadPeftAdapter({ dir, lora, optimizer: true });
+      lora.merge();
+    },
+    trainable: { policy: trainable, critic, afterUpdate: () => {}, close: async () => {} },
+  };
+}
+
+/**
+ * --init names a LoRA run's checkpoint: its settings must be these, and its base (adapter_config's
+ * base_model_name_or_path) must still hold the weights the adapters were trained on. The policy's
+ * weights become that base; the caller loads the adapters onto it.
+ */
+async function continuedBase({
+  init,
+  settings,
+  policy,
+}: {
+  init: string;
+  settings: LoraSettings;
+  policy: TrainerModels['policy'];
+}): Promise<{ baseModel: string }> {
+  const info = readPeftAdapterInfo(init);
+  const saved = info.settings;
+  const differ = (flag: string, mine: unknown, theirs: unknown) =>
+    `--${flag}: ${JSON.stringify(mine)} differs from the ${JSON.stringify(theirs)} of the adapters in --init ${init} (continue them with the same settings, or start from a full checkpoint)`;
+  const problems = [
+    ...(saved.rank !== settings.rank ? [differ('lora-rank', settings.rank, saved.rank)] : []),
+    ...(saved.alpha !== settings.alpha ? [differ('lora-alpha', settings.alpha, saved.alpha)] : []),
+    ...(saved.targets.join() !== settings.targets.join()
+      ? [differ('lora-targets', settings.targets.join(','), saved.targets.join(','))]
+      : []),
+  ];
+  if (problems.length) throw new ConfigError(problems);
+  const base = info.baseModel;
+  if (!base || !existsSync(base) || !info.baseSha256)
+    throw new ConfigError([
+      `--init: the adapters in ${init} name no base crl can check (base_model_name_or_path ${base ?? 'absent'}${info.baseSha256 ? '' : ', no crl_adapter.json'})`,
+    ]);
+  const loaded = (await loadPolicyDir(base)).policy;
+  if (loaded.net.params.length !== policy.net.params.length)
+    throw new ConfigError([`--init: the base ${base} of the adapters in ${init} is not the shape of ${init}'s model`]);
+  const hash = baseWeightsHash(loaded.net.params);
+  if (hash !== info.baseSha256)
+    throw new ConfigError([
+      `--init: the adapters in ${init} were made for another base: ${base} now holds weights with hash ${hash.slice(0, 12)}, the adapters were trained on ${info.baseSha256.slice(0, 12)}`,
+    ]);
+  policy.net.params.set(loaded.net.params);
+  policy.net.markWeightsChanged();
+  return { baseModel: base };
+}
