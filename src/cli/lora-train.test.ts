@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,37 +28,44 @@ function tensor(file: SafetensorsFile, name: string): { shape: number[]; data: F
   return { shape: t.shape, data };
 }
 
-describe('crl train --lora-rank (spawned)', () => {
+const ck = join(root, 'ck');
+const cfg = join(root, 'config.json');
+const run = join(root, 'run');
+
+/** The contract's run: --init ck, two iterations of the scripted expert, rank 4, alpha 8. */
+function contractRun(init: string, out = run, extra: string[] = []): string[] {
+  return [
+    'train',
+    '--config',
+    cfg,
+    '--env',
+    'kv-ledger',
+    '--init',
+    init,
+    '--actor',
+    'expert',
+    '--batch',
+    '6',
+    '--iterations',
+    '2',
+    '--seed',
+    '7',
+    '--lora-rank',
+    '4',
+    '--lora-alpha',
+    '8',
+    ...extra,
+    '--out',
+    out,
+  ];
+}
+
+describe.sequential('crl train --lora-rank (spawned)', () => {
   it('saves the adapter as PEFT does, and crl export --format hf writes the base plus (alpha / r) B A', async () => {
-    const ck = join(root, 'ck');
     await tinyCheckpoint(ck, { seed: 7 });
-    const cfg = join(root, 'config.json');
     // No critic warm-up and two epochs: the policy takes real steps in both iterations.
     writeFileSync(cfg, JSON.stringify({ ppo: { criticWarmupIterations: 0, epochs: 2 } }));
-    const run = join(root, 'run');
-    const t = crl([
-      'train',
-      '--config',
-      cfg,
-      '--env',
-      'kv-ledger',
-      '--init',
-      ck,
-      '--actor',
-      'expert',
-      '--batch',
-      '6',
-      '--iterations',
-      '2',
-      '--seed',
-      '7',
-      '--lora-rank',
-      '4',
-      '--lora-alpha',
-      '8',
-      '--out',
-      run,
-    ]);
+    const t = crl(contractRun(ck));
     expect(t.stderr).not.toMatch(/\n\s+at /);
     expect(t.code, t.stderr).toBe(0);
     expect(readMetrics(join(run, 'metrics.jsonl')).map((m) => m.iteration)).toEqual([1, 2]);
@@ -126,5 +133,26 @@ describe('crl train --lora-rank (spawned)', () => {
     expect(adapted).toBe(layers * PROJECTIONS.length);
     expect(nonZeroB).toBeGreaterThan(0);
     expect(worst).toBeLessThan(1e-5);
+    const gguf = crl(['export', '--policy', run, '--format', 'gguf', '--out', join(root, 'merged.gguf')]);
+    expect(gguf.code, gguf.stderr).toBe(0);
+  }, 120_000);
+
+  it('continues a LoRA run from --init on its base, and refuses other settings or a base whose weights changed', async () => {
+    const next = join(root, 'next');
+    const again = crl(contractRun(run, next));
+    expect(again.code, again.stderr).toBe(0);
+    const config = JSON.parse(readFileSync(join(latestCheckpoint(next)!.dir, 'adapter_config.json'), 'utf8'));
+    expect(config.base_model_name_or_path).toBe(ck); // the base, not the run it continued
+    const rank = crl(contractRun(run, join(root, 'rank'), ['--lora-rank', '8']));
+    expect(rank.code).toBe(2);
+    expect(rank.stderr).toMatch(/--lora-rank: 8 differs from the 4 of the adapters in --init/);
+    await tinyCheckpoint(ck, { seed: 8 }); // the base overwritten in place with other weights
+    const moved = crl(contractRun(run, join(root, 'moved')));
+    expect(moved.code).toBe(2);
+    expect(moved.stderr).toMatch(
+      /--init: the adapters in .* were made for another base: .* now holds weights with hash/,
+    );
+    expect(moved.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(join(root, 'moved'))).toBe(false);
   }, 120_000);
 });

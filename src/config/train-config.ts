@@ -274,7 +274,7 @@ export const TrainConfigSchema = z
     if (c.model.lora && c.trainer)
       ctx.addIssue({
         code: 'custom',
-        path: ['model', 'lora', 'rank'],
+        path: ['model', 'lora'],
         message: 'LoRA adapters train on the embedded engine only; leave out --trainer torch or --lora-rank',
       });
     // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.

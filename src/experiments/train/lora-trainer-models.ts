@@ -7,7 +7,7 @@ import { restoreCheckpoint, saveCheckpoint, type CheckpointAdapter } from '../..
 import { loadPolicyDir } from '../../model/formats/load-policy.ts';
 import { baseWeightsHash } from '../../model/lora/base-hash.ts';
 import { LoraAdapter } from '../../model/lora/lora-adapter.ts';
-import { loraMatrices, loraProblems, resolveLora, type LoraSettings } from '../../model/lora/lora-config.ts';
+import { loraMatrices, loraProblem, resolveLora, type LoraSettings } from '../../model/lora/lora-config.ts';
 import { hasPeftAdapter, loadPeftAdapter, readPeftAdapterInfo, writePeftAdapter } from '../../model/lora/peft-files.ts';
 import type { Rng } from '../../util/random.ts';
 import { trainOptimizer, type TrainerModels } from './trainer-models.ts';
@@ -28,11 +28,11 @@ export async function withLoraAdapters(
   if (!section) return models;
   const settings = resolveLora(section);
   const { policy, critic } = models;
-  const problems = loraProblems(
+  const problem = loraProblem(
     settings,
     loraMatrices({ specs: policy.net.specs, cfg: policy.config, targets: settings.targets }),
   );
-  if (problems.length) throw new ConfigError(problems);
+  if (problem) throw new ConfigError([problem]);
   const init = config.model.init;
   const continued = init && hasPeftAdapter(init) ? await continuedBase({ init, settings, policy }) : null;
   const baseModel = continued?.baseModel ?? (init ? resolve(init) : 'compaction-rl/fresh');

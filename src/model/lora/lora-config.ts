@@ -93,20 +93,15 @@ export function loraMatrices({
 }
 
 /**
- * Why these settings cannot adapt this model, one line each naming the flag; empty when they
- * can. A rank above a matrix's smaller side adds no expressiveness, only parameters.
+ * Why these settings cannot adapt this model, as one line naming the flag; null when they can. A
+ * rank above a matrix's smaller side adds no expressiveness, only parameters.
  */
-export function loraProblems(settings: LoraSettings, matrices: readonly LoraMatrix[]): string[] {
-  const problems: string[] = [];
-  const seen = new Set<string>();
-  for (const m of matrices) {
-    const side = Math.min(m.out, m.in);
-    if (settings.rank > side && !seen.has(m.target)) {
-      seen.add(m.target);
-      problems.push(
-        `model.lora.rank: ${settings.rank} is above the smaller side of ${m.target} [${m.out}, ${m.in}] (--lora-rank takes 1 to ${side}, or leave ${m.target} out of --lora-targets)`,
-      );
-    }
-  }
-  return problems;
+export function loraProblem(settings: LoraSettings, matrices: readonly LoraMatrix[]): string | null {
+  let narrowest: LoraMatrix | null = null;
+  for (const m of matrices)
+    if (!narrowest || Math.min(m.out, m.in) < Math.min(narrowest.out, narrowest.in)) narrowest = m;
+  if (!narrowest) return null;
+  const side = Math.min(narrowest.out, narrowest.in);
+  if (settings.rank <= side) return null;
+  return `model.lora.rank: ${settings.rank} is above the smaller side of ${narrowest.target} [${narrowest.out}, ${narrowest.in}] (--lora-rank takes 1 to ${side} with these --lora-targets)`;
 }
