@@ -1,0 +1,54 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseTrainConfig } from '../../config/load-config.ts';
+import type { ProgressReporter } from '../runs/progress.ts';
+import { latestCheckpoint } from '../runs/checkpoint-store.ts';
+import { createRunDir } from '../runs/run-dir.ts';
+import { train } from './train-loop.ts';
+
+const config = parseTrainConfig({
+  env: { name: 'chunk-sum' },
+  model: { preset: 'tiny', lora: { rank: 2, targets: ['q_proj', 'v_proj', 'down_proj'] } },
+  batchEpisodes: 3,
+  iterations: 4,
+  checkpointEvery: 2,
+  ppo: { criticWarmupIterations: 0 },
+  sampleTrajectories: 0,
+});
+
+const root = mkdtempSync(join(tmpdir(), 'crl-lora-loop-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** Stops the run right after iteration `at` logged its metrics. */
+function crashAfter(at: number): ProgressReporter {
+  return {
+    start: () => undefined,
+    stop: () => undefined,
+    update: ({ iteration }) => {
+      if (iteration === at) throw new Error('simulated crash');
+    },
+  };
+}
+
+describe('a LoRA run', () => {
+  it('resumes from its checkpoint (adapters and their moments) to the bytes an uninterrupted run writes', async () => {
+    const a = join(root, 'a');
+    createRunDir({ dir: a, system: 'compaction-rl', config });
+    await train({ runDir: a, config, actor: 'expert' });
+    const b = join(root, 'b');
+    createRunDir({ dir: b, system: 'compaction-rl', config });
+    await expect(train({ runDir: b, config, actor: 'expert', progress: crashAfter(3) })).rejects.toThrow(
+      'simulated crash',
+    );
+    expect(latestCheckpoint(b)?.iteration).toBe(2);
+    await train({ runDir: b, config, actor: 'expert' });
+    expect(readFileSync(join(b, 'metrics.jsonl'), 'utf8')).toBe(readFileSync(join(a, 'metrics.jsonl'), 'utf8'));
+    const last = (dir: string, file: string) => readFileSync(join(latestCheckpoint(dir)!.dir, file));
+    for (const file of ['adapter_model.safetensors', 'adapter-optimizer.safetensors', 'model.safetensors'])
+      expect(last(b, file).equals(last(a, file)), file).toBe(true);
+    const state = JSON.parse(last(a, 'trainer_state.json').toString());
+    expect(state.policyAdapter).toBe('lora');
+  });
+});
