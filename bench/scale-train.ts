@@ -10,6 +10,9 @@
  * gradients are synthetic (the PPO losses cost nothing next to the model). The machine's GEMM
  * ceiling (bench/gemm-ceiling.ts) is measured in the same process after the update, and the
  * memory plan (src/model/network/memory-plan.ts) is printed beside the measured peak.
+ * With `--lora-rank R` the policy trains LoRA adapters of rank R on every projection (alpha 2R,
+ * model/lora/) instead of every weight: the step is the adapter's (dW into dA and dB, AdamW on
+ * them, the merge), and the plan, which counts the full policy's AdamW, is an upper bound.
  */
 import { performance } from 'node:perf_hooks';
 import type { ModelConfig } from '../src/model/network/config.ts';
@@ -19,6 +22,8 @@ import { PolicyModel } from '../src/model/network/policy.ts';
 import { resolvePrecision } from '../src/model/network/weight-precision.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { attentionShape } from '../src/model/network/config.ts';
+import { LoraAdapter } from '../src/model/lora/lora-adapter.ts';
+import { resolveLora } from '../src/model/lora/lora-config.ts';
 import { Rng } from '../src/util/random.ts';
 import { measureGemmCeiling } from './gemm-ceiling.ts';
 
@@ -46,6 +51,8 @@ export function trainPhase(o: {
   seq: number;
   criticLayers: number;
   recompute: boolean;
+  /** LoRA adapters of this rank on every projection instead of training every weight. */
+  loraRank?: number | undefined;
 }): void {
   const baseRss = process.memoryUsage().rss; // the runtime before any model buffer
   const { cfg, tokens, seq } = o;
@@ -56,6 +63,14 @@ export function trainPhase(o: {
   policy.net.recompute = critic.net.recompute = o.recompute;
   // What the rollout's sampler leaves behind: its copy in the precision it picks by size.
   policy.net.inferenceWeights(resolvePrecision('auto', policy.net.paramCount));
+  const lora = o.loraRank
+    ? new LoraAdapter({
+        net: policy.net,
+        settings: resolveLora({ rank: o.loraRank }),
+        optim: DEFAULT_OPTIMIZER,
+        rng: rng.fork(),
+      })
+    : null;
   const buildS = (performance.now() - t0) / 1000;
   const lengths = Array.from({ length: Math.ceil(tokens / seq) }, (_, i) => Math.min(seq, tokens - i * seq));
   const seqs = lengths.map((l) => Int32Array.from({ length: l }, () => rng.int(cfg.vocabSize)));
@@ -65,7 +80,8 @@ export function trainPhase(o: {
     const a = performance.now();
     policy.forward(seqs, { train: true });
     policy.backward({ logprobs: lpGrads });
-    policy.step();
+    if (lora) lora.step();
+    else policy.step();
     const b = performance.now();
     for (let i = 0; i < 2; i++) {
       critic.forward(seqs, { train: true });
@@ -94,6 +110,8 @@ export function trainPhase(o: {
       tokens,
       seq,
       recompute: o.recompute,
+      loraRank: o.loraRank ?? null,
+      ...(lora ? { loraParameters: lora.params.length } : {}),
       buildS: round(buildS, 1),
       policyStepS: round(policyS, 2),
       criticStepsS: round(criticS, 2),

@@ -25,7 +25,8 @@
  * check the plan at sizes a shared machine can hold). A 0.6B update needs 15+ GB: see
  * docs/engine-scale.md "Training memory" before running it. With `--torch true` the same policy
  * step runs in the PyTorch trainer process right after (bench/scale-train-torch.ts: `python3 -m
- * crl_torch`, policy only), and the last line sets the two side by side.
+ * crl_torch`, policy only), and the last line sets the two side by side. With `--lora-rank R`
+ * the policy trains LoRA adapters of rank R on every projection instead of every weight.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -70,6 +71,7 @@ const args = parseBenchArgs(
       vocab: z.coerce.number().int().min(2).optional(),
       recompute: z.enum(['true', 'false']).optional(),
       torch: z.enum(['true', 'false']).optional(),
+      'lora-rank': z.coerce.number().int().min(1).optional(),
     })
     .strict(),
 );
@@ -195,6 +197,7 @@ if (args.phase === 'train') {
     seq: args.seq ?? Math.min(tokens, 512),
     criticLayers: args['critic-layers'] ?? cfg.nLayers,
     recompute: args.recompute === 'true',
+    loraRank: args['lora-rank'],
   });
 } else if (args.phase === 'train-torch') {
   const tokens = args.train ?? 512;

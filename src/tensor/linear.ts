@@ -38,7 +38,7 @@ export function linearForward({ out, inp, weight, n, inF, outF, accumulate = fal
 
 export interface LinearBackwardArgs {
   dinp: Float32Array | null; // [N, I] accumulated; null when the input needs no gradient
-  dweight: Float32Array; // [O, I] accumulated
+  dweight: Float32Array | null; // [O, I] accumulated; null when the weight is frozen (LoRA: model/lora/)
   dout: Float32Array; // [N, O]
   inp: Float32Array; // [N, I]
   weight: Float32Array; // [O, I]
@@ -49,5 +49,5 @@ export interface LinearBackwardArgs {
 
 export function linearBackward({ dinp, dweight, dout, inp, weight, n, inF, outF }: LinearBackwardArgs): void {
   if (dinp) gemm({ a: dout, b: weight, c: dinp, m: n, n: inF, k: outF, accumulate: true });
-  gemm({ a: dout, b: inp, c: dweight, m: outF, n: inF, k: n, transA: true, accumulate: true });
+  if (dweight) gemm({ a: dout, b: inp, c: dweight, m: outF, n: inF, k: n, transA: true, accumulate: true });
 }

@@ -4,9 +4,10 @@
  * The network's parameters always hold W = W0 + s B A for every adapted matrix (and the base
  * itself elsewhere), so its forward, backward, sampler and checkpoints read one set of weights and
  * sampling runs at the full model's speed: the merge happens once per policy version, in step().
- * The network's backward leaves dW in its gradients; step() turns them into the adapters'
- * gradients (lora-math.ts), takes one AdamW step on A and B only, re-merges and drops every other
- * gradient (the base is frozen). Memory: a frozen copy of the adapted matrices in place of the
+ * The network's backward hands each layer product's rows to the adapter (net.weightGrad), which
+ * adds A's and B's gradients from them without forming any dW (lora-math.ts), and skips the LM
+ * head's; step() takes one AdamW step on A and B only, re-merges and drops the network's other
+ * gradients (the base is frozen). Memory: a frozen copy of the adapted matrices in place of the
  * full model's two AdamW moments (docs/lora.md).
  *
  * Layout of `params` (and `grads`): matrix by matrix in loraMatrices order, A [r, I] then B [O, r].
@@ -15,8 +16,10 @@ import { AdamW } from '../../optim/adamw.ts';
 import type { OptimizerConfig } from '../../optim/config.ts';
 import type { Rng } from '../../util/random.ts';
 import type { LlamaNetwork } from '../network/network.ts';
-import { loraMatrices, loraScale, type LoraMatrix, type LoraSettings } from './lora-config.ts';
-import { loraBackward, loraMerge, type LoraShape } from './lora-math.ts';
+import { loraMatrices, loraScale, type LoraMatrix, type LoraSettings, type LoraTarget } from './lora-config.ts';
+import { loraMerge, loraRowsBackward, type LoraShape } from './lora-math.ts';
+import { attentionShape } from '../network/config.ts';
+import type { LayerMatrix, WeightGradHook } from '../network/transformer.ts';
 
 /** One adapted matrix with where its A, B and frozen base live. */
 export interface AdaptedMatrix extends LoraMatrix {
@@ -35,6 +38,10 @@ export class LoraAdapter {
   readonly optimizer: AdamW;
   private readonly net: LlamaNetwork;
   private readonly scratch: Float32Array; // [max O I]
+  /** The adapted matrices of each layer product ("layer.matrix"), with their columns in its output. */
+  private readonly byProduct = new Map<string, (AdaptedMatrix & { col: number; ld: number })[]>();
+  private t = new Float32Array(0); // [N r] dY B
+  private u = new Float32Array(0); // [N r] X A^T
 
   /**
    * Adapters on `net`, whose current weights become the frozen base. A starts as PEFT's default
@@ -73,6 +80,13 @@ export class LoraAdapter {
       const a = this.a(m);
       for (let k = 0; k < a.length; k++) a[k] = (rng.next() * 2 - 1) * bound;
     }
+    for (const m of this.matrices) {
+      const { product, col, ld } = productColumns(net, m);
+      const key = `${m.module.split('.')[2]}.${product}`;
+      this.byProduct.set(key, [...(this.byProduct.get(key) ?? []), { ...m, col, ld }]);
+    }
+    // The layers' weight gradients come to the adapters; the base's are never formed.
+    net.weightGrad = (o) => this.accumulate(o);
     const ranges = this.matrices.map((m) => ({ offset: m.aOffset, size: r * (m.in + m.out), decay: true }));
     this.optimizer = new AdamW({ cfg: optim, size: at, ranges });
   }
@@ -108,29 +122,62 @@ export class LoraAdapter {
   }
 
   /**
-   * After the network's backward: the adapters' gradients from dW, one AdamW step on them (the
-   * clipping norm is theirs), the merge, and every gradient of the network dropped.
+   * After the network's backward, which gave A and B their gradients (accumulate): one AdamW step
+   * on them (the clipping norm is theirs), the merge, and the network's own gradients (the frozen
+   * norms' and embeddings') dropped.
    */
   step(): { gradNorm: number; lr: number } {
-    this.collectGrads();
+    this.net.zeroGrad();
     const result = this.optimizer.step(this.params, this.grads);
     this.merge();
     return result;
   }
 
-  /** Adds the adapters' gradients from the network's dW, then drops the network's gradients. */
-  collectGrads(): void {
-    const { net } = this;
-    for (const m of this.matrices) {
-      loraBackward({
-        dw: net.grads.subarray(m.offset, m.offset + m.out * m.in),
+  /**
+   * The network's weight-gradient hook (transformer.ts WeightGradHook): the gradients of the A and
+   * B of every adapted matrix inside the product, from its rows (lora-math.ts loraRowsBackward).
+   */
+  private accumulate({ layer, matrix, dout, inp, n }: Parameters<WeightGradHook>[0]): void {
+    const r = this.settings.rank;
+    if (this.t.length < n * r) {
+      this.t = new Float32Array(n * r);
+      this.u = new Float32Array(n * r);
+    }
+    for (const m of this.byProduct.get(`${layer}.${matrix}`) ?? []) {
+      loraRowsBackward({
+        dout,
+        ld: m.ld,
+        col: m.col,
+        inp,
         a: this.a(m),
         b: this.b(m),
         da: this.a(m, this.grads),
         db: this.b(m, this.grads),
+        t: this.t,
+        u: this.u,
+        n,
         shape: this.shape(m),
       });
     }
-    net.zeroGrad();
   }
+}
+
+/**
+ * Which layer product holds matrix m and where: q/k/v_proj are columns of the fused [N, Q3]
+ * output and gate/up_proj of the [N, 2F] one (weights.ts), o_proj and down_proj alone.
+ */
+function productColumns(net: LlamaNetwork, m: LoraMatrix): { product: LayerMatrix; col: number; ld: number } {
+  const { qDim, kvDim, qkvDim } = attentionShape(net.cfg);
+  const f = net.cfg.mlpHidden;
+  const c = net.cfg.dModel;
+  const at: Record<LoraTarget, { product: LayerMatrix; col: number; ld: number }> = {
+    q_proj: { product: 'qkv', col: 0, ld: qkvDim },
+    k_proj: { product: 'qkv', col: qDim, ld: qkvDim },
+    v_proj: { product: 'qkv', col: qDim + kvDim, ld: qkvDim },
+    o_proj: { product: 'o', col: 0, ld: c },
+    gate_proj: { product: 'gateUp', col: 0, ld: 2 * f },
+    up_proj: { product: 'gateUp', col: f, ld: 2 * f },
+    down_proj: { product: 'down', col: 0, ld: c },
+  };
+  return at[m.target];
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { dot64, finiteDiffCheck, randomBuffer } from '../../tensor/finite-diff.ts';
+import { dot64, finiteDiffCheck, maxRelDiff, randomBuffer } from '../../tensor/finite-diff.ts';
 import { Rng } from '../../util/random.ts';
-import { loraBackward, loraMerge, type LoraShape } from './lora-math.ts';
+import { loraBackward, loraMerge, loraRowsBackward, type LoraShape } from './lora-math.ts';
 
 const shape: LoraShape = { o: 6, i: 5, r: 3, scale: 8 / 3 };
 
@@ -59,5 +59,34 @@ describe('loraMerge / loraBackward', () => {
     const da1 = Float32Array.from(da);
     loraBackward({ dw: g, a, b, da, db, shape });
     for (let k = 0; k < da.length; k++) expect(da[k]).toBeCloseTo(2 * da1[k]!, 5);
+  });
+});
+
+describe('loraRowsBackward', () => {
+  it('gives loraBackward of dW = dY^T X without forming dW, for a matrix inside a fused product', () => {
+    const rng = new Rng(12);
+    const { o, i, r } = shape;
+    const n = 7;
+    const ld = o + 4; // the matrix is columns [3, 3 + O) of a wider fused output
+    const col = 3;
+    const dout = randomBuffer(rng, n * ld);
+    const inp = randomBuffer(rng, n * i);
+    const a = randomBuffer(rng, r * i);
+    const b = randomBuffer(rng, o * r);
+    const dw = new Float32Array(o * i); // dY^T X over the matrix's columns
+    for (let p = 0; p < o; p++)
+      for (let q = 0; q < i; q++) {
+        let s = 0;
+        for (let row = 0; row < n; row++) s += dout[row * ld + col + p]! * inp[row * i + q]!;
+        dw[p * i + q] = s;
+      }
+    const want = { da: new Float32Array(r * i), db: new Float32Array(o * r) };
+    loraBackward({ dw, a, b, ...want, shape });
+    const got = { da: new Float32Array(r * i), db: new Float32Array(o * r) };
+    const t = new Float32Array(n * r);
+    const u = new Float32Array(n * r);
+    loraRowsBackward({ dout, ld, col, inp, a, b, ...got, t, u, n, shape });
+    expect(maxRelDiff(got.da, want.da)).toBeLessThan(1e-5);
+    expect(maxRelDiff(got.db, want.db)).toBeLessThan(1e-5);
   });
 });

@@ -7,7 +7,7 @@ import { headDim, parseModelConfig, type ModelConfig } from './config.ts';
 import { prepareInferenceWeights, type InferenceWeights } from './inference-weights.ts';
 import { packBatch, type PackedBatch } from './pack.ts';
 import type { Profiler } from './profiler.ts';
-import { trunkBackward, trunkForward } from './transformer.ts';
+import { trunkBackward, trunkForward, type WeightGradHook } from './transformer.ts';
 import type { WeightPrecision } from './weight-precision.ts';
 import {
   initWeights,
@@ -41,6 +41,11 @@ export class LlamaNetwork {
    * memory per token, one more trunk forward per backward, the same gradients.
    */
   recompute = false;
+  /**
+   * Set by LoRA adapters (model/lora/lora-adapter.ts): the layers' weight gradients go to it
+   * instead of `grads`, and the LM head's is not computed (the base is frozen).
+   */
+  weightGrad: WeightGradHook | null = null;
   /**
    * Bumped whenever the weights change (step(), markWeightsChanged()), so caches derived from
    * them (the sampler's KV cache) know to start over.
@@ -133,7 +138,16 @@ export class LlamaNetwork {
   }
 
   backwardTrunk(batch: PackedBatch, ws: Workspace): void {
-    trunkBackward({ cfg: this.cfg, w: this.w, g: this.g, ws, batch, rope: this.rope, prof: this.profiler });
+    trunkBackward({
+      cfg: this.cfg,
+      w: this.w,
+      g: this.g,
+      ws,
+      batch,
+      rope: this.rope,
+      prof: this.profiler,
+      weightGrad: this.weightGrad,
+    });
   }
 
   step(): { gradNorm: number; lr: number } {

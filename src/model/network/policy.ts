@@ -111,7 +111,8 @@ export class PolicyModel implements TrainablePolicy {
     ws.dlnf.fill(0, 0, n * cfg.dModel);
     linearBackward({
       dinp: ws.dlnf,
-      dweight: g.lmHead!,
+      // Under LoRA adapters (net.weightGrad) the LM head is frozen: its V x C gradient is skipped.
+      dweight: this.net.weightGrad ? null : g.lmHead!,
       dout: ws.dlogits,
       inp: ws.lnf,
       weight: w.lmHead!,

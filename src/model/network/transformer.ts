@@ -22,6 +22,21 @@ import type { Profiler } from './profiler.ts';
 import type { WeightViews } from './weights.ts';
 import type { Workspace } from './workspace.ts';
 
+/** One of a layer's four products, in llama-block.ts's order (q/k/v and gate/up fused). */
+export type LayerMatrix = 'qkv' | 'o' | 'gateUp' | 'down';
+
+/**
+ * Takes the place of a layer matrix's weight gradient dW = dout^T inp (LoRA adapters, model/lora/,
+ * whose base is frozen): called with the product's output gradient [N, O] and input [N, I].
+ */
+export type WeightGradHook = (o: {
+  layer: number;
+  matrix: LayerMatrix;
+  dout: Float32Array;
+  inp: Float32Array;
+  n: number;
+}) => void;
+
 export interface TrunkArgs {
   cfg: ModelConfig;
   w: WeightViews;
@@ -60,8 +75,9 @@ function layerForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs, l: number): 
 }
 
 /** Backward from ws.dlnf (dLoss/d trunk output, [N, C]) into the gradient views g. */
-export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
+export function trunkBackward(args: TrunkArgs & { g: WeightViews; weightGrad?: WeightGradHook | null }): void {
   const { cfg, w, g, ws, batch, rope, prof } = args;
+  const hook = args.weightGrad ?? null;
   const { n } = batch;
   const { dModel: c, mlpHidden: f } = cfg;
   const { h, hkv, d, qDim, qkvDim } = attentionShape(cfg);
@@ -91,7 +107,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
     ws.dact.fill(0, 0, n * f);
     linearBackward({
       dinp: ws.dact,
-      dweight: lg.down,
+      dweight: hook ? null : lg.down,
       dout: dres,
       inp: ws.act[l]!,
       weight: lw.down,
@@ -99,6 +115,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
       inF: f,
       outF: c,
     });
+    hook?.({ layer: l, matrix: 'down', dout: dres, inp: ws.act[l]!, n });
     if (prof) t = prof.lap('linear', t);
     ws.dgateUp.fill(0, 0, n * 2 * f);
     swigluBackward({ dinp: ws.dgateUp, dout: ws.dact, inp: ws.gateUp[l]!, sig: ws.sig[l]!, n, f });
@@ -106,7 +123,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
     ws.dln.fill(0, 0, n * c);
     linearBackward({
       dinp: ws.dln,
-      dweight: lg.gateUp,
+      dweight: hook ? null : lg.gateUp,
       dout: ws.dgateUp,
       inp: ws.ln2[l]!,
       weight: lw.gateUp,
@@ -114,6 +131,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
       inF: c,
       outF: 2 * f,
     });
+    hook?.({ layer: l, matrix: 'gateUp', dout: ws.dgateUp, inp: ws.ln2[l]!, n });
     if (prof) t = prof.lap('linear', t);
     rmsnormBackward({
       dinp: dres,
@@ -128,7 +146,9 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
     if (prof) t = prof.lap('rmsnorm', t);
     // Attention: dres now holds d(mid).
     ws.datt.fill(0, 0, n * qDim);
-    linearBackward({ dinp: ws.datt, dweight: lg.o, dout: dres, inp: ws.att[l]!, weight: lw.o, n, inF: qDim, outF: c });
+    const o = { dout: dres, inp: ws.att[l]! };
+    linearBackward({ dinp: ws.datt, dweight: hook ? null : lg.o, ...o, weight: lw.o, n, inF: qDim, outF: c });
+    hook?.({ layer: l, matrix: 'o', ...o, n });
     if (prof) t = prof.lap('linear', t);
     ws.dqkv.fill(0, 0, n * qkvDim);
     attentionBackward({
@@ -176,7 +196,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
     ws.dln.fill(0, 0, n * c);
     linearBackward({
       dinp: ws.dln,
-      dweight: lg.qkv,
+      dweight: hook ? null : lg.qkv,
       dout: dqkv,
       inp: ws.ln1[l]!,
       weight: lw.qkv,
@@ -184,6 +204,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews }): void {
       inF: c,
       outF: qkvDim,
     });
+    hook?.({ layer: l, matrix: 'qkv', dout: dqkv, inp: ws.ln1[l]!, n });
     if (prof) t = prof.lap('linear', t);
     rmsnormBackward({
       dinp: dres,
