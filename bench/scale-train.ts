@@ -76,12 +76,20 @@ export function trainPhase(o: {
   const seqs = lengths.map((l) => Int32Array.from({ length: l }, () => rng.int(cfg.vocabSize)));
   const lpGrads = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : -1 / tokens)));
   const vGrads = seqs.map((s) => Float32Array.from(s, (_, t) => (t === 0 ? 0 : 1 / tokens)));
+  // CPU seconds beside wall seconds: on a shared machine the wall time also counts waiting.
+  const cpuS = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  };
+  let policyCpuS = 0;
   const update = () => {
     const a = performance.now();
+    const ca = cpuS();
     policy.forward(seqs, { train: true });
     policy.backward({ logprobs: lpGrads });
     if (lora) lora.step();
     else policy.step();
+    policyCpuS = cpuS() - ca;
     const b = performance.now();
     for (let i = 0; i < 2; i++) {
       critic.forward(seqs, { train: true });
@@ -114,6 +122,7 @@ export function trainPhase(o: {
       ...(lora ? { loraParameters: lora.params.length } : {}),
       buildS: round(buildS, 1),
       policyStepS: round(policyS, 2),
+      policyStepCpuS: round(policyCpuS, 2),
       criticStepsS: round(criticS, 2),
       policyTrainTokPerS: round(tokens / policyS),
       updateTrainTokPerS: round(tokens / (policyS + criticS)),
