@@ -30,9 +30,7 @@ export class LlamaNetwork {
   readonly head: HeadKind;
   readonly specs: readonly TensorSpec[];
   readonly params: Float32Array; // [P]
-  readonly grads: Float32Array; // [P]
   readonly w: WeightViews;
-  readonly g: WeightViews;
   readonly rope: RopeTable;
   /** Set by the benchmark to get a per-kernel time breakdown. */
   profiler: Profiler | undefined;
@@ -56,6 +54,9 @@ export class LlamaNetwork {
   private prepared: InferenceWeights | null = null;
   private readonly optim: OptimizerConfig;
   private adamw: AdamW | null = null;
+  private gradBuf: Float32Array | null = null;
+  private gradViews: WeightViews | null = null;
+  private frozenViews: WeightViews | null = null;
 
   constructor({
     cfg,
@@ -81,9 +82,7 @@ export class LlamaNetwork {
       if (!rng) throw new Error('a new network needs an Rng for its initial weights');
       initWeights({ buf: this.params, specs: this.specs, cfg: this.cfg, rng });
     }
-    this.grads = new Float32Array(total);
     this.w = weightViews({ buf: this.params, specs: this.specs, cfg: this.cfg, head });
-    this.g = weightViews({ buf: this.grads, specs: this.specs, cfg: this.cfg, head });
     this.rope = ropeTable({
       maxPositions: this.cfg.maxSeqLen,
       headDim: headDim(this.cfg),
@@ -100,6 +99,18 @@ export class LlamaNetwork {
   get optimizer(): AdamW {
     this.adamw ??= new AdamW({ cfg: this.optim, size: this.params.length, ranges: this.specs });
     return this.adamw;
+  }
+
+  /** dLoss/dparams [P], made on first use, like the optimizer (a frozen base never forms them). */
+  get grads(): Float32Array {
+    this.gradBuf ??= new Float32Array(this.params.length);
+    return this.gradBuf;
+  }
+
+  /** Typed views of `grads`. */
+  get g(): WeightViews {
+    this.gradViews ??= weightViews({ buf: this.grads, specs: this.specs, cfg: this.cfg, head: this.head });
+    return this.gradViews;
   }
 
   /** The optimizer's config, without making the optimizer. */
@@ -141,7 +152,7 @@ export class LlamaNetwork {
     trunkBackward({
       cfg: this.cfg,
       w: this.w,
-      g: this.g,
+      g: this.weightGrad ? this.frozenGrads() : this.g,
       ws,
       batch,
       rope: this.rope,
@@ -177,7 +188,38 @@ export class LlamaNetwork {
   }
 
   zeroGrad(): void {
-    this.grads.fill(0);
+    this.gradBuf?.fill(0);
+  }
+
+  /**
+   * Where the trunk's backward puts the gradients of a frozen base (weightGrad set): the norms'
+   * land in one scratch of a row's size, zeroed before each backward and never read; the
+   * matrices' and embeddings' are not formed (empty views), so the P floats of `grads` are never made.
+   */
+  private frozenGrads(): WeightViews {
+    if (!this.frozenViews) {
+      const sink = new Float32Array(Math.max(this.cfg.dModel, headDim(this.cfg)));
+      const none = new Float32Array(0);
+      this.frozenViews = {
+        embed: none,
+        layers: this.w.layers.map(() => ({
+          ln1: sink,
+          qkv: none,
+          qNorm: this.cfg.qkNorm ? sink : null,
+          kNorm: this.cfg.qkNorm ? sink : null,
+          o: none,
+          ln2: sink,
+          gateUp: none,
+          down: none,
+        })),
+        norm: sink,
+        lmHead: none,
+        score: null,
+        scoreBias: null,
+      };
+    }
+    this.frozenViews.norm.fill(0);
+    return this.frozenViews;
   }
 }
 

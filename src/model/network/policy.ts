@@ -86,7 +86,7 @@ export class PolicyModel implements TrainablePolicy {
   }
 
   backward(grads: { logprobs: readonly Float32Array[]; entropies?: readonly Float32Array[] }): void {
-    const { cfg, w, g, profiler: prof } = this.net;
+    const { cfg, w, profiler: prof } = this.net;
     const { batch, ws } = this.net.takePending();
     const { n } = batch;
     packShifted({ rows: ws.dlp, grads: grads.logprobs, batch, what: 'logprob' });
@@ -112,7 +112,7 @@ export class PolicyModel implements TrainablePolicy {
     linearBackward({
       dinp: ws.dlnf,
       // Under LoRA adapters (net.weightGrad) the LM head is frozen: its V x C gradient is skipped.
-      dweight: this.net.weightGrad ? null : g.lmHead!,
+      dweight: this.net.weightGrad ? null : this.net.g.lmHead!,
       dout: ws.dlogits,
       inp: ws.lnf,
       weight: w.lmHead!,

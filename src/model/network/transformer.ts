@@ -26,8 +26,9 @@ import type { Workspace } from './workspace.ts';
 export type LayerMatrix = 'qkv' | 'o' | 'gateUp' | 'down';
 
 /**
- * Takes the place of a layer matrix's weight gradient dW = dout^T inp (LoRA adapters, model/lora/,
- * whose base is frozen): called with the product's output gradient [N, O] and input [N, I].
+ * Takes the place of a layer matrix's weight gradient dW = dout^T inp (LoRA adapters, model/lora/):
+ * called with the product's output gradient [N, O] and input [N, I]. Given, the base is frozen:
+ * no matrix or embedding gradient is formed (the norms' go where `g` says).
  */
 export type WeightGradHook = (o: {
   layer: number;
@@ -218,6 +219,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews; weightGrad?: W
     });
     if (prof) t = prof.lap('rmsnorm', t);
   }
-  embeddingBackward({ dweight: g.embed, dout: dres, tokens: batch.tokens, n, c });
+  // A frozen base (hook set) forms no embedding gradient.
+  if (!hook) embeddingBackward({ dweight: g.embed, dout: dres, tokens: batch.tokens, n, c });
   if (prof) prof.lap('embedding', t);
 }
