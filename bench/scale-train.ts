@@ -11,8 +11,8 @@
  * ceiling (bench/gemm-ceiling.ts) is measured in the same process after the update, and the
  * memory plan (src/model/network/memory-plan.ts) is printed beside the measured peak.
  * With `--lora-rank R` the policy trains LoRA adapters of rank R on every projection (alpha 2R,
- * model/lora/) instead of every weight: the step is the adapter's (dW into dA and dB, AdamW on
- * them, the merge), and the plan, which counts the full policy's AdamW, is an upper bound.
+ * model/lora/) instead of every weight: the step is the adapter's (dA and dB from the rows, AdamW
+ * on them, the merge), and the plan counts what a LoRA policy holds.
  */
 import { performance } from 'node:perf_hooks';
 import type { ModelConfig } from '../src/model/network/config.ts';
@@ -106,6 +106,7 @@ export function trainPhase(o: {
     criticLayers: critic.config.nLayers,
     lengths,
     recompute: o.recompute,
+    lora: lora ? { frozenParams: lora.base.length, adapterParams: lora.params.length } : undefined,
   });
   const ceiling = measureGemmCeiling();
   const ceilingGflops = Math.max(ceiling.builtinGflops, ceiling.openblasGflops ?? 0);

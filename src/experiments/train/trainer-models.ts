@@ -12,6 +12,7 @@ import { loadPolicyDir, readPolicyTokenizer } from '../../model/formats/load-pol
 import { PolicyModel } from '../../model/network/policy.ts';
 import { ModelSampler } from '../../model/sampler/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
+import { loraMemory, resolveLora } from '../../model/lora/lora-config.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import type { TokenSampler, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
@@ -153,6 +154,7 @@ export async function buildTrainerModels(options: {
     // An execution segment and its summary segment run as one sequence (ppo.mergePrefixes): up to 2C.
     seqLen: Math.min(policy.config.maxSeqLen, 2 * options.rollout.contextWindow),
     recompute: config.model.recompute ?? false,
+    lora: config.model.lora ? loraMemory(policy, resolveLora(config.model.lora)) : undefined,
   });
   if (memory) throw new ConfigError([memory]);
   const critic = options.needsCritic

@@ -4,7 +4,8 @@ import { modelConfig } from '../network/config.ts';
 import { PolicyModel } from '../network/policy.ts';
 import { referenceHeads } from '../network/reference-f64.ts';
 import { randomSequences, scrambleWeights, TEST_OPTIM } from '../network/test-helpers.ts';
-import { resolveLora } from './lora-config.ts';
+import { trainingMemoryPlan } from '../network/memory-plan.ts';
+import { loraMemory, resolveLora } from './lora-config.ts';
 import { LoraAdapter, type AdaptedMatrix } from './lora-adapter.ts';
 
 /** Grouped-query attention with q/k norm: every projection has its own shape. */
@@ -97,5 +98,16 @@ describe('LoraAdapter', () => {
         for (let t = 0; t < 3; t++) probe(m, which, rng.int(3 * (which === 'a' ? m.in : m.out)));
     console.log(`LoRA gradients vs f64 finite differences: max relative difference ${worst.toExponential(2)}`);
     expect(worst).toBeLessThan(1e-2);
+  });
+
+  it("is what the memory plan counts, and the plan's policy line shrinks by the gradients and moments", () => {
+    const { policy, lora } = setup();
+    const counts = loraMemory(policy, lora.settings);
+    expect(counts).toEqual({ frozenParams: lora.base.length, adapterParams: lora.params.length });
+    const plan = (l?: typeof counts) =>
+      trainingMemoryPlan({ policy: policy.config, criticLayers: null, lengths: [8], lora: l }).lines[0]!.bytes;
+    const p = policy.net.params.length;
+    expect(plan()).toBe(16 * p);
+    expect(plan(counts)).toBe(4 * p + 4 * lora.base.length + 16 * lora.params.length);
   });
 });

@@ -82,6 +82,16 @@ export function kvCacheBytes(cfg: ModelConfig, slots: number, context: number): 
   return 4 * 2 * cfg.nLayers * slots * context * attentionShape(cfg).kvDim;
 }
 
+/**
+ * A policy trained through LoRA adapters (model/lora/lora-adapter.ts) holds its merged weights
+ * (4 bytes per parameter, no gradients or moments), an f32 copy of the adapted matrices, and the
+ * adapters with gradients and AdamW (16 bytes per adapter parameter).
+ */
+export interface LoraMemory {
+  frozenParams: number; // parameters of the adapted matrices
+  adapterParams: number; // r (I + O) summed over them
+}
+
 export interface MemoryLine {
   what: string;
   bytes: number;
@@ -99,11 +109,18 @@ export function trainingMemoryPlan(o: {
   sampler?: { slots: number; context: number };
   /** Both networks recompute layer activations in the backward (workspace.ts). */
   recompute?: boolean;
+  /** The policy trains LoRA adapters (model/lora/) instead of every weight. */
+  lora?: LoraMemory | undefined;
 }): { lines: MemoryLine[]; totalBytes: number } {
   const re = o.recompute ?? false;
   const params = (cfg: ModelConfig, head: HeadKind) => paramCount(tensorSpecs(cfg, head));
   const lines: MemoryLine[] = [
-    { what: 'policy weights, grads, AdamW m, v', bytes: BYTES_PER_PARAM * params(o.policy, 'lm') },
+    o.lora
+      ? {
+          what: 'policy merged weights, frozen copy, adapters with grads and AdamW',
+          bytes: 4 * params(o.policy, 'lm') + 4 * o.lora.frozenParams + BYTES_PER_PARAM * o.lora.adapterParams,
+        }
+      : { what: 'policy weights, grads, AdamW m, v', bytes: BYTES_PER_PARAM * params(o.policy, 'lm') },
     // The training loop's sampler picks its precision by size ('auto': bf16 from 100M parameters).
     {
       what: 'policy packed copy (sampler)',
@@ -138,6 +155,7 @@ export function trainingMemoryProblem(o: {
   minibatchTokens: number;
   seqLen: number;
   recompute?: boolean;
+  lora?: LoraMemory | undefined;
   totalBytes?: number;
 }): string | null {
   const seq = Math.max(1, Math.min(o.seqLen, o.minibatchTokens));
@@ -149,6 +167,7 @@ export function trainingMemoryProblem(o: {
     criticLayers: o.criticLayers,
     lengths,
     ...(o.recompute ? { recompute: true } : {}),
+    lora: o.lora,
   });
   const limit = o.totalBytes ?? totalmem();
   if (plan.totalBytes <= limit) return null;
