@@ -3,31 +3,50 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../../config/config-error.ts';
 import type { TrainConfig } from '../../config/train-config.ts';
 import type { TrainablePolicy } from '../../contracts/index.ts';
-import { restoreCheckpoint, saveCheckpoint, type CheckpointAdapter } from '../../model/formats/checkpoint.ts';
+import type { CheckpointAdapter } from '../../model/formats/checkpoint.ts';
+import type { PolicyModel } from '../../model/network/policy.ts';
 import { loadPolicyDir } from '../../model/formats/load-policy.ts';
 import { baseWeightsHash } from '../../model/lora/base-hash.ts';
 import { LoraAdapter } from '../../model/lora/lora-adapter.ts';
 import { loraMatrices, loraProblem, resolveLora, type LoraSettings } from '../../model/lora/lora-config.ts';
 import { hasPeftAdapter, loadPeftAdapter, readPeftAdapterInfo, writePeftAdapter } from '../../model/lora/peft-files.ts';
-import type { Rng } from '../../util/random.ts';
-import { trainOptimizer, type TrainerModels } from './trainer-models.ts';
+import { mixSeed, Rng } from '../../util/random.ts';
+import type { OptimizerConfig } from '../../optim/config.ts';
+
+/** The LoRA adapters' initial A draws from a stream of its own, so adding them moves no other draw. */
+const LORA_SEED = 0x4c6f5241;
+
+/** What the trainer's models need of a policy trained through LoRA adapters. */
+export interface LoraPolicy {
+  /** Writes the adapter's files into a checkpoint (in place of the policy's optimizer state). */
+  adapter: CheckpointAdapter;
+  /** What the PPO update steps: the policy's forward and backward, the adapters' step. */
+  trainable: TrainablePolicy;
+  /** After restoreCheckpoint(dir): the adapters and their moments from `dir`, merged. */
+  restore(dir: string): void;
+}
 
 /**
- * The trainer's models with the policy trained through LoRA adapters (config.model.lora,
- * docs/lora.md): the base frozen, A and B stepped by their own AdamW, the policy's weights the
- * merged W0 + s B A after every step, so the sampler reads them as it reads any policy. The
- * critic trains as without LoRA. Checkpoints hold the merged weights and the adapter as PEFT saves
- * it (lora/peft-files.ts). An --init that is itself a LoRA run continues its adapters on its
- * base, once the base's weights are checked against the hash the adapters were saved with.
+ * LoRA adapters on the policy (config.model.lora, docs/lora.md); null without. The base is frozen,
+ * A and B are stepped by their own AdamW, and the policy's weights are the merged W0 + s B A after
+ * every step, so the sampler reads them as it reads any policy. Checkpoints hold the merged weights
+ * and the adapter as PEFT saves it (lora/peft-files.ts). An --init that is itself a LoRA run
+ * continues its adapters on its base, once the base's weights are checked against the hash the
+ * adapters were saved with.
  */
-export async function withLoraAdapters(
-  models: TrainerModels,
-  { config, rng }: { config: TrainConfig; rng: Rng },
-): Promise<TrainerModels> {
+export async function loraPolicy({
+  config,
+  policy,
+  optim,
+}: {
+  config: TrainConfig;
+  policy: PolicyModel;
+  /** The adapters' AdamW: the policy's learning rate and schedule. */
+  optim: OptimizerConfig;
+}): Promise<LoraPolicy | null> {
   const section = config.model.lora;
-  if (!section) return models;
+  if (!section) return null;
   const settings = resolveLora(section);
-  const { policy, critic } = models;
   const problem = loraProblem(
     settings,
     loraMatrices({ specs: policy.net.specs, cfg: policy.config, targets: settings.targets }),
@@ -40,30 +59,26 @@ export async function withLoraAdapters(
   const lora = new LoraAdapter({
     net: policy.net,
     settings,
-    optim: trainOptimizer(config, config.optim.policyLr),
-    rng,
+    optim,
+    rng: new Rng(mixSeed(config.seed, LORA_SEED)),
   });
   if (continued) loadPeftAdapter({ dir: init!, lora, optimizer: false });
   lora.merge();
-  const adapter: CheckpointAdapter = {
-    kind: 'lora',
-    optimizer: lora.optimizer.cfg,
-    write: (dir) => writePeftAdapter({ dir, lora, baseModel, baseSha256 }),
-  };
-  const trainable: TrainablePolicy = {
-    forward: (tokens, options) => policy.forward(tokens, options),
-    backward: (grads) => policy.backward(grads),
-    step: () => lora.step(),
-  };
   return {
-    ...models,
-    save: (dir, meta) => saveCheckpoint(dir, { policy, ...(critic ? { critic } : {}), meta, adapter }),
-    restore: async (dir) => {
-      await restoreCheckpoint(dir, { policy, critic, adapter: 'lora' });
+    adapter: {
+      kind: 'lora',
+      optimizer: lora.optimizer.cfg,
+      write: (dir) => writePeftAdapter({ dir, lora, baseModel, baseSha256 }),
+    },
+    trainable: {
+      forward: (tokens, options) => policy.forward(tokens, options),
+      backward: (grads) => policy.backward(grads),
+      step: () => lora.step(),
+    },
+    restore: (dir) => {
       loadPeftAdapter({ dir, lora, optimizer: true });
       lora.merge();
     },
-    trainable: { policy: trainable, critic, afterUpdate: () => {}, close: async () => {} },
   };
 }
 
@@ -79,7 +94,7 @@ async function continuedBase({
 }: {
   init: string;
   settings: LoraSettings;
-  policy: TrainerModels['policy'];
+  policy: PolicyModel;
 }): Promise<{ baseModel: string }> {
   const info = readPeftAdapterInfo(init);
   const saved = info.settings;

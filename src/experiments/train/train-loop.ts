@@ -16,12 +16,8 @@ import { familyByName } from '../../env/family-by-name.ts';
 import { runIteration } from './run-iteration.ts';
 import { runAsyncIterations } from './async-loop.ts';
 import { defaultStages, type TrainingRun, type TrainingStages } from './training-stages.ts';
-import { withLoraAdapters } from './lora-trainer-models.ts';
 import { withTorchTrainer } from './torch-trainer-models.ts';
 import { buildTrainerModels, trainTokenizer, type ActorKind, type TrainerModels } from './trainer-models.ts';
-
-/** The LoRA adapters' initial A draws from their own stream, so adding them moves no other draw. */
-const LORA_SEED = 0x4c6f5241;
 
 /**
  * The training spine (method §6), CleanRL style: every stage is a named function
@@ -76,8 +72,7 @@ export async function train(options: {
     ...(options.engineToken ? { engineToken: options.engineToken } : {}),
     log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
   });
-  const adapted = await withLoraAdapters(built, { config, rng: new Rng(mixSeed(config.seed, LORA_SEED)) });
-  const models = config.trainer ? withTorchTrainer(adapted, config.trainer) : adapted;
+  const models = config.trainer ? withTorchTrainer(built, config.trainer) : built;
   const run: TrainingRun = {
     config,
     models,

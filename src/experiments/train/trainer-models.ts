@@ -13,6 +13,7 @@ import { PolicyModel } from '../../model/network/policy.ts';
 import { ModelSampler } from '../../model/sampler/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
 import { loraMemory, resolveLora } from '../../model/lora/lora-config.ts';
+import { loraPolicy } from './lora-trainer-models.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import type { TokenSampler, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
@@ -157,6 +158,7 @@ export async function buildTrainerModels(options: {
     lora: config.model.lora ? loraMemory(policy, resolveLora(config.model.lora)) : undefined,
   });
   if (memory) throw new ConfigError([memory]);
+  const lora = await loraPolicy({ config, policy, optim: optim(config.optim.policyLr) });
   const critic = options.needsCritic
     ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr), layers: criticLayers })
     : null;
@@ -196,14 +198,21 @@ export async function buildTrainerModels(options: {
         : new ModelSampler({ policy, rng: r })),
     publish: async (version) => {
       if (!engines) return; // the ModelSampler reads the live parameter buffer
-      await saveCheckpoint(options.engineWeightsDir!, { policy });
+      // Merged weights, which every engine loads (a LoRA run's adapter beside them).
+      await saveCheckpoint(options.engineWeightsDir!, { policy, ...(lora ? { adapter: lora.adapter } : {}) });
       await engines.publish({
         modelPath: options.engineWeightsDir!,
         version: String(version),
         ...(options.engineToken ? { token: options.engineToken } : {}),
       });
     },
-    save: (dir, meta) => saveCheckpoint(dir, { policy, ...(critic ? { critic } : {}), meta }),
-    restore: (dir) => restoreCheckpoint(dir, { policy, critic }),
+    save: (dir, meta) =>
+      saveCheckpoint(dir, { policy, ...(critic ? { critic } : {}), meta, ...(lora ? { adapter: lora.adapter } : {}) }),
+    restore: async (dir) => {
+      await restoreCheckpoint(dir, { policy, critic, ...(lora ? { adapter: lora.adapter.kind } : {}) });
+      lora?.restore(dir);
+    },
+    // LoRA: the update steps the adapters (in this process; the critic as without).
+    ...(lora ? { trainable: { policy: lora.trainable, critic, afterUpdate: () => {}, close: async () => {} } } : {}),
   };
 }
