@@ -106,7 +106,7 @@ export function trainPhase(o: {
     criticLayers: critic.config.nLayers,
     lengths,
     recompute: o.recompute,
-    lora: lora ? { frozenParams: lora.base.length, adapterParams: lora.params.length } : undefined,
+    lora: lora ? { frozenBytes: lora.base.bytes, adapterParams: lora.params.length } : undefined,
   });
   const ceiling = measureGemmCeiling();
   const ceilingGflops = Math.max(ceiling.builtinGflops, ceiling.openblasGflops ?? 0);

@@ -27,11 +27,12 @@ function refLoss(policy: PolicyModel, lora: LoraAdapter, seqs: Int32Array[], gl:
   for (const m of lora.matrices) {
     const a = lora.a(m);
     const b = lora.b(m);
+    const base = lora.base.read(m.baseOffset, m.out * m.in, new Float32Array(m.out * m.in));
     for (let o = 0; o < m.out; o++)
       for (let i = 0; i < m.in; i++) {
         let s = 0;
         for (let k = 0; k < r; k++) s += b[o * r + k]! * a[k * m.in + i]!;
-        p[m.offset + o * m.in + i] = lora.base[m.baseOffset + o * m.in + i]! + (alpha / r) * s;
+        p[m.offset + o * m.in + i] = base[o * m.in + i]! + (alpha / r) * s;
       }
   }
   let loss = 0;
@@ -103,11 +104,41 @@ describe('LoraAdapter', () => {
   it("is what the memory plan counts, and the plan's policy line shrinks by the gradients and moments", () => {
     const { policy, lora } = setup();
     const counts = loraMemory(policy, lora.settings);
-    expect(counts).toEqual({ frozenParams: lora.base.length, adapterParams: lora.params.length });
+    expect(counts).toEqual({ frozenBytes: lora.base.bytes, adapterParams: lora.params.length });
+    expect(lora.base.format).toBe('f32'); // scrambled f32 weights
     const plan = (l?: typeof counts) =>
       trainingMemoryPlan({ policy: policy.config, criticLayers: null, lengths: [8], lora: l }).lines[0]!.bytes;
     const p = policy.net.params.length;
     expect(plan()).toBe(16 * p);
-    expect(plan(counts)).toBe(4 * p + 4 * lora.base.length + 16 * lora.params.length);
+    expect(plan(counts)).toBe(4 * p + lora.base.bytes + 16 * lora.params.length);
+  });
+
+  it('keeps a bf16 base in bf16, and merges it to the same bits as an f32 copy would', () => {
+    const { policy, lora: first, before } = setup();
+    const k0 = first.matrices[0]!.offset; // an element of an adapted matrix
+    const bf16 = Float32Array.from(before);
+    const bits = new Uint32Array(bf16.buffer);
+    for (let k = 0; k < bits.length; k++) bits[k] = bits[k]! & 0xffff0000; // a base shipped in bf16
+    const merged = (params: Float32Array) => {
+      policy.net.params.set(params);
+      const lora = new LoraAdapter({
+        net: policy.net,
+        settings: resolveLora({ rank: 3 }),
+        optim: TEST_OPTIM,
+        rng: new Rng(5),
+      });
+      for (const m of lora.matrices) lora.b(m).fill(0.25);
+      lora.merge();
+      return { format: lora.base.format, bytes: lora.base.bytes, w: Float32Array.from(policy.net.params) };
+    };
+    const half = merged(bf16);
+    expect(half.format).toBe('bf16');
+    // One low bit set in an adapted matrix forces the f32 copy: twice the bytes, the same merge elsewhere.
+    bits[k0]! |= 1;
+    const full = merged(bf16);
+    expect(full.format).toBe('f32');
+    expect(full.bytes).toBe(2 * half.bytes);
+    full.w[k0] = half.w[k0]!;
+    expect(full.w).toEqual(half.w);
   });
 });

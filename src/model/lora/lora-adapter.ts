@@ -17,6 +17,7 @@ import type { OptimizerConfig } from '../../optim/config.ts';
 import type { Rng } from '../../util/random.ts';
 import type { LlamaNetwork } from '../network/network.ts';
 import { loraMatrices, loraScale, type LoraMatrix, type LoraSettings, type LoraTarget } from './lora-config.ts';
+import { FrozenBase } from './frozen-base.ts';
 import { loraMerge, loraRowsBackward, type LoraShape } from './lora-math.ts';
 import { attentionShape } from '../network/config.ts';
 import type { LayerMatrix, WeightGradHook } from '../network/transformer.ts';
@@ -34,10 +35,11 @@ export class LoraAdapter {
   readonly params: Float32Array; // [sum r (I + O)]
   readonly grads: Float32Array; // [sum r (I + O)]
   /** The base's adapted matrices, frozen: [sum O I]. */
-  readonly base: Float32Array;
+  readonly base: FrozenBase;
   readonly optimizer: AdamW;
   private readonly net: LlamaNetwork;
-  private readonly scratch: Float32Array; // [max O I]
+  private readonly scratch: Float32Array; // [max O I] s B A
+  private readonly widened: Float32Array; // [max O I] a bf16 base matrix as f32
   /** The adapted matrices of each layer product ("layer.matrix"), with their columns in its output. */
   private readonly byProduct = new Map<string, (AdaptedMatrix & { col: number; ld: number })[]>();
   private t = new Float32Array(0); // [N r] dY B
@@ -72,10 +74,11 @@ export class LoraAdapter {
     });
     this.params = new Float32Array(at);
     this.grads = new Float32Array(at);
-    this.base = new Float32Array(baseAt);
-    this.scratch = new Float32Array(Math.max(0, ...this.matrices.map((m) => m.out * m.in)));
+    const largest = Math.max(0, ...this.matrices.map((m) => m.out * m.in));
+    this.scratch = new Float32Array(largest);
+    this.base = new FrozenBase(this.matrices.map((m) => net.params.subarray(m.offset, m.offset + m.out * m.in)));
+    this.widened = new Float32Array(this.base.format === 'bf16' ? largest : 0);
     for (const m of this.matrices) {
-      this.base.set(net.params.subarray(m.offset, m.offset + m.out * m.in), m.baseOffset);
       const bound = 1 / Math.sqrt(m.in);
       const a = this.a(m);
       for (let k = 0; k < a.length; k++) a[k] = (rng.next() * 2 - 1) * bound;
@@ -111,7 +114,7 @@ export class LoraAdapter {
     for (const m of this.matrices) {
       loraMerge({
         w: net.params.subarray(m.offset, m.offset + m.out * m.in),
-        base: this.base.subarray(m.baseOffset, m.baseOffset + m.out * m.in),
+        base: this.base.read(m.baseOffset, m.out * m.in, this.widened),
         a: this.a(m),
         b: this.b(m),
         scratch: this.scratch,

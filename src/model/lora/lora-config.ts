@@ -106,14 +106,17 @@ export function loraProblem(settings: LoraSettings, matrices: readonly LoraMatri
   return `model.lora.rank: ${settings.rank} is above the smaller side of ${narrowest.target} [${narrowest.out}, ${narrowest.in}] (--lora-rank takes 1 to ${side} with these --lora-targets)`;
 }
 
-/** What LoRA adapters of `settings` on `policy` hold, for the memory plan (network/memory-plan.ts). */
+/**
+ * What LoRA adapters of `settings` on `policy` hold, for the memory plan (network/memory-plan.ts):
+ * the frozen copy counted in f32, which a bf16 base halves (frozen-base.ts), so the plan errs high.
+ */
 export function loraMemory(
   policy: { net: { specs: readonly TensorSpec[]; cfg: ModelConfig } },
   settings: LoraSettings,
-): { frozenParams: number; adapterParams: number } {
+): { frozenBytes: number; adapterParams: number } {
   const ms = loraMatrices({ specs: policy.net.specs, cfg: policy.net.cfg, targets: settings.targets });
   return {
-    frozenParams: ms.reduce((a, m) => a + m.out * m.in, 0),
+    frozenBytes: 4 * ms.reduce((a, m) => a + m.out * m.in, 0),
     adapterParams: ms.reduce((a, m) => a + settings.rank * (m.out + m.in), 0),
   };
 }

@@ -84,12 +84,12 @@ export function kvCacheBytes(cfg: ModelConfig, slots: number, context: number): 
 
 /**
  * A policy trained through LoRA adapters (model/lora/lora-adapter.ts) holds its merged weights
- * (4 bytes per parameter, no gradients or moments), an f32 copy of the adapted matrices, and the
+ * (4 bytes per parameter, no gradients or moments), a frozen copy of the adapted matrices, and the
  * adapters with gradients and AdamW (16 bytes per adapter parameter).
  */
 export interface LoraMemory {
-  frozenParams: number; // parameters of the adapted matrices
-  adapterParams: number; // r (I + O) summed over them
+  frozenBytes: number; // the frozen copy (lora/frozen-base.ts: 4 bytes per parameter, 2 for a bf16 base)
+  adapterParams: number; // r (I + O) summed over the adapted matrices
 }
 
 export interface MemoryLine {
@@ -118,7 +118,7 @@ export function trainingMemoryPlan(o: {
     o.lora
       ? {
           what: 'policy merged weights, frozen copy, adapters with grads and AdamW',
-          bytes: 4 * params(o.policy, 'lm') + 4 * o.lora.frozenParams + BYTES_PER_PARAM * o.lora.adapterParams,
+          bytes: 4 * params(o.policy, 'lm') + o.lora.frozenBytes + BYTES_PER_PARAM * o.lora.adapterParams,
         }
       : { what: 'policy weights, grads, AdamW m, v', bytes: BYTES_PER_PARAM * params(o.policy, 'lm') },
     // The training loop's sampler picks its precision by size ('auto': bf16 from 100M parameters).
