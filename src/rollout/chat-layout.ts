@@ -93,15 +93,15 @@ export function createChatLayout(options: {
   agent?: AgentFormatChoice;
 }): ChatLayout {
   const { templates } = options;
-  const format = chatFormatOf(options.tokenizer);
   const agent = options.agent
     ? createAgentProtocol({
         source: options.tokenizer,
-        format,
+        format: chatFormatOf(options.tokenizer),
         tools: options.agent.tools,
         thinking: options.agent.thinking,
       })
     : null;
+  const format = agent ? agent.format : chatFormatOf(options.tokenizer);
   const tokenizer = options.tokenizer.tokenizer;
   const t = format.turns;
   const content = (text: string) => tokenizer.encode(text.trim());
