@@ -21,6 +21,7 @@ import {
   type Message,
 } from '../rollout/agent-format/testing/qwen3-messages.ts';
 import { glm45Dir, llama31ToolsDir } from '../rollout/agent-format/testing/tool-tokenizer-dirs.ts';
+import { sandboxAvailable } from '../sandbox/testing/sandbox-available.ts';
 import { crl } from './testing/spawn-crl.ts';
 
 const jinja = pythonJinjaAvailable();
@@ -104,10 +105,10 @@ function checkRecords(model: Model, records: readonly EpisodeRecord[], thinking:
   return turns;
 }
 
-const run = (dir: string, thinking: 'on' | 'off') => {
+const run = (dir: string, thinking: 'on' | 'off', env = 'kv-ledger') => {
   const out = join(mkdtempSync(join(tmpdir(), 'crl-syntax-')), 'records.jsonl');
   const r = crl([
-    ...['run', '--env', 'kv-ledger', '--policy', 'expert', '--tokenizer', dir, '--agent-format', 'tools'],
+    ...['run', '--env', env, '--policy', 'expert', '--tokenizer', dir, '--agent-format', 'tools'],
     ...['--thinking', thinking, '--episodes', '2', '--windows', '4', '--seed', '3', '--out', out],
   ]);
   expect(r.code, r.stderr).toBe(0);
@@ -132,4 +133,17 @@ describe.skipIf(!jinja)('crl run --agent-format tools on Llama-3.1 and GLM-4.5 t
         if (t.stage === 'act') expect(t.call?.parsed, JSON.stringify(t)).toBe(true);
     }, 180_000);
   }
+
+  // Shell commands are string arguments: GLM-4.5 writes them as they are, quotes and newlines included.
+  it.skipIf(!sandboxAvailable('shell-ledger in GLM-4.5’s tools format'))(
+    'glm-4.5, shell-ledger, thinking on and off',
+    () => {
+      for (const thinking of ['on', 'off'] as const) {
+        const records = run(MODELS['glm-4.5'].dir(), thinking, 'shell-ledger');
+        expect(records.filter((r) => r.outcome === 'success').length).toBeGreaterThan(0);
+        checkRecords(MODELS['glm-4.5'], records, thinking === 'on');
+      }
+    },
+    240_000,
+  );
 });
