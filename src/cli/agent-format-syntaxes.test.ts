@@ -134,6 +134,19 @@ describe.skipIf(!jinja)('crl run --agent-format tools on Llama-3.1 and GLM-4.5 t
     }, 180_000);
   }
 
+  // Shell output has newlines and quotes: Llama 3.1's template renders a tool result as a JSON string.
+  it.skipIf(!sandboxAvailable('shell-ledger in Llama-3.1’s tools format'))(
+    'llama-3.1, shell-ledger, thinking off',
+    () => {
+      const records = run(MODELS['llama-3.1'].dir(), 'off', 'shell-ledger');
+      expect(records.filter((r) => r.outcome === 'success').length).toBeGreaterThan(0);
+      checkRecords(MODELS['llama-3.1'], records, false);
+      const text = loadTokenizer(MODELS['llama-3.1'].dir()).tokenizer.decode(records[0]!.segments[0]!.tokens);
+      expect(text).toMatch(/<\|start_header_id\|>ipython<\|end_header_id\|>\n\n"[^"]*\\n/); // an escaped newline
+    },
+    240_000,
+  );
+
   // Shell commands are string arguments: GLM-4.5 writes them as they are, quotes and newlines included.
   it.skipIf(!sandboxAvailable('shell-ledger in GLM-4.5’s tools format'))(
     'glm-4.5, shell-ledger, thinking on and off',

@@ -45,6 +45,11 @@ export interface ChatFormat {
   };
   /** What the template writes before the content of a final assistant turn, if not assistant.open (Qwen3's think block). */
   finalAssistantOpen: string | null;
+  /**
+   * How an observation's text is written between its turn pieces: as it is, or escaped as a JSON
+   * string's inside (Meta's Llama 3.1 template renders a tool result with tojson, between quotes).
+   */
+  observationContent: 'text' | 'json-string';
 }
 
 /** The template cannot be turned into a chat format (a user-fixable tokenizer choice). */
@@ -146,6 +151,14 @@ export function deriveChatFormat(source: ChatTemplateSource): ChatFormat {
     );
   const asstOpen = histLead;
   const [obsOpen, obsClose] = split(obs3.slice(head3.length), 3, 0);
+  const probe = `${S(3)}"a\\b\nc`;
+  const probed = r(
+    [m('system', 0), m('user', 1), m('assistant', 2), { role: OBSERVATION_ROLE, content: probe }],
+    false,
+  );
+  const observationContent = probed.endsWith(obsOpen + JSON.stringify(probe).slice(1, -1) + obsClose)
+    ? 'json-string'
+    : 'text';
 
   const text = {
     prefix,
@@ -223,5 +236,6 @@ export function deriveChatFormat(source: ChatTemplateSource): ChatFormat {
     turns,
     text,
     finalAssistantOpen: finalLead === asstOpen ? null : finalLead,
+    observationContent,
   };
 }
