@@ -4,9 +4,12 @@ import type { ParsedCalls, ToolCallSyntax } from './tool-call-types.ts';
 /** Qwen2.5 / Qwen3 / Hermes: `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>`, one block per call. */
 export const hermesSyntax: ToolCallSyntax = {
   name: 'hermes',
-  // GLM-4.5 writes <tool_call> too, around its own syntax; Hermes templates write the JSON's "arguments" key.
+  // GLM-4.5 writes <tool_call> too, around its own syntax; Hermes templates write the JSON's
+  // "arguments" key (in a single-quoted Jinja string, or escaped in a double-quoted one).
   detect: (template) =>
-    template.includes('<tool_call>') && template.includes('</tool_call>') && template.includes('"arguments"'),
+    template.includes('<tool_call>') &&
+    template.includes('</tool_call>') &&
+    (template.includes('"arguments"') || template.includes('\\"arguments\\"')),
   mentionsCall: (text) => text.includes('<tool_call>'),
   parse(text) {
     const out: ParsedCalls = { calls: [], problems: [] };

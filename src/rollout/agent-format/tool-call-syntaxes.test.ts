@@ -25,6 +25,9 @@ describe('the syntax a template writes', () => {
     expect(toolCallSyntaxOf(loadTokenizer(llama31ToolsDir()).chatTemplate)?.name).toBe('llama3_json');
     expect(toolCallSyntaxOf(loadTokenizer(glm45Dir()).chatTemplate)?.name).toBe('glm45');
     expect(toolCallSyntaxOf(LLAMA3_INSTRUCT_TEMPLATE)).toBeNull(); // Llama 3 (no tools)
+    // Hermes' JSON written only inside a double-quoted Jinja string (its quotes escaped).
+    const escaped = String.raw`{{- "<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>" }}`;
+    expect(toolCallSyntaxOf(escaped)?.name).toBe('hermes');
   });
 });
 
