@@ -153,7 +153,35 @@ describe('crl serve chat completions with the official OpenAI client', () => {
     const plain = await client(word).chat.completions.create({ model: 'tiny-word', messages, max_tokens: 2 });
     expect(typeof plain.choices[0]!.message.content).toBe('string');
     await expect(
-      client(word).chat.completions.create({ model: 'tiny-word', messages, max_tokens: 2, stream: true }),
-    ).rejects.toThrow(/not supported by crl serve: stream/);
+      client(word).chat.completions.create({ model: 'tiny-word', messages, max_tokens: 2, logprobs: true }),
+    ).rejects.toThrow(/not supported by crl serve: logprobs/);
+  }, 120_000);
+
+  it('streams the same answer as chat.completion.chunk events, usage last', async () => {
+    const ask = { model: 'tiny-qwen3', messages, tools, max_tokens: 6, seed: 5 } as const;
+    const whole = await client(qwen).chat.completions.create(ask);
+    const stream = await client(qwen).chat.completions.create({
+      ...ask,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let content = '';
+    let role: string | undefined;
+    let finish: string | null = null;
+    let usage: unknown = null;
+    for await (const chunk of stream) {
+      expect(chunk.object).toBe('chat.completion.chunk');
+      for (const c of chunk.choices) {
+        role ??= c.delta.role;
+        content += c.delta.content ?? '';
+        expect(c.delta.tool_calls).toBeUndefined();
+        finish = c.finish_reason ?? finish;
+      }
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(role).toBe('assistant');
+    expect(content).toBe(whole.choices[0]!.message.content);
+    expect(finish).toBe(whole.choices[0]!.finish_reason);
+    expect(usage).toEqual(whole.usage);
   }, 120_000);
 });

@@ -7,6 +7,7 @@ import type { ChatTemplateSource } from '../rollout/chat-format.ts';
 import { chatFormatOf } from '../rollout/chat-layout.ts';
 import { knownToolCallSyntaxes, toolCallSyntaxOf } from '../rollout/agent-format/tool-call-syntax.ts';
 import { chatMessage } from './chat-response.ts';
+import { chatStreamEvents } from './chat-stream.ts';
 import { HttpError } from './http-guard.ts';
 
 /**
@@ -16,7 +17,8 @@ import { HttpError } from './http-guard.ts';
  * stops at the template's assistant turn end. With tools, the answer's calls are parsed in the
  * template's syntax by the tools format's parsers (chat-response.ts) and come back as
  * `tool_calls` with finish_reason `tool_calls`. Fields it cannot honour are refused with a 400
- * that names them. Differences from vLLM: docs/remote-engines.md.
+ * that names them. `stream` sends the answer as chat.completion.chunk events (chat-stream.ts).
+ * Differences from vLLM: docs/remote-engines.md.
  */
 const MAX_CHOICES = 64;
 
@@ -73,12 +75,13 @@ const ChatRequest = z
     seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullish(),
     chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
     user: z.string().nullish(),
+    stream: z.boolean().nullish(),
+    stream_options: z.object({ include_usage: z.boolean().nullish() }).loose().nullish(),
   })
   .loose();
 
 /** Fields OpenAI or vLLM take that this server does not: refused unless they hold their no-op value. */
 const UNSUPPORTED: Readonly<Record<string, (v: unknown) => boolean>> = {
-  stream: (v) => v == null || v === false,
   logprobs: (v) => v == null || v === false,
   top_logprobs: (v) => v == null,
   tool_choice: (v) => v == null || v === 'auto' || v === 'none',
@@ -102,7 +105,10 @@ export interface ChatOptions {
 
 const bad = (message: string) => new HttpError(400, message);
 
-export async function chatCompletions(body: unknown, o: ChatOptions): Promise<{ json: unknown }> {
+export async function chatCompletions(
+  body: unknown,
+  o: ChatOptions,
+): Promise<{ json: unknown } | { events: string[] }> {
   const refused = Object.entries(UNSUPPORTED)
     .filter(
       ([k, ok]) => typeof body === 'object' && body !== null && k in body && !ok((body as Record<string, unknown>)[k]),
@@ -165,17 +171,15 @@ export async function chatCompletions(body: unknown, o: ChatOptions): Promise<{ 
       stop_reason: stopReason,
     };
   });
-  return {
-    json: {
-      id: `chatcmpl-${randomUUID().replace(/-/g, '')}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: o.model,
-      choices,
-      usage: { prompt_tokens: prompt.length, completion_tokens: generated, total_tokens: prompt.length + generated },
-      system_fingerprint: null,
-    },
+  const head = {
+    id: `chatcmpl-${randomUUID().replace(/-/g, '')}`,
+    created: Math.floor(Date.now() / 1000),
+    model: o.model,
   };
+  const usage = { prompt_tokens: prompt.length, completion_tokens: generated, total_tokens: prompt.length + generated };
+  if (req.stream)
+    return { events: chatStreamEvents({ head, choices, usage: req.stream_options?.include_usage ? usage : null }) };
+  return { json: { ...head, object: 'chat.completion', choices, usage, system_fingerprint: null } };
 }
 
 const templates = new WeakMap<ChatTemplateSource, Template>();

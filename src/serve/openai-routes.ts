@@ -57,7 +57,10 @@ export function openaiRoutes(ctx: SamplingContext & { startedAt: number }): Reco
                 maxModelLen: ctx.maxModelLen,
                 sample: ctx.sample,
               });
-              send(res, 200, answer.json);
+              if ('json' in answer) return send(res, 200, answer.json);
+              res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+              for (const e of answer.events) res.write(e);
+              res.end();
             },
           } satisfies Route,
         }
