@@ -125,7 +125,7 @@ export function createAgentProtocol(options: {
   if (!promptText.startsWith(asstOpen)) throw fail('its generation prompt does not open an assistant turn');
   const userTurn = user.slice(sys.length).split(B);
   if (!user.startsWith(sys) || userTurn.length !== 2) throw fail('a user turn renders differently after the tools');
-  const userFormat = protocolFormat(source, format, { open: userTurn[0]!, close: userTurn[1]! });
+  const turnFormat = protocolFormat(source, format, { open: userTurn[0]!, close: userTurn[1]! });
 
   const message = (t: Pick<ReadTurn, 'reasoning' | 'content' | 'call'>): Msg => ({
     role: 'assistant',
@@ -172,17 +172,13 @@ export function createAgentProtocol(options: {
   };
   const declared = new Set(tools.tools.map((t) => t.function.name));
   // A template that never renders reasoning (Llama 3.1) would drop every thinking block from the history.
-  if (
-    thinking &&
-    !historyText({ reasoning: C, content: '', call: { name: specs[0]!.function.name, arguments: {} } }, true).includes(
-      C,
-    )
-  )
+  const probeCall = { name: specs[0]!.function.name, arguments: {} };
+  if (thinking && !historyText({ reasoning: C, content: '', call: probeCall }, true).includes(C))
     throw fail('its chat template renders no thinking block; use --thinking off');
 
   return {
     syntax,
-    format: userFormat,
+    format: turnFormat,
     tools,
     thinking,
     systemText: (system) => render([{ role: 'system', content: system.trim() }], false),
