@@ -17,6 +17,7 @@ import {
   qwen3Messages,
   renderWithPython,
 } from '../rollout/agent-format/testing/qwen3-messages.ts';
+import { generatedSpans } from '../rollout/agent-format/testing/generated-spans.ts';
 import { sandboxAvailable } from '../sandbox/testing/sandbox-available.ts';
 import { crl } from './testing/spawn-crl.ts';
 
@@ -26,18 +27,6 @@ if (!jinja)
   process.stderr.write(
     '\n*** SKIPPED the tools-format records check: python3 with jinja2 is not installed (apt-get install python3-jinja2) ***\n\n',
   );
-
-/** [start, end) of each run of generated tokens (loss mask 1) in a segment. */
-function generatedSpans(mask: readonly number[]): [number, number][] {
-  const spans: [number, number][] = [];
-  for (let i = 0; i < mask.length; i++) {
-    if (mask[i] !== 1 || (i > 0 && mask[i - 1] === 1)) continue;
-    let j = i;
-    while (j < mask.length && mask[j] === 1) j++;
-    spans.push([i, j]);
-  }
-  return spans;
-}
 
 function checkRecords(records: readonly EpisodeRecord[], thinking: boolean): { turns: number; segments: number } {
   let turns = 0;

@@ -41,7 +41,7 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description(
-      'serve an embedded checkpoint over the OpenAI/vLLM /v1/completions and SGLang /generate APIs, and load new weights through /update_weights_from_disk (admin token)',
+      'serve an embedded checkpoint over the OpenAI/vLLM /v1/completions and /v1/chat/completions (tool calls parsed in the chat template syntax) and SGLang /generate APIs, and load new weights through /update_weights_from_disk (admin token)',
     )
     .requiredOption('--policy <dir>', 'a checkpoint directory, or a run directory (its latest checkpoint)')
     .option(

@@ -38,9 +38,18 @@ export interface ChatFormat {
   /** assistant.open is the generation prompt. */
   turns: Readonly<Record<Role, TurnIds>>;
   /** The same pieces as text (docs, tests, error messages). */
-  text: Readonly<Record<Role, { open: string; close: string }>> & { prefix: string };
+  text: Readonly<Record<Role, { open: string; close: string }>> & {
+    prefix: string;
+    /** What add_generation_prompt adds; assistant.open unless earlier turns carry more (GLM-4.5's empty thinking block). */
+    generationPrompt: string;
+  };
   /** What the template writes before the content of a final assistant turn, if not assistant.open (Qwen3's think block). */
   finalAssistantOpen: string | null;
+  /**
+   * How an observation's text is written between its turn pieces: as it is, or escaped as a JSON
+   * string's inside (Meta's Llama 3.1 template renders a tool result with tojson, between quotes).
+   */
+  observationContent: 'text' | 'json-string';
 }
 
 /** The template cannot be turned into a chat format (a user-fixable tokenizer choice). */
@@ -126,21 +135,34 @@ export function deriveChatFormat(source: ChatTemplateSource): ChatFormat {
       'it renders the same text with and without add_generation_prompt (a base-model template that always ends with the assistant header?)',
     );
   const [userOpen, userClose] = split(after(user1, sys0, 'a user turn'), 1, 0);
-  const asstOpen = after(gen1, user1, 'the generation prompt');
+  const genPrompt = after(gen1, user1, 'the generation prompt');
 
   const asst2 = r([m('system', 0), m('user', 1), m('assistant', 2)], false);
   const [finalLead, asstClose] = split(after(asst2, user1, 'an assistant turn'), 2, 0);
 
   const obs3 = r([m('system', 0), m('user', 1), m('assistant', 2), m(OBSERVATION_ROLE, 3)], false);
-  const head3 = user1 + asstOpen + S(2) + asstClose;
-  if (!obs3.startsWith(head3))
+  // What the template writes before an earlier assistant turn's content: the generation prompt,
+  // or (GLM-4.5) the prompt and an empty thinking block, which the runtime then writes as the prompt.
+  const [histLead] = split(after(obs3, user1, 'an assistant turn'), 2, 0);
+  const head3 = user1 + histLead + S(2) + asstClose;
+  if (!histLead.startsWith(genPrompt) || !obs3.startsWith(head3))
     throw fail(
       `an assistant turn followed by another turn is not "generation prompt + content + turn end" (${JSON.stringify(obs3.slice(user1.length))})`,
     );
+  const asstOpen = histLead;
   const [obsOpen, obsClose] = split(obs3.slice(head3.length), 3, 0);
+  const probe = `${S(3)}"a\\b\nc`;
+  const probed = r(
+    [m('system', 0), m('user', 1), m('assistant', 2), { role: OBSERVATION_ROLE, content: probe }],
+    false,
+  );
+  const observationContent = probed.endsWith(obsOpen + JSON.stringify(probe).slice(1, -1) + obsClose)
+    ? 'json-string'
+    : 'text';
 
   const text = {
     prefix,
+    generationPrompt: genPrompt,
     system: { open: sysOpen, close: sysClose },
     user: { open: userOpen, close: userClose },
     assistant: { open: asstOpen, close: asstClose },
@@ -169,7 +191,7 @@ export function deriveChatFormat(source: ChatTemplateSource): ChatFormat {
         turn('assistant', 4) +
         turn('observation', 5) +
         turn('user', 6) +
-        asstOpen,
+        genPrompt,
     ],
     [
       [m('system', 0), m('user', 1), m('user', 7), m('assistant', 2), m(OBSERVATION_ROLE, 3)],
@@ -179,7 +201,7 @@ export function deriveChatFormat(source: ChatTemplateSource): ChatFormat {
         turn('user', 7) +
         turn('assistant', 2) +
         turn('observation', 3) +
-        asstOpen,
+        genPrompt,
     ],
   ];
   for (const [messages, expected] of checks) {
@@ -214,5 +236,6 @@ export function deriveChatFormat(source: ChatTemplateSource): ChatFormat {
     turns,
     text,
     finalAssistantOpen: finalLead === asstOpen ? null : finalLead,
+    observationContent,
   };
 }

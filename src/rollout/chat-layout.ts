@@ -93,15 +93,15 @@ export function createChatLayout(options: {
   agent?: AgentFormatChoice;
 }): ChatLayout {
   const { templates } = options;
-  const format = chatFormatOf(options.tokenizer);
   const agent = options.agent
     ? createAgentProtocol({
         source: options.tokenizer,
-        format,
+        format: chatFormatOf(options.tokenizer),
         tools: options.agent.tools,
         thinking: options.agent.thinking,
       })
     : null;
+  const format = agent ? agent.format : chatFormatOf(options.tokenizer);
   const tokenizer = options.tokenizer.tokenizer;
   const t = format.turns;
   const content = (text: string) => tokenizer.encode(text.trim());
@@ -163,6 +163,7 @@ export function encodeObservationTurn(options: { layout: ChatLayout; observation
 } {
   const { layout, maxTokens } = options;
   const close = layout.format.turns.observation.close;
+  if (layout.format.observationContent === 'json-string') return jsonStringObservation(options);
   const content = encodeContent(layout, options.observation);
   if (content.length <= maxTokens)
     return { tokens: [...content, ...close], originalTokens: content.length, cut: false };
@@ -175,6 +176,31 @@ export function encodeObservationTurn(options: { layout: ChatLayout; observation
   }
   if (n <= 0) kept = content.slice(0, maxTokens); // a cap too small for the marker: cut without it
   return { tokens: [...kept, ...close], originalTokens: content.length, cut: true };
+}
+
+/**
+ * An observation the template writes as a JSON string's inside (Llama 3.1): the text escaped; a
+ * longer one is cut in its text, before escaping, so that what is kept is still an escaped text.
+ */
+function jsonStringObservation(options: { layout: ChatLayout; observation: string; maxTokens: number }): {
+  tokens: number[];
+  originalTokens: number;
+  cut: boolean;
+} {
+  const { layout, maxTokens } = options;
+  const close = layout.format.turns.observation.close;
+  const enc = (s: string) => layout.tokenizer.encode(JSON.stringify(s).slice(1, -1));
+  const text = options.observation.trim();
+  const content = enc(text);
+  if (content.length <= maxTokens)
+    return { tokens: [...content, ...close], originalTokens: content.length, cut: false };
+  let n = Math.floor((text.length * maxTokens) / content.length);
+  let kept = enc(text.slice(0, n) + CUT_MARKER);
+  while (n > 0 && kept.length > maxTokens) {
+    n = Math.max(0, n - (kept.length - maxTokens));
+    kept = n > 0 ? enc(text.slice(0, n) + CUT_MARKER) : [];
+  }
+  return { tokens: [...kept.slice(0, maxTokens), ...close], originalTokens: content.length, cut: true };
 }
 
 /** u_resume(S): the summary's own stop id (if generated) is not repeated; the user turn end closes it. */

@@ -25,13 +25,22 @@ export function parseChat(
     return true;
   };
 
+  // An observation written as a JSON string's inside (Llama 3.1) is read back as its text.
+  const text = (role: Role, s: string): string => {
+    if (role !== 'observation' || chat.format.observationContent !== 'json-string') return s;
+    try {
+      return JSON.parse(`"${s}"`) as string;
+    } catch {
+      return s; // cut inside an escape
+    }
+  };
   const messages: ChatMessage[] = [];
   let role: Role | null = null;
   let start = 0;
   const close = (end: number, keepEmpty: boolean): void => {
     if (role === null) return;
     const body = Array.prototype.slice.call(tokens, start, end) as number[];
-    if (keepEmpty || body.length > 0) messages.push({ role, content: chat.tokenizer.decode(body) });
+    if (keepEmpty || body.length > 0) messages.push({ role, content: text(role, chat.tokenizer.decode(body)) });
     role = null;
   };
   let i = 0;

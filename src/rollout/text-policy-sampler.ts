@@ -26,14 +26,19 @@ export function textPolicySampler(options: {
   reasoner?: Reasoner;
 }): TokenSampler {
   const { policy, rng, agent } = options;
-  const chat = { tokenizer: options.tokenizer.tokenizer, format: chatFormatOf(options.tokenizer) };
+  // The tools format's turns are as its protocol renders them (GLM-4.5 ends a user turn with /nothink when thinking is off).
+  const chat = {
+    tokenizer: options.tokenizer.tokenizer,
+    format: agent ? agent.format : chatFormatOf(options.tokenizer),
+  };
   const rngFor = requestStreams(rng);
   const one = (req: SampleRequest): SampleResult => {
     const parsed = parseChat(req.prompt, chat);
     const messages = agent ? asTextMessages(agent, parsed) : parsed;
     let text = policy(messages, rngFor(req));
     if (agent) text = toolsTurn({ agent, stage: req.stage ?? 'act', text, messages, reasoner: options.reasoner });
-    const content = chat.tokenizer.encode(text.trim()); // as the runtime encodes a turn's text
+    // As the runtime encodes a turn's text; a call is kept as the template writes it (GLM-4.5's starts with a newline).
+    const content = chat.tokenizer.encode(agent ? text : text.trim());
     const stop = req.stopTokens[0];
     const full = stop === undefined ? content : [...content, stop];
     let end = full.length;

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { PositionLogprobs, ScoreSampling } from '../model/sampler/top-logprobs.ts';
 import type { SampleRequest, SampleResult, SamplingParams, Tokenizer } from '../contracts/index.ts';
+import type { ChatTemplateSource } from '../rollout/chat-format.ts';
 import { send } from './http-errors.ts';
 
 /**
@@ -25,6 +26,8 @@ export interface SamplingContext {
   sample: (requests: readonly SampleRequest[], params: SamplingParams) => Promise<SampleResult[]>;
   /** Top-k teacher-forced log-probs (the embedded model), for logprobs > 0 and echo. */
   score?: (seq: readonly number[], from: number, k: number, sampling?: ScoreSampling) => PositionLogprobs[];
+  /** The tokenizer's chat template, for /v1/chat/completions (absent: no chat route). */
+  chat?: ChatTemplateSource;
 }
 
 /** `GET /health`: the process is up and answering. */

@@ -5,6 +5,7 @@ import type { PositionLogprobs, ScoreSampling } from '../model/sampler/top-logpr
 import type { SampleRequest, SamplingParams, TokenSampler, Tokenizer } from '../contracts/index.ts';
 import { sendError, sendErrorAndClose } from './http-errors.ts';
 import { checkJsonContentType, checkOrigin, hostChecker, HttpError } from './http-guard.ts';
+import type { ChatTemplateSource } from '../rollout/chat-format.ts';
 import { openaiRoutes } from './openai-routes.ts';
 import { RequestBatcher } from './request-batcher.ts';
 import { DEFAULT_LIMITS, RequestSlots, startBodyDeadline, type ServerLimits } from './request-slots.ts';
@@ -31,6 +32,8 @@ export interface SamplerServerOptions {
   model?: string;
   /** Top-k teacher-forced log-probs (the embedded model), for logprobs > 0 and echo. */
   score?: (seq: readonly number[], from: number, k: number, sampling?: ScoreSampling) => PositionLogprobs[];
+  /** The tokenizer's chat template: /v1/chat/completions renders messages and tools with it. */
+  chat?: ChatTemplateSource;
   /**
    * SGLang's update_weights_from_disk, behind a bearer token; absent: the endpoint answers 403
    * (disabled). loadWeights validates and swaps, or throws with a message safe to show.
@@ -76,6 +79,7 @@ export async function startSamplerServer(options: SamplerServerOptions): Promise
         throw new HttpError(400, e.message);
       }),
     ...(options.score ? { score: options.score } : {}),
+    ...(options.chat ? { chat: options.chat } : {}),
   };
   const routes: Record<string, Route> = {
     ...healthRoutes,

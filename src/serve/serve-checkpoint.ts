@@ -108,6 +108,7 @@ export async function serveCheckpoint(options: ServeCheckpointOptions): Promise<
     server = await startSamplerServer({
       sampler,
       tokenizer,
+      chat: loaded,
       vocabSize: tokenizer.vocabSize,
       maxModelLen: policy.config.maxSeqLen,
       host,

@@ -90,6 +90,6 @@ describe('the tools format over Qwen3’s template', () => {
         input: { agentFormat: 'tools' },
         tools: getFamily('kv-ledger').tools!,
       }),
-    ).toThrow(/syntax this runtime does not parse \(known: hermes\)/);
+    ).toThrow(/syntax this runtime does not parse \(known: glm45, hermes, llama3_json\)/);
   });
 });

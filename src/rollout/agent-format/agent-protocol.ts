@@ -45,6 +45,8 @@ type Msg = Record<string, unknown> & { role: string };
 
 export interface AgentProtocol {
   readonly syntax: ToolCallSyntax;
+  /** The chat format of this protocol's turns (protocolFormat): what the layout and a scripted policy's reading use. */
+  readonly format: ChatFormat;
   readonly tools: ActionTools;
   readonly thinking: boolean;
   /** The system turn with the tools declared, as the template renders it (its prefix included). */
@@ -91,13 +93,14 @@ export function createAgentProtocol(options: {
   const render = (messages: Msg[], gen: boolean): string =>
     template.render({
       ...source.templateVars,
+      ...syntax.templateKwargs,
       messages,
       tools: specs,
       add_generation_prompt: gen,
       enable_thinking: thinking,
     });
   const obsOpen = format.text.observation.open;
-  const asstOpen = format.text.assistant.open;
+  const asstOpen = format.text.generationPrompt;
   const asstClose = format.text.assistant.close;
 
   const sys = render([{ role: 'system', content: A }], false);
@@ -120,6 +123,9 @@ export function createAgentProtocol(options: {
   if (!genned.startsWith(user)) throw fail('its generation prompt changes what was rendered before it');
   const promptText = genned.slice(user.length);
   if (!promptText.startsWith(asstOpen)) throw fail('its generation prompt does not open an assistant turn');
+  const userTurn = user.slice(sys.length).split(B);
+  if (!user.startsWith(sys) || userTurn.length !== 2) throw fail('a user turn renders differently after the tools');
+  const turnFormat = protocolFormat(source, format, { open: userTurn[0]!, close: userTurn[1]! });
 
   const message = (t: Pick<ReadTurn, 'reasoning' | 'content' | 'call'>): Msg => ({
     role: 'assistant',
@@ -165,9 +171,14 @@ export function createAgentProtocol(options: {
     };
   };
   const declared = new Set(tools.tools.map((t) => t.function.name));
+  // A template that never renders reasoning (Llama 3.1) would drop every thinking block from the history.
+  const probeCall = { name: specs[0]!.function.name, arguments: {} };
+  if (thinking && !historyText({ reasoning: C, content: '', call: probeCall }, true).includes(C))
+    throw fail('its chat template renders no thinking block; use --thinking off');
 
   return {
     syntax,
+    format: turnFormat,
     tools,
     thinking,
     systemText: (system) => render([{ role: 'system', content: system.trim() }], false),
@@ -188,7 +199,7 @@ export function createAgentProtocol(options: {
       if (unclosed) return err('unclosed_thinking', `the thinking block has no ${END_THINK}`);
       if (reasoning !== null && syntax.mentionsCall(reasoning))
         return err('call_in_thinking', 'a tool call inside the thinking block is not a call; call after it');
-      const parsed = syntax.parse(content);
+      const parsed = syntax.parse(content, specs);
       const problem = parsed.problems[0];
       if (problem) return err(problem.cause, `the tool call is not well formed: ${problem.detail}`);
       if (parsed.calls.length === 0) return err('no_call', 'no tool call; call exactly one of the declared tools');
@@ -225,5 +236,28 @@ export function createAgentProtocol(options: {
     writeAction: (reasoning, call) => body({ reasoning: thinking ? reasoning : null, content: '', call }),
     writeSummary: (reasoning, summary) =>
       body({ reasoning: thinking ? reasoning : null, content: summary, call: null }),
+  };
+}
+
+/**
+ * The format as this protocol writes turns: the assistant turn opens with the generation prompt
+ * (what comes after it, a thinking block included, is the turn's own text), and the user turn is
+ * as the protocol's rendering writes it (GLM-4.5 adds /nothink with thinking off).
+ */
+function protocolFormat(
+  source: ChatTemplateSource,
+  format: ChatFormat,
+  user: { open: string; close: string },
+): ChatFormat {
+  const assistant = { open: format.text.generationPrompt, close: format.text.assistant.close };
+  const same = (a: { open: string; close: string }, b: { open: string; close: string }) =>
+    a.open === b.open && a.close === b.close;
+  if (same(format.text.user, user) && same(format.text.assistant, assistant)) return format;
+  const enc = (s: string) => (s === '' ? [] : source.tokenizer.encode(s));
+  const ids = (t: { open: string; close: string }) => ({ open: enc(t.open), close: enc(t.close) });
+  return {
+    ...format,
+    text: { ...format.text, user, assistant },
+    turns: { ...format.turns, user: ids(user), assistant: ids(assistant) },
   };
 }

@@ -61,6 +61,8 @@ export function renderWithPython(options: {
   messages: readonly Message[];
   tools: readonly unknown[] | null;
   enableThinking: boolean;
+  /** apply_chat_template's other keyword arguments (bos_token, a template's own switches). */
+  kwargs?: Readonly<Record<string, unknown>>;
 }): string {
   const r = spawnSync(PYTHON, [SCRIPT], {
     input: JSON.stringify({
@@ -69,6 +71,7 @@ export function renderWithPython(options: {
       tools: options.tools,
       add_generation_prompt: true,
       enable_thinking: options.enableThinking,
+      kwargs: options.kwargs ?? {},
     }),
     encoding: 'utf8',
     timeout: 60_000,

@@ -3,7 +3,8 @@
 An independent renderer: Python's jinja2 with the environment transformers builds (sandboxed,
 trim_blocks, lstrip_blocks, loop controls, its tojson filter and raise_exception), not the
 JavaScript renderer the runtime uses. Reads one JSON object on stdin: template, messages, tools,
-add_generation_prompt, enable_thinking; prints the rendering.
+add_generation_prompt, enable_thinking and kwargs (apply_chat_template's other keyword arguments,
+bos_token among them); prints the rendering.
 """
 import json
 import sys
@@ -27,7 +28,9 @@ def main():
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     template = env.from_string(job["template"])
-    kwargs = {"enable_thinking": job["enable_thinking"]} if "enable_thinking" in job else {}
+    kwargs = dict(job.get("kwargs", {}))
+    if "enable_thinking" in job:
+        kwargs["enable_thinking"] = job["enable_thinking"]
     sys.stdout.write(
         template.render(
             messages=job["messages"],
