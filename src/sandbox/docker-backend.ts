@@ -61,7 +61,14 @@ export function dockerBackend(options: { spares?: number } = {}): SandboxBackend
         if (seeds instanceof Error) throw seeds;
         container.stdin.write(seeds);
         // The first start of an image also unpacks its layers: more time than bwrap needs.
-        sandbox = await Sandbox.connect({ limits, nonce: spare.nonce, started: container, startTimeoutMs: 120_000 });
+        sandbox = await Sandbox.connect({
+          limits,
+          nonce: spare.nonce,
+          started: container,
+          startTimeoutMs: 120_000,
+          // A daemon on a local socket runs containers on this kernel: they share its clock.
+          sharedClock: !process.env.DOCKER_HOST || process.env.DOCKER_HOST.startsWith('unix://'),
+        });
       } catch (e) {
         container.kill();
         await engine({ method: 'DELETE', path: `/containers/${name}`, query: { force: 1 } }).catch(() => undefined);

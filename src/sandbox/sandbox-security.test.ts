@@ -45,6 +45,14 @@ const projectMarker = join(process.cwd(), `.crl-sandbox-marker-${secret}`);
 const homeMarker = join(homedir(), `.crl-sandbox-marker-${secret}`);
 
 /** Polls until `f` holds; the deadline is generous because a passing check returns at once. */
+const readCmd = (p: number): string => {
+  try {
+    return readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+};
+
 async function until(f: () => boolean, ms = 20_000): Promise<boolean> {
   for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 25))) if (f()) return true;
   return f();
@@ -295,6 +303,33 @@ describe.skipIf(!available)('sandbox: escape attempts', () => {
         expect(stoppedFor).toBeGreaterThanOrEqual(2000);
         expect(await reply).toMatchObject({ timedOut: true, shellRestarted: false });
         expect((await s.run('pwd; echo "[$X]"')).text).toBe('/tmp\n[kept]\n');
+      },
+      { commandTimeoutSec: 1 },
+    );
+  });
+
+  it('sweeps a timed-out command even when the supervisor reads the sweep late', async () => {
+    // The host names the command's start on the shared kernel clock (KT): a supervisor that gets no
+    // CPU until long after the timeout still knows which processes the command started.
+    await inSandbox(
+      async (s) => {
+        // The sleep is a grandchild of the shell (a subshell's child): only the tick names it.
+        const reply = s.run('( sleep 98760041; true )');
+        expect(await until(() => processesWithArg('98760041').some((p) => readCmd(p).startsWith('sleep')))).toBe(true);
+        const sleeper = processesWithArg('98760041').find((p) => readCmd(p).startsWith('sleep'))!;
+        // The supervisor's two processes (its control loop and the shell's keeper) above the shell.
+        const keeper = parentOf(parentOf(parentOf(sleeper)!)!)!;
+        const supervisor = [keeper, parentOf(keeper)!];
+        for (const p of supervisor) process.kill(p, 'SIGSTOP');
+        try {
+          const stoppedAt = Date.now();
+          expect(await until(() => Date.now() - stoppedAt >= 2500)).toBe(true);
+        } finally {
+          for (const p of supervisor) process.kill(p, 'SIGCONT');
+        }
+        expect(await reply).toMatchObject({ timedOut: true });
+        expect(await until(() => processesWithArg('98760041').length === 0)).toBe(true);
+        expect((await s.run('echo alive')).text).toBe('alive\n');
       },
       { commandTimeoutSec: 1 },
     );

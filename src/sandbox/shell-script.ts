@@ -192,6 +192,12 @@ handle() {
       now_ticks
       for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -USR1 "$p" 2>/dev/null; done
       sweep 1 $(( TICKS - a - 1 )); printf '\\nSWEPT %s %d\\n' "$id" "$SWEPT_N" >&4 ;;
+    KT)
+      # As K, from an absolute tick the host read on this kernel's clock when the command began: a
+      # supervisor that reads K late (a loaded machine) would otherwise spare what started early.
+      [[ $a =~ ^[0-9]+$ ]] && [ "$a" -gt 0 ] || { printf '\\nBAD %s\\n' "$id" >&4; return; }
+      for d in /proc/[0-9]*; do p=\${d#/proc/}; stat_of "$p" && [ "$SPPID" = "$LOOP" ] && kill -USR1 "$p" 2>/dev/null; done
+      sweep 1 "$a"; printf '\\nSWEPT %s %d\\n' "$id" "$SWEPT_N" >&4 ;;
     KA)
       AGENT=off; sweep 0 0; confirm_gone " 1 $$ "
       if [ "$ALIVE" = 0 ]; then printf '\\nSWEPT %s %d\\n' "$id" "$SWEPT_N" >&4; else printf '\\nALIVE %s %d\\n' "$id" "$ALIVE" >&4; fi ;;

@@ -9,6 +9,7 @@ import { OutputCapture } from './output-capture.ts';
 import { ReplyLines } from './reply-lines.ts';
 import { parseShellState, shellStuck } from './shell-stuck.ts';
 import { timeoutAfterPoll } from './timeout-after-poll.ts';
+import { uptimeTicks } from './uptime-ticks.ts';
 import { launchStdio, shellPipes, type SandboxLaunch, type SupervisorProcess } from './shell-pipes.ts';
 import { AgentFaultError, SandboxError, type CommandResult, type SandboxOptions } from './sandbox-types.ts';
 import { agentCommandLine, bashQuote, doneMarker, exitMarker } from './shell-script.ts';
@@ -32,6 +33,8 @@ const START_TIMEOUT_MS = 15_000;
 
 export class Sandbox {
   private readonly child: SupervisorProcess;
+  /** The sandbox runs on this kernel (uptime-ticks.ts): a timed-out command's sweep names its start tick. */
+  private readonly sharedClock: boolean;
   private readonly control: Writable;
   private readonly commands: Writable;
   private capture: { capture: OutputCapture; onHit: (code: number, marker: string) => void } | null = null;
@@ -53,9 +56,10 @@ export class Sandbox {
     readonly root: string | null,
     private readonly mounts: readonly SandboxMount[],
     readonly limits: SandboxLimits,
-    options: { launch: SandboxLaunch; nonce: string },
+    options: { launch: SandboxLaunch; nonce: string; sharedClock: boolean },
   ) {
     this.nonce = options.nonce;
+    this.sharedClock = options.sharedClock;
     const { launch } = options;
     this.child =
       launch.started ?? spawn(launch.command, launch.args, { stdio: launchStdio(launch), ...(launch.ids ?? {}) });
@@ -81,9 +85,15 @@ export class Sandbox {
     nonce: string;
     started: SupervisorProcess;
     startTimeoutMs?: number;
+    /** The engine runs on this machine's kernel (a local socket): its clock is ours. */
+    sharedClock?: boolean;
   }): Promise<Sandbox> {
     const launch = { command: 'the container engine', args: [], muxed: true, started: options.started };
-    const sandbox = new Sandbox(null, [], options.limits, { launch, nonce: options.nonce });
+    const sandbox = new Sandbox(null, [], options.limits, {
+      launch,
+      nonce: options.nonce,
+      sharedClock: options.sharedClock ?? false,
+    });
     try {
       await sandbox.awaitReady(options.startTimeoutMs ?? START_TIMEOUT_MS);
       return sandbox;
@@ -105,7 +115,7 @@ export class Sandbox {
     const prepared = await prepareBwrapLaunch(options);
     let sandbox: Sandbox | null = null;
     try {
-      sandbox = new Sandbox(prepared.root, prepared.mounts, prepared.limits, prepared);
+      sandbox = new Sandbox(prepared.root, prepared.mounts, prepared.limits, { ...prepared, sharedClock: true });
       await sandbox.awaitReady(START_TIMEOUT_MS);
       return sandbox;
     } catch (e) {
@@ -227,6 +237,7 @@ export class Sandbox {
     const markers = [doneMarker(nonce), exitMarker(this.nonce)];
     const capture = new OutputCapture(this.limits.outputBytes, markers);
     const started = Date.now();
+    const startTick = this.sharedClock ? uptimeTicks() : 0;
     let timedOut = false;
     let outputKilled = false;
     let shellRestarted = false;
@@ -247,10 +258,13 @@ export class Sandbox {
         if (why === 'timeout') timedOut = true;
         else outputKilled = true;
         // Everything started since the command began (not the shell, not older background jobs).
+        // On a shared clock the start tick itself (the supervisor may read this late); else how long ago.
         const elapsedCs = Math.ceil((Date.now() - started) / 10) + 1;
-        await (options.keepShell ? this.sendControl('K', String(elapsedCs), ['SWEPT']) : this.killAgent()).catch(
-          () => undefined,
-        );
+        const sweep = () =>
+          this.sharedClock
+            ? this.sendControl('KT', String(Math.max(1, startTick - 1)), ['SWEPT'])
+            : this.sendControl('K', String(elapsedCs), ['SWEPT']);
+        await (options.keepShell ? sweep() : this.killAgent()).catch(() => undefined);
         if (!options.keepShell) return finish(null, null);
         // A builtin loop runs in the shell itself and never prints the marker: then the shell has to go.
         const waiting = () => this.capture?.capture === capture;
