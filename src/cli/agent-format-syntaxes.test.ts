@@ -20,7 +20,7 @@ import {
   renderWithPython,
   type Message,
 } from '../rollout/agent-format/testing/qwen3-messages.ts';
-import { glm45Dir, llama31ToolsDir } from '../rollout/agent-format/testing/tool-tokenizer-dirs.ts';
+import { glm45Dir, llama31ToolsDir } from '../model/tokenizer/testing/tool-tokenizer-dirs.ts';
 import { sandboxAvailable } from '../sandbox/testing/sandbox-available.ts';
 import { crl } from './testing/spawn-crl.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
-import { llama31ToolsDir } from './agent-format/testing/tool-tokenizer-dirs.ts';
+import { llama31ToolsDir } from '../model/tokenizer/testing/tool-tokenizer-dirs.ts';
 import {
   chatFormatOf,
   createChatLayout,

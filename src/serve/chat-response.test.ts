@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getFamily } from '../env/registry.ts';
 import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
-import { glm45Dir, llama31ToolsDir } from '../rollout/agent-format/testing/tool-tokenizer-dirs.ts';
+import { glm45Dir, llama31ToolsDir } from '../model/tokenizer/testing/tool-tokenizer-dirs.ts';
 import { toolCallSyntaxOf } from '../rollout/agent-format/tool-call-syntax.ts';
 import { chatMessage } from './chat-response.ts';
 

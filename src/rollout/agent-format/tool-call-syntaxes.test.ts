@@ -4,7 +4,7 @@ import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { LLAMA3_INSTRUCT_TEMPLATE } from '../../model/tokenizer/testing/tokenizer-dirs.ts';
 import { resolveRolloutConfig } from '../config.ts';
 import { ChatTemplateError } from '../chat-format.ts';
-import { glm45Dir, llama31ToolsDir } from './testing/tool-tokenizer-dirs.ts';
+import { glm45Dir, llama31ToolsDir } from '../../model/tokenizer/testing/tool-tokenizer-dirs.ts';
 import { toolCallSyntaxOf } from './tool-call-syntax.ts';
 
 /**

