@@ -175,11 +175,13 @@ export class EpisodeRun {
     // gets the whole seam, its end marker included, so the layout stays parseable. In GLM-style
     // layouts the generated stop is itself the observation's role tag (chat-format.ts).
     w.pushContext(afterAction(this.layout, result.tokens));
-    this.pendingAction = tokenizer.decode(ended ? result.tokens.slice(0, -1) : result.tokens);
     this.pendingError = null;
     this.phase = 'env';
     const agent = this.layout.agent;
-    if (!agent) return;
+    if (!agent) {
+      this.pendingAction = tokenizer.decode(ended ? result.tokens.slice(0, -1) : result.tokens);
+      return;
+    }
     const start = w.stepStarts[w.stepCount - 1]!;
     const genStart = start + this.layout.actionOpen.length;
     const turn = readActionTurn({

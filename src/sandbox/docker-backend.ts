@@ -67,7 +67,7 @@ export function dockerBackend(options: { spares?: number } = {}): SandboxBackend
           started: container,
           startTimeoutMs: 120_000,
           // A daemon on a local socket runs containers on this kernel: they share its clock.
-          sharedClock: !process.env.DOCKER_HOST || process.env.DOCKER_HOST.startsWith('unix://'),
+          sharedClock: engineEndpoint().socketPath !== undefined,
         });
       } catch (e) {
         container.kill();
