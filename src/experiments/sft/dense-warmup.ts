@@ -242,6 +242,23 @@ function recallStageMax(config: DenseWarmupConfig): number {
 }
 
 /**
+ * The example, if every supervised id is in the policy's vocabulary. A trimmed vocabulary maps any
+ * other id to its unknown slot, whose logit is pinned far below the rest: one such target makes the
+ * mean loss about 1e29 and the warm-up learns nothing, so it is a bug in the set's choice
+ * (experiments/train/trimmed-vocabulary.ts), said at once.
+ */
+function covered(e: Example, policy: PolicyModel, layout: ChatLayout): Example {
+  const vocab = policy.vocab;
+  if (vocab.isIdentity) return e;
+  for (const t of e.answerAt)
+    if (!vocab.covers(e.tokens[t]!))
+      throw new Error(
+        `internal: the dense warm-up supervises token id ${e.tokens[t]} (${JSON.stringify(layout.tokenizer.decode([e.tokens[t]!]))}), outside the trimmed vocabulary (experiments/train/trimmed-vocabulary.ts missed it)`,
+      );
+  return e;
+}
+
+/**
  * Trains policy's weights in place with the warm-up's own AdamW schedule (a second optimizer over
  * the same parameter buffer), so the episode SFT that follows starts its own schedule fresh.
  */
@@ -262,10 +279,14 @@ export function runDenseWarmup(options: {
   const dense = familyDense(family, options.knobs, config);
   const valueWords = recallValueWords(family, options.knobs);
   const sample = (rng: Rng, recall = false): Example =>
-    encodeDense(
-      recall || !dense ? recallForm({ rng, probes: config.probes, valueWords }) : dense(rng),
+    covered(
+      encodeDense(
+        recall || !dense ? recallForm({ rng, probes: config.probes, valueWords }) : dense(rng),
+        layout,
+        options.maxTokens ?? policy.config.maxSeqLen,
+      ),
+      policy,
       layout,
-      options.maxTokens ?? policy.config.maxSeqLen,
     );
   const optim = { ...DEFAULT_OPTIMIZER, lr: config.lr, totalSteps: steps, warmupSteps: Math.min(20, steps) };
   const warm = new PolicyModel({ config: policy.config, optim, params: policy.net.params, vocab: policy.vocab });

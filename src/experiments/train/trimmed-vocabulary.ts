@@ -2,6 +2,7 @@ import type { DensePart, TaskFamily } from '../../env/family.ts';
 import { recallForm, recallValueWords } from '../../env/recall-form.ts';
 import type { LoadedTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { VocabMap } from '../../model/tokenizer/vocab-map.ts';
+import { encodeDense } from '../sft/dense-warmup.ts';
 import { CUT_MARKER, type ChatLayout } from '../../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../../rollout/config.ts';
 import { runEpisodes } from '../../rollout/runner.ts';
@@ -111,6 +112,10 @@ export async function chooseVocabulary(options: {
       add(tok.encode(p.text.trim()));
       add(tok.encode(` ${p.text.trim()}`)); // as it reads inside a run of context text
     }
+    // And as the warm-up lays them out: in the tools format a reply or summary part is a call or
+    // a reasoning block whose ids the raw text never shows (the JSON around a value); those were
+    // supervised onto the unknown slot, whose pinned logit made the warm-up's loss 1e29.
+    add(encodeDense(parts, layout, Number.MAX_SAFE_INTEGER).tokens);
   };
   const valueWords = recallValueWords(family, options.knobs);
   for (let i = 0; i < DENSE; i++) denseTexts(recallForm({ rng, probes: 8, valueWords }));
