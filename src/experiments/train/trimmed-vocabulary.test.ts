@@ -21,12 +21,11 @@ describe('the trimmed vocabulary', () => {
         tools: family.tools ?? null,
       });
       const vocab = await chooseVocabulary({ tokenizer, layout, rollout, family, knobs });
-      const dense = family.sft!.dense!;
       const rng = new Rng(12345); // not the set's own seed: other sequences than the ones it read
       const missed = new Set<string>();
       let supervised = 0;
       for (let i = 0; i < 64; i++) {
-        const parts = dense({ rng, knobs: family.knobs.parse(knobs), maxChunks: 8, probes: 16, summaryShare: 0.5 });
+        const parts = family.sft!.dense!({ rng, knobs: family.knobs.parse(knobs), maxChunks: 8, probes: 16, summaryShare: 0.5 });
         const e = encodeDense(parts, layout, rollout.contextWindow);
         for (const t of e.answerAt) {
           supervised++;
