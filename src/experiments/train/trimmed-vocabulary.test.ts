@@ -25,7 +25,13 @@ describe('the trimmed vocabulary', () => {
       const missed = new Set<string>();
       let supervised = 0;
       for (let i = 0; i < 64; i++) {
-        const parts = family.sft!.dense!({ rng, knobs: family.knobs.parse(knobs), maxChunks: 8, probes: 16, summaryShare: 0.5 });
+        const parts = family.sft!.dense!({
+          rng,
+          knobs: family.knobs.parse(knobs),
+          maxChunks: 8,
+          probes: 16,
+          summaryShare: 0.5,
+        });
         const e = encodeDense(parts, layout, rollout.contextWindow);
         for (const t of e.answerAt) {
           supervised++;
