@@ -73,7 +73,7 @@ def main():
             return 2
         impl = "builtin" if found is None else "transformers"
     ranks = Ranks(args.device)
-    trainer = Trainer(ranks, args.shard, impl)
+    trainer = Trainer(ranks, args.shard, impl, impl_explicit=args.model_impl == "transformers")
     fail = Failure(args, ranks.rank)
     try:
         if ranks.rank != 0:

@@ -56,15 +56,26 @@ def causal_mask(t, dtype, device):
     return torch.full((t, t), float("-inf"), dtype=dtype, device=device).triu(1)
 
 
-def layer(p, shape, x, cos, sin, mask):
+def project(p, name, h, lora_scale):
+    """h @ W^T for the projection `name` (e.g. `self_attn.q_proj`). Where LoRA adapters sit on it
+    (lora.py: `name.lora_A.weight` [r, I], `name.lora_B.weight` [O, r]), plus
+    lora_scale (h A^T) B^T: PEFT's unmerged form, so the frozen W gets no gradient of its own."""
+    out = h @ p[name + ".weight"].t()
+    a = p.get(name + ".lora_A.weight")
+    if a is not None:
+        out = out + ((h @ a.t()) @ p[name + ".lora_B.weight"].t()) * lora_scale
+    return out
+
+
+def layer(p, shape, x, cos, sin, mask, lora_scale=0.0):
     """One decoder layer over its own parameters (names relative to `model.layers.N.`):
     x [B, T, C] -> [B, T, C]; causal attention inside each row."""
     b, t, _ = x.shape
     group = shape.h // shape.hkv
     h = rmsnorm(x, p["input_layernorm.weight"], shape.eps)
-    q = (h @ p["self_attn.q_proj.weight"].t()).view(b, t, shape.h, shape.d)
-    k = (h @ p["self_attn.k_proj.weight"].t()).view(b, t, shape.hkv, shape.d)
-    v = (h @ p["self_attn.v_proj.weight"].t()).view(b, t, shape.hkv, shape.d)
+    q = project(p, "self_attn.q_proj", h, lora_scale).view(b, t, shape.h, shape.d)
+    k = project(p, "self_attn.k_proj", h, lora_scale).view(b, t, shape.hkv, shape.d)
+    v = project(p, "self_attn.v_proj", h, lora_scale).view(b, t, shape.hkv, shape.d)
     if shape.qk_norm:
         q = rmsnorm(q, p["self_attn.q_norm.weight"], shape.eps)
         k = rmsnorm(k, p["self_attn.k_norm.weight"], shape.eps)
@@ -75,11 +86,11 @@ def layer(p, shape, x, cos, sin, mask):
     q, k, v = (a.transpose(1, 2) for a in (q, k, v))  # [B, H, T, D]
     scores = (q @ k.transpose(-1, -2)) / math.sqrt(shape.d) + mask
     att = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, shape.h * shape.d)
-    x = x + att @ p["self_attn.o_proj.weight"].t()
+    x = x + project(p, "self_attn.o_proj", att, lora_scale)
     h2 = rmsnorm(x, p["post_attention_layernorm.weight"], shape.eps)
-    gate = h2 @ p["mlp.gate_proj.weight"].t()
-    up = h2 @ p["mlp.up_proj.weight"].t()
-    return x + (torch.nn.functional.silu(gate) * up) @ p["mlp.down_proj.weight"].t()
+    gate = project(p, "mlp.gate_proj", h2, lora_scale)
+    up = project(p, "mlp.up_proj", h2, lora_scale)
+    return x + project(p, "mlp.down_proj", torch.nn.functional.silu(gate) * up, lora_scale)
 
 
 def policy_head(p, shape, hidden, tokens, unknown, unknown_logit):

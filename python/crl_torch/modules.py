@@ -22,9 +22,10 @@ class Layer(torch.nn.Module):
         super().__init__()
         self.shape = shape
         self.names = []
+        self.lora_scale = 0.0  # alpha / r once LoRA adapters are added (add_lora)
 
     def forward(self, x, cos, sin, mask):  # x [B, T, C] -> [B, T, C]
-        return llama.layer(_lookup(self, self.names), self.shape, x, cos, sin, mask)
+        return llama.layer(_lookup(self, self.names), self.shape, x, cos, sin, mask, self.lora_scale)
 
 
 class Network(torch.nn.Module):
@@ -70,6 +71,29 @@ def build(kind, model, tensors):
         _container(owner, path).register_parameter(leaf, torch.nn.Parameter(value))
     root.layers = [layers[i] for i in sorted(layers, key=int)]
     return root
+
+
+def add_lora(root, projections, tensors, scale):
+    """LoRA adapters on a built network: for projection k (its full name, e.g.
+    `model.layers.0.self_attn.q_proj`), tensors[2k] is A and tensors[2k + 1] is B, registered as
+    `<projection>.lora_A.weight` / `.lora_B.weight` (PEFT's names without its adapter name) in the
+    layer that owns the projection, where llama.project adds them. Returns the new parameters in
+    that order."""
+    params = []
+    for k, name in enumerate(projections):
+        if not name.startswith(LAYERS):
+            raise ValueError(f"LoRA adapts decoder-layer projections only, not {name}")
+        index, _, rest = name[len(LAYERS) :].partition(".")
+        layer = root.get_submodule(LAYERS + index)
+        if rest + ".weight" not in layer.names:
+            raise ValueError(f"the network has no {name}.weight to adapt")
+        for which, value in (("lora_A", tensors[2 * k]), ("lora_B", tensors[2 * k + 1])):
+            param = torch.nn.Parameter(value)
+            _container(layer, f"{rest}.{which}").register_parameter("weight", param)
+            layer.names.append(f"{rest}.{which}.weight")
+            params.append(param)
+        layer.lora_scale = scale
+    return params
 
 
 def _lookup(module, names):

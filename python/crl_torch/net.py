@@ -5,6 +5,7 @@ import torch
 
 from . import hf_models, modules, sharding
 from .adamw import AdamW
+from .lora import Adapters
 
 
 def _floats(buf, count, device):
@@ -16,9 +17,11 @@ def _floats(buf, count, device):
 
 class Net:
     def __init__(self, kind, spec, model, buffers, ranks, shard, impl="builtin"):
-        """spec: {tensors: [{name, shape, decay}], optim, step}; buffers: flat params, m, v (float32),
-        full on every rank; shard: 'replicate' (every rank keeps them) or 'fsdp' (each keeps its rows);
-        impl: 'builtin' (modules.py) or 'transformers' (hf_models.py)."""
+        """spec: {tensors: [{name, shape, decay}], optim, step[, lora]}; buffers: flat params, m, v
+        (float32), full on every rank; with spec.lora (the policy's LoRA adapters, lora.py): the
+        frozen base's params, then the adapters' A/B, m, v. shard: 'replicate' (every rank keeps
+        them) or 'fsdp' (each keeps its rows); impl: 'builtin' (modules.py) or 'transformers'
+        (hf_models.py)."""
         self.kind = kind
         self.ranks = ranks
         self.sharded = shard == "fsdp"
@@ -26,6 +29,10 @@ class Net:
         self.names = [t["name"] for t in spec["tensors"]]
         self.shapes = [tuple(t["shape"]) for t in spec["tensors"]]
         total = sum(_numel(s) for s in self.shapes)
+        self.lora = None
+        if spec.get("lora") is not None:
+            self._init_lora(spec, model, buffers, device, total, impl)
+            return
         flat, m, v = (_floats(b, total, device) for b in buffers)
         build = hf_models.build if impl == "transformers" else modules.build
         self.module = build(kind, model, zip(self.names, _split(flat, self.shapes)))
@@ -53,6 +60,25 @@ class Net:
             ms, vs = _views(m, self.shapes), _views(v, self.shapes)
             self.optimizer = AdamW(spec["optim"], plist, [bool(t["decay"]) for t in spec["tensors"]], None, ms, vs)
         self.optimizer.step_count = int(spec["step"])
+        self.pending = None
+
+    def _init_lora(self, spec, model, buffers, device, total, impl):
+        """The policy through LoRA adapters: the base frozen (no gradient, no AdamW moments), A and
+        B on the adapted projections the only tensors AdamW steps, with the adapters' own optimizer
+        settings and step (crl's lora-adapter.ts: every A and B decays)."""
+        if self.sharded:
+            raise ValueError("LoRA adapters train on replicated ranks only; leave out --shard fsdp")
+        flat = _floats(buffers[0], total, device)
+        build = hf_models.build if impl == "transformers" else modules.build
+        self.module = build(self.kind, model, zip(self.names, _split(flat, self.shapes)))
+        plist = [self.module.get_parameter(n) for n in self.names]  # before PEFT renames the adapted ones
+        self.params = dict(zip(self.names, plist))
+        for p in self.module.parameters():
+            p.requires_grad_(False)
+        self.lora = Adapters(spec["lora"], buffers[1:4], device)
+        adapters = self.lora.attach(self.module, impl)
+        self.optimizer = AdamW(self.lora.optim, adapters, [True] * len(adapters), None, self.lora.m, self.lora.v)
+        self.optimizer.step_count = self.lora.step
         self.pending = None
 
     def forward(self, tokens, lengths, train):
@@ -85,15 +111,16 @@ class Net:
         return self.optimizer.step()
 
     def held(self):
-        """Elements this rank holds: [parameters, AdamW moments (m + v)]."""
-        params = sum(sharding.local(p).numel() for p in self.optimizer.params)
+        """Elements this rank holds: [parameters (a LoRA policy's base and adapters), AdamW moments (m + v)]."""
+        params = sum(sharding.local(p).numel() for p in self.params.values())
+        params += sum(p.numel() for p in self.lora.params) if self.lora else 0
         return [params, sum(m.numel() + v.numel() for m, v in zip(self.optimizer.m, self.optimizer.v))]
 
     def full(self, what):
         """The parameters ('params') or AdamW moments ('m', 'v') as full tensors in spec order: on
         every rank when replicated, on rank 0 (None elsewhere) when sharded (a collective)."""
         if what == "params":
-            ts = [sharding.local(p).detach() for p in self.optimizer.params]
+            ts = [sharding.local(p).detach() for p in self.params.values()]
         else:
             ts = getattr(self.optimizer, what)
         if not self.sharded:
@@ -101,7 +128,10 @@ class Net:
         return sharding.gather_full(self.ranks, ts, self.shapes)
 
     def flat(self, what):
-        """full(what) as float32 bytes (None where full gives None)."""
+        """full(what) as float32 bytes (None where full gives None). A LoRA policy answers its
+        adapters instead (A/B, their m, v in crl's layout): crl merges them onto its own base."""
+        if self.lora is not None:
+            return self.lora.flat(what)
         ts = self.full(what)
         if ts is None:
             return None

@@ -11,7 +11,7 @@ import os
 
 import torch
 
-from . import PROTOCOL_VERSION, hf_models, llama
+from . import PROTOCOL_VERSION, hf_models, llama, lora
 from .net import Net
 from .safetensors_io import write_safetensors
 
@@ -35,10 +35,11 @@ class Model:
 
 
 class Trainer:
-    def __init__(self, ranks, shard="replicate", impl="builtin"):
+    def __init__(self, ranks, shard="replicate", impl="builtin", impl_explicit=False):
         self.ranks = ranks
         self.shard = shard
         self.impl = impl  # 'builtin' or 'transformers' (resolved from --model-impl by __main__)
+        self.impl_explicit = impl_explicit  # --model-impl named it (not auto)
         self.sharded = shard == "fsdp" and ranks.world > 1
         self.device = torch.device(ranks.device)
         self.dtype = torch.float32
@@ -63,6 +64,9 @@ class Trainer:
             "worldSize": self.ranks.world,
             "shard": self.shard,
             "model": f"transformers {hf_models.version()}" if self.impl == "transformers" else "built-in",
+            # What init accepts beyond protocol 1's networks: crl checks before sending adapters, so
+            # an older trainer is refused instead of silently training every weight.
+            "features": ["lora"],
         }, []
 
     def op_init(self, header, buffers):
@@ -75,17 +79,31 @@ class Trainer:
             spec = header["nets"].get(kind)
             if spec is None:
                 continue
-            self.nets[kind] = Net(kind, spec, self.model, buffers[i : i + 3], self.ranks, "fsdp" if self.sharded else "replicate", self.impl)
-            i += 3
+            n = 4 if spec.get("lora") is not None else 3  # LoRA: base, then the adapters' A/B, m, v
+            self.nets[kind] = Net(kind, spec, self.model, buffers[i : i + n], self.ranks, "fsdp" if self.sharded else "replicate", self._impl_for(spec))
+            i += n
         # What each rank holds, so a client (and the tests) can see the shards.
         counts = self.ranks.gather_counts([n for k in sorted(self.nets) for n in self.nets[k].held()])
         reply = {"nets": sorted(self.nets)}
+        # Which code runs each network's adapters ("built-in" or "peft VERSION"), so crl can say.
+        adapters = {k: n.lora.runs_on for k, n in self.nets.items() if n.lora is not None}
+        if adapters:
+            reply["adapters"] = adapters
         if counts is not None:
             reply["held"] = {
                 k: {"params": [c[2 * j] for c in counts], "moments": [c[2 * j + 1] for c in counts]}
                 for j, k in enumerate(sorted(self.nets))
             }
         return reply, []
+
+    def _impl_for(self, spec):
+        """A network with LoRA adapters runs on transformers' classes only through PEFT; where peft
+        does not import, on the built-in network (unless --model-impl transformers insisted)."""
+        if spec.get("lora") is None or self.impl != "transformers" or lora.peft_version() is not None:
+            return self.impl
+        if self.impl_explicit:
+            raise ValueError("LoRA adapters on transformers' model classes need peft, which cannot be imported here")
+        return "builtin"
 
     def _net(self, header):
         kind = header.get("net")
@@ -202,7 +220,8 @@ class Trainer:
         return {"step": net.optimizer.step_count}, bufs
 
     def op_save_hf(self, header, buffers):
-        """The policy as a Hugging Face directory: config.json + model.safetensors (float32)."""
+        """The policy as a Hugging Face directory: config.json + model.safetensors (float32; with
+        LoRA adapters, the base plus (alpha / r) B A)."""
         out = header["dir"]
         net = self._net({"net": "policy"})
         if self.ranks.rank != 0 and not self.sharded:
@@ -210,6 +229,8 @@ class Trainer:
         full = net.full("params")  # sharded: gathered on rank 0
         if self.ranks.rank != 0:
             return {}, []
+        if net.lora is not None:  # the merged weights, as crl's checkpoint of a LoRA run holds
+            full = net.lora.merged(net.names, full)
         os.makedirs(out, exist_ok=True)
         tensors = [(n, t.detach().float().cpu()) for n, t in zip(net.names, full)]
         write_safetensors(os.path.join(out, "model.safetensors"), tensors, {"format": "pt"})

@@ -117,16 +117,15 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     expect(fixed.code, fixed.stderr).toBe(0);
   });
 
-  it('crl train --lora-*: a rank of 0 or above a matrix, an unknown module, alpha alone, LoRA on torch: the flag named, nothing written', async () => {
+  it('crl train --lora-*: a rank of 0 or above a matrix, an unknown module, alpha alone: the flag named, nothing written', async () => {
     const dir = tmp('lora-bad');
     const lora = (out: string, ...flags: string[]) =>
       crl(['train', ...TINY_RUN, '--init', ckpt, ...flags, '--out', join(dir, out)]);
-    const [zero, wide, module, alone, torch] = await Promise.all([
+    const [zero, wide, module, alone] = await Promise.all([
       lora('a', '--lora-rank', '0'),
       lora('b', '--lora-rank', '17'),
       lora('c', '--lora-rank', '2', '--lora-targets', 'q_proj,qq_proj'),
       lora('d', '--lora-alpha', '4'),
-      lora('e', '--lora-rank', '2', '--trainer', 'torch'),
     ]);
     expectUserError(zero, /model\.lora\.rank: .*>0 \(--lora-rank\)/);
     expectUserError(
@@ -135,7 +134,6 @@ describe.concurrent('the CLI error table (real crl processes)', { timeout: 300_0
     );
     expectUserError(module, /model\.lora\.targets\.1: must be one of "q_proj", .*"down_proj" \(--lora-targets\)/);
     expectUserError(alone, /model\.lora\.rank: .* \(--lora-rank\)/);
-    expectUserError(torch, /LoRA adapters train on the embedded engine only; leave out --trainer torch or --lora-rank/);
     expect(readdirSync(dir)).toEqual([]);
   });
 

@@ -270,13 +270,6 @@ export const TrainConfigSchema = z
         path: ['ppo', 'tisLevel'],
         message: `'sequence' applies to ppo.offPolicy 'tis' only (got '${c.ppo.offPolicy ?? 'none'}')`,
       });
-    // The PyTorch trainer trains every weight; its LoRA twin is not written yet (docs/lora.md).
-    if (c.model.lora && c.trainer)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['model', 'lora'],
-        message: 'LoRA adapters train on the embedded engine only; leave out --trainer torch or --lora-rank',
-      });
     // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.
     if (c.algorithm === 'ppo-single-window' && c.rollout.maxWindows !== 1) {
       ctx.addIssue({

@@ -59,3 +59,13 @@ export const torchHfPython = (suite: string): string[] | null =>
     build: 'scripts/torch-root.sh --transformers DIR',
     probe: 'import torch, transformers',
   });
+
+/** A python with transformers and PEFT (neither in Debian 12): CRL_TORCH_PEFT_PYTHON. */
+export const torchPeftPython = (suite: string): string[] | null =>
+  outsidePython(suite, {
+    variable: 'CRL_TORCH_PEFT_PYTHON',
+    require: 'CRL_REQUIRE_TORCH_PEFT',
+    needs: 'a python with torch, transformers and peft',
+    build: "a virtual environment with `pip install torch transformers peft` (pip's index or a local mirror)",
+    probe: 'import torch, transformers, peft',
+  });

@@ -4,45 +4,37 @@ import type { PolicyForward, TrainableCritic, TrainablePolicy } from '../../cont
 import type { ModelConfig } from '../../model/network/config.ts';
 import type { CriticModel } from '../../model/network/critic.ts';
 import { toHfConfig } from '../../model/formats/hf-config.ts';
+import type { LoraAdapter } from '../../model/lora/lora-adapter.ts';
 import type { LlamaNetwork } from '../../model/network/network.ts';
 import type { PolicyModel } from '../../model/network/policy.ts';
 import { UNKNOWN_LOGIT, type VocabMap } from '../../model/tokenizer/vocab-map.ts';
 import type { z } from 'zod';
 import { bytes, concat, floats, netBuffers, netSpec, split } from './torch-wire.ts';
+import { applyLoraPull, loraPolicyPayload } from './torch-lora-wire.ts';
+import { killQuietly, lastLine, TorchTrainerError } from './torch-trainer-error.ts';
+
 import { PipeClosedError, SyncPipe, type Frame, type PipeTarget } from './sync-pipe.ts';
 import { CRL_TORCH_PYTHON_PATH, DEFAULT_TORCH_COMMAND, parseTrainerUrl, torchrunCommand } from './trainer-target.ts';
 import {
   EmptyReplySchema,
   FailureReplySchema,
   gradNormValue,
+  type HeldElements,
   HelloReplySchema,
   InitReplySchema,
   PullReplySchema,
   StepReplySchema,
+  type TrainerInfo,
+  type TrainerTiming,
 } from './torch-replies.ts';
+
+export { TorchTrainerError } from './torch-trainer-error.ts';
+export type { HeldElements, TrainerInfo, TrainerTiming } from './torch-replies.ts';
 
 /** Protocol version this client speaks (python/crl_torch/__init__.py PROTOCOL_VERSION). */
 const PROTOCOL_VERSION = 1;
 
-/** Seconds the trainer spent answering (its handlers, collectives included) and the rest of each round trip. */
-export interface TrainerTiming {
-  requests: number;
-  computeS: number;
-  wireS: number;
-}
-
-/** Any failure of the PyTorch trainer process: its message names the trainer and what it was doing. */
-export class TorchTrainerError extends Error {
-  override name = 'TorchTrainerError';
-}
-
 type NetKind = 'policy' | 'critic';
-
-/** Elements one network has on each rank (index = rank): parameters, and AdamW m and v together. */
-export interface HeldElements {
-  params: number[];
-  moments: number[];
-}
 
 /**
  * The PyTorch trainer process behind the TrainablePolicy / TrainableCritic contracts. Only
@@ -60,26 +52,9 @@ export class TorchTrainer {
   private readonly local: boolean;
   private timing: TrainerTiming = { requests: 0, computeS: 0, wireS: 0 };
   private vocab: VocabMap | null = null;
-  /**
-   * What the trainer said at hello: torch's version, the device, how many processes (torchrun
-   * ranks) train and how they hold the weights, which network runs (`built-in` or `transformers
-   * VERSION`); pid is its process id on its own machine (rank 0's).
-   */
-  info: {
-    torch: string;
-    device: string;
-    worldSize: number;
-    pid: number;
-    shard: 'replicate' | 'fsdp';
-    model: string;
-  } = {
-    torch: '',
-    model: '',
-    device: '',
-    worldSize: 1,
-    pid: 0,
-    shard: 'replicate',
-  };
+  /** The policy's LoRA adapters (init), whose A and B the trainer steps; null: every weight. */
+  private lora: LoraAdapter | null = null;
+  info: TrainerInfo = { torch: '', model: '', device: '', worldSize: 1, pid: 0, shard: 'replicate', features: [] };
 
   private constructor(options: { target: PipeTarget; timeoutMs: number; env: NodeJS.ProcessEnv }) {
     const { target } = options;
@@ -143,6 +118,7 @@ export class TorchTrainer {
       pid: hello.header.pid,
       shard: hello.header.shard ?? 'replicate',
       model: hello.header.model ?? 'built-in',
+      features: hello.header.features ?? [],
     };
     return t;
   }
@@ -150,14 +126,27 @@ export class TorchTrainer {
   /**
    * Loads the models' weights and AdamW state (moments and step) into the trainer; answers how
    * many elements of each network every rank holds (index = rank; sharded, each holds its part).
+   * With `lora` (adapters on models.policy, lora-adapter.ts) the policy's base is sent frozen with
+   * the adapters' A, B and their AdamW state, and the trainer steps only those (torch-lora-wire.ts).
    */
-  init(models: { policy: PolicyModel; critic: CriticModel | null }): { held: Partial<Record<NetKind, HeldElements>> } {
+  init(models: { policy: PolicyModel; critic: CriticModel | null; lora?: LoraAdapter | null }): {
+    held: Partial<Record<NetKind, HeldElements>>;
+  } {
     const cfg = models.policy.config;
+    const lora = models.lora ?? null;
+    if (lora && !this.info.features.includes('lora'))
+      throw new TorchTrainerError(
+        `${this.label} does not train LoRA adapters (an older crl_torch); use the crl_torch package of this checkout`,
+      );
     this.vocab = models.policy.vocab;
+    this.lora = lora;
     // The engine's own RoPE table [P, D/2] (scaling applied), so both sides rotate by the same floats.
     const { rope } = models.policy.net;
-    const nets: Record<string, unknown> = { policy: netSpec(models.policy.net) };
-    const buffers = [bytes(rope.cos), bytes(rope.sin), ...netBuffers(models.policy.net)];
+    const policy = lora
+      ? loraPolicyPayload(models.policy.net, lora)
+      : { spec: netSpec(models.policy.net), buffers: netBuffers(models.policy.net) };
+    const nets: Record<string, unknown> = { policy: policy.spec };
+    const buffers = [bytes(rope.cos), bytes(rope.sin), ...policy.buffers];
     if (models.critic) {
       nets.critic = netSpec(models.critic.net);
       buffers.push(...netBuffers(models.critic.net));
@@ -170,12 +159,34 @@ export class TorchTrainer {
       vocab: { unknown: this.vocab.unknown, unknownLogit: UNKNOWN_LOGIT },
       nets,
     };
-    const r = this.call(header, buffers, InitReplySchema);
+    const send = () => this.call(header, buffers, InitReplySchema);
+    const r = lora ? lora.withBaseWeights(send) : send();
+    delete this.info.adapters;
+    if (lora) {
+      const runs = r.header.adapters?.policy;
+      if (runs === undefined) throw new TorchTrainerError(`${this.label} took the policy without its LoRA adapters`);
+      this.info.adapters = runs;
+    }
     return { held: r.header.held ?? {} };
+  }
+
+  /**
+   * The trainer's LoRA adapters (and with optimizer, their AdamW moments and step) into `lora`,
+   * merged onto its base: the policy's network then holds the trainer's policy, as after pullInto.
+   */
+  pullLora(lora: LoraAdapter, { optimizer }: { optimizer: boolean }): void {
+    const r = this.call({ op: 'pull', net: 'policy', optimizer }, [], PullReplySchema);
+    const bufs = r.buffers.map((b) => floats(b));
+    if (bufs.length !== (optimizer ? 3 : 1) || !applyLoraPull(lora, bufs, r.header.step))
+      throw new TorchTrainerError(
+        `${this.label} sent LoRA adapters that do not match the policy's ${lora.params.length} adapter parameters`,
+      );
   }
 
   /** Copies the trainer's weights (and with optimizer, AdamW moments and step) into a model. */
   pullInto(kind: NetKind, net: LlamaNetwork, { optimizer }: { optimizer: boolean }): void {
+    if (kind === 'policy' && this.lora)
+      throw new TorchTrainerError(`${this.label} trains the policy's LoRA adapters: pull them with pullLora`);
     const r = this.call({ op: 'pull', net: kind, optimizer }, [], PullReplySchema);
     const want = optimizer ? 3 : 1;
     const bufs = r.buffers.map((b) => floats(b));
@@ -289,27 +300,5 @@ export class TorchTrainer {
         `${this.label} answered ${op} with an unexpected reply: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
       );
     return { header: parsed.data, buffers: reply.buffers };
-  }
-}
-
-/**
- * The line of the trainer's stderr an error quotes: its own last word (`crl_torch: ...`, e.g.
- * which rank was lost) when it said one, else the last line (torchrun's summary ends in rules).
- */
-function lastLine(text: string): string {
-  const lines = text
-    .trim()
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.length > 0);
-  const own = lines.filter((l) => l.startsWith('crl_torch:'));
-  return own[own.length - 1] ?? lines[lines.length - 1] ?? '';
-}
-
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // already gone
   }
 }

@@ -18,6 +18,8 @@ const LORA_SEED = 0x4c6f5241;
 
 /** What the trainer's models need of a policy trained through LoRA adapters. */
 export interface LoraPolicy {
+  /** The adapters on the policy's network (the PyTorch trainer gets them at init and steps them there). */
+  lora: LoraAdapter;
   /** Writes the adapter's files into a checkpoint (in place of the policy's optimizer state). */
   adapter: CheckpointAdapter;
   /** What the PPO update steps: the policy's forward and backward, the adapters' step. */
@@ -65,6 +67,7 @@ export async function loraPolicy({
   if (continued) loadPeftAdapter({ dir: init!, lora, optimizer: false });
   lora.merge();
   return {
+    lora,
     adapter: {
       kind: 'lora',
       optimizer: lora.optimizer.cfg,

@@ -8,7 +8,9 @@ import type { TrainerModels } from './trainer-models.ts';
  * The embedded policy and critic stay as mirrors: the sampler acts with the policy's weights,
  * pulled after every update, and checkpoints are written from them after pulling weights and
  * AdamW moments, so a checkpoint (and `--resume` from it, which loads it back into the process)
- * is the same file whichever engine trained.
+ * is the same file whichever engine trained. With LoRA adapters (models.lora) the process gets the
+ * frozen base and crl's A and B, steps only those, and sends them back; crl merges them onto its
+ * own base, so the sampler and the checkpoint read merged weights as in an embedded LoRA run.
  */
 export function withTorchTrainer(models: TrainerModels, trainer: NonNullable<TrainConfig['trainer']>): TrainerModels {
   // The PyTorch trainer builds both networks with the policy's shape.
@@ -23,9 +25,12 @@ export function withTorchTrainer(models: TrainerModels, trainer: NonNullable<Tra
     ...(trainer.url !== undefined ? { url: trainer.url } : {}),
     timeoutMs: trainer.timeoutSec * 1000,
   });
-  torch.init(models);
+  const lora = models.lora ?? null;
+  torch.init({ policy: models.policy, critic: models.critic, lora });
+  const pullPolicy = (optimizer: boolean) =>
+    lora ? torch.pullLora(lora, { optimizer }) : torch.pullInto('policy', models.policy.net, { optimizer });
   const pullAll = () => {
-    torch.pullInto('policy', models.policy.net, { optimizer: true });
+    pullPolicy(true);
     if (models.critic) torch.pullInto('critic', models.critic.net, { optimizer: true });
   };
   let closed = false;
@@ -37,12 +42,12 @@ export function withTorchTrainer(models: TrainerModels, trainer: NonNullable<Tra
     },
     restore: async (dir) => {
       await models.restore(dir);
-      torch.init(models);
+      torch.init({ policy: models.policy, critic: models.critic, lora });
     },
     trainable: {
       policy: torch.policy,
       critic: models.critic ? torch.critic : null,
-      afterUpdate: () => torch.pullInto('policy', models.policy.net, { optimizer: false }),
+      afterUpdate: () => pullPolicy(false),
       takeTiming: () => torch.takeTiming(),
       close: async () => {
         if (closed) return;

@@ -14,6 +14,7 @@ import { ModelSampler } from '../../model/sampler/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
 import { loraMemory, resolveLora } from '../../model/lora/lora-config.ts';
 import { loraPolicy } from './lora-trainer-models.ts';
+import type { LoraAdapter } from '../../model/lora/lora-adapter.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import type { TokenSampler, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
@@ -40,6 +41,11 @@ export interface TrainerModels {
   engines: EnginePool | null;
   save(dir: string, meta: unknown): Promise<void>;
   restore(dir: string): Promise<void>;
+  /**
+   * The policy's LoRA adapters (config.model.lora, lora-trainer-models.ts), whose A and B the update
+   * steps; the policy's network holds the merged weights. Absent: every weight trains.
+   */
+  lora?: LoraAdapter;
   /**
    * Where the update runs when it is not `policy` / `critic` themselves (config.trainer: a
    * PyTorch process, torch-trainer-models.ts); absent: in this process.
@@ -212,7 +218,9 @@ export async function buildTrainerModels(options: {
       await restoreCheckpoint(dir, { policy, critic, ...(lora ? { adapter: lora.adapter.kind } : {}) });
       lora?.restore(dir);
     },
-    // LoRA: the update steps the adapters (in this process; the critic as without).
-    ...(lora ? { trainable: { policy: lora.trainable, critic, afterUpdate: () => {}, close: async () => {} } } : {}),
+    // LoRA: the update steps the adapters (in this process, unless withTorchTrainer moves it; the critic as without).
+    ...(lora
+      ? { lora: lora.lora, trainable: { policy: lora.trainable, critic, afterUpdate: () => {}, close: async () => {} } }
+      : {}),
   };
 }

@@ -125,6 +125,21 @@ export class LoraAdapter {
   }
 
   /**
+   * Runs `fn` while the network's parameters hold the frozen base W0 in every adapted matrix (the
+   * PyTorch trainer's init sends the base from them, without a second copy of the model), then
+   * merges again. The merge is deterministic, so the weights after are those before, bit for bit.
+   */
+  withBaseWeights<T>(fn: () => T): T {
+    const { net } = this;
+    for (const m of this.matrices) net.params.set(this.base.read(m.baseOffset, m.out * m.in, this.widened), m.offset);
+    try {
+      return fn();
+    } finally {
+      this.merge();
+    }
+  }
+
+  /**
    * After the network's backward, which gave A and B their gradients (accumulate): one AdamW step
    * on them (the clipping norm is theirs), the merge, and the network's own gradients (the frozen
    * norms' and embeddings') dropped.
