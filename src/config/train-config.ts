@@ -175,6 +175,14 @@ export const TrainConfigSchema = z
          * so a correction is refused where they are not the sampled distribution's.
          */
         logprobs: z.enum(ENGINE_LOGPROBS).default('temperature'),
+        /**
+         * A LoRA run's push (docs/lora.md): 'on' = only the adapter at each policy version, through
+         * vLLM's /v1/load_lora_adapter, with every request naming that version's adapter; 'off' =
+         * the merged weights through update_weights_from_disk; absent or 'auto' = the adapter when
+         * every engine takes the first one, else the merged weights. Adapters need the trainer's
+         * own engine pool: with `queue` the merged weights are pushed.
+         */
+        lora: z.enum(['auto', 'on', 'off']).optional(),
       })
       .strict()
       .optional(),
@@ -276,6 +284,20 @@ export const TrainConfigSchema = z
         code: 'custom',
         path: ['model', 'lora'],
         message: 'LoRA adapters train on the embedded engine only; leave out --trainer torch or --lora-rank',
+      });
+    if (c.engine?.lora === 'on' && !c.model.lora)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['engine', 'lora'],
+        message:
+          "'on' pushes a LoRA run's adapters; this run trains every weight (add --lora-rank, or leave --engine-lora out)",
+      });
+    if (c.engine?.lora === 'on' && c.queue)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['engine', 'lora'],
+        message:
+          "'on' needs the trainer's own engine pool; rollout workers (--queue) sample the pushed weights by version only (leave --engine-lora out: the merged weights are pushed)",
       });
     // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.
     if (c.algorithm === 'ppo-single-window' && c.rollout.maxWindows !== 1) {
