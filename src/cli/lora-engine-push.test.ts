@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,8 +6,14 @@ import { createHttpSampler } from '../adapters/http-sampler.ts';
 import { startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
 import { latestCheckpoint } from '../experiments/runs/checkpoint-store.ts';
 import { readMetrics } from '../experiments/runs/metrics-log.ts';
-import { loadCheckpoint } from '../model/formats/checkpoint.ts';
+import { loadCheckpoint, saveCheckpoint } from '../model/formats/checkpoint.ts';
 import { openSafetensors, readTensorInto } from '../model/formats/safetensors.ts';
+import { baseWeightsHash } from '../model/lora/base-hash.ts';
+import { LoraAdapter } from '../model/lora/lora-adapter.ts';
+import { resolveLora } from '../model/lora/lora-config.ts';
+import { writePeftAdapter } from '../model/lora/peft-files.ts';
+import { DEFAULT_OPTIMIZER } from '../optim/config.ts';
+import { Rng } from '../util/random.ts';
 import { crlAsync } from './testing/spawn-crl.ts';
 
 /**
@@ -31,10 +37,42 @@ async function engineOn(policy: string): Promise<Served> {
   return engine;
 }
 
-function train(init: string, engine: Served, out: string, extra: string[] = []) {
+/**
+ * The runs start from `tuned`, a LoRA run's checkpoint on `base` whose adapters are far from zero
+ * (B random), and continue its adapters: an untrained tiny policy earns no reward, so its own
+ * adapters would never move, and every version's adapter would be the base. With these, a request
+ * answered by the base instead of its version's adapter shows in every iteration's mismatch.
+ */
+async function loraInit(base: string, dir: string): Promise<void> {
+  const policy = await tinyCheckpoint(base, { seed: 3 });
+  const baseSha256 = baseWeightsHash(policy.net.params);
+  const lora = new LoraAdapter({
+    net: policy.net,
+    settings: resolveLora({ rank: 4 }),
+    optim: DEFAULT_OPTIMIZER,
+    rng: new Rng(5),
+  });
+  const rng = new Rng(6);
+  for (const m of lora.matrices) lora.b(m).forEach((_, k, b) => (b[k] = 0.05 * rng.normal()));
+  lora.merge();
+  await saveCheckpoint(dir, { policy });
+  writePeftAdapter({ dir, lora, baseModel: base, baseSha256 });
+}
+
+function train(
+  init: string,
+  engine: Served,
+  out: string,
+  extra: string[] = [],
+  config: object = {},
+): ReturnType<typeof crlAsync> {
+  const file = join(root, `${out.split('/').pop()}.json`);
+  writeFileSync(file, JSON.stringify(config));
   return crlAsync(
     [
       'train',
+      '--config',
+      file,
       '--env',
       'kv-ledger',
       '--init',
@@ -45,6 +83,9 @@ function train(init: string, engine: Served, out: string, extra: string[] = []) 
       '2',
       '--lora-rank',
       '4',
+      // Large steps: each version's adapter moves the log-probs well past the 1e-4 checked below.
+      '--policy-lr',
+      '1e-2',
       '--engine-url',
       engine.url,
       ...extra,
@@ -69,12 +110,13 @@ const tensorsOf = (path: string) => {
 
 describe.sequential('crl train --lora-rank --engine-url (real crl serve processes)', () => {
   const base = join(root, 'base');
+  const tuned = join(root, 'tuned');
 
   it('pushes only the adapter at each version; the engine then answers as the final policy', async () => {
-    await tinyCheckpoint(base, { seed: 3 });
+    await loraInit(base, tuned);
     const engine = await engineOn(base);
     const out = join(root, 'adapters-run');
-    const r = await train(base, engine, out);
+    const r = await train(tuned, engine, out);
     expect(r.code, r.stderr + engine.stderr()).toBe(0);
     expect(r.stderr).toMatch(
       /engine: pushing the LoRA adapter at each policy version \([\d.]+ MB\) instead of the merged/,
@@ -119,8 +161,15 @@ describe.sequential('crl train --lora-rank --engine-url (real crl serve processe
       [{ prompt, maxTokens: 8, stopTokens: [] }],
       { temperature: 1, topP: 1 },
     );
-    const lp = policy.forward([Int32Array.from([...prompt, ...res!.tokens])]).logprobs[0]!;
-    res!.tokens.forEach((_, t) => expect(res!.logprobs[t]!).toBeCloseTo(lp[prompt.length + t]!, 5));
+    const seq = Int32Array.from([...prompt, ...res!.tokens]);
+    const lp = policy.forward([seq]).logprobs[0]!;
+    const lpBase = (await loadCheckpoint(base)).policy.forward([seq]).logprobs[0]!;
+    let fromBase = 0;
+    res!.tokens.forEach((_, t) => {
+      expect(res!.logprobs[t]!).toBeCloseTo(lp[prompt.length + t]!, 5);
+      fromBase = Math.max(fromBase, Math.abs(res!.logprobs[t]! - lpBase[prompt.length + t]!));
+    });
+    expect(fromBase).toBeGreaterThan(1e-3); // the base alone would give other numbers
 
     const adapterBytes = bytesIn(join(pushed, 'v2'));
     const mergedBytes = statSync(join(last, 'model.safetensors')).size;
@@ -133,7 +182,7 @@ describe.sequential('crl train --lora-rank --engine-url (real crl serve processe
   it('pushes the merged weights with --engine-lora off', async () => {
     const engine = await engineOn(base);
     const out = join(root, 'merged-run');
-    const r = await train(base, engine, out, ['--engine-lora', 'off']);
+    const r = await train(tuned, engine, out, ['--engine-lora', 'off']);
     expect(r.code, r.stderr + engine.stderr()).toBe(0);
     expect(existsSync(join(out, 'engine-adapters'))).toBe(false);
     expect(engine.stderr()).not.toMatch(/LoRA adapter/);
@@ -146,13 +195,30 @@ describe.sequential('crl train --lora-rank --engine-url (real crl serve processe
     );
   }, 120_000);
 
+  it("trains on vLLM's API with --engine-lora on: /v1/completions naming each version's adapter as its model", async () => {
+    const engine = await engineOn(base);
+    const out = join(root, 'vllm-run');
+    const r = await train(tuned, engine, out, [], { engine: { url: engine.url, protocol: 'vllm', lora: 'on' } });
+    expect(r.code, r.stderr + engine.stderr()).toBe(0);
+    expect(existsSync(join(out, 'engine-weights'))).toBe(false);
+    // Without the adapter named as the model of its requests the engine would sample the base.
+    const metrics = readMetrics(join(out, 'metrics.jsonl'));
+    expect(metrics.map((m) => m.iteration)).toEqual([1, 2]);
+    for (const m of metrics) expect(m.metrics['policy/sampler_logprob_mismatch']!).toBeLessThan(1e-4);
+    const refused = await train(tuned, engine, join(root, 'vllm-bad-run'), [], {
+      engine: { url: engine.url, protocol: 'vllm' },
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/engine\.protocol: 'vllm' has no update_weights_from_disk: .*engine\.lora 'on'/);
+  }, 120_000);
+
   it('falls back to the merged weights when the engine refuses the adapter (auto); --engine-lora on stops', async () => {
     // The engine serves another base: crl_adapter.json's hash is not its, so it refuses the adapter.
     const other = join(root, 'other-base');
     await tinyCheckpoint(other, { seed: 4 });
     const engine = await engineOn(other);
     const out = join(root, 'fallback-run');
-    const r = await train(base, engine, out);
+    const r = await train(tuned, engine, out);
     expect(r.code, r.stderr + engine.stderr()).toBe(0);
     expect(r.stderr).toMatch(
       /engine: the engines take no LoRA adapter \(.*HTTP 400.*trained on another base.*\); pushing the merged weights instead/,
@@ -162,7 +228,7 @@ describe.sequential('crl train --lora-rank --engine-url (real crl serve processe
     for (const m of readMetrics(join(out, 'metrics.jsonl')))
       expect(m.metrics['policy/sampler_logprob_mismatch']!).toBeLessThan(1e-4);
 
-    const strict = await train(base, await engineOn(other), join(root, 'strict-run'), ['--engine-lora', 'on']);
+    const strict = await train(tuned, await engineOn(other), join(root, 'strict-run'), ['--engine-lora', 'on']);
     expect(strict.code).not.toBe(0);
     expect(strict.stderr).toMatch(/refused adapter crl-[0-9a-f]{8}-v0 .*HTTP 400.*trained on another base/);
     expect(strict.stderr).not.toMatch(/\n\s+at /);

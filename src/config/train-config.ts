@@ -145,8 +145,8 @@ export const TrainConfigSchema = z
      * Sample on a remote engine instead of in-process (docs/decisions/0010). Before each
      * iteration the policy is written to <run>/engine-weights and loaded by the engine through
      * SGLang's update_weights_from_disk, which `crl serve` also implements. vLLM has no such
-     * endpoint, so only 'sglang' trains. The engine's sampling randomness is its own: a resumed run
-     * does not replay the same episodes.
+     * endpoint, so 'vllm' trains only a LoRA run that pushes adapters (lora 'on', docs/lora.md).
+     * The engine's sampling randomness is its own: a resumed run does not replay the same episodes.
      */
     engine: z
       .object({
@@ -161,7 +161,7 @@ export const TrainConfigSchema = z
             message:
               'expected one or more http(s) URLs, comma-separated, e.g. http://127.0.0.1:30000,http://127.0.0.1:30001',
           }),
-        protocol: z.enum(['sglang']).default('sglang'),
+        protocol: z.enum(['sglang', 'vllm']).default('sglang'),
         /**
          * Sample on a replica that reports no weight version (an engine without SGLang's
          * get_weight_version). Off: such a replica's weights cannot be known to be the published ones.
@@ -284,6 +284,13 @@ export const TrainConfigSchema = z
         code: 'custom',
         path: ['model', 'lora'],
         message: 'LoRA adapters train on the embedded engine only; leave out --trainer torch or --lora-rank',
+      });
+    if (c.engine?.protocol === 'vllm' && (c.engine.lora !== 'on' || !c.model.lora || c.queue))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['engine', 'protocol'],
+        message:
+          "'vllm' has no update_weights_from_disk: it trains only a LoRA run that pushes its adapters (model.lora with engine.lora 'on', no queue); use 'sglang'",
       });
     if (c.engine?.lora === 'on' && !c.model.lora)
       ctx.addIssue({
