@@ -56,7 +56,8 @@ export interface SamplerServerOptions {
 
 /**
  * Serves a TokenSampler over the vLLM (OpenAI /v1/completions) and SGLang (/generate) APIs, plus
- * SGLang's /update_weights_from_disk for a trainer that publishes weights; requests are batched
+ * SGLang's /update_weights_from_disk for a trainer that publishes weights and vLLM's runtime LoRA
+ * API for one that pushes adapters (lora-routes.ts); requests are batched per served model
  * (request-batcher.ts). Every request is checked before its body is read: Host (DNS rebinding),
  * Origin (web pages), the admin token, Content-Type and body size; its body must arrive within
  * the body deadline, and only then does it take a serving slot (request-slots.ts,
