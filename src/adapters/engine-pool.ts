@@ -1,9 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import type { SampleRequest, SampleResult, SamplingParams, TokenSampler } from '../contracts/index.ts';
+import { publishAdapterToSet, type AdapterPush } from './adapter-publish.ts';
+import { publishWeightsToSet, unversionedRefusal } from './weights-publish.ts';
+import { adapterName } from './engine-lora.ts';
 import { postOnce } from './engine-http.ts';
 import { engineProtocol, withRequestSeed, type EngineProtocolName } from './engine-protocols.ts';
-import { getWeightVersion, updateWeightsFromDisk } from './engine-weights.ts';
 import { EngineError, EngineFault, sampleEach } from './engine-error.ts';
-import { acceptsVersion, describeWanted, type WantedVersion } from './wanted-version.ts';
+import { acceptsVersion, describeWanted, versionNumber, type WantedVersion } from './wanted-version.ts';
 import { FAILURE_BACKOFF_MS, judgeAnswer, REPEATED_FAILURES, sleep } from './replica-answers.ts';
 import { ReplicaSet, type Replica, type ReplicaHealth } from './replica-set.ts';
 
@@ -55,6 +58,11 @@ export class EnginePool {
    * time is an engine fault of its episode (EngineFault); before, the URLs are wrong (EngineError).
    */
   private served = false;
+  /**
+   * Set by the first adapter push the replicas took (publishAdapter): every request then names
+   * the adapter of the version it wants, `crl-<tag>-v<version>`; null: merged weights.
+   */
+  private adapterTag: string | null = null;
 
   constructor(private readonly options: EnginePoolOptions) {
     if (options.urls.length === 0) throw new EngineError('an engine pool needs at least one engine URL');
@@ -140,36 +148,43 @@ export class EnginePool {
    * version unless `acceptUnversioned`. Throws when no replica took them.
    */
   async publish(options: { modelPath: string; version: string; token?: string }): Promise<void> {
-    const results = await Promise.all(
-      this.set.replicas.map(async (r) => {
-        try {
-          await updateWeightsFromDisk({
-            url: r.url,
-            modelPath: options.modelPath,
-            weightVersion: options.version,
-            ...(options.token ? { token: options.token } : {}),
-          });
-          const serves = await getWeightVersion({ url: r.url, timeoutMs: Math.min(30_000, this.timeoutMs) });
-          this.set.markUp(r, serves);
-          if (serves === null && this.options.acceptUnversioned !== true)
-            return unversionedRefusal(r.url, `weight version ${options.version}`);
-          return null;
-        } catch (e) {
-          const message = (e as Error).message;
-          if (!/cannot reach the engine/.test(message)) return message;
-          this.set.markDown(r, message);
-          return undefined;
-        }
-      }),
-    );
-    const refused = results.filter((m): m is string => typeof m === 'string');
-    if (refused.length > 0) throw new EngineError(refused.join('; '));
-    if (!this.set.replicas.some((r) => r.up && r.weightVersion === options.version))
-      throw new EngineError(
-        `no engine replica took the weights (version ${options.version}): ${this.set.replicas.map((r) => `${r.url}: ${r.lastError ?? 'down'}`).join('; ')}`,
-      );
+    await publishWeightsToSet(this.set, {
+      ...options,
+      acceptUnversioned: this.options.acceptUnversioned === true,
+      timeoutMs: Math.min(30_000, this.timeoutMs),
+    });
     this.published = options.version;
     this.served = true;
+  }
+
+  /**
+   * Loads a LoRA adapter directory into every replica that answers, named for `version`
+   * (vLLM's /v1/load_lora_adapter, engine-lora.ts), in place of publish()'s merged weights: from
+   * then on every request names the adapter of the version it wants, so no stale adapter answers
+   * it. The first push decides: when a replica has no adapter API, or refuses the adapter, it
+   * returns why (having unloaded it where it was taken) if `fallback`, and the caller publishes
+   * merged weights instead; otherwise it throws, as every later push does.
+   */
+  async publishAdapter(o: {
+    path: string;
+    version: string;
+    token?: string;
+    fallback: boolean;
+  }): Promise<string | null> {
+    const push: AdapterPush = {
+      tag: this.adapterTag ?? randomBytes(4).toString('hex'),
+      version: o.version,
+      path: o.path,
+      ...(versionNumber(this.published) !== null ? { keep: versionNumber(this.published)! } : {}),
+      ...(o.token ? { token: o.token } : {}),
+      timeoutMs: Math.max(this.timeoutMs, 30_000),
+    };
+    const why = await publishAdapterToSet(this.set, push, { first: this.adapterTag === null, fallback: o.fallback });
+    if (why !== null) return why;
+    this.adapterTag = push.tag;
+    this.published = o.version;
+    this.served = true;
+    return null;
   }
 
   private async one(
@@ -178,17 +193,28 @@ export class EnginePool {
     versionNow: () => WantedVersion | undefined,
   ): Promise<SampleResult> {
     const protocol = engineProtocol(this.protocolName);
-    const body = protocol.requestBody({ request, params });
     const deadline = Date.now() + this.waitMs;
     for (;;) {
       const r = await this.pick(request.episodeId, versionNow, deadline);
       const version = versionNow();
+      // Under adapter pushes the request names its version's adapter, read on every attempt.
+      const adapter =
+        this.adapterTag !== null && version !== undefined && 'exact' in version
+          ? adapterName(this.adapterTag, version.exact)
+          : undefined;
+      const body = protocol.requestBody({ request, params, ...(adapter ? { adapter } : {}) });
       r.inFlight++;
       let answer;
       try {
         answer = await postOnce(r.endpoint, body, this.timeoutMs);
       } finally {
         r.inFlight--;
+      }
+      if (adapter !== undefined && answer.kind === 'http' && answer.status === 404) {
+        // The replica no longer holds that adapter (restarted, or unloaded under a slow request):
+        // it serves no request until a probe finds the adapter listed again or the next push.
+        r.weightVersion = null;
+        continue;
       }
       const verdict = judgeAnswer(answer);
       if (verdict.kind === 'busy') {
@@ -220,6 +246,9 @@ export class EnginePool {
       } catch (e) {
         throw new EngineError(`${r.endpoint.href}: ${(e as Error).message}`);
       }
+      // The adapter's name is its version (the answer's weight_version labels the base).
+      if (adapter !== undefined && version !== undefined && 'exact' in version)
+        return { ...result, weightVersion: version.exact };
       if (
         version !== undefined &&
         result.weightVersion !== undefined &&
@@ -258,13 +287,4 @@ export class EnginePool {
       await new Promise((res) => setTimeout(res, Math.min(this.probeMs, Math.max(1, deadline - Date.now()))));
     }
   }
-}
-
-/** Why a replica that reports no weight version is not used for a versioned request (the flag that allows it). */
-function unversionedRefusal(urls: string, wanted: string): string {
-  return (
-    `engine ${urls} reports no weight version (it lacks SGLang's GET /get_weight_version, as vLLM does), so its ` +
-    `answers cannot be checked to come from ${wanted}; to sample on it anyway, accept unversioned ` +
-    'replicas (crl train --unversioned-ok true, engine.acceptUnversioned, EnginePool acceptUnversioned)'
-  );
 }

@@ -22,12 +22,18 @@ export type EngineProtocolName = 'vllm' | 'sglang';
 /** What one protocol needs, both directions. */
 export interface EngineProtocol {
   path: string;
-  /** Client: the HTTP body for one request. */
-  requestBody(o: { request: SampleRequest; params: SamplingParams; model?: string }): unknown;
+  /**
+   * Client: the HTTP body for one request. `adapter`: a LoRA adapter the engine has loaded
+   * (engine-lora.ts) answers it: vLLM's `model`, SGLang's `lora_path`.
+   */
+  requestBody(o: { request: SampleRequest; params: SamplingParams; model?: string; adapter?: string }): unknown;
   /** Client: the engine's JSON answer -> a SampleResult (throws a message on a malformed one). */
   parseResponse(json: unknown, request: SampleRequest): SampleResult;
-  /** Server (SGLang only): an HTTP body -> the request and its sampling params (zod errors name the field). */
-  parseRequest?(json: unknown): { request: SampleRequest; params: SamplingParams };
+  /**
+   * Server (SGLang only): an HTTP body -> the request, its sampling params and the LoRA adapter it
+   * names (`lora_path`, absent: the base), zod errors naming the field.
+   */
+  parseRequest?(json: unknown): { request: SampleRequest; params: SamplingParams; adapter?: string };
   /**
    * Server (SGLang only): a SampleResult -> the engine's JSON answer. `text` is the sampled tokens
    * decoded by the server's tokenizer (SGLang returns it; absent: "", for a server without one).
@@ -51,6 +57,8 @@ const VllmResponse = z.object({
 
 const SglangRequest = z.object({
   input_ids: TokenIds.min(1),
+  /** SGLang names a loaded adapter here (one request: one name). */
+  lora_path: z.string().min(1).nullish(),
   sampling_params: z.object({
     max_new_tokens: z.number().int().nonnegative(),
     temperature: z.number().min(0).default(1),
@@ -106,8 +114,9 @@ function parseWith<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
 
 const vllm: EngineProtocol = {
   path: '/v1/completions',
-  requestBody: ({ request, params, model }) => ({
-    ...(model === undefined ? {} : { model }), // absent: the server's one model (vLLM rejects unknown names)
+  requestBody: ({ request, params, model, adapter }) => ({
+    // Absent: the server's base model (vLLM rejects unknown names); an adapter is a model by its name.
+    ...((adapter ?? model) === undefined ? {} : { model: adapter ?? model }),
     prompt: request.prompt,
     max_tokens: request.maxTokens,
     temperature: params.temperature,
@@ -131,8 +140,9 @@ const vllm: EngineProtocol = {
 
 const sglang: EngineProtocol = {
   path: '/generate',
-  requestBody: ({ request, params }) => ({
+  requestBody: ({ request, params, adapter }) => ({
     input_ids: request.prompt,
+    ...(adapter === undefined ? {} : { lora_path: adapter }),
     return_logprob: true,
     sampling_params: {
       max_new_tokens: request.maxTokens,
@@ -165,6 +175,7 @@ const sglang: EngineProtocol = {
         ...(s.sampling_seed == null ? {} : { seed: s.sampling_seed }),
       },
       params: { temperature: s.temperature, topP: s.top_p },
+      ...(b.lora_path == null ? {} : { adapter: b.lora_path }),
     };
   },
   responseBody: ({ result, promptTokens, text }) => ({

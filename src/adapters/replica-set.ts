@@ -26,6 +26,21 @@ export interface Replica extends ReplicaHealth {
 }
 
 /**
+ * How a replica is asked which weights it serves: SGLang's get_weight_version (null there: an
+ * engine that reports none, "unversioned"), or under adapter pushes the newest of the trainer's
+ * adapters it lists (adapter-publish.ts; null there: none of ours, so not usable, never "unversioned").
+ */
+export interface VersionReader {
+  read(url: string, timeoutMs: number): Promise<string | null>;
+  nullIsUnversioned: boolean;
+}
+
+const WEIGHT_VERSION_READER: VersionReader = {
+  read: (url, timeoutMs) => getWeightVersion({ url, timeoutMs }),
+  nullIsUnversioned: true,
+};
+
+/**
  * Which replica serves a request (engine-pool.ts holds what is sent to it): the replicas' state as
  * their answers and probes report it, the episodes that stick to each, and the choice among those
  * that serve the weights asked for. Kept apart from the requests themselves so that the choice
@@ -34,6 +49,7 @@ export interface Replica extends ReplicaHealth {
 export class ReplicaSet {
   readonly replicas: Replica[];
   private readonly sticky = new Map<string, Replica>();
+  private reader: VersionReader = WEIGHT_VERSION_READER;
 
   constructor(
     endpoints: readonly { url: string; endpoint: URL }[],
@@ -91,6 +107,11 @@ export class ReplicaSet {
     this.sticky.delete(episodeId);
   }
 
+  /** From now on replicas are asked their version this way (the pool switched to adapter pushes). */
+  useReader(reader: VersionReader): void {
+    this.reader = reader;
+  }
+
   /** Whether `r` may answer a request for `version` now. */
   private usable(r: Replica, version: WantedVersion | undefined): boolean {
     return (
@@ -132,7 +153,7 @@ export class ReplicaSet {
           r.probedAt = now;
           r.probing = true;
           try {
-            const v = await getWeightVersion({ url: r.url, timeoutMs: this.options.probeTimeoutMs });
+            const v = await this.reader.read(r.url, this.options.probeTimeoutMs);
             this.markUp(r, v);
           } catch (e) {
             // Only a refused or broken connection takes a replica out from a probe: one that is
@@ -152,7 +173,7 @@ export class ReplicaSet {
     if (!r.up) this.options.log?.(`engine ${r.url} is back (weight version ${version ?? 'not reported'})`);
     r.up = true;
     r.weightVersion = version;
-    r.unversioned = version === null;
+    r.unversioned = version === null && this.reader.nullIsUnversioned;
     delete r.lastError;
   }
 

@@ -2,23 +2,20 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServe, tinyCheckpoint, type Served } from '../adapters/testing/crl-serve.ts';
+import { tinyCheckpoint } from '../adapters/testing/crl-serve.ts';
 import { latestCheckpoint } from '../experiments/runs/checkpoint-store.ts';
 import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { openSafetensors, readTensorInto, type SafetensorsFile } from '../model/formats/safetensors.ts';
-import { crl, crlAsync } from './testing/spawn-crl.ts';
+import { crl } from './testing/spawn-crl.ts';
 
 /**
  * LoRA end to end through the real `crl`: a run with --lora-rank writes each checkpoint's adapter
  * as PEFT saves it, and `crl export --format hf` writes the base plus (alpha / r) B A on every
- * adapted matrix and the base itself everywhere else.
+ * adapted matrix and the base itself everywhere else. What a LoRA run pushes to remote engines:
+ * lora-engine-push.test.ts.
  */
 const root = mkdtempSync(join(tmpdir(), 'crl-lora-'));
-const servers: Served[] = [];
-afterAll(() => {
-  servers.forEach((s) => s.child.kill('SIGKILL'));
-  rmSync(root, { recursive: true, force: true });
-});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const ATTENTION = ['q_proj', 'k_proj', 'v_proj', 'o_proj'];
 const MLP = ['gate_proj', 'up_proj', 'down_proj'];
@@ -158,43 +155,5 @@ describe.sequential('crl train --lora-rank (spawned)', () => {
     );
     expect(moved.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(root, 'moved'))).toBe(false);
-  }, 120_000);
-
-  it('publishes the merged weights to a remote engine (crl serve), with the adapter beside them', async () => {
-    const base = join(root, 'engine-base');
-    await tinyCheckpoint(base, { seed: 3 });
-    const env = { ...process.env, CRL_ADMIN_TOKEN: 'lora-engine-test-token' };
-    const engine = await startServe(['--policy', base, '--weights-dir', root], env);
-    servers.push(engine);
-    const out = join(root, 'engine-run');
-    const r = await crlAsync(
-      [
-        'train',
-        '--env',
-        'kv-ledger',
-        '--init',
-        base,
-        '--batch',
-        '2',
-        '--iterations',
-        '2',
-        '--lora-rank',
-        '2',
-        '--engine-url',
-        engine.url,
-        '--out',
-        out,
-      ],
-      { env, timeoutMs: 110_000 },
-    );
-    expect(r.code, r.stderr + engine.stderr()).toBe(0);
-    const pushed = join(out, 'engine-weights');
-    // What the engine loaded last: the merged weights of the run's final policy, no AdamW state.
-    expect(existsSync(join(pushed, 'adapter_model.safetensors'))).toBe(true);
-    expect(existsSync(join(pushed, 'optimizer.safetensors'))).toBe(false);
-    const final = openSafetensors(join(latestCheckpoint(out)!.dir, 'model.safetensors'), 'final');
-    const sent = openSafetensors(join(pushed, 'model.safetensors'), 'pushed');
-    for (const name of final.tensors.keys()) expect(tensor(sent, name).data, name).toEqual(tensor(final, name).data);
-    engine.stop();
   }, 120_000);
 });

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ADMIN_TOKEN_ENV, UPDATE_WEIGHTS_PATH } from '../adapters/engine-weights.ts';
 import { DEFAULT_LIMITS } from '../serve/sampler-server.ts';
+import { DEFAULT_MAX_LORAS } from '../serve/lora-adapters.ts';
+import { LOAD_LORA_PATH } from '../adapters/engine-lora.ts';
 import { serveCheckpoint, type ServedCheckpoint } from '../serve/serve-checkpoint.ts';
 import { ServeError } from '../serve/serve-error.ts';
 import { PrecisionChoiceSchema } from '../model/network/weight-precision.ts';
@@ -31,6 +33,7 @@ const ServeFlags = z.object({
   tokenizer: z.string().min(1).optional(),
   weightVersion: z.string().min(1).default('default'),
   precision: PrecisionChoiceSchema.default('auto'),
+  maxLoras: int(1, 1024).default(DEFAULT_MAX_LORAS),
 });
 
 export type { ServeReady } from '../serve/serve-checkpoint.ts';
@@ -88,6 +91,10 @@ export function registerServeCommand(program: Command): void {
     )
     .option('--tokenizer <name|dir>', "the checkpoint's tokenizer (default: its own; another one is refused)")
     .option('--precision <auto|f32|f16|bf16>', PRECISION_HELP, 'auto')
+    .option(
+      '--max-loras <n>',
+      `LoRA adapters held at once, loaded with ${LOAD_LORA_PATH} (vLLM's API; admin token, --weights-dir) and served by name; one more is refused until one is unloaded (default ${DEFAULT_MAX_LORAS})`,
+    )
     .action(async (opts: Record<string, unknown>) => {
       const log = (l: string) => process.stderr.write(`${l}\n`);
       // An empty CRL_ADMIN_TOKEN (e.g. `CRL_ADMIN_TOKEN=$UNSET_VAR`) counts as unset: weight loading stays off.
@@ -119,6 +126,7 @@ export function registerServeCommand(program: Command): void {
           ...(f.tokenizer ? { tokenizer: f.tokenizer } : {}),
           weightVersion: f.weightVersion,
           precision: f.precision,
+          maxLoras: f.maxLoras,
           limits: {
             concurrent: f.maxConcurrent,
             reading: f.maxReading,

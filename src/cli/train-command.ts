@@ -52,6 +52,7 @@ export function actorOption(): Option {
 /** Flags `--resume` accepts: where episodes run and engines answer, not what the run learns. */
 const RESUME_FLAGS: readonly string[] = [
   'engine-url',
+  'engine-lora',
   'queue',
   'queue-timeout',
   'step-delay-ms',

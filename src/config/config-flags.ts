@@ -243,6 +243,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     help: "with --engine-url: what the engines' log-probs are: temperature (default: SGLang's, logits / T without top-p) | sampled (the distribution drawn from, top-p included: crl serve) | raw (the model's own: SGLANG_RETURN_ORIGINAL_LOGPROB); --off-policy needs them to be the sampled distribution's (docs/remote-engines.md)",
   },
   {
+    flag: 'engine-lora',
+    path: ['engine', 'lora'],
+    kind: 'string',
+    help: "with --engine-url and --lora-rank: what each policy version pushes: auto (default: the adapter when every engine takes vLLM's /v1/load_lora_adapter, e.g. crl serve; else the merged weights) | on (the adapter only; an engine without the API stops the run) | off (the merged weights) (docs/lora.md)",
+  },
+  {
     flag: 'queue',
     path: ['queue', 'url'],
     kind: 'string',

@@ -145,8 +145,8 @@ export const TrainConfigSchema = z
      * Sample on a remote engine instead of in-process (docs/decisions/0010). Before each
      * iteration the policy is written to <run>/engine-weights and loaded by the engine through
      * SGLang's update_weights_from_disk, which `crl serve` also implements. vLLM has no such
-     * endpoint, so only 'sglang' trains. The engine's sampling randomness is its own: a resumed run
-     * does not replay the same episodes.
+     * endpoint, so 'vllm' trains only a LoRA run that pushes adapters (lora 'on', docs/lora.md).
+     * The engine's sampling randomness is its own: a resumed run does not replay the same episodes.
      */
     engine: z
       .object({
@@ -161,7 +161,7 @@ export const TrainConfigSchema = z
             message:
               'expected one or more http(s) URLs, comma-separated, e.g. http://127.0.0.1:30000,http://127.0.0.1:30001',
           }),
-        protocol: z.enum(['sglang']).default('sglang'),
+        protocol: z.enum(['sglang', 'vllm']).default('sglang'),
         /**
          * Sample on a replica that reports no weight version (an engine without SGLang's
          * get_weight_version). Off: such a replica's weights cannot be known to be the published ones.
@@ -175,6 +175,14 @@ export const TrainConfigSchema = z
          * so a correction is refused where they are not the sampled distribution's.
          */
         logprobs: z.enum(ENGINE_LOGPROBS).default('temperature'),
+        /**
+         * A LoRA run's push (docs/lora.md): 'on' = only the adapter at each policy version, through
+         * vLLM's /v1/load_lora_adapter, with every request naming that version's adapter; 'off' =
+         * the merged weights through update_weights_from_disk; absent or 'auto' = the adapter when
+         * every engine takes the first one, else the merged weights. Adapters need the trainer's
+         * own engine pool: with `queue` the merged weights are pushed.
+         */
+        lora: z.enum(['auto', 'on', 'off']).optional(),
       })
       .strict()
       .optional(),
@@ -269,6 +277,27 @@ export const TrainConfigSchema = z
         code: 'custom',
         path: ['ppo', 'tisLevel'],
         message: `'sequence' applies to ppo.offPolicy 'tis' only (got '${c.ppo.offPolicy ?? 'none'}')`,
+      });
+    if (c.engine?.protocol === 'vllm' && (c.engine.lora !== 'on' || !c.model.lora || c.queue))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['engine', 'protocol'],
+        message:
+          "'vllm' has no update_weights_from_disk: it trains only a LoRA run that pushes its adapters (model.lora with engine.lora 'on', no queue); use 'sglang'",
+      });
+    if (c.engine?.lora === 'on' && !c.model.lora)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['engine', 'lora'],
+        message:
+          "'on' pushes a LoRA run's adapters; this run trains every weight (add --lora-rank, or leave --engine-lora out)",
+      });
+    if (c.engine?.lora === 'on' && c.queue)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['engine', 'lora'],
+        message:
+          "'on' needs the trainer's own engine pool; rollout workers (--queue) sample the pushed weights by version only (leave --engine-lora out: the merged weights are pushed)",
       });
     // method §7: RL w/o compaction is single-window PPO; any other K would be a different system.
     if (c.algorithm === 'ppo-single-window' && c.rollout.maxWindows !== 1) {

@@ -31,7 +31,7 @@ export function errorBody(err: HttpError, admin: boolean): unknown {
     : {
         error: {
           message: err.message,
-          type: ERROR_TYPES[err.status] ?? 'InternalServerError',
+          type: err.type ?? ERROR_TYPES[err.status] ?? 'InternalServerError',
           param: null,
           code: err.status,
         },

@@ -9,12 +9,16 @@ import { isIP } from 'node:net';
  * from Content-Length and again while streaming.
  */
 
-/** A refusal with its HTTP status; the server answers it as `{ error: { message, … } }`. */
+/**
+ * A refusal with its HTTP status; the server answers it as `{ error: { message, type, … } }`.
+ * `type` overrides the one the status implies (vLLM's LoRA routes answer "InvalidUserInput").
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    readonly type?: string,
   ) {
     super(message);
     this.name = 'HttpError';

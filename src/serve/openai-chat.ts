@@ -9,6 +9,7 @@ import { knownToolCallSyntaxes, toolCallSyntaxOf } from '../rollout/agent-format
 import { chatMessage } from './chat-response.ts';
 import { chatStreamEvents } from './chat-stream.ts';
 import { HttpError } from './http-guard.ts';
+import { adapterNamed } from './route.ts';
 
 /**
  * `POST /v1/chat/completions` as the OpenAI API defines it, with vLLM's shapes
@@ -96,11 +97,13 @@ const UNSUPPORTED: Readonly<Record<string, (v: unknown) => boolean>> = {
 
 export interface ChatOptions {
   model: string;
+  /** Loaded LoRA adapters, served by name (route.ts adapterNamed). */
+  adapters?: { has(name: string): boolean };
   /** The served tokenizer with its chat template. */
   chat: ChatTemplateSource;
   vocabSize: number;
   maxModelLen: number;
-  sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]>;
+  sample(requests: readonly SampleRequest[], params: SamplingParams, adapter?: string): Promise<SampleResult[]>;
 }
 
 const bad = (message: string) => new HttpError(400, message);
@@ -118,8 +121,7 @@ export async function chatCompletions(
   const r = ChatRequest.safeParse(body);
   if (!r.success) throw bad(r.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
   const req = r.data;
-  if (req.model != null && req.model !== o.model)
-    throw new HttpError(404, `The model \`${req.model}\` does not exist.`);
+  const adapter = adapterNamed(o, req.model);
   const specs = req.tools && req.tools.length > 0 ? req.tools : null;
   const syntax = specs ? toolCallSyntaxOf(o.chat.chatTemplate) : null;
   if (specs && !syntax)
@@ -142,6 +144,7 @@ export async function chatCompletions(
       ...(req.seed == null ? {} : { seed: req.seed + i }),
     })),
     { temperature: req.temperature ?? 1, topP: req.top_p ?? 1 },
+    adapter,
   );
   const detok = new Detokenizer(o.chat.tokenizer);
   const stops = req.stop == null ? [] : typeof req.stop === 'string' ? [req.stop] : req.stop;
@@ -174,7 +177,7 @@ export async function chatCompletions(
   const head = {
     id: `chatcmpl-${randomUUID().replace(/-/g, '')}`,
     created: Math.floor(Date.now() / 1000),
-    model: o.model,
+    model: adapter ?? o.model,
   };
   const usage = { prompt_tokens: prompt.length, completion_tokens: generated, total_tokens: prompt.length + generated };
   if (req.stream)

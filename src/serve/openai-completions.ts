@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import type { PositionLogprobs, ScoreSampling } from '../model/sampler/top-logprobs.ts';
 import type { SampleRequest, SampleResult, SamplingParams, Tokenizer } from '../contracts/index.ts';
 import { applyStopStrings, Detokenizer } from '../adapters/completion-text.ts';
 import { HttpError } from './http-guard.ts';
+import { adapterNamed } from './route.ts';
+import { CompletionRequest, UNSUPPORTED, type CompletionRequestBody as Request } from './completions-request.ts';
 
 /**
  * `POST /v1/completions` as the OpenAI API defines it, for the fields vLLM supports and with
@@ -15,76 +16,26 @@ import { HttpError } from './http-guard.ts';
  * are refused with a 400 that names them, never silently ignored. Differences from vLLM:
  * docs/remote-engines.md.
  */
-const MAX_LOGPROBS = 20; // vLLM's default max_logprobs
 const MAX_CHOICES = 64; // prompts x n in one request
-
-const TokenIds = z.array(z.number().int().nonnegative());
-const CompletionRequest = z
-  .object({
-    model: z.string().nullish(),
-    prompt: z.union([
-      z.string().min(1),
-      z.array(z.string().min(1)).min(1),
-      TokenIds.min(1),
-      z.array(TokenIds.min(1)).min(1),
-    ]),
-    max_tokens: z.number().int().nonnegative().nullish(),
-    temperature: z.number().min(0).nullish(),
-    top_p: z.number().gt(0).max(1).nullish(),
-    n: z.number().int().min(1).nullish(),
-    logprobs: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_LOGPROBS, { error: `at most ${MAX_LOGPROBS}` })
-      .nullish(),
-    echo: z.boolean().nullish(),
-    stop: z.union([z.string(), z.array(z.string())]).nullish(),
-    stream: z.boolean().nullish(),
-    stream_options: z.object({ include_usage: z.boolean().nullish() }).loose().nullish(),
-    stop_token_ids: TokenIds.nullish(),
-    include_stop_str_in_output: z.boolean().nullish(),
-    return_tokens_as_token_ids: z.boolean().nullish(),
-    return_token_ids: z.boolean().nullish(),
-    skip_special_tokens: z.boolean().nullish(),
-    user: z.string().nullish(),
-    seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullish(),
-  })
-  .loose();
-type Request = z.infer<typeof CompletionRequest>;
-
-/** Fields vLLM supports that this server does not: refused unless they hold their no-op value. */
-const UNSUPPORTED: Readonly<Record<string, (v: unknown) => boolean>> = {
-  suffix: (v) => v == null || v === '',
-  best_of: (v) => v == null || v === 1,
-  frequency_penalty: (v) => v == null || v === 0,
-  presence_penalty: (v) => v == null || v === 0,
-  repetition_penalty: (v) => v == null || v === 1,
-  logit_bias: (v) => v == null || (typeof v === 'object' && Object.keys(v).length === 0),
-  use_beam_search: (v) => v == null || v === false,
-  top_k: (v) => v == null || v === 0 || v === -1,
-  min_p: (v) => v == null || v === 0,
-  min_tokens: (v) => v == null || v === 0,
-  ignore_eos: (v) => v == null || v === false,
-  prompt_logprobs: (v) => v == null,
-  logprob_token_ids: (v) => v == null,
-  allowed_token_ids: (v) => v == null,
-  bad_words: (v) => v == null || (Array.isArray(v) && v.length === 0),
-  response_format: (v) => v == null,
-  structured_outputs: (v) => v == null,
-  prompt_embeds: (v) => v == null,
-};
 
 export interface CompletionsOptions {
   model: string;
+  /** Loaded LoRA adapters, served by name (route.ts adapterNamed). */
+  adapters?: { has(name: string): boolean };
   tokenizer: Tokenizer;
   vocabSize: number;
   /** Prompt + max_tokens may not exceed this (the model's maxSeqLen). */
   maxModelLen: number;
-  /** The server's batching queue. */
-  sample(requests: readonly SampleRequest[], params: SamplingParams): Promise<SampleResult[]>;
+  /** The server's batching queue (`adapter`: a loaded LoRA adapter answers, absent: the base). */
+  sample(requests: readonly SampleRequest[], params: SamplingParams, adapter?: string): Promise<SampleResult[]>;
   /** Top-k next-token log-probs of a sequence from position `from` on; absent: logprobs > 0 and echo+logprobs are refused. */
-  score?(seq: readonly number[], from: number, k: number, sampling?: ScoreSampling): PositionLogprobs[];
+  score?(
+    seq: readonly number[],
+    from: number,
+    k: number,
+    sampling?: ScoreSampling,
+    adapter?: string,
+  ): PositionLogprobs[];
 }
 
 /** What the route sends: one JSON body, or server-sent events. */
@@ -102,8 +53,7 @@ export async function completions(body: unknown, o: CompletionsOptions): Promise
   if (!r.success)
     throw new HttpError(400, r.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
   const req = r.data;
-  if (req.model != null && req.model !== o.model)
-    throw new HttpError(404, `The model \`${req.model}\` does not exist.`);
+  const adapter = adapterNamed(o, req.model);
   const k = req.logprobs ?? null;
   const echo = req.echo === true;
   if (((k ?? 0) > 0 || (echo && k !== null)) && !o.score)
@@ -134,10 +84,11 @@ export async function completions(body: unknown, o: CompletionsOptions): Promise
       })),
     ),
     { temperature: req.temperature ?? 1, topP: req.top_p ?? 1 },
+    adapter,
   );
   const detok = new Detokenizer(o.tokenizer);
   const choices = results.map((res, i) =>
-    buildChoice({ req, res, prompt: prompts[Math.floor(i / n)]!, index: i, detok, o }),
+    buildChoice({ req, res, prompt: prompts[Math.floor(i / n)]!, index: i, detok, o, adapter }),
   );
   const usage = {
     prompt_tokens: prompts.reduce((a, p) => a + p.length, 0),
@@ -149,7 +100,7 @@ export async function completions(body: unknown, o: CompletionsOptions): Promise
     id: `cmpl-${randomUUID().replace(/-/g, '')}`,
     object: 'text_completion',
     created: Math.floor(Date.now() / 1000),
-    model: o.model,
+    model: adapter ?? o.model, // vLLM names the adapter that answered
   };
   if (!req.stream) return { json: { ...head, choices: choices.map((c) => c.choice), usage, system_fingerprint: null } };
   const events = choices.flatMap((c) =>
@@ -199,6 +150,7 @@ function buildChoice(a: {
   index: number;
   detok: Detokenizer;
   o: CompletionsOptions;
+  adapter: string | undefined;
 }): Built {
   const { req, prompt, index, detok, o } = a;
   let tokens = a.res.tokens;
@@ -230,7 +182,7 @@ function buildChoice(a: {
     // Generated positions under the distribution they were drawn from, as the sampled token's own
     // log-prob (vLLM's processed_logprobs mode); the echoed prompt under the model's.
     const sampling = { temperature: req.temperature ?? 1, topP: req.top_p ?? 1, from: prompt.length };
-    const scored = (k > 0 || echo) && seq.length > from ? o.score!(seq, from, k, sampling) : [];
+    const scored = (k > 0 || echo) && seq.length > from ? o.score!(seq, from, k, sampling, a.adapter) : [];
     const allPieces = [...(echo ? detok.pieces([], prompt) : []), ...pieces];
     const ids = echo ? seq : tokens;
     const base = echo ? 0 : prompt.length;

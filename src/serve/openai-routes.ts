@@ -5,9 +5,12 @@ import type { Route, SamplingContext } from './route.ts';
 
 /**
  * The OpenAI/vLLM API: `GET /v1/models`, `POST /v1/completions` (openai-completions.ts) and, with a
- * chat template, `POST /v1/chat/completions` (openai-chat.ts).
+ * chat template, `POST /v1/chat/completions` (openai-chat.ts). `/v1/models` lists the base, then
+ * each loaded LoRA adapter as vLLM does: its name, its lora_path as `root`, the base as `parent`.
  */
-export function openaiRoutes(ctx: SamplingContext & { startedAt: number }): Record<string, Route> {
+export function openaiRoutes(
+  ctx: SamplingContext & { startedAt: number; listAdapters?: () => { name: string; path: string }[] },
+): Record<string, Route> {
   const { model } = ctx;
   return {
     'GET /v1/models': {
@@ -25,6 +28,15 @@ export function openaiRoutes(ctx: SamplingContext & { startedAt: number }): Reco
               parent: null,
               max_model_len: ctx.maxModelLen,
             },
+            ...(ctx.listAdapters?.() ?? []).map((a) => ({
+              id: a.name,
+              object: 'model',
+              created: ctx.startedAt,
+              owned_by: 'crl',
+              root: a.path,
+              parent: model,
+              max_model_len: null,
+            })),
           ],
         }),
     },
@@ -33,6 +45,7 @@ export function openaiRoutes(ctx: SamplingContext & { startedAt: number }): Reco
       handle: async (res, body) => {
         const answer = await completions(body, {
           model,
+          ...(ctx.adapters ? { adapters: ctx.adapters } : {}),
           tokenizer: ctx.tokenizer,
           vocabSize: ctx.vocabSize,
           maxModelLen: ctx.maxModelLen,
@@ -52,6 +65,7 @@ export function openaiRoutes(ctx: SamplingContext & { startedAt: number }): Reco
             handle: async (res, body) => {
               const answer = await chatCompletions(body, {
                 model,
+                ...(ctx.adapters ? { adapters: ctx.adapters } : {}),
                 chat: ctx.chat!,
                 vocabSize: ctx.vocabSize,
                 maxModelLen: ctx.maxModelLen,

@@ -3,6 +3,7 @@ import type { PositionLogprobs, ScoreSampling } from '../model/sampler/top-logpr
 import type { SampleRequest, SampleResult, SamplingParams, Tokenizer } from '../contracts/index.ts';
 import type { ChatTemplateSource } from '../rollout/chat-format.ts';
 import { send } from './http-errors.ts';
+import { HttpError } from './http-guard.ts';
 
 /**
  * One endpoint of `crl serve`. A POST route's handler gets the parsed JSON body, read within the
@@ -10,22 +11,36 @@ import { send } from './http-errors.ts';
  */
 export interface Route {
   post: boolean;
-  /** Behind the admin token (and answered in SGLang's `{ success, message }` error shape). */
+  /**
+   * Behind the admin token, with the admin body limit (the weight update answers its errors in
+   * SGLang's `{ success, message }` shape, the LoRA routes in vLLM's OpenAI shape).
+   */
   admin?: boolean;
   handle(res: ServerResponse, body: unknown): Promise<void> | void;
 }
 
-/** What the sampling routes share: the served model and the batching queue. */
+/**
+ * What the sampling routes share: the served model and the batching queue. A request names the
+ * base by its name (or no name), or a loaded LoRA adapter by its name (`adapter` below).
+ */
 export interface SamplingContext {
   model: string;
+  /** The loaded LoRA adapters (lora-adapters.ts); absent: the base only. */
+  adapters?: { has(name: string): boolean };
   tokenizer: Tokenizer;
   vocabSize: number;
   /** The model's maxSeqLen: prompt + max_tokens may not exceed it. */
   maxModelLen: number;
   /** The batcher; a sampler error comes back as a 400. */
-  sample: (requests: readonly SampleRequest[], params: SamplingParams) => Promise<SampleResult[]>;
+  sample: (requests: readonly SampleRequest[], params: SamplingParams, adapter?: string) => Promise<SampleResult[]>;
   /** Top-k teacher-forced log-probs (the embedded model), for logprobs > 0 and echo. */
-  score?: (seq: readonly number[], from: number, k: number, sampling?: ScoreSampling) => PositionLogprobs[];
+  score?: (
+    seq: readonly number[],
+    from: number,
+    k: number,
+    sampling?: ScoreSampling,
+    adapter?: string,
+  ) => PositionLogprobs[];
   /** The tokenizer's chat template, for /v1/chat/completions (absent: no chat route). */
   chat?: ChatTemplateSource;
 }
@@ -54,4 +69,17 @@ export function weightVersionRoutes(o: { model: string; weightVersion: () => str
         }),
     },
   };
+}
+
+/**
+ * The adapter a request's `model` names: undefined for the base (its name, or none, as vLLM
+ * takes an empty one), the name of a loaded adapter, else vLLM's 404.
+ */
+export function adapterNamed(
+  o: { model: string; adapters?: { has(name: string): boolean } },
+  name: string | null | undefined,
+): string | undefined {
+  if (!name || name === o.model) return undefined;
+  if (o.adapters?.has(name)) return name;
+  throw new HttpError(404, `The model \`${name}\` does not exist.`);
 }

@@ -9,6 +9,8 @@ import type { ChatTemplateSource } from '../rollout/chat-format.ts';
 import { openaiRoutes } from './openai-routes.ts';
 import { RequestBatcher } from './request-batcher.ts';
 import { DEFAULT_LIMITS, RequestSlots, startBodyDeadline, type ServerLimits } from './request-slots.ts';
+import type { ServedAdapters } from './lora-adapters.ts';
+import { loraRoutes } from './lora-routes.ts';
 import { healthRoutes, weightVersionRoutes, type Route, type SamplingContext } from './route.ts';
 import { sglangRoutes } from './sglang-routes.ts';
 import { checkAdmin, weightAdminRoute, type WeightAdmin } from './weight-admin.ts';
@@ -39,6 +41,11 @@ export interface SamplerServerOptions {
    * (disabled). loadWeights validates and swaps, or throws with a message safe to show.
    */
   admin?: WeightAdmin;
+  /**
+   * LoRA adapters served by name beside the model (lora-adapters.ts), loaded through vLLM's
+   * /v1/load_lora_adapter from `roots` behind the admin token; absent: those routes answer 403.
+   */
+  lora?: { adapters: ServedAdapters; roots: readonly string[] };
   /** Host names accepted besides the bound address and localhost (DNS rebinding guard). */
   allowHosts?: readonly string[];
   limits?: Partial<ServerLimits>;
@@ -49,7 +56,8 @@ export interface SamplerServerOptions {
 
 /**
  * Serves a TokenSampler over the vLLM (OpenAI /v1/completions) and SGLang (/generate) APIs, plus
- * SGLang's /update_weights_from_disk for a trainer that publishes weights; requests are batched
+ * SGLang's /update_weights_from_disk for a trainer that publishes weights and vLLM's runtime LoRA
+ * API for one that pushes adapters (lora-routes.ts); requests are batched per served model
  * (request-batcher.ts). Every request is checked before its body is read: Host (DNS rebinding),
  * Origin (web pages), the admin token, Content-Type and body size; its body must arrive within
  * the body deadline, and only then does it take a serving slot (request-slots.ts,
@@ -63,9 +71,11 @@ export async function startSamplerServer(options: SamplerServerOptions): Promise
   // Every result says which weights sampled it: the label is read as the batch starts, and a
   // weight swap is synchronous, so it never lands inside a batch (weight-admin.ts).
   const batcher = new RequestBatcher({
-    sample: async (requests, params) => {
+    sample: async (requests, params, adapter) => {
       const version = weightVersion;
-      const results = await options.sampler.sample(requests, params);
+      const results = adapter
+        ? await options.lora!.adapters.sample(adapter, requests, params)
+        : await options.sampler.sample(requests, params);
       return results.map((r) => ({ ...r, weightVersion: version }));
     },
   });
@@ -74,23 +84,42 @@ export async function startSamplerServer(options: SamplerServerOptions): Promise
     tokenizer: options.tokenizer,
     vocabSize: options.vocabSize,
     maxModelLen: options.maxModelLen,
-    sample: (requests: readonly SampleRequest[], params: SamplingParams) =>
-      batcher.sample(requests, params).catch((e: Error) => {
-        throw new HttpError(400, e.message);
+    ...(options.lora ? { adapters: options.lora.adapters } : {}),
+    sample: (requests: readonly SampleRequest[], params: SamplingParams, adapter?: string) =>
+      batcher.sample(requests, params, adapter).catch((e: Error) => {
+        throw e instanceof HttpError ? e : new HttpError(400, e.message); // an adapter unloaded meanwhile: 404
       }),
-    ...(options.score ? { score: options.score } : {}),
+    ...(options.score
+      ? {
+          score: (seq, from, k, sampling, adapter) =>
+            adapter
+              ? options.lora!.adapters.score(adapter, seq, from, k, sampling)
+              : options.score!(seq, from, k, sampling),
+        }
+      : {}),
     ...(options.chat ? { chat: options.chat } : {}),
   };
   const routes: Record<string, Route> = {
     ...healthRoutes,
     ...weightVersionRoutes({ model, weightVersion: () => weightVersion }),
-    ...openaiRoutes({ ...ctx, startedAt: Math.floor(Date.now() / 1000) }),
+    ...openaiRoutes({
+      ...ctx,
+      startedAt: Math.floor(Date.now() / 1000),
+      ...(options.lora ? { listAdapters: () => options.lora!.adapters.list() } : {}),
+    }),
     ...sglangRoutes(ctx),
     [`POST ${UPDATE_WEIGHTS_PATH}`]: weightAdminRoute({
       admin: options.admin,
       onLoaded: (v) => {
         if (v !== undefined) weightVersion = v;
+        options.lora?.adapters.baseChanged(); // adapters go on the new base from their next batch
       },
+      ...(options.log ? { log: options.log } : {}),
+    }),
+    ...loraRoutes({
+      adapters: options.lora?.adapters,
+      roots: options.lora?.roots ?? [],
+      model,
       ...(options.log ? { log: options.log } : {}),
     }),
   };

@@ -9,6 +9,7 @@ import { topLogprobs } from '../model/sampler/top-logprobs.ts';
 import type { PrecisionChoice, WeightPrecision } from '../model/network/weight-precision.ts';
 import { mixSeed, Rng } from '../util/random.ts';
 import { isLoopback } from './http-guard.ts';
+import { DEFAULT_MAX_LORAS, ServedAdapters } from './lora-adapters.ts';
 import type { ServerLimits } from './request-slots.ts';
 import { startSamplerServer, type SamplerServer } from './sampler-server.ts';
 import { ServeError } from './serve-error.ts';
@@ -37,6 +38,8 @@ export interface ServeCheckpointOptions {
   weightVersion?: string;
   /** The sampler's weight precision (model/network/weight-precision.ts; default 'auto'). */
   precision?: PrecisionChoice;
+  /** LoRA adapters held at once (vLLM's /v1/load_lora_adapter, behind the admin token; default 4). */
+  maxLoras?: number;
   /** Where the server's lines go (weight updates, internal errors). */
   log?: (line: string) => void;
 }
@@ -103,6 +106,15 @@ export async function serveCheckpoint(options: ServeCheckpointOptions): Promise<
     rng: new Rng(mixSeed(options.seed ?? 0, 3)),
     precision: options.precision ?? 'auto',
   });
+  // With the admin token, adapters load from the --weights-dir directories as weights do.
+  const adapters = token
+    ? new ServedAdapters({
+        base: served,
+        precision: sampler.precision,
+        seed: mixSeed(options.seed ?? 0, 3),
+        max: options.maxLoras ?? DEFAULT_MAX_LORAS,
+      })
+    : undefined;
   let server;
   try {
     server = await startSamplerServer({
@@ -125,6 +137,7 @@ export async function serveCheckpoint(options: ServeCheckpointOptions): Promise<
             },
           }
         : {}),
+      ...(adapters ? { lora: { adapters, roots } } : {}),
       allowHosts: options.allowHosts ?? [],
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.weightVersion ? { weightVersion: options.weightVersion } : {}),

@@ -45,9 +45,14 @@ function inside(root: string, path: string): boolean {
 /**
  * The checkpoint directory `requested` names, as a real path inside a root, or an error that is
  * the same whether the path is outside, missing, or not a checkpoint (it reveals nothing about
- * what exists). A relative path is taken relative to each root in turn.
+ * what exists): `refusal`, by default a 400 naming model_path. A relative path is taken relative
+ * to each root in turn.
  */
-export function resolveAllowed(roots: readonly string[], requested: string): string {
+export function resolveAllowed(
+  roots: readonly string[],
+  requested: string,
+  refusal: () => HttpError = () => new HttpError(400, OUTSIDE),
+): string {
   const candidates = isAbsolute(requested) ? [requested] : roots.map((r) => resolve(r, requested));
   for (const c of candidates) {
     try {
@@ -61,7 +66,7 @@ export function resolveAllowed(roots: readonly string[], requested: string): str
       // missing, unreadable, or not a checkpoint: the same answer as outside
     }
   }
-  throw new HttpError(400, OUTSIDE);
+  throw refusal();
 }
 
 /** Loads, checks and swaps in the weights; returns the message for the answer. */

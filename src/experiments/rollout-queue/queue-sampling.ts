@@ -93,7 +93,7 @@ export async function queueSampling(options: {
         ? {
             kind: 'engines',
             urls: engineUrls(config.engine.url),
-            protocol: config.engine.protocol,
+            protocol: 'sglang', // the config refuses 'vllm' with a queue: it needs adapter pushes
             weightVersion: String(floor),
             ...(ahead ? { orNewer: true as const } : {}),
           }

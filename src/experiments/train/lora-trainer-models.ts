@@ -26,6 +26,8 @@ export interface LoraPolicy {
   trainable: TrainablePolicy;
   /** After restoreCheckpoint(dir): the adapters and their moments from `dir`, merged. */
   restore(dir: string): void;
+  /** Writes the adapter alone, without its AdamW moments, into `dir` (a push to engines that load adapters). */
+  writeForEngines(dir: string): void;
 }
 
 /**
@@ -82,6 +84,7 @@ export async function loraPolicy({
       loadPeftAdapter({ dir, lora, optimizer: true });
       lora.merge();
     },
+    writeForEngines: (dir) => writePeftAdapter({ dir, lora, baseModel, baseSha256, optimizer: false }),
   };
 }
 

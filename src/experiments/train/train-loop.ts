@@ -69,6 +69,7 @@ export async function train(options: {
     rollout,
     rng: new Rng(mixSeed(config.seed, 0)),
     engineWeightsDir: join(paths.root, 'engine-weights'),
+    engineAdaptersDir: join(paths.root, 'engine-adapters'),
     ...(options.engineToken ? { engineToken: options.engineToken } : {}),
     log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
   });

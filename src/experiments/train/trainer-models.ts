@@ -15,6 +15,7 @@ import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
 import { loraMemory, resolveLora } from '../../model/lora/lora-config.ts';
 import { loraPolicy } from './lora-trainer-models.ts';
 import type { LoraAdapter } from '../../model/lora/lora-adapter.ts';
+import { enginePublisher } from './engine-push.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
 import type { LoadedTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import type { TokenSampler, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
@@ -111,6 +112,8 @@ export async function buildTrainerModels(options: {
   rng: Rng;
   /** Where the policy is written for a remote engine to load (config.engine). */
   engineWeightsDir?: string;
+  /** Where a LoRA run writes the adapters it pushes to engines that load adapters (engine-push.ts). */
+  engineAdaptersDir?: string;
   /** The engine's admin token for its weight endpoint (never stored in the config). */
   engineToken?: string;
   /** Where the engine pool reports a replica going down or coming back. */
@@ -186,6 +189,19 @@ export async function buildTrainerModels(options: {
         ...(options.log ? { log: options.log } : {}),
       })
     : null;
+  const publish = engines
+    ? enginePublisher({
+        engines,
+        policy,
+        lora,
+        // Rollout workers name weights by version only, never an adapter: merged weights for them.
+        mode: config.queue ? 'off' : (engine!.lora ?? 'auto'),
+        weightsDir: options.engineWeightsDir!,
+        adaptersDir: options.engineAdaptersDir ?? `${options.engineWeightsDir!}-adapters`,
+        ...(options.engineToken ? { token: options.engineToken } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      })
+    : null;
   return {
     policy,
     critic,
@@ -202,16 +218,8 @@ export async function buildTrainerModels(options: {
             reasoner: family.reasoner,
           })
         : new ModelSampler({ policy, rng: r })),
-    publish: async (version) => {
-      if (!engines) return; // the ModelSampler reads the live parameter buffer
-      // Merged weights, which every engine loads (a LoRA run's adapter beside them).
-      await saveCheckpoint(options.engineWeightsDir!, { policy, ...(lora ? { adapter: lora.adapter } : {}) });
-      await engines.publish({
-        modelPath: options.engineWeightsDir!,
-        version: String(version),
-        ...(options.engineToken ? { token: options.engineToken } : {}),
-      });
-    },
+    // In process the ModelSampler reads the live parameter buffer: nothing to publish.
+    publish: async (version) => publish?.(version),
     save: (dir, meta) =>
       saveCheckpoint(dir, { policy, ...(critic ? { critic } : {}), meta, ...(lora ? { adapter: lora.adapter } : {}) }),
     restore: async (dir) => {

@@ -21,7 +21,7 @@ import {
   type NamedTensor,
 } from '../formats/safetensors.ts';
 import { LORA_TARGETS, type LoraSettings } from './lora-config.ts';
-import type { AdaptedMatrix, LoraAdapter } from './lora-adapter.ts';
+import type { LoraAdapter } from './lora-adapter.ts';
 
 export const PEFT_FILES = {
   config: 'adapter_config.json',
@@ -43,6 +43,21 @@ const AdapterConfigSchema = z
   })
   .loose();
 
+/**
+ * PEFT options that change what the adapter's tensors mean (another scale, per-module ranks, a
+ * magnitude vector, biases): with one of them set away from its default, W0 + (alpha / r) B A
+ * would be the wrong merge, so such an adapter is refused rather than misread.
+ */
+const VARIANT_DEFAULTS: Readonly<Record<string, (v: unknown) => boolean>> = {
+  use_rslora: (v) => v == null || v === false,
+  use_dora: (v) => v == null || v === false,
+  rank_pattern: (v) => v == null || (typeof v === 'object' && Object.keys(v).length === 0),
+  alpha_pattern: (v) => v == null || (typeof v === 'object' && Object.keys(v).length === 0),
+  layers_to_transform: (v) => v == null,
+  modules_to_save: (v) => v == null,
+  bias: (v) => v == null || v === 'none',
+};
+
 const CrlAdapterSchema = z
   .object({
     format: z.literal('compaction-rl-adapter'),
@@ -53,7 +68,7 @@ const CrlAdapterSchema = z
   .strict();
 
 /** PEFT's key of matrix m's A or B. */
-export function peftKey(m: AdaptedMatrix, which: 'lora_A' | 'lora_B'): string {
+export function peftKey(m: { module: string }, which: 'lora_A' | 'lora_B'): string {
   return `base_model.model.${m.module}.${which}.weight`;
 }
 
@@ -65,18 +80,23 @@ function adapterTensors(lora: LoraAdapter, buf: Float32Array, suffix = ''): Name
   ]);
 }
 
-/** Writes the adapter's files into `dir` (a checkpoint directory). */
+/**
+ * Writes the adapter's files into `dir` (a checkpoint directory). `optimizer: false` leaves out
+ * the AdamW moments: an adapter pushed to an engine (which only serves it) is then its few MB.
+ */
 export function writePeftAdapter({
   dir,
   lora,
   baseModel,
   baseSha256,
+  optimizer = true,
 }: {
   dir: string;
   lora: LoraAdapter;
   /** base_model_name_or_path: the directory the base was loaded from. */
   baseModel: string;
   baseSha256: string;
+  optimizer?: boolean;
 }): void {
   const { rank, alpha, targets } = lora.settings;
   const config = {
@@ -105,12 +125,13 @@ export function writePeftAdapter({
     safetensorsChunks(adapterTensors(lora, lora.params), { format: 'pt' }),
   );
   const { m, v, step } = lora.optimizer.state;
-  writeChunksAtomic(
-    join(dir, PEFT_FILES.optimizer),
-    safetensorsChunks([...adapterTensors(lora, m, '.exp_avg'), ...adapterTensors(lora, v, '.exp_avg_sq')], {
-      step: String(step),
-    }),
-  );
+  if (optimizer)
+    writeChunksAtomic(
+      join(dir, PEFT_FILES.optimizer),
+      safetensorsChunks([...adapterTensors(lora, m, '.exp_avg'), ...adapterTensors(lora, v, '.exp_avg_sq')], {
+        step: String(step),
+      }),
+    );
   const crl: z.infer<typeof CrlAdapterSchema> = { format: 'compaction-rl-adapter', version: 1, baseSha256 };
   writeFileAtomic(join(dir, PEFT_FILES.crl), JSON.stringify(crl) + '\n');
 }
@@ -141,6 +162,13 @@ export function readPeftAdapterInfo(dir: string): PeftAdapterInfo {
   if (!r.success)
     throw new CheckpointFormatError(
       `${path}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  const variants = Object.entries(VARIANT_DEFAULTS)
+    .filter(([k, isDefault]) => !isDefault((r.data as Record<string, unknown>)[k]))
+    .map(([k]) => k);
+  if (variants.length)
+    throw new CheckpointFormatError(
+      `${path}: ${variants.join(', ')} set; crl reads plain LoRA adapters only (W0 + (lora_alpha / r) B A on every layer)`,
     );
   const modules = typeof r.data.target_modules === 'string' ? [r.data.target_modules] : r.data.target_modules;
   const unknown = modules.filter((t) => !(LORA_TARGETS as string[]).includes(t));

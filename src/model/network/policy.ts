@@ -1,5 +1,5 @@
 import type { PolicyForward, TrainablePolicy } from '../../contracts/index.ts';
-import type { OptimizerConfig } from '../../optim/config.ts';
+import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
 import { linearBackward, linearForward } from '../../tensor/linear.ts';
 import { logprobBackward, logprobForward } from '../../tensor/logprob.ts';
 import type { Rng } from '../../util/random.ts';
@@ -56,6 +56,21 @@ export class PolicyModel implements TrainablePolicy {
 
   get config(): ModelConfig {
     return this.net.cfg;
+  }
+
+  /**
+   * The same model and vocabulary on a copy of the weights, for sampling only (its optimizer is
+   * the default and never made): an engine serving a LoRA adapter's merge beside its base.
+   */
+  copyForSampling(): PolicyModel {
+    const copy = new PolicyModel({
+      config: this.config,
+      optim: DEFAULT_OPTIMIZER,
+      params: Float32Array.from(this.net.params),
+      vocab: this.vocab,
+    });
+    copy.sampling = { ...this.sampling };
+    return copy;
   }
 
   forward(tokens: readonly Int32Array[], options: { train?: boolean } = {}): PolicyForward {
