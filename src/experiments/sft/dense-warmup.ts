@@ -262,7 +262,7 @@ function covered(e: Example, policy: PolicyModel, layout: ChatLayout): Example {
  * Trains policy's weights in place with the warm-up's own AdamW schedule (a second optimizer over
  * the same parameter buffer), so the episode SFT that follows starts its own schedule fresh.
  */
-export function runDenseWarmup(options: {
+export async function runDenseWarmup(options: {
   policy: PolicyModel;
   family: TaskFamily;
   knobs: Record<string, unknown>;
@@ -272,7 +272,9 @@ export function runDenseWarmup(options: {
   /** Longest dense sequence (C of the rollout; default: the model's maxSeqLen). */
   maxTokens?: number;
   onEval?: (p: WarmupPoint) => void;
-}): WarmupPoint[] {
+  /** After each optimizer step (progress between evaluations, which can be many minutes apart). */
+  onStep?: (step: number, steps: number) => void;
+}): Promise<WarmupPoint[]> {
   const { policy, family, layout, config } = options;
   const steps = denseWarmupSteps(family, config);
   if (steps === 0) return [];
@@ -327,6 +329,11 @@ export function runDenseWarmup(options: {
     }).loss;
     seen++;
     warm.step();
+    options.onStep?.(step, steps);
+    // Back to the event loop once a step: a warm-up runs for minutes (hours in the tools format at
+    // the presets' sizes), and Ctrl-C / SIGTERM are handled there (cli/exit-on-interrupt.ts);
+    // without this a signal waited for the whole warm-up.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     // The end of the recall stage is also a point: the recall form's accuracy is only meaningful
     // there (the family forms that follow overwrite it, and the log says so by omitting it).
     if (step % config.evalEvery === 0 || step === steps || step === recallEnd) {

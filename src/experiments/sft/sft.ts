@@ -153,7 +153,8 @@ export async function runSft(options: {
     // The warm-up's result is saved as iteration 0 (fresh optimizer state): a crash during the
     // episode SFT resumes after it; a crash during the warm-up redoes it (minutes, deterministic).
     const t0 = Date.now();
-    const curve = runDenseWarmup({
+    let said = t0;
+    const curve = await runDenseWarmup({
       policy,
       family,
       knobs: config.env.knobs,
@@ -161,6 +162,12 @@ export async function runSft(options: {
       config: config.dense,
       seed: config.seed,
       maxTokens: rollout.contextWindow,
+      // A line a minute between the evaluations' lines, so a long warm-up shows it is moving.
+      onStep: (step, steps) => {
+        if (Date.now() - said < 60_000) return;
+        said = Date.now();
+        options.log?.(`dense warm-up step ${step}/${steps} (${((said - t0) / 1000).toFixed(0)} s)`);
+      },
       onEval: (p) =>
         options.log?.(
           `dense warm-up ${p.step}/${denseSteps}: train loss ${p.trainLoss?.toFixed(3) ?? '-'}, held-out loss ${p.heldOutLoss.toFixed(3)}, acc ${p.heldOutAcc.toFixed(3)}, value acc ${p.heldOutValueAcc.toFixed(3)}${p.recallAcc === undefined || !p.recallStage ? '' : `, recall acc ${p.recallAcc.toFixed(3)}`} (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
