@@ -45,8 +45,14 @@ export interface ChatLayout {
   readonly tokenizerName: string;
   readonly tokenizer: Tokenizer;
   readonly format: ChatFormat;
-  /** prefix + system turn (`<bos> <sys> system <eot>`). */
+  /** prefix + system turn (`<bos> <sys> system <eot>`); in the tools format with the tools declared. */
   readonly systemTurn: readonly number[];
+  /**
+   * The system turn without tools (the text format's, whatever the format): the dense warm-up's
+   * lookup forms open with it, since 200-odd tokens of tool schemas before every recall probe made
+   * that stage 7x longer and kept its recall accuracy near 0 (experiments/sft/dense-warmup.ts).
+   */
+  readonly bareSystemTurn: readonly number[];
   /** The generation prompt an action is generated after (`<asst>`). */
   readonly actionOpen: readonly number[];
   /** Assistant turn end + observation turn start (`<eot> <obs>`); its first id is the action stop. */
@@ -112,13 +118,13 @@ export function createChatLayout(options: {
   const separator = tokenizer.wordLevel ? '' : '\n';
   // The tools format's generation prompt may carry the template's empty thinking block (thinking off).
   const prompt = agent ? tokenizer.encode(agent.promptText) : t.assistant.open;
+  const bareSystemTurn = [...format.prefix, ...t.system.open, ...content(templates.system), ...t.system.close];
   return {
     tokenizerName: options.tokenizer.name,
     tokenizer,
     format,
-    systemTurn: agent
-      ? tokenizer.encode(agent.systemText(templates.system))
-      : [...format.prefix, ...t.system.open, ...content(templates.system), ...t.system.close],
+    systemTurn: agent ? tokenizer.encode(agent.systemText(templates.system)) : bareSystemTurn,
+    bareSystemTurn,
     actionOpen: prompt,
     actionSeam,
     summaryPrompt: [...t.user.open, ...content(templates.summaryInstruction), ...t.user.close, ...prompt],

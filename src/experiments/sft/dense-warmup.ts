@@ -92,8 +92,8 @@ export const PRESET_RECALL_STAGE = { recallSteps: 300, recallMinAcc: 0.9, recall
 
 /**
  * Text parts → tokens and supervised positions, laid out with the runtime's chat layout: the
- * format's prefix (`<bos>`; the whole system turn when the first part is an instruction or the
- * format has no prefix), then each
+ * format's prefix (`<bos>`; the whole system turn when the first part is an instruction, the system
+ * turn without tools when the format has no prefix), then each
  * part. Turn parts are encoded on their own between the layout's markers, as the runtime encodes a
  * turn; a run of 'context' / 'target' parts is one text, each part encoded with the space that
  * joins it to the previous one (so a target reads as it would inside an action: `answer 14`).
@@ -108,7 +108,15 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
   // A format without a prefix (Qwen3 has no BOS) starts with its system turn instead: a sequence
   // that opens on a content token gives attention no constant first position to rest on, and the
   // recall form opened on its first key, which then encoded unlike every later (spaced) key.
-  const opening = parts[0]?.kind === 'instruction' || format.prefix.length === 0 ? layout.systemTurn : format.prefix;
+  // A form that is not an episode (no instruction: the recall form, lookups) opens without the
+  // tools format's tool schemas: they teach lookups, and the episode forms and the episode SFT teach
+  // the format.
+  const opening =
+    parts[0]?.kind === 'instruction'
+      ? layout.systemTurn
+      : format.prefix.length === 0
+        ? layout.bareSystemTurn
+        : format.prefix;
   const tokens: number[] = [...opening];
   const answerAt: number[] = [];
   const supervised = (xs: readonly number[]): void => {
