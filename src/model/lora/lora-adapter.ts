@@ -25,7 +25,7 @@ import type { Rng } from '../../util/random.ts';
 import type { LlamaNetwork } from '../network/network.ts';
 import { loraMatrices, loraScale, type LoraMatrix, type LoraSettings, type LoraTarget } from './lora-config.ts';
 import { FrozenBase } from './frozen-base.ts';
-import { loraMerge, loraRowsBackward, type LoraShape } from './lora-math.ts';
+import { loraMerge, loraMergeInPlace, loraRowsBackward, type LoraShape } from './lora-math.ts';
 import { attentionShape } from '../network/config.ts';
 import type { LayerMatrix, WeightGradHook } from '../network/transformer.ts';
 import { MergedLayers, type MergeProduct } from './merged-layers.ts';
@@ -133,7 +133,7 @@ export class LoraAdapter {
     for (const m of this.byProduct.get(`${layer}.${product}`) ?? []) {
       const pl = place.find((p) => p.offset <= m.offset && m.offset < p.offset + p.size)!;
       const w = out.subarray(m.offset - pl.offset, m.offset - pl.offset + m.out * m.in);
-      loraMerge({ w, base: w, a: this.a(m), b: this.b(m), scratch: this.scratch, shape: this.shape(m) });
+      loraMergeInPlace({ w, a: this.a(m), b: this.b(m), shape: this.shape(m) });
     }
   }
 
