@@ -4,13 +4,15 @@
  * down) stay frozen in this object (bf16 when every value is one, frozen-base.ts), and layer l's
  * merged products W0 + s B A are materialized on demand into one layer's f32 buffers.
  *
- * Why materialize rather than run x W0^T + s (x A^T) B^T beside the base: the merge is the same
- * loraMerge the merged storage runs, so every weight the trunk and the sampler's copy read is bit
- * for bit the merged storage's, and the trunk, its backward and the f32 GEMM stay as they are.
- * The cost is a widen and an r-deep product per weight each time a layer is materialized (twice
- * per forward + backward, as each layer is read once going up and once coming down), against
- * 6 N FLOPs per weight for the layer's products themselves: about 3% at N = 512, r = 16. The
- * memory: one layer's products in f32 (63 MB at Qwen3-0.6B) in place of every layer's (1.76 GB).
+ * Why materialize rather than run x W0^T + s (x A^T) B^T beside the base: the merge gives the
+ * same f32 sums as the loraMerge the merged storage runs, so every weight the trunk and the
+ * sampler's copy read is bit for bit the merged storage's, and the trunk, its backward and the
+ * f32 GEMM stay as they are (the side path's backward would need W0 in the other orientation, a
+ * second bf16 copy or a new kernel). The cost is a widen and an r-deep product per weight each
+ * time a layer is materialized (twice per forward + backward, as each layer is read once going
+ * up and once coming down): 45 to 50 ms per Qwen3-0.6B layer, about 2.6 s of a 30 s step
+ * (docs/engine-scale.md "LoRA adapters"). The memory: one layer's products in f32 (63 MB at
+ * Qwen3-0.6B) in place of every layer's (1.76 GB).
  *
  * Legend: L = layers, C = dModel, Q3 = (H + 2 Hkv) D, F = mlpHidden.
  */
