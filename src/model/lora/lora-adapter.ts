@@ -13,9 +13,9 @@
  * With storage 'base' the network does not hold the merged f32 products at all: the base's layer
  * products stay frozen in bf16 (when exact) in merged-layers.ts, the network's f32 copy of them is
  * released, and the trunk and the sampler's copy read each layer merged on demand, bit for bit the
- * values the merged storage holds. Readers of `net.params` (checkpoints, exports, the PyTorch
- * trainer's init, a critic's trunk copy) then see zeros in the layer products: only the update's
- * hot path and the sampler read this storage so far (docs/lora.md "Storage").
+ * values the merged storage holds. Readers of `net.params` then see zeros in the layer products:
+ * the checkpoint writer (net.tensor) and a critic's trunk copy read through the layer source,
+ * and withBaseWeights (the PyTorch trainer's init) refuses this storage (docs/lora.md "Storage").
  *
  * Layout of `params` (and `grads`): matrix by matrix in loraMatrices order, A [r, I] then B [O, r].
  */
@@ -49,14 +49,14 @@ export class LoraAdapter {
   readonly matrices: readonly AdaptedMatrix[];
   readonly params: Float32Array; // [sum r (I + O)]
   readonly grads: Float32Array; // [sum r (I + O)]
-  /** The base's adapted matrices, frozen: [sum O I]. */
+  /** The base's adapted matrices, frozen: [sum O I]; in storage 'base', every layer product. */
   readonly base: FrozenBase;
   readonly optimizer: AdamW;
   readonly storage: LoraStorage;
   /** Storage 'base': the layer products' base and the materialized layer; null otherwise. */
   readonly layers: MergedLayers | null;
   private readonly net: LlamaNetwork;
-  private readonly scratch: Float32Array; // [max O I] s B A
+  private readonly scratch: Float32Array; // [max O I] s B A (storage 'merged')
   private readonly widened: Float32Array; // [max O I] a bf16 base matrix as f32
   /** The adapted matrices of each layer product ("layer.matrix"), with their columns in its output. */
   private readonly byProduct = new Map<string, (AdaptedMatrix & { col: number; ld: number })[]>();
@@ -101,7 +101,7 @@ export class LoraAdapter {
     this.params = new Float32Array(at);
     this.grads = new Float32Array(at);
     const largest = Math.max(0, ...this.matrices.map((m) => m.out * m.in));
-    this.scratch = new Float32Array(largest);
+    this.scratch = new Float32Array(layers ? 0 : largest); // storage 'base' merges in place
     this.base =
       layers?.base ?? new FrozenBase(this.matrices.map((m) => net.params.subarray(m.offset, m.offset + m.out * m.in)));
     this.widened = new Float32Array(!layers && this.base.format === 'bf16' ? largest : 0);
