@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../util/random.ts';
 import { modelConfig } from '../network/config.ts';
+import { CriticModel } from '../network/critic.ts';
 import { PolicyModel } from '../network/policy.ts';
 import { randomSequences, scrambleWeights, TEST_OPTIM } from '../network/test-helpers.ts';
 import type { WeightPrecision } from '../network/weight-precision.ts';
@@ -77,6 +78,15 @@ describe("LoRA storage 'base' (merged-layers.ts)", () => {
     expect(line.bytes).toBe(
       4 * (policy.net.params.length - held) + lora.base.bytes + scratchBytes + 16 * lora.params.length,
     );
+  });
+
+  it("gives whole-weight readers the merged storage's values: net.tensor (checkpoints) and a critic's trunk copy", () => {
+    const merged = adapted('merged', { bf16: true });
+    const base = adapted('base', { bf16: true });
+    for (const s of base.policy.net.specs)
+      expect(base.policy.net.tensor(s)).toEqual(merged.policy.net.params.subarray(s.offset, s.offset + s.size));
+    const critic = (p: PolicyModel) => CriticModel.fromPolicy({ policy: p, optim: TEST_OPTIM, layers: 1 }).net.params;
+    expect(critic(base.policy)).toEqual(critic(merged.policy));
   });
 
   it('materializes the products no adapter targets as the base itself', () => {
