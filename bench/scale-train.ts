@@ -12,7 +12,12 @@
  * memory plan (src/model/network/memory-plan.ts) is printed beside the measured peak.
  * With `--lora-rank R` the policy trains LoRA adapters of rank R on every projection (alpha 2R,
  * model/lora/) instead of every weight: the step is the adapter's (dA and dB from the rows, AdamW
- * on them, the merge), and the plan counts what a LoRA policy holds.
+ * on them, the merge), and the plan counts what a LoRA policy holds. The policy's random weights
+ * are rounded to bf16 first, as a Qwen3 base is shipped (the cost of a full update does not
+ * depend on the values), so a LoRA policy's frozen base is kept in bf16 as it would be for the
+ * real model. In storage 'base' (lora-adapter.ts) the adapter is made before the critic and the
+ * sampler's copy, which read the policy's layers from it, and the released f32 weights are
+ * collected (gc, exposed by bench/scale.ts) before anything else is allocated.
  */
 import { performance } from 'node:perf_hooks';
 import type { ModelConfig } from '../src/model/network/config.ts';
@@ -22,7 +27,7 @@ import { PolicyModel } from '../src/model/network/policy.ts';
 import { resolvePrecision } from '../src/model/network/weight-precision.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { attentionShape } from '../src/model/network/config.ts';
-import { LoraAdapter } from '../src/model/lora/lora-adapter.ts';
+import { LoraAdapter, type LoraStorage } from '../src/model/lora/lora-adapter.ts';
 import { resolveLora } from '../src/model/lora/lora-config.ts';
 import { Rng } from '../src/util/random.ts';
 import { measureGemmCeiling } from './gemm-ceiling.ts';
@@ -53,24 +58,35 @@ export function trainPhase(o: {
   recompute: boolean;
   /** LoRA adapters of this rank on every projection instead of training every weight. */
   loraRank?: number | undefined;
+  loraStorage?: LoraStorage;
+  criticEmbedding?: 'trained' | 'frozen';
 }): void {
   const baseRss = process.memoryUsage().rss; // the runtime before any model buffer
   const { cfg, tokens, seq } = o;
   const rng = new Rng(1);
   const t0 = performance.now();
   const policy = new PolicyModel({ config: cfg, optim: DEFAULT_OPTIMIZER, rng });
-  const critic = CriticModel.fromPolicy({ policy, optim: DEFAULT_OPTIMIZER, layers: o.criticLayers });
-  policy.net.recompute = critic.net.recompute = o.recompute;
-  // What the rollout's sampler leaves behind: its copy in the precision it picks by size.
-  policy.net.inferenceWeights(resolvePrecision('auto', policy.net.paramCount));
+  const bits = new Uint32Array(policy.net.params.buffer, policy.net.params.byteOffset, policy.net.params.length);
+  for (let k = 0; k < bits.length; k++) bits[k] = bits[k]! & 0xffff0000; // a base shipped in bf16 (truncated: any bf16 values do)
   const lora = o.loraRank
     ? new LoraAdapter({
         net: policy.net,
         settings: resolveLora({ rank: o.loraRank }),
         optim: DEFAULT_OPTIMIZER,
         rng: rng.fork(),
+        storage: o.loraStorage ?? 'merged',
       })
     : null;
+  (globalThis as { gc?: () => void }).gc?.(); // storage 'base': the released f32 weights go now
+  const critic = CriticModel.fromPolicy({
+    policy,
+    optim: DEFAULT_OPTIMIZER,
+    layers: o.criticLayers,
+    embedding: o.criticEmbedding ?? 'trained',
+  });
+  policy.net.recompute = critic.net.recompute = o.recompute;
+  // What the rollout's sampler leaves behind: its copy in the precision it picks by size.
+  policy.net.inferenceWeights(resolvePrecision('auto', policy.net.paramCount));
   const buildS = (performance.now() - t0) / 1000;
   const lengths = Array.from({ length: Math.ceil(tokens / seq) }, (_, i) => Math.min(seq, tokens - i * seq));
   const seqs = lengths.map((l) => Int32Array.from({ length: l }, () => rng.int(cfg.vocabSize)));
@@ -106,7 +122,8 @@ export function trainPhase(o: {
     criticLayers: critic.config.nLayers,
     lengths,
     recompute: o.recompute,
-    lora: lora ? { frozenBytes: lora.base.bytes, adapterParams: lora.params.length } : undefined,
+    lora: lora ? { frozenBytes: lora.base.bytes, adapterParams: lora.params.length, storage: lora.storage } : undefined,
+    criticEmbedding: o.criticEmbedding ?? 'trained',
   });
   const ceiling = measureGemmCeiling();
   const ceilingGflops = Math.max(ceiling.builtinGflops, ceiling.openblasGflops ?? 0);
@@ -120,6 +137,8 @@ export function trainPhase(o: {
       seq,
       recompute: o.recompute,
       loraRank: o.loraRank ?? null,
+      ...(lora ? { loraStorage: lora.storage } : {}),
+      criticEmbedding: o.criticEmbedding ?? 'trained',
       ...(lora ? { loraParameters: lora.params.length } : {}),
       buildS: round(buildS, 1),
       policyStepS: round(policyS, 2),

@@ -26,7 +26,10 @@
  * docs/engine-scale.md "Training memory" before running it. With `--torch true` the same policy
  * step runs in the PyTorch trainer process right after (bench/scale-train-torch.ts: `python3 -m
  * crl_torch`, policy only), and the last line sets the two side by side. With `--lora-rank R`
- * the policy trains LoRA adapters of rank R on every projection instead of every weight.
+ * the policy trains LoRA adapters of rank R on every projection instead of every weight
+ * (`--lora-storage base`, the default: the frozen base in bf16 and each layer merged when read;
+ * `merged`: f32 merged weights), and `--critic-embedding frozen` leaves the critic's embedding
+ * table untrained (no gradient or moments for it).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -72,6 +75,8 @@ const args = parseBenchArgs(
       recompute: z.enum(['true', 'false']).optional(),
       torch: z.enum(['true', 'false']).optional(),
       'lora-rank': z.coerce.number().int().min(1).optional(),
+      'lora-storage': z.enum(['merged', 'base']).optional(),
+      'critic-embedding': z.enum(['trained', 'frozen']).optional(),
     })
     .strict(),
 );
@@ -162,7 +167,8 @@ function trainChild(): void {
   const flags = Object.entries(args).flatMap(([k, v]) => (v === undefined ? [] : [`--${k}`, String(v)]));
   const script = fileURLToPath(import.meta.url);
   const run = (phase: 'train' | 'train-torch') => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', script, ...flags, '--phase', phase], {
+    // --expose-gc: the train phase collects a LoRA policy's released f32 weights before it measures.
+    const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', script, ...flags, '--phase', phase], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -198,6 +204,8 @@ if (args.phase === 'train') {
     criticLayers: args['critic-layers'] ?? cfg.nLayers,
     recompute: args.recompute === 'true',
     loraRank: args['lora-rank'],
+    loraStorage: args['lora-storage'] ?? 'base',
+    criticEmbedding: args['critic-embedding'] ?? 'trained',
   });
 } else if (args.phase === 'train-torch') {
   const tokens = args.train ?? 512;

@@ -162,6 +162,12 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
     help: "K: the critic is the policy's embeddings and first K layers with a value head (default: all layers); docs/engine-scale.md",
   },
   {
+    flag: 'critic-embedding',
+    path: ['model', 'criticEmbedding'],
+    kind: 'string',
+    help: "trained (default) | frozen: the critic's embedding table is not trained, and has no gradient or AdamW moments (1.9 GB less at 0.6B); docs/lora.md",
+  },
+  {
     flag: 'lora-rank',
     path: ['model', 'lora', 'rank'],
     kind: 'int',

@@ -84,6 +84,12 @@ export const ModelSectionSchema = z
      */
     criticLayers: z.number().int().positive().optional(),
     /**
+     * 'frozen': the critic's embedding table (copied from the policy) is not trained, so it has no
+     * gradient or AdamW moments: 1.9 GB less at Qwen3-0.6B's vocabulary (what brings a 0.6B LoRA
+     * run under 6 GB, docs/lora.md). Absent: 'trained', the method's critic.
+     */
+    criticEmbedding: z.enum(['trained', 'frozen']).optional(),
+    /**
      * Keep only each layer's input for the backward and recompute the rest there: a layer's
      * activations cost C floats per token instead of about 26 C, for one more trunk forward per
      * backward; gradients are bit-identical. Absent: off (docs/engine-scale.md "Training memory").

@@ -93,4 +93,21 @@ describe('AdamW', () => {
   it('rejects unknown config keys with a clear message', () => {
     expect(() => parseOptimizerConfig({ ...DEFAULT_OPTIMIZER, lrr: 1 })).toThrow(/invalid optimizer config/);
   });
+
+  it('leaves a frozen range untouched in params, grads and moments, and clips as clipGradNorm does, bit for bit', () => {
+    const cfg = { ...DEFAULT_OPTIMIZER, lr: 0.1, warmupSteps: 0, gradClip: 0.5, weightDecay: 0.1 };
+    const ranges = [{ offset: 0, size: 6, decay: true }];
+    const frozen = new AdamW({ cfg, size: 6, ranges: [...ranges, { offset: 2, size: 2, decay: false, frozen: true }] });
+    const plain = new AdamW({ cfg: { ...cfg, gradClip: 0 }, size: 6, ranges });
+    const p = new Float32Array([0.5, -0.25, 7, 8, 1.5, -2]);
+    const q = Float32Array.from(p);
+    const g = new Float32Array([0.3, -1.7, 0, 0, 2.9, 0.11]); // no gradient reaches the frozen range
+    const clipped = Float32Array.from(g);
+    const norm = clipGradNorm(clipped, 0.5);
+    expect(frozen.step(p, g).gradNorm).toBe(norm);
+    plain.step(q, clipped);
+    expect(Array.from(p.subarray(2, 4))).toEqual([7, 8]);
+    expect(Array.from(frozen.state.m.subarray(2, 4))).toEqual([0, 0]);
+    for (const k of [0, 1, 4, 5]) expect(p[k]).toBe(q[k]);
+  });
 });

@@ -1,5 +1,5 @@
 import type { OptimizerConfig } from './config.ts';
-import { clipGradNorm } from './clip.ts';
+import { gradNorm } from './clip.ts';
 import { learningRate } from './schedule.ts';
 
 /** A contiguous range of the flat parameter buffer and whether weight decay applies to it. */
@@ -7,6 +7,11 @@ export interface DecayRange {
   offset: number;
   size: number;
   decay: boolean;
+  /**
+   * Not trained: step() never reads or writes the range in params, grads, m or v, so pages of it
+   * nobody else writes are never mapped (a critic's frozen embedding, network.ts).
+   */
+  frozen?: boolean;
 }
 
 /** Serializable optimizer state (checkpoint.ts saves m and v as tensors). */
@@ -30,7 +35,7 @@ export class AdamW {
   constructor({ cfg, size, ranges }: { cfg: OptimizerConfig; size: number; ranges: readonly DecayRange[] }) {
     this.cfg = cfg;
     this.state = { step: 0, m: new Float32Array(size), v: new Float32Array(size) };
-    this.runs = decayRuns(ranges, size);
+    this.runs = withoutFrozen(decayRuns(ranges, size), ranges);
   }
 
   /**
@@ -40,10 +45,13 @@ export class AdamW {
    */
   step(params: Float32Array, grads: Float32Array): { gradNorm: number; lr: number } {
     const { betas, eps, weightDecay, gradClip } = this.cfg;
-    const norm = clipGradNorm(grads, gradClip);
+    // clip.ts clipGradNorm's scaling, applied as each gradient is read so frozen ranges stay untouched
+    // (the same f32 value as scaling in place: Math.fround is the store's rounding).
+    const norm = gradNorm(grads);
+    const k = gradClip > 0 && norm > gradClip ? gradClip / (norm + 1e-6) : 1;
     const lr = learningRate(this.cfg, this.state.step);
     if (!Number.isFinite(norm)) {
-      grads.fill(0);
+      for (const [start, end] of this.runs) grads.fill(0, start, end);
       return { gradNorm: norm, lr };
     }
     this.state.step++;
@@ -55,7 +63,7 @@ export class AdamW {
     const wd = lr * weightDecay;
     for (const [start, end, decay] of this.runs) {
       for (let i = start; i < end; i++) {
-        const g = grads[i]!;
+        const g = k === 1 ? grads[i]! : Math.fround(grads[i]! * k);
         const mi = b1 * m[i]! + (1 - b1) * g;
         const vi = b2 * v[i]! + (1 - b2) * g * g;
         m[i] = mi;
@@ -68,6 +76,27 @@ export class AdamW {
     }
     return { gradNorm: norm, lr };
   }
+}
+
+/** The runs less every frozen range (runs and ranges both in parameter order after sorting). */
+function withoutFrozen(
+  runs: (readonly [number, number, boolean])[],
+  ranges: readonly DecayRange[],
+): (readonly [number, number, boolean])[] {
+  const frozen = ranges.filter((r) => r.frozen && r.size > 0);
+  if (frozen.length === 0) return runs;
+  let out = runs;
+  for (const f of frozen) {
+    const lo = f.offset;
+    const hi = f.offset + f.size;
+    out = out.flatMap(([a, b, d]) => {
+      const keep: (readonly [number, number, boolean])[] = [];
+      if (a < Math.min(b, lo)) keep.push([a, Math.min(b, lo), d]);
+      if (Math.max(a, hi) < b) keep.push([Math.max(a, hi), b, d]);
+      return keep;
+    });
+  }
+  return out;
 }
 
 /**

@@ -73,6 +73,23 @@ describe('half-float conversions', () => {
     expect(bf16ToF32(b)[7]).toBe(-Infinity);
   });
 
+  it('bf16 widens every bit pattern the same, two at a time or one (aligned, unaligned, odd lengths)', () => {
+    const all = Uint16Array.from({ length: 65536 + 3 }, (_, i) => i & 0xffff);
+    const one = (h: number) => new Uint32Array(new Float32Array([bf16ToF32(Uint16Array.of(h))[0]!]).buffer)[0];
+    for (const [from, to] of [
+      [0, all.length],
+      [1, all.length],
+      [2, 65537],
+    ] as const) {
+      const part = all.subarray(from, to);
+      const bits = new Uint32Array(bf16ToF32(part).buffer);
+      let wrong = 0;
+      for (let i = 0; i < part.length; i++)
+        if (bits[i] !== (part[i]! << 16) >>> 0 || (i < 9 && bits[i] !== one(part[i]!))) wrong++;
+      expect(wrong).toBe(0);
+    }
+  });
+
   it('bf16ToF16 equals widening to f32 and rounding to f16, on every bf16 pattern', () => {
     const all = new Uint16Array(65536).map((_, i) => i);
     const direct = bf16ToF16(all);

@@ -69,9 +69,24 @@ export function f16ToF32(src: Uint16Array, out: Float32Array = new Float32Array(
 export function bf16ToF32(src: Uint16Array, out: Float32Array = new Float32Array(src.length)): Float32Array {
   if (out.length < src.length) throw new Error(`bf16ToF32: out holds ${out.length} values, src ${src.length}`);
   const bits = new Uint32Array(out.buffer, out.byteOffset, src.length);
-  for (let i = 0; i < src.length; i++) bits[i] = src[i]! << 16;
+  let i = 0;
+  // Two values per 32-bit read where src is 4-byte aligned (LoRA widens a bf16 base layer by layer
+  // in the update's hot path, lora/merged-layers.ts): about half the time of one per read.
+  if (LITTLE_ENDIAN && (src.byteOffset & 3) === 0) {
+    const pairs = src.length >>> 1;
+    const src32 = new Uint32Array(src.buffer, src.byteOffset, pairs);
+    for (let j = 0; j < pairs; j++) {
+      const v = src32[j]!;
+      bits[2 * j] = v << 16; // the lower address's value is the low half
+      bits[2 * j + 1] = v & 0xffff0000;
+    }
+    i = 2 * pairs;
+  }
+  for (; i < src.length; i++) bits[i] = src[i]! << 16;
   return out;
 }
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 let bf16ToF16Table: Uint16Array | null = null;
 

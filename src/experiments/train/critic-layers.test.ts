@@ -62,6 +62,31 @@ describe("a critic of the policy's first K layers in training", () => {
     expect(r.parameters).toBe(saved.policy.net.paramCount);
   });
 
+  it('with --critic-embedding frozen: trains the critic but not its embedding table, and the PyTorch trainer refuses it', async () => {
+    const c = parseTrainConfig({ ...config, iterations: 3, model: { ...config.model, criticEmbedding: 'frozen' } });
+    const dir = join(mkdtempSync(join(tmpdir(), 'crl-critic-layers-')), 'run');
+    createRunDir({ dir, system: 'compaction-rl', config: c });
+    // Stopped after iteration 1's checkpoint, then run on: the critic trains, its embedding does not.
+    const stop = {
+      start: () => undefined,
+      stop: () => undefined,
+      update: ({ iteration }: { iteration: number }) => {
+        if (iteration === 1) throw new Error('stopped');
+      },
+    };
+    await expect(train({ runDir: dir, config: c, actor: 'expert', progress: stop })).rejects.toThrow('stopped');
+    const first = await loadCheckpoint(latestCheckpoint(dir)!.dir);
+    await train({ runDir: dir, config: c, actor: 'expert' });
+    const last = await loadCheckpoint(latestCheckpoint(dir)!.dir);
+    const embed = (m: typeof last) => m.critic!.net.w.embed;
+    expect(embed(last)).toEqual(embed(first));
+    expect(last.critic!.net.params).not.toEqual(first.critic!.net.params);
+    const t = parseTrainConfig({ ...c, trainer: { kind: 'torch', command: 'no-such-trainer-command' } });
+    const tdir = join(mkdtempSync(join(tmpdir(), 'crl-critic-layers-')), 'run');
+    createRunDir({ dir: tdir, system: 'compaction-rl', config: t });
+    await expect(train({ runDir: tdir, config: t, actor: 'expert' })).rejects.toThrow('--critic-embedding frozen');
+  });
+
   it('refuses more critic layers than the policy has, naming the flag', async () => {
     const c = parseTrainConfig({ ...config, model: { preset: 'tiny', criticLayers: 3 } });
     const dir = join(mkdtempSync(join(tmpdir(), 'crl-critic-layers-')), 'run');

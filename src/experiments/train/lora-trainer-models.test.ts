@@ -6,6 +6,8 @@ import { parseTrainConfig } from '../../config/load-config.ts';
 import type { ProgressReporter } from '../runs/progress.ts';
 import { latestCheckpoint } from '../runs/checkpoint-store.ts';
 import { createRunDir } from '../runs/run-dir.ts';
+import { nativeAddon } from '../../tensor/native.ts';
+import { loraStorage } from './lora-trainer-models.ts';
 import { train } from './train-loop.ts';
 
 const config = parseTrainConfig({
@@ -33,6 +35,11 @@ function crashAfter(at: number): ProgressReporter {
 }
 
 describe('a LoRA run', () => {
+  it("keeps the base in bf16 (storage 'base') on the embedded trainer with the native addon, merged weights for the PyTorch trainer", () => {
+    expect(loraStorage(config)).toBe(nativeAddon ? 'base' : 'merged');
+    expect(loraStorage(parseTrainConfig({ ...config, trainer: { kind: 'torch' } }))).toBe('merged');
+  });
+
   it('resumes from its checkpoint (adapters and their moments) to the bytes an uninterrupted run writes', async () => {
     const a = join(root, 'a');
     createRunDir({ dir: a, system: 'compaction-rl', config });

@@ -7,7 +7,8 @@ import type { CheckpointAdapter } from '../../model/formats/checkpoint.ts';
 import type { PolicyModel } from '../../model/network/policy.ts';
 import { loadPolicyDir } from '../../model/formats/load-policy.ts';
 import { baseWeightsHash } from '../../model/lora/base-hash.ts';
-import { LoraAdapter } from '../../model/lora/lora-adapter.ts';
+import { LoraAdapter, type LoraStorage } from '../../model/lora/lora-adapter.ts';
+import { nativeAddon } from '../../tensor/native.ts';
 import { loraMatrices, loraProblem, resolveLora, type LoraSettings } from '../../model/lora/lora-config.ts';
 import { hasPeftAdapter, loadPeftAdapter, readPeftAdapterInfo, writePeftAdapter } from '../../model/lora/peft-files.ts';
 import { mixSeed, Rng } from '../../util/random.ts';
@@ -65,6 +66,7 @@ export async function loraPolicy({
     settings,
     optim,
     rng: new Rng(mixSeed(config.seed, LORA_SEED)),
+    storage: loraStorage(config),
   });
   if (continued) loadPeftAdapter({ dir: init!, lora, optimizer: false });
   lora.merge();
@@ -81,11 +83,24 @@ export async function loraPolicy({
       step: () => lora.step(),
     },
     restore: (dir) => {
+      // The checkpoint's merged weights were just read into the released layer products: release them again.
+      if (lora.layers) policy.net.releaseRanges(lora.layers.ranges());
       loadPeftAdapter({ dir, lora, optimizer: true });
       lora.merge();
     },
     writeForEngines: (dir) => writePeftAdapter({ dir, lora, baseModel, baseSha256, optimizer: false }),
   };
+}
+
+/**
+ * Where the policy's merged weights live (lora-adapter.ts LoraStorage): nowhere ('base': the
+ * frozen base in bf16, each layer merged when read; 2.4 GB less at Qwen3-0.6B) when the update
+ * runs here and the sampler reads a prepared copy (the native addon packs f32 too); 'merged' for
+ * the PyTorch trainer, whose init lends it the base's f32 weights (withBaseWeights), and without
+ * the addon, where an f32 sampler reads the network's weights themselves.
+ */
+export function loraStorage(config: TrainConfig): LoraStorage {
+  return !config.trainer && nativeAddon ? 'base' : 'merged';
 }
 
 /**

@@ -13,7 +13,7 @@ import { PolicyModel } from '../../model/network/policy.ts';
 import { ModelSampler } from '../../model/sampler/sampler.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
 import { loraMemory, resolveLora } from '../../model/lora/lora-config.ts';
-import { loraPolicy } from './lora-trainer-models.ts';
+import { loraPolicy, loraStorage } from './lora-trainer-models.ts';
 import type { LoraAdapter } from '../../model/lora/lora-adapter.ts';
 import { enginePublisher } from './engine-push.ts';
 import { textPolicySampler } from '../../rollout/text-policy-sampler.ts';
@@ -153,6 +153,10 @@ export async function buildTrainerModels(options: {
   // The trainer's log-probs are those of the distribution the rollouts sample from (method §6).
   policy.sampling = { temperature: options.rollout.temperature, topP: options.rollout.topP };
   const criticLayers = config.model.criticLayers;
+  if (config.model.criticEmbedding === 'frozen' && config.trainer)
+    throw new ConfigError([
+      '--critic-embedding frozen: the PyTorch trainer trains the whole critic; leave it out with --trainer torch',
+    ]);
   if (criticLayers !== undefined && criticLayers > policy.config.nLayers)
     throw new ConfigError([
       `model.criticLayers: ${criticLayers} is more than the policy's ${policy.config.nLayers} layers (--critic-layers takes 1 to ${policy.config.nLayers})`,
@@ -164,12 +168,18 @@ export async function buildTrainerModels(options: {
     // An execution segment and its summary segment run as one sequence (ppo.mergePrefixes): up to 2C.
     seqLen: Math.min(policy.config.maxSeqLen, 2 * options.rollout.contextWindow),
     recompute: config.model.recompute ?? false,
-    lora: config.model.lora ? loraMemory(policy, resolveLora(config.model.lora)) : undefined,
+    lora: config.model.lora ? loraMemory(policy, resolveLora(config.model.lora), loraStorage(config)) : undefined,
+    criticEmbedding: config.model.criticEmbedding,
   });
   if (memory) throw new ConfigError([memory]);
   const lora = await loraPolicy({ config, policy, optim: optim(config.optim.policyLr) });
   const critic = options.needsCritic
-    ? CriticModel.fromPolicy({ policy, optim: optim(config.optim.criticLr), layers: criticLayers })
+    ? CriticModel.fromPolicy({
+        policy,
+        optim: optim(config.optim.criticLr),
+        layers: criticLayers,
+        embedding: config.model.criticEmbedding ?? 'trained',
+      })
     : null;
   if (config.model.recompute) {
     policy.net.recompute = true;

@@ -71,11 +71,18 @@ const TrainerStateSchema = z
   })
   .strict();
 
+/**
+ * The network's tensors, each read when its bytes are wanted: a LoRA policy on a bf16 base
+ * (lora/merged-layers.ts) materializes one layer at a time into one buffer, so the chunks must be
+ * written one by one (writeChunksAtomic), never gathered.
+ */
 function weightTensors(net: LlamaNetwork): NamedTensor[] {
   return net.specs.map((s) => ({
     name: s.name,
     shape: s.shape,
-    data: net.params.subarray(s.offset, s.offset + s.size),
+    get data() {
+      return net.tensor(s);
+    },
   }));
 }
 

@@ -104,7 +104,7 @@ describe('LoraAdapter', () => {
   it("is what the memory plan counts, and the plan's policy line shrinks by the gradients and moments", () => {
     const { policy, lora } = setup();
     const counts = loraMemory(policy, lora.settings);
-    expect(counts).toEqual({ frozenBytes: lora.base.bytes, adapterParams: lora.params.length });
+    expect(counts).toEqual({ frozenBytes: lora.base.bytes, adapterParams: lora.params.length, storage: 'merged' });
     expect(lora.base.format).toBe('f32'); // scrambled f32 weights
     const plan = (l?: typeof counts) =>
       trainingMemoryPlan({ policy: policy.config, criticLayers: null, lengths: [8], lora: l }).lines[0]!.bytes;

@@ -10,6 +10,13 @@
  * gradients (the base is frozen). Memory: a frozen copy of the adapted matrices in place of the
  * full model's two AdamW moments (docs/lora.md).
  *
+ * With storage 'base' the network does not hold the merged f32 products at all: the base's layer
+ * products stay frozen in bf16 (when exact) in merged-layers.ts, the network's f32 copy of them is
+ * released, and the trunk and the sampler's copy read each layer merged on demand, bit for bit the
+ * values the merged storage holds. Readers of `net.params` then see zeros in the layer products:
+ * the checkpoint writer (net.tensor) and a critic's trunk copy read through the layer source,
+ * and withBaseWeights (the PyTorch trainer's init) refuses this storage (docs/lora.md "Storage").
+ *
  * Layout of `params` (and `grads`): matrix by matrix in loraMatrices order, A [r, I] then B [O, r].
  */
 import { AdamW } from '../../optim/adamw.ts';
@@ -18,9 +25,17 @@ import type { Rng } from '../../util/random.ts';
 import type { LlamaNetwork } from '../network/network.ts';
 import { loraMatrices, loraScale, type LoraMatrix, type LoraSettings, type LoraTarget } from './lora-config.ts';
 import { FrozenBase } from './frozen-base.ts';
-import { loraMerge, loraRowsBackward, type LoraShape } from './lora-math.ts';
+import { loraMerge, loraMergeInPlace, loraRowsBackward, type LoraShape } from './lora-math.ts';
 import { attentionShape } from '../network/config.ts';
 import type { LayerMatrix, WeightGradHook } from '../network/transformer.ts';
+import { MergedLayers, type MergeProduct } from './merged-layers.ts';
+
+/**
+ * Where the merged weights live: 'merged', the network's f32 parameters (every reader of the
+ * network sees the policy); 'base', nowhere: the frozen base of every layer product in bf16 and
+ * each layer merged when it is read (merged-layers.ts).
+ */
+export type LoraStorage = 'merged' | 'base';
 
 /** One adapted matrix with where its A, B and frozen base live. */
 export interface AdaptedMatrix extends LoraMatrix {
@@ -34,11 +49,14 @@ export class LoraAdapter {
   readonly matrices: readonly AdaptedMatrix[];
   readonly params: Float32Array; // [sum r (I + O)]
   readonly grads: Float32Array; // [sum r (I + O)]
-  /** The base's adapted matrices, frozen: [sum O I]. */
+  /** The base's adapted matrices, frozen: [sum O I]; in storage 'base', every layer product. */
   readonly base: FrozenBase;
   readonly optimizer: AdamW;
+  readonly storage: LoraStorage;
+  /** Storage 'base': the layer products' base and the materialized layer; null otherwise. */
+  readonly layers: MergedLayers | null;
   private readonly net: LlamaNetwork;
-  private readonly scratch: Float32Array; // [max O I] s B A
+  private readonly scratch: Float32Array; // [max O I] s B A (storage 'merged')
   private readonly widened: Float32Array; // [max O I] a bf16 base matrix as f32
   /** The adapted matrices of each layer product ("layer.matrix"), with their columns in its output. */
   private readonly byProduct = new Map<string, (AdaptedMatrix & { col: number; ld: number })[]>();
@@ -55,19 +73,27 @@ export class LoraAdapter {
     settings,
     optim,
     rng,
+    storage = 'merged',
   }: {
     net: LlamaNetwork;
     settings: LoraSettings;
     optim: OptimizerConfig;
     rng: Rng;
+    storage?: LoraStorage;
   }) {
     this.net = net;
     this.settings = settings;
+    this.storage = storage;
+    this.layers = storage === 'base' ? new MergedLayers(net) : null;
+    const layers = this.layers;
     const r = settings.rank;
     let at = 0;
     let baseAt = 0;
     this.matrices = loraMatrices({ specs: net.specs, cfg: net.cfg, targets: settings.targets }).map((m) => {
-      const placed = { ...m, aOffset: at, bOffset: at + r * m.in, baseOffset: baseAt };
+      // In storage 'base' the frozen copy is every layer product's; a matrix's rows sit inside its product's.
+      const pl = layers?.places.flat().find((p) => p.offset <= m.offset && m.offset < p.offset + p.size);
+      const baseOffset = pl ? pl.baseOffset + (m.offset - pl.offset) : baseAt;
+      const placed = { ...m, aOffset: at, bOffset: at + r * m.in, baseOffset };
       at += r * (m.in + m.out);
       baseAt += m.out * m.in;
       return placed;
@@ -75,9 +101,10 @@ export class LoraAdapter {
     this.params = new Float32Array(at);
     this.grads = new Float32Array(at);
     const largest = Math.max(0, ...this.matrices.map((m) => m.out * m.in));
-    this.scratch = new Float32Array(largest);
-    this.base = new FrozenBase(this.matrices.map((m) => net.params.subarray(m.offset, m.offset + m.out * m.in)));
-    this.widened = new Float32Array(this.base.format === 'bf16' ? largest : 0);
+    this.scratch = new Float32Array(layers ? 0 : largest); // storage 'base' merges in place
+    this.base =
+      layers?.base ?? new FrozenBase(this.matrices.map((m) => net.params.subarray(m.offset, m.offset + m.out * m.in)));
+    this.widened = new Float32Array(!layers && this.base.format === 'bf16' ? largest : 0);
     for (const m of this.matrices) {
       const bound = 1 / Math.sqrt(m.in);
       const a = this.a(m);
@@ -92,6 +119,22 @@ export class LoraAdapter {
     net.weightGrad = (o) => this.accumulate(o);
     const ranges = this.matrices.map((m) => ({ offset: m.aOffset, size: r * (m.in + m.out), decay: true }));
     this.optimizer = new AdamW({ cfg: optim, size: at, ranges });
+    if (layers) {
+      // The f32 layer products go; the trunk reads each layer merged from the base from now on.
+      const merge: MergeProduct = (o) => this.mergeProduct(o);
+      net.releaseRanges(layers.ranges());
+      net.layerSource = (l) => layers.layer(l, net.version, merge);
+    }
+  }
+
+  /** Storage 'base': s B A of the adapted matrices of one layer product added onto `out` (W0). */
+  private mergeProduct({ layer, product, out }: Parameters<MergeProduct>[0]): void {
+    const place = this.layers!.places[layer]!;
+    for (const m of this.byProduct.get(`${layer}.${product}`) ?? []) {
+      const pl = place.find((p) => p.offset <= m.offset && m.offset < p.offset + p.size)!;
+      const w = out.subarray(m.offset - pl.offset, m.offset - pl.offset + m.out * m.in);
+      loraMergeInPlace({ w, a: this.a(m), b: this.b(m), shape: this.shape(m) });
+    }
   }
 
   /** A [r, I] of matrix m (a view of params, or of `buf` laid out the same way). */
@@ -108,9 +151,16 @@ export class LoraAdapter {
     return { o: m.out, i: m.in, r: this.settings.rank, scale: loraScale(this.settings) };
   }
 
-  /** Writes W0 + s B A of every adapted matrix into the network (after a step or a load). */
+  /**
+   * Writes W0 + s B A of every adapted matrix into the network (after a step or a load); in
+   * storage 'base', marks the weights changed so each layer is merged again when read.
+   */
   merge(): void {
     const { net } = this;
+    if (this.layers) {
+      net.markWeightsChanged(); // each layer is merged when it is next read
+      return;
+    }
     for (const m of this.matrices) {
       loraMerge({
         w: net.params.subarray(m.offset, m.offset + m.out * m.in),
@@ -131,6 +181,7 @@ export class LoraAdapter {
    */
   withBaseWeights<T>(fn: () => T): T {
     const { net } = this;
+    if (this.layers) throw new Error("LoRA storage 'base' holds no f32 weights to lend; use storage 'merged'");
     for (const m of this.matrices) net.params.set(this.base.read(m.baseOffset, m.out * m.in, this.widened), m.offset);
     try {
       return fn();

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { ModelConfig } from '../network/config.ts';
+import { layerProductParams } from '../network/memory-plan.ts';
 import type { TensorSpec } from '../network/weights.ts';
 
 /** The projections a LoRA may adapt, and the HF module path each lives under in a layer. */
@@ -108,15 +109,20 @@ export function loraProblem(settings: LoraSettings, matrices: readonly LoraMatri
 
 /**
  * What LoRA adapters of `settings` on `policy` hold, for the memory plan (network/memory-plan.ts):
- * the frozen copy counted in f32, which a bf16 base halves (frozen-base.ts), so the plan errs high.
+ * the frozen copy (the adapted matrices; in storage 'base' every layer product) counted in f32,
+ * which a bf16 base halves (frozen-base.ts), so the plan errs high.
  */
 export function loraMemory(
   policy: { net: { specs: readonly TensorSpec[]; cfg: ModelConfig } },
   settings: LoraSettings,
-): { frozenBytes: number; adapterParams: number } {
-  const ms = loraMatrices({ specs: policy.net.specs, cfg: policy.net.cfg, targets: settings.targets });
+  storage: 'merged' | 'base' = 'merged',
+): { frozenBytes: number; adapterParams: number; storage: 'merged' | 'base' } {
+  const { cfg } = policy.net;
+  const ms = loraMatrices({ specs: policy.net.specs, cfg, targets: settings.targets });
+  const frozen = storage === 'base' ? cfg.nLayers * layerProductParams(cfg) : ms.reduce((a, m) => a + m.out * m.in, 0);
   return {
-    frozenBytes: 4 * ms.reduce((a, m) => a + m.out * m.in, 0),
+    frozenBytes: 4 * frozen,
     adapterParams: ms.reduce((a, m) => a + settings.rank * (m.out + m.in), 0),
+    storage,
   };
 }

@@ -42,6 +42,26 @@ export function loraMerge({
   for (let k = 0; k < size; k++) w[k] = base[k]! + scratch[k]!;
 }
 
+/**
+ * W += s B A in place (W holding W0): loraMerge's values without its scratch or its add pass. The
+ * GEMM adds its f32 product into each element of W once, the same f32 sum loraMerge rounds, since
+ * the r-deep product is one block of the kernel's K loop either way (merged-layers.test.ts checks
+ * it against loraMerge bit for bit).
+ */
+export function loraMergeInPlace({
+  w,
+  a,
+  b,
+  shape: { o, i, r, scale },
+}: {
+  w: Float32Array; // [O, I] W0 in, W0 + s B A out
+  a: Float32Array; // [r, I]
+  b: Float32Array; // [O, r]
+  shape: LoraShape;
+}): void {
+  gemm({ a: b, b: a, c: w, m: o, n: i, k: r, alpha: scale, accumulate: true });
+}
+
 /** dA += s B^T dW and dB += s dW A^T (gradients accumulate, like every backward here). */
 export function loraBackward({
   dw,

@@ -25,6 +25,25 @@ describe('CriticModel', () => {
     expect(policy.net.params[0]).not.toBe(123);
   });
 
+  it("with a frozen embedding: trains everything else, and never touches the table's gradient or moments", () => {
+    const policy = new PolicyModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(1) });
+    const critic = CriticModel.fromPolicy({ policy, optim: TEST_OPTIM, embedding: 'frozen' });
+    const before = Float32Array.from(critic.net.params);
+    const seqs = randomSequences({ rng: new Rng(4), lengths: [5, 7], cfg });
+    for (let i = 0; i < 2; i++) {
+      const { values } = critic.forward(seqs, { train: true });
+      critic.backward({ values: values.map((v) => v.map((_, t) => (t === 0 ? 0 : 1))) });
+      critic.step();
+    }
+    const e = critic.net.specs.find((s) => s.name === 'model.embed_tokens.weight')!;
+    const range = (a: Float32Array) => a.subarray(e.offset, e.offset + e.size);
+    expect(range(critic.net.params)).toEqual(range(before));
+    expect(range(critic.net.grads).every((x) => x === 0)).toBe(true);
+    expect(range(critic.net.optimizer.state.v).every((x) => x === 0)).toBe(true);
+    const rest = critic.net.params.subarray(e.offset + e.size);
+    expect(rest).not.toEqual(before.subarray(e.offset + e.size));
+  });
+
   it('forward and backward match the float64 reference and its finite differences', () => {
     const critic = new CriticModel({ config: cfg, optim: TEST_OPTIM, rng: new Rng(2) });
     scrambleWeights(critic.net, 3);

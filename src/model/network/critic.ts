@@ -2,10 +2,11 @@ import type { TrainableCritic } from '../../contracts/index.ts';
 import type { OptimizerConfig } from '../../optim/config.ts';
 import type { Rng } from '../../util/random.ts';
 import type { ModelConfig } from './config.ts';
-import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
+import { LlamaNetwork } from './network.ts';
+import { packShifted, unpackShifted } from './shifted-rows.ts';
 import type { PolicyModel } from './policy.ts';
 import { VocabMap } from '../tokenizer/vocab-map.ts';
-import { paramCount, tensorSpecs } from './weights.ts';
+import { paramCount, tensorSpecs, weightViews } from './weights.ts';
 
 /**
  * The critic: a separate Llama trunk of the policy's shape with a scalar value head
@@ -47,14 +48,22 @@ export class CriticModel implements TrainableCritic {
     policy,
     optim,
     layers,
+    embedding = 'trained',
   }: {
     policy: PolicyModel;
     optim: OptimizerConfig;
     /** K: the policy's first K layers (absent: all of them, the method's critic). */
     layers?: number | undefined;
+    /**
+     * 'frozen': the copied embedding table is not trained (network.ts frozenEmbedding): no
+     * gradient or AdamW moments for its V x C floats, 2.5 GB at Qwen3-0.6B's vocabulary.
+     */
+    embedding?: 'trained' | 'frozen';
   }): CriticModel {
     const config = criticConfig(policy.config, layers);
-    return new CriticModel({ config, optim, params: trunkCopy(policy, config), vocab: policy.vocab });
+    const critic = new CriticModel({ config, optim, params: trunkCopy(policy, config), vocab: policy.vocab });
+    critic.net.frozenEmbedding = embedding === 'frozen';
+    return critic;
   }
 
   get config(): ModelConfig {
@@ -125,6 +134,14 @@ function trunkCopy(policy: PolicyModel, cfg: ModelConfig): Float32Array {
   for (const t of specs) {
     const from = byName.get(t.name);
     if (from) out.set(src.params.subarray(from.offset, from.offset + from.size), t.offset);
+  }
+  // A policy whose layer products come from a layer source (LoRA storage 'base') holds none itself.
+  if (src.layerSource) {
+    const views = weightViews({ buf: out, specs, cfg, head: 'value' });
+    views.layers.forEach((lw, l) => {
+      const from = src.layerSource!(l);
+      for (const p of ['qkv', 'o', 'gateUp', 'down'] as const) lw[p].set(from[p]);
+    });
   }
   return out;
 }

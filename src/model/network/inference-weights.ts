@@ -12,7 +12,7 @@ import { packWeight } from '../../tensor/packed-weight.ts';
 import { attentionShape, type ModelConfig } from './config.ts';
 import type { PackedLayer } from './llama-block.ts';
 import { WeightPrecisionError, type WeightPrecision } from './weight-precision.ts';
-import type { WeightViews } from './weights.ts';
+import type { LayerViews, WeightViews } from './weights.ts';
 
 /** A network's matrices prepared for inference, valid while `version` is the network's. */
 export interface InferenceWeights {
@@ -66,13 +66,16 @@ export function prepareInferenceWeights(o: {
   precision: WeightPrecision;
   version: number;
   old: InferenceWeights | null;
+  /** Layer l's weights from here instead of w.layers[l] (network.ts layerSource). */
+  layers?: ((l: number) => LayerViews) | null | undefined;
 }): InferenceWeights | null {
   const { cfg, w, precision, version } = o;
   const { dModel: c, mlpHidden: f, vocabSize: v } = cfg;
   const { qDim, qkvDim } = attentionShape(cfg);
   const prepare = PREPARE[precision];
   const old = o.old?.precision === precision ? o.old : null;
-  const layers = w.layers.map((lw, l) => {
+  const layers = w.layers.map((held, l) => {
+    const lw = o.layers?.(l) ?? held;
     const prev = old?.layers[l];
     return {
       qkv: prepare({ what: `layer ${l} q/k/v`, weight: lw.qkv, n: qkvDim, k: c, into: prev?.qkv }),

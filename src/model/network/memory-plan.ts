@@ -83,13 +83,31 @@ export function kvCacheBytes(cfg: ModelConfig, slots: number, context: number): 
 }
 
 /**
- * A policy trained through LoRA adapters (model/lora/lora-adapter.ts) holds its merged weights
- * (4 bytes per parameter, no gradients or moments), a frozen copy of the adapted matrices, and the
- * adapters with gradients and AdamW (16 bytes per adapter parameter).
+ * A policy trained through LoRA adapters (model/lora/lora-adapter.ts) holds, in storage 'merged',
+ * its merged weights (4 bytes per parameter, no gradients or moments) and a frozen copy of the
+ * adapted matrices; in storage 'base', the weights less every layer product in f32, the frozen copy
+ * of every layer product, and one layer's products merged in f32 (lora/merged-layers.ts). Either
+ * way the adapters with gradients and AdamW (16 bytes per adapter parameter).
  */
 export interface LoraMemory {
   frozenBytes: number; // the frozen copy (lora/frozen-base.ts: 4 bytes per parameter, 2 for a bf16 base)
   adapterParams: number; // r (I + O) summed over the adapted matrices
+  storage?: 'merged' | 'base' | undefined; // absent: 'merged'
+}
+
+/** Parameters in the layers' four products (q/k/v, o, gate/up, down), one layer. */
+export function layerProductParams(cfg: ModelConfig): number {
+  const { dModel: c, mlpHidden: f } = cfg;
+  const { qDim, qkvDim } = attentionShape(cfg);
+  return qkvDim * c + c * qDim + 3 * f * c;
+}
+
+/** What a LoRA policy holds (LoraMemory), in bytes, for a policy of `params` parameters. */
+export function loraPolicyBytes(cfg: ModelConfig, params: number, lora: LoraMemory): number {
+  const adapters = BYTES_PER_PARAM * lora.adapterParams + lora.frozenBytes;
+  if (lora.storage !== 'base') return 4 * params + adapters;
+  const products = layerProductParams(cfg);
+  return 4 * (params - cfg.nLayers * products) + 4 * products + adapters;
 }
 
 export interface MemoryLine {
@@ -111,14 +129,19 @@ export function trainingMemoryPlan(o: {
   recompute?: boolean;
   /** The policy trains LoRA adapters (model/lora/) instead of every weight. */
   lora?: LoraMemory | undefined;
+  /** The critic's embedding table is not trained (critic.ts): its weights only, no grads or moments. */
+  criticEmbedding?: 'trained' | 'frozen' | undefined;
 }): { lines: MemoryLine[]; totalBytes: number } {
   const re = o.recompute ?? false;
   const params = (cfg: ModelConfig, head: HeadKind) => paramCount(tensorSpecs(cfg, head));
   const lines: MemoryLine[] = [
     o.lora
       ? {
-          what: 'policy merged weights, frozen copy, adapters with grads and AdamW',
-          bytes: 4 * params(o.policy, 'lm') + o.lora.frozenBytes + BYTES_PER_PARAM * o.lora.adapterParams,
+          what:
+            o.lora.storage === 'base'
+              ? 'policy weights less layer products, frozen products, one merged layer, adapters with grads and AdamW'
+              : 'policy merged weights, frozen copy, adapters with grads and AdamW',
+          bytes: loraPolicyBytes(o.policy, params(o.policy, 'lm'), o.lora),
         }
       : { what: 'policy weights, grads, AdamW m, v', bytes: BYTES_PER_PARAM * params(o.policy, 'lm') },
     // The training loop's sampler picks its precision by size ('auto': bf16 from 100M parameters).
@@ -131,10 +154,15 @@ export function trainingMemoryPlan(o: {
   if (o.criticLayers !== null) {
     const ccfg = criticConfig(o.policy, o.criticLayers);
     lines.push(
-      {
-        what: `critic (${ccfg.nLayers} layers) weights, grads, AdamW m, v`,
-        bytes: BYTES_PER_PARAM * params(ccfg, 'value'),
-      },
+      o.criticEmbedding === 'frozen'
+        ? {
+            what: `critic (${ccfg.nLayers} layers) weights, grads, AdamW m, v; embedding weights only`,
+            bytes: BYTES_PER_PARAM * params(ccfg, 'value') - 12 * ccfg.vocabSize * ccfg.dModel,
+          }
+        : {
+            what: `critic (${ccfg.nLayers} layers) weights, grads, AdamW m, v`,
+            bytes: BYTES_PER_PARAM * params(ccfg, 'value'),
+          },
       { what: 'critic activations', bytes: workspaceBytes(ccfg, o.lengths, false, re) },
     );
   }
@@ -156,6 +184,7 @@ export function trainingMemoryProblem(o: {
   seqLen: number;
   recompute?: boolean;
   lora?: LoraMemory | undefined;
+  criticEmbedding?: 'trained' | 'frozen' | undefined;
   totalBytes?: number;
 }): string | null {
   const seq = Math.max(1, Math.min(o.seqLen, o.minibatchTokens));
@@ -168,6 +197,7 @@ export function trainingMemoryProblem(o: {
     lengths,
     ...(o.recompute ? { recompute: true } : {}),
     lora: o.lora,
+    criticEmbedding: o.criticEmbedding,
   });
   const limit = o.totalBytes ?? totalmem();
   if (plan.totalBytes <= limit) return null;

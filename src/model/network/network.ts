@@ -5,9 +5,10 @@ import type { RopeTable } from '../../tensor/op-args.ts';
 import type { Rng } from '../../util/random.ts';
 import { headDim, parseModelConfig, type ModelConfig } from './config.ts';
 import { prepareInferenceWeights, type InferenceWeights } from './inference-weights.ts';
+import { copyExcept, productAt, productRanges } from './layer-products.ts';
 import { packBatch, type PackedBatch } from './pack.ts';
 import type { Profiler } from './profiler.ts';
-import { trunkBackward, trunkForward, type WeightGradHook } from './transformer.ts';
+import { trunkBackward, trunkForward, type LayerSource, type WeightGradHook } from './transformer.ts';
 import type { WeightPrecision } from './weight-precision.ts';
 import {
   initWeights,
@@ -29,8 +30,8 @@ export class LlamaNetwork {
   readonly cfg: ModelConfig;
   readonly head: HeadKind;
   readonly specs: readonly TensorSpec[];
-  readonly params: Float32Array; // [P]
-  readonly w: WeightViews;
+  private buf: Float32Array; // [P]
+  private views: WeightViews;
   readonly rope: RopeTable;
   /** Set by the benchmark to get a per-kernel time breakdown. */
   profiler: Profiler | undefined;
@@ -44,6 +45,17 @@ export class LlamaNetwork {
    * instead of `grads`, and the LM head's is not computed (the base is frozen).
    */
   weightGrad: WeightGradHook | null = null;
+  /**
+   * Set by LoRA adapters on a bf16 base (lora/merged-layers.ts): training and the sampler's copy
+   * read layer l's four products from it, materialized on demand, instead of `w.layers[l]`, whose
+   * products the network then no longer holds (releaseRanges).
+   */
+  layerSource: LayerSource | null = null;
+  /**
+   * The embedding table is not trained: the backward forms no gradient for it and AdamW skips it,
+   * so its gradient and moments never take memory (a critic's, critic.ts; set before the first step).
+   */
+  frozenEmbedding = false;
   /**
    * Bumped whenever the weights change (step(), markWeightsChanged()), so caches derived from
    * them (the sampler's KV cache) know to start over.
@@ -77,12 +89,12 @@ export class LlamaNetwork {
     const total = paramCount(this.specs);
     if (params && params.length !== total)
       throw new Error(`parameter buffer has ${params.length} floats, the model needs ${total}`);
-    this.params = params ?? new Float32Array(total);
+    this.buf = params ?? new Float32Array(total);
     if (!params) {
       if (!rng) throw new Error('a new network needs an Rng for its initial weights');
-      initWeights({ buf: this.params, specs: this.specs, cfg: this.cfg, rng });
+      initWeights({ buf: this.buf, specs: this.specs, cfg: this.cfg, rng });
     }
-    this.w = weightViews({ buf: this.params, specs: this.specs, cfg: this.cfg, head });
+    this.views = weightViews({ buf: this.buf, specs: this.specs, cfg: this.cfg, head });
     this.rope = ropeTable({
       maxPositions: this.cfg.maxSeqLen,
       headDim: headDim(this.cfg),
@@ -97,8 +109,49 @@ export class LlamaNetwork {
    * network that only samples, or trains through LoRA adapters (model/lora/), never needs.
    */
   get optimizer(): AdamW {
-    this.adamw ??= new AdamW({ cfg: this.optim, size: this.params.length, ranges: this.specs });
+    const frozen = (s: TensorSpec) => this.frozenEmbedding && s.name === 'model.embed_tokens.weight';
+    this.adamw ??= new AdamW({
+      cfg: this.optim,
+      size: this.params.length,
+      ranges: this.specs.map((s) => (frozen(s) ? { ...s, frozen: true } : s)),
+    });
     return this.adamw;
+  }
+
+  /** The flat parameters [P] (after releaseRanges, a new buffer whose released ranges read 0). */
+  get params(): Float32Array {
+    return this.buf;
+  }
+
+  /** Typed views of `params`. */
+  get w(): WeightViews {
+    return this.views;
+  }
+
+  /**
+   * Moves the parameters to a new buffer in which `ranges` are never written, so their pages are
+   * never mapped: the f32 values there (a LoRA base's layer products, now held in bf16 by the
+   * adapter) stop costing memory once the old buffer is collected. Whoever releases a range must
+   * supply its values another way (layerSource); readers of `params` see zeros there.
+   */
+  releaseRanges(ranges: readonly { offset: number; size: number }[]): void {
+    this.buf = copyExcept(this.buf, ranges);
+    this.views = weightViews({ buf: this.buf, specs: this.specs, cfg: this.cfg, head: this.head });
+    this.gradViews = null;
+    this.frozenViews = null;
+    this.prepared = null;
+    this.version++;
+  }
+
+  /**
+   * Tensor s's values: a view of `params`, or, for a layer product's tensor when a layer source
+   * supplies them, a view of the source's materialized layer, valid until another layer is read
+   * (checkpoint.ts streams the tensors one at a time).
+   */
+  tensor(s: TensorSpec): Float32Array {
+    const r = this.layerSource ? productAt(productRanges(this.views, this.buf), s.offset) : undefined;
+    if (r) return this.layerSource!(r.layer)[r.product].subarray(s.offset - r.offset, s.offset - r.offset + s.size);
+    return this.buf.subarray(s.offset, s.offset + s.size);
   }
 
   /** dLoss/dparams [P], made on first use, like the optimizer (a frozen base never forms them). */
@@ -135,7 +188,15 @@ export class LlamaNetwork {
     });
     // Any forward overwrites the saved activations, so only the latest train forward may be followed by backward.
     this.pending = train ? batch : null;
-    trunkForward({ cfg: this.cfg, w: this.w, ws: this.ws, batch, rope: this.rope, prof: this.profiler });
+    trunkForward({
+      cfg: this.cfg,
+      w: this.w,
+      ws: this.ws,
+      batch,
+      rope: this.rope,
+      prof: this.profiler,
+      layers: this.layerSource,
+    });
     return { batch, ws: this.ws };
   }
 
@@ -158,6 +219,8 @@ export class LlamaNetwork {
       rope: this.rope,
       prof: this.profiler,
       weightGrad: this.weightGrad,
+      layers: this.layerSource,
+      frozenEmbedding: this.frozenEmbedding,
     });
   }
 
@@ -183,7 +246,19 @@ export class LlamaNetwork {
     // Another precision's copy is dropped first, so the two never take memory together.
     const old = p?.precision === precision ? p : null;
     this.prepared = null;
-    this.prepared = prepareInferenceWeights({ cfg: this.cfg, w: this.w, precision, version: this.version, old });
+    this.prepared = prepareInferenceWeights({
+      cfg: this.cfg,
+      w: this.w,
+      precision,
+      version: this.version,
+      old,
+      layers: this.layerSource,
+    });
+    // Without a prepared copy the sampler would read w.layers, whose products a layer source replaced.
+    if (!this.prepared && this.layerSource)
+      throw new Error(
+        'a network whose layer products come from a layer source (LoRA on a bf16 base) samples from a prepared copy: build the native addon or sample in bf16',
+      );
     return this.prepared;
   }
 
@@ -220,43 +295,5 @@ export class LlamaNetwork {
     }
     this.frozenViews.norm.fill(0);
     return this.frozenViews;
-  }
-}
-
-/** Splits a packed per-row array into the trainable.ts position convention: out[t] = row[start + t - 1], out[0] = 0. */
-export function unpackShifted(rows: Float32Array, batch: PackedBatch): Float32Array[] {
-  const { starts, lengths } = batch.layout;
-  const out: Float32Array[] = [];
-  for (let s = 0; s < starts.length; s++) {
-    const l = lengths[s]!;
-    const a = new Float32Array(l);
-    if (l > 1) a.set(rows.subarray(starts[s], starts[s]! + l - 1), 1);
-    out.push(a);
-  }
-  return out;
-}
-
-/** The inverse: per-sequence gradients (index t) into packed rows (row start + t - 1). */
-export function packShifted({
-  rows,
-  grads,
-  batch,
-  what,
-}: {
-  rows: Float32Array;
-  grads: readonly Float32Array[];
-  batch: PackedBatch;
-  what: string;
-}): void {
-  const { starts, lengths } = batch.layout;
-  if (grads.length !== starts.length)
-    throw new Error(`backward: got ${grads.length} ${what} gradient arrays for ${starts.length} sequences`);
-  rows.fill(0, 0, batch.n);
-  for (let s = 0; s < starts.length; s++) {
-    const l = lengths[s]!;
-    const gr = grads[s]!;
-    if (gr.length !== l)
-      throw new Error(`backward: ${what} gradient ${s} has length ${gr.length}, its sequence has ${l} tokens`);
-    if (l > 1) rows.set(gr.subarray(1, l), starts[s]);
   }
 }

@@ -4,7 +4,8 @@ import { linearBackward, linearForward } from '../../tensor/linear.ts';
 import { logprobBackward, logprobForward } from '../../tensor/logprob.ts';
 import type { Rng } from '../../util/random.ts';
 import type { ModelConfig } from './config.ts';
-import { LlamaNetwork, packShifted, unpackShifted } from './network.ts';
+import { LlamaNetwork } from './network.ts';
+import { packShifted, unpackShifted } from './shifted-rows.ts';
 import { applySamplingTransform, temperatureBackward } from './sampling-transform.ts';
 import { VocabMap } from '../tokenizer/vocab-map.ts';
 

@@ -19,7 +19,7 @@ import { attentionShape, headDim, kvHeads, type ModelConfig } from './config.ts'
 import { blockForward } from './llama-block.ts';
 import type { PackedBatch } from './pack.ts';
 import type { Profiler } from './profiler.ts';
-import type { WeightViews } from './weights.ts';
+import type { LayerViews, WeightViews } from './weights.ts';
 import type { Workspace } from './workspace.ts';
 
 /** One of a layer's four products, in llama-block.ts's order (q/k/v and gate/up fused). */
@@ -38,34 +38,43 @@ export type WeightGradHook = (o: {
   n: number;
 }) => void;
 
+/**
+ * Layer l's weights when the network does not hold its products itself (LoRA on a bf16 base,
+ * lora/merged-layers.ts): the views it returns stay valid until the next call for another layer.
+ */
+export type LayerSource = (layer: number) => LayerViews;
+
 export interface TrunkArgs {
   cfg: ModelConfig;
   w: WeightViews;
+  /** Where layer l's weights come from instead of w.layers[l]; absent or null: w.layers. */
+  layers?: LayerSource | null | undefined;
   ws: Workspace;
   batch: PackedBatch;
   rope: RopeTable;
   prof?: Profiler | undefined;
 }
 
-export function trunkForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs): void {
+export function trunkForward(args: TrunkArgs): void {
+  const { cfg, w, ws, batch, prof } = args;
   const { n } = batch;
   const { dModel: c, normEps: eps } = cfg;
   let t = prof ? prof.now() : 0;
   embeddingForward({ out: ws.resid[0]!, tokens: batch.tokens, weight: w.embed, n, c });
   if (prof) prof.lap('embedding', t);
-  for (let l = 0; l < cfg.nLayers; l++) layerForward({ cfg, w, ws, batch, rope, prof }, l);
+  for (let l = 0; l < cfg.nLayers; l++) layerForward(args, l);
   t = prof ? prof.now() : 0;
   rmsnormForward({ out: ws.lnf, rstd: ws.rstdf, inp: ws.resid[cfg.nLayers]!, weight: w.norm, n, c, eps });
   if (prof) prof.lap('rmsnorm', t);
 }
 
 /** Layer l's forward into its workspace buffers (the shared ones under ws.recompute). */
-function layerForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs, l: number): void {
+function layerForward({ cfg, w, ws, batch, rope, prof, layers }: TrunkArgs, l: number): void {
   const heads = { nHeads: cfg.nHeads, headDim: headDim(cfg), nKvHeads: kvHeads(cfg) };
   const probs = ws.probs[l]!;
   blockForward({
     cfg,
-    lw: w.layers[l]!,
+    lw: layers?.(l) ?? w.layers[l]!,
     n: batch.n,
     positions: batch.positions,
     rope,
@@ -76,7 +85,9 @@ function layerForward({ cfg, w, ws, batch, rope, prof }: TrunkArgs, l: number): 
 }
 
 /** Backward from ws.dlnf (dLoss/d trunk output, [N, C]) into the gradient views g. */
-export function trunkBackward(args: TrunkArgs & { g: WeightViews; weightGrad?: WeightGradHook | null }): void {
+export function trunkBackward(
+  args: TrunkArgs & { g: WeightViews; weightGrad?: WeightGradHook | null; frozenEmbedding?: boolean },
+): void {
   const { cfg, w, g, ws, batch, rope, prof } = args;
   const hook = args.weightGrad ?? null;
   const { n } = batch;
@@ -102,7 +113,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews; weightGrad?: W
       layerForward(args, l);
       if (prof) t = prof.now();
     }
-    const lw = w.layers[l]!;
+    const lw = args.layers?.(l) ?? w.layers[l]!;
     const lg = g.layers[l]!;
     // MLP: dres holds d(out); the residual passes it to d(mid) unchanged.
     ws.dact.fill(0, 0, n * f);
@@ -219,7 +230,7 @@ export function trunkBackward(args: TrunkArgs & { g: WeightViews; weightGrad?: W
     });
     if (prof) t = prof.lap('rmsnorm', t);
   }
-  // A frozen base (hook set) forms no embedding gradient.
-  if (!hook) embeddingBackward({ dweight: g.embed, dout: dres, tokens: batch.tokens, n, c });
+  // A frozen base (hook set) or a frozen embedding forms no embedding gradient.
+  if (!hook && !args.frozenEmbedding) embeddingBackward({ dweight: g.embed, dout: dres, tokens: batch.tokens, n, c });
   if (prof) prof.lap('embedding', t);
 }
