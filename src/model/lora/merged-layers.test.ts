@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { nativeAddon } from '../../tensor/native.ts';
 import { Rng } from '../../util/random.ts';
 import { modelConfig } from '../network/config.ts';
 import { CriticModel } from '../network/critic.ts';
@@ -37,7 +38,13 @@ function update(policy: PolicyModel, lora: LoraAdapter) {
   return { logprobs: out.logprobs, grads, gradNorm, after: policy.forward(seqs).logprobs };
 }
 
-describe("LoRA storage 'base' (merged-layers.ts)", () => {
+const requireNative = process.env.CRL_REQUIRE_NATIVE === '1';
+
+// Storage 'base' is chosen only where the native addon is loaded (lora-trainer-models.ts
+// loraStorage): its bit-for-bit equality with the merged storage holds for the native merge, and the
+// TypeScript kernels (CRL_NATIVE=0) sum in another order (last-bit differences), so without the
+// addon there is nothing of it to check.
+describe.skipIf(!nativeAddon && !requireNative)("LoRA storage 'base' (merged-layers.ts)", () => {
   for (const bf16 of [true, false]) {
     it(`trains bit for bit as the merged storage (${bf16 ? 'bf16' : 'f32'} base)`, () => {
       const merged = adapted('merged', { bf16 });
