@@ -26,7 +26,7 @@ import { modelConfig } from '../src/model/network/config.ts';
 import { PolicyModel } from '../src/model/network/policy.ts';
 import { loadTokenizer } from '../src/model/tokenizer/load-tokenizer.ts';
 import type { DensePart } from '../src/env/family.ts';
-import { encodeDense } from '../src/experiments/sft/dense-warmup.ts';
+import { encodeDense } from '../src/experiments/sft/dense-encoding.ts';
 import type { ChatLayout } from '../src/rollout/chat-layout.ts';
 import { DEFAULT_OPTIMIZER } from '../src/optim/config.ts';
 import { resolveRolloutConfig } from '../src/rollout/config.ts';

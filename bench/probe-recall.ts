@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { modelConfig } from '../src/model/network/config.ts';
 import { PolicyModel } from '../src/model/network/policy.ts';
 import type { DensePart } from '../src/env/family.ts';
-import { encodeDense } from '../src/experiments/sft/dense-warmup.ts';
+import { encodeDense } from '../src/experiments/sft/dense-encoding.ts';
 import { loadTokenizer, type LoadedTokenizer } from '../src/model/tokenizer/load-tokenizer.ts';
 import { VocabMap } from '../src/model/tokenizer/vocab-map.ts';
 import type { ChatLayout } from '../src/rollout/chat-layout.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { getFamily } from '../../env/registry.ts';
 import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { overFamilySizes, resolveRolloutConfig } from '../../rollout/config.ts';
-import { encodeDense } from './dense-warmup.ts';
+import { encodeDense } from './dense-encoding.ts';
 
 const tokenizer = loadTokenizer('qwen3');
 const family = getFamily('kv-ledger');

@@ -1,10 +1,9 @@
-import { toolsTurn } from '../../rollout/agent-format/tools-text-policy.ts';
-import type { AgentProtocol } from '../../rollout/agent-format/agent-protocol.ts';
 import { z } from 'zod';
 import type { DensePart, TaskFamily } from '../../env/family.ts';
 import { PolicyModel } from '../../model/network/policy.ts';
 import { DEFAULT_OPTIMIZER } from '../../optim/config.ts';
-import { encodeContent, type ChatLayout } from '../../rollout/chat-layout.ts';
+import type { ChatLayout } from '../../rollout/chat-layout.ts';
+import { encodeDense } from './dense-encoding.ts';
 import { recallForm, recallValueWords } from '../../env/recall-form.ts';
 import { isValueWord } from '../../env/value-words.ts';
 import { Rng } from '../../util/random.ts';
@@ -89,108 +88,6 @@ export const RECALL_BLOCK = 50;
  * 900) until held-out recall accuracy reaches 0.9.
  */
 export const PRESET_RECALL_STAGE = { recallSteps: 300, recallMinAcc: 0.9, recallBatch: 128 } as const;
-
-/**
- * Text parts → tokens and supervised positions, laid out with the runtime's chat layout: the
- * format's prefix (`<bos>`; the whole system turn when the first part is an instruction, the system
- * turn without tools when the format has no prefix), then each
- * part. Turn parts are encoded on their own between the layout's markers, as the runtime encodes a
- * turn; a run of 'context' / 'target' parts is one text, each part encoded with the space that
- * joins it to the previous one (so a target reads as it would inside an action: `answer 14`).
- * Summaries get q_sum before and the summary stop id after. A reply's stop id is its turn end
- * (`<eot>`, `<|im_end|>`), supervised; a GLM-style layout has none, so there the reply's end is not
- * supervised here (episodes teach it). Parts that would pass maxTokens are left out, whole, with
- * everything after them.
- */
-export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, maxTokens: number): Example {
-  const { tokenizer, format } = layout;
-  const t = format.turns;
-  // A format without a prefix (Qwen3 has no BOS) starts with its system turn instead: a sequence
-  // that opens on a content token gives attention no constant first position to rest on, and the
-  // recall form opened on its first key, which then encoded unlike every later (spaced) key.
-  // A form that is not an episode (no instruction: the recall form, lookups) opens without the
-  // tools format's tool schemas: they teach lookups, and the episode forms and the episode SFT teach
-  // the format.
-  const opening =
-    parts[0]?.kind === 'instruction'
-      ? layout.systemTurn
-      : format.prefix.length === 0
-        ? layout.bareSystemTurn
-        : format.prefix;
-  const tokens: number[] = [...opening];
-  const answerAt: number[] = [];
-  const supervised = (xs: readonly number[]): void => {
-    for (const x of xs) {
-      answerAt.push(tokens.length);
-      tokens.push(x);
-    }
-  };
-  // Inside a run of context / target text. A leading context part reads as mid-text too (a subword
-  // tokenizer's ` e`, as every key after it; the word vocabulary has no such difference).
-  let inRun = true;
-  for (const p of parts) {
-    const text = p.text.trim();
-    if (p.kind === 'context' || p.kind === 'target') {
-      const enc = tokenizer.encode(inRun && !tokenizer.wordLevel ? ` ${text}` : text);
-      if (tokens.length + enc.length > maxTokens) break;
-      if (p.kind === 'target') supervised(enc);
-      else tokens.push(...enc);
-      inRun = true;
-      continue;
-    }
-    inRun = false;
-    // The tools format writes an assistant turn as its call and a summary as the template does.
-    const agent = layout.agent;
-    const turnText =
-      agent && (p.kind === 'reply' || p.kind === 'action' || p.kind === 'summary')
-        ? asToolsTurn(agent, p.kind === 'summary' ? 'summarize' : 'act', text)
-        : text;
-    const enc = encodeContent(layout, turnText);
-    if (p.kind === 'reply') {
-      if (tokens.length + layout.actionOpen.length + enc.length + t.assistant.close.length > maxTokens) break;
-      // A call is supervised whole: its first words are the call's syntax, not the decision.
-      const n = p.words === undefined || agent ? enc.length : replyPrefixTokens(layout, text, p.words);
-      tokens.push(...layout.actionOpen);
-      supervised(enc.slice(0, n));
-      if (n === enc.length && t.assistant.close.length > 0) {
-        supervised([t.assistant.close[0]!]);
-        tokens.push(...t.assistant.close.slice(1));
-      } else tokens.push(...enc.slice(n), ...t.assistant.close);
-      continue;
-    }
-    if (p.kind === 'summary') {
-      if (tokens.length + layout.summaryPrompt.length + enc.length + 1 > maxTokens) break;
-      tokens.push(...layout.summaryPrompt);
-      supervised([...enc, layout.summaryStop]);
-      continue;
-    }
-    const turn = p.kind === 'instruction' ? t.user : p.kind === 'action' ? t.assistant : t.observation;
-    const open = p.kind === 'action' ? layout.actionOpen : turn.open;
-    if (tokens.length + open.length + enc.length + turn.close.length > maxTokens) break;
-    tokens.push(...open, ...enc, ...turn.close);
-  }
-  return { tokens: Int32Array.from(tokens), answerAt };
-}
-
-/** A dense part's turn in the tools format; text no tool expresses (an injected mistake) stays as it is. */
-function asToolsTurn(agent: AgentProtocol, stage: 'act' | 'summarize', text: string): string {
-  try {
-    return toolsTurn({ agent, stage, text, messages: [] });
-  } catch {
-    return text;
-  }
-}
-
-/** Ids of a reply's first `words` words: a prefix of the whole reply's encoding (a family bug otherwise). */
-function replyPrefixTokens(layout: ChatLayout, text: string, words: number): number {
-  const whole = encodeContent(layout, text);
-  const head = encodeContent(layout, text.split(/\s+/).slice(0, words).join(' '));
-  if (head.length > whole.length || head.some((x, i) => x !== whole[i]))
-    throw new Error(
-      `internal: the first ${words} words of the reply ${JSON.stringify(text)} do not encode to a prefix of it`,
-    );
-  return head.length;
-}
 
 /**
  * `n` dense sequences (the family's generator, no recall form) as SFT sequences: the supervised

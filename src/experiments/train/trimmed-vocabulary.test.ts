@@ -3,7 +3,7 @@ import { getFamily } from '../../env/registry.ts';
 import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { overFamilySizes, resolveRolloutConfig } from '../../rollout/config.ts';
 import { Rng } from '../../util/random.ts';
-import { encodeDense } from '../sft/dense-warmup.ts';
+import { encodeDense } from '../sft/dense-encoding.ts';
 import { chooseVocabulary } from './trimmed-vocabulary.ts';
 
 // The dense warm-up supervises what encodeDense lays out, which in the tools format is a call or a

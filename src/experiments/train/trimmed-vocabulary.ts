@@ -2,7 +2,7 @@ import type { DensePart, TaskFamily } from '../../env/family.ts';
 import { recallForm, recallValueWords } from '../../env/recall-form.ts';
 import type { LoadedTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { VocabMap } from '../../model/tokenizer/vocab-map.ts';
-import { encodeDense } from '../sft/dense-warmup.ts';
+import { encodeDense } from '../sft/dense-encoding.ts';
 import { CUT_MARKER, type ChatLayout } from '../../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../../rollout/config.ts';
 import { runEpisodes } from '../../rollout/runner.ts';
