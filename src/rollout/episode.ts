@@ -100,7 +100,12 @@ export class EpisodeRun {
           }
         : this.phase === 'summarize'
           ? {
-              prompt: [...h, ...this.layout.summaryPrompt],
+              // Tools format: the summary request is a user query, so the template drops the
+              // window's reasoning, and the summary is sampled after what the record will hold
+              // (acceptSummary). Sampled after the window as generated, the policy saw a context its
+              // record never shows: summaries off its training and a sampler/trainer log-prob
+              // mismatch of about 2.7 nats per summary token.
+              prompt: [...(this.layout.agent ? this.window.withoutReasoning() : h), ...this.layout.summaryPrompt],
               maxTokens: c.summaryMaxTokens,
               stopTokens: [this.layout.summaryStop],
               stage: 'summarize',
