@@ -8,6 +8,7 @@ import { latestCheckpoint } from '../experiments/runs/checkpoint-store.ts';
 import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { openSafetensors, readTensorInto } from '../model/formats/safetensors.ts';
 import { crl, crlAsync } from './testing/spawn-crl.ts';
+import { agree, PARITY_KEYS } from './testing/torch-parity.ts';
 
 /**
  * `crl train --trainer torch --lora-rank 4` against `crl train --lora-rank 4` (the embedded
@@ -16,12 +17,7 @@ import { crl, crlAsync } from './testing/spawn-crl.ts';
  * run's files, `crl export` reads them, and --resume after a dead trainer continues to the numbers
  * an uninterrupted run reaches, bit for bit.
  */
-const KEYS = ['loss/policy', 'loss/value', 'optim/grad_norm', 'optim/critic_grad_norm'] as const;
-
-/** Within 1e-3 relative or 1e-5 absolute: the bound of the full-weight torch test (torch-train.test.ts). */
-function agree(a: number, b: number, rel = 1e-3, abs = 1e-5): boolean {
-  return Math.abs(a - b) <= abs || Math.abs(a - b) <= rel * Math.abs(a);
-}
+const KEYS = PARITY_KEYS;
 
 const run = torchAvailable('crl train --trainer torch --lora-rank') ? describe : describe.skip;
 

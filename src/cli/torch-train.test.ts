@@ -7,6 +7,7 @@ import { torchAvailable } from '../adapters/testing/torch-available.ts';
 import { readMetrics } from '../experiments/runs/metrics-log.ts';
 import { readTiming } from '../experiments/runs/timing-log.ts';
 import { crlAsync } from './testing/spawn-crl.ts';
+import { agree, PARITY_KEYS } from './testing/torch-parity.ts';
 
 /**
  * `crl train --trainer torch` (one process, and two under torchrun) against `crl train` (the
@@ -14,12 +15,7 @@ import { crlAsync } from './testing/spawn-crl.ts';
  * norms; a trainer that dies is one clear
  * line; --resume continues from the last checkpoint to the numbers an uninterrupted run reaches.
  */
-const KEYS = ['loss/policy', 'loss/value', 'optim/grad_norm', 'optim/critic_grad_norm'] as const;
-
-/** Within 1e-3 relative or 1e-5 absolute (the policy loss of whitened advantages sits near 0). */
-function agree(a: number, b: number, rel = 1e-3, abs = 1e-5): boolean {
-  return Math.abs(a - b) <= abs || Math.abs(a - b) <= rel * Math.abs(a);
-}
+const KEYS = PARITY_KEYS;
 
 const run = torchAvailable('crl train --trainer torch') ? describe : describe.skip;
 
