@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadPolicyDir } from '../../model/formats/load-policy.ts';
 import { LoraAdapter } from '../../model/lora/lora-adapter.ts';
 import { resolveLora, type LoraSection } from '../../model/lora/lora-config.ts';
@@ -15,6 +15,7 @@ import { maxAbsDiff, maxAbsDiffs } from '../testing/max-diff.ts';
 import { torchAvailable } from '../testing/torch-available.ts';
 import { torchPeftPython } from '../testing/torch-outside-python.ts';
 import { TorchTrainer } from './torch-trainer.ts';
+import { trainerStarter } from './testing/trainer-starter.ts';
 
 /**
  * LoRA on the PyTorch trainer against the embedded adapter (model/lora/lora-adapter.ts), float32
@@ -109,15 +110,7 @@ function expectWithin(report: Record<string, number>): void {
 const run = torchAvailable('torch trainer LoRA parity') ? describe : describe.skip;
 
 run('TorchTrainer with LoRA adapters (built-in network)', () => {
-  const started: TorchTrainer[] = [];
-  const start = (o: Parameters<typeof TorchTrainer.start>[0] = {}) => {
-    const t = TorchTrainer.start(o);
-    started.push(t);
-    return t;
-  };
-  afterAll(async () => {
-    for (const t of started) await t.close();
-  });
+  const start = trainerStarter();
 
   for (const c of CASES)
     it(`matches the embedded adapter: ${c.name}`, () => {
@@ -180,15 +173,11 @@ run('TorchTrainer with LoRA adapters (built-in network)', () => {
 
 const peft = torchPeftPython('torch trainer LoRA on PEFT');
 (peft ? describe : describe.skip)('TorchTrainer with LoRA adapters (transformers classes, PEFT)', () => {
-  const started: TorchTrainer[] = [];
-  afterAll(async () => {
-    for (const t of started) await t.close();
-  });
+  const start = trainerStarter();
   for (const c of CASES)
     it(`matches the embedded adapter: ${c.name}`, () => {
       const command = [...peft!, '-m', 'crl_torch', '--model-impl', 'transformers', '--threads', '1'];
-      const trainer = TorchTrainer.start({ command, timeoutMs: 300_000 });
-      started.push(trainer);
+      const trainer = start({ command, timeoutMs: 300_000 });
       const report = sideBySide(trainer, c);
       process.stderr.write(
         `torch LoRA parity on PEFT (${c.name}, ${trainer.info.adapters}): ${JSON.stringify(report)}\n`,

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { maxAbsDiff } from '../testing/max-diff.ts';
 import { expectWithinBounds, trainSideBySide, type ParityBounds } from '../testing/torch-parity.ts';
 import { loadPolicyDir } from '../../model/formats/load-policy.ts';
@@ -13,7 +13,8 @@ import { VocabMap } from '../../model/tokenizer/vocab-map.ts';
 import { DEFAULT_OPTIMIZER, type OptimizerConfig } from '../../optim/config.ts';
 import { Rng } from '../../util/random.ts';
 import { torchAvailable } from '../testing/torch-available.ts';
-import { TorchTrainer, TorchTrainerError } from './torch-trainer.ts';
+import { TorchTrainerError } from './torch-trainer.ts';
+import { trainerStarter } from './testing/trainer-starter.ts';
 
 /**
  * Parity, float32 on the CPU: the same weights and batch give the same log-probs, entropies,
@@ -43,15 +44,7 @@ const SHAPES: { name: string; cfg: ModelConfig; trimmed: boolean }[] = [
 const run = torchAvailable('torch trainer parity') ? describe : describe.skip;
 
 run('TorchTrainer', () => {
-  const started: TorchTrainer[] = [];
-  const start = (o: Parameters<typeof TorchTrainer.start>[0] = {}) => {
-    const t = TorchTrainer.start(o);
-    started.push(t);
-    return t;
-  };
-  afterAll(async () => {
-    for (const t of started) await t.close();
-  });
+  const start = trainerStarter();
 
   for (const shape of SHAPES) {
     it(`matches the embedded engine: ${shape.name}`, () => {
