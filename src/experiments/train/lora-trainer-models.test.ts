@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseTrainConfig } from '../../config/load-config.ts';
-import type { ProgressReporter } from '../runs/progress.ts';
 import { latestCheckpoint } from '../runs/checkpoint-store.ts';
 import { createRunDir } from '../runs/run-dir.ts';
 import { nativeAddon } from '../../tensor/native.ts';
 import { loraStorage } from './lora-trainer-models.ts';
 import { train } from './train-loop.ts';
+import { crashAfter } from '../testing/crash-after.ts';
 
 const config = parseTrainConfig({
   env: { name: 'chunk-sum' },
@@ -22,17 +22,6 @@ const config = parseTrainConfig({
 
 const root = mkdtempSync(join(tmpdir(), 'crl-lora-loop-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-/** Stops the run right after iteration `at` logged its metrics. */
-function crashAfter(at: number): ProgressReporter {
-  return {
-    start: () => undefined,
-    stop: () => undefined,
-    update: ({ iteration }) => {
-      if (iteration === at) throw new Error('simulated crash');
-    },
-  };
-}
 
 describe('a LoRA run', () => {
   it("keeps the base in bf16 (storage 'base') on the embedded trainer with the native addon, merged weights for the PyTorch trainer", () => {

@@ -7,11 +7,11 @@ import { latestCheckpoint, saveCheckpointDir } from '../runs/checkpoint-store.ts
 import { loadCheckpoint } from '../../model/formats/checkpoint.ts';
 import { readMetrics } from '../runs/metrics-log.ts';
 import { readTiming } from '../runs/timing-log.ts';
-import type { ProgressReporter } from '../runs/progress.ts';
 import { createRunDir } from '../runs/run-dir.ts';
 import { train } from './train-loop.ts';
 import { deepMerge } from '../../config/config-flags.ts';
 import { SYSTEM_NAMES, systemOverrides } from '../reproduce/systems.ts';
+import { crashAfter } from '../testing/crash-after.ts';
 
 const config = parseTrainConfig({
   env: { name: 'chunk-sum' },
@@ -26,17 +26,6 @@ const config = parseTrainConfig({
 /** What must replay exactly: the bytes of metrics.jsonl (the wall clock is in timing.jsonl). */
 function replayable(dir: string): string {
   return readFileSync(join(dir, 'metrics.jsonl'), 'utf8');
-}
-
-/** Stops the process-equivalent of a run right after iteration `at` logged its metrics. */
-function crashAfter(at: number): ProgressReporter {
-  return {
-    start: () => undefined,
-    stop: () => undefined,
-    update: ({ iteration }) => {
-      if (iteration === at) throw new Error('simulated crash');
-    },
-  };
 }
 
 describe('training loop', () => {
