@@ -100,12 +100,7 @@ export class EpisodeRun {
           }
         : this.phase === 'summarize'
           ? {
-              // Tools format: the summary request is a user query, so the template drops the
-              // window's reasoning, and the summary is sampled after what the record will hold
-              // (acceptSummary). Sampled after the window as generated, the policy saw a context its
-              // record never shows: summaries off its training and a sampler/trainer log-prob
-              // mismatch of about 2.7 nats per summary token.
-              prompt: [...(this.layout.agent ? this.window.withoutReasoning() : h), ...this.layout.summaryPrompt],
+              prompt: [...this.summaryContext(), ...this.layout.summaryPrompt],
               maxTokens: c.summaryMaxTokens,
               stopTokens: [this.layout.summaryStop],
               stage: 'summarize',
@@ -230,12 +225,21 @@ export class EpisodeRun {
     this.rebuilt = true;
   }
 
+  /**
+   * What a summary is sampled after and trained on, one function for both so they cannot differ.
+   * Tools format: the summary request is a user query, so the template drops the window's
+   * reasoning. Sampled after the window as generated (with it), the policy saw a context its record
+   * never shows: summaries off its training, 2.7 nats per summary token from the trainer's log-probs.
+   */
+  private summaryContext(): readonly number[] {
+    return this.layout.agent ? this.window.withoutReasoning() : this.window.tokens;
+  }
+
   private acceptSummary(result: SampleResult, policyVersion: number): void {
     const c = this.config;
     const old = this.window;
+    const context = this.summaryContext();
     this.closeExecution();
-    // Tools format: the summary request is a user query, so the template drops earlier reasoning.
-    const context = this.layout.agent ? old.withoutReasoning() : old.tokens;
     const summaryPrefix = context.length + this.layout.summaryPrompt.length;
     const tokens = [...context, ...this.layout.summaryPrompt, ...result.tokens];
     let summaryIds: readonly number[] = result.tokens;
