@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { withTokenizer } from '../experiments/reproduce/preset-tokenizer.ts';
+import { withLora } from '../experiments/reproduce/preset-lora.ts';
 import { RL_SYSTEMS } from '../experiments/reproduce/systems.ts';
 import { getPreset, presetNames } from '../experiments/reproduce/presets.ts';
 import type { Preset } from '../experiments/reproduce/preset-types.ts';
@@ -81,6 +82,11 @@ export function registerReproduceCommand(program: Command): void {
     .option('--agent-format <format>', AGENT_FORMAT_HELP)
     .option('--thinking <on|off>', THINKING_HELP)
     .option(
+      '--lora-rank <r>',
+      'the RL systems train LoRA adapters of rank r on the SFT base instead of every weight (the base itself is a full fine-tune; docs/lora.md)',
+    )
+    .option('--lora-alpha <a>', 'with --lora-rank: the update is scaled by alpha / r (default 2 r)')
+    .option(
       '--allow-mixed',
       'reuse run directories and evaluations made with another config than the preset asks for (refused by default); the report marks every table they reach as mixed',
     )
@@ -104,6 +110,8 @@ export function registerReproduceCommand(program: Command): void {
         tokenizer?: string;
         agentFormat?: string;
         thinking?: string;
+        loraRank?: string;
+        loraAlpha?: string;
         actor: ActorKind;
         allowMixed?: boolean;
         engineUrl?: string;
@@ -116,9 +124,18 @@ export function registerReproduceCommand(program: Command): void {
           const file = join(opts.resume, RUN_FILES.pipeline);
           if (!existsSync(file))
             throw new CliError(`${opts.resume} is not a reproduce directory (no ${RUN_FILES.pipeline})`);
-          if (opts.envs || opts.seeds || opts.systems || opts.tokenizer || opts.agentFormat || opts.thinking)
+          if (
+            opts.envs ||
+            opts.seeds ||
+            opts.systems ||
+            opts.tokenizer ||
+            opts.agentFormat ||
+            opts.thinking ||
+            opts.loraRank ||
+            opts.loraAlpha
+          )
             throw new CliError(
-              '--resume continues the stored pipeline; --envs, --seeds, --systems, --tokenizer, --agent-format and --thinking cannot change it',
+              '--resume continues the stored pipeline; --envs, --seeds, --systems, --tokenizer, --agent-format, --thinking and --lora-* cannot change it',
             );
           // The stored preset, as it was run (a later code change to the preset does not leak in).
           const {
@@ -156,6 +173,7 @@ export function registerReproduceCommand(program: Command): void {
             const f = format.data;
             preset = asUserError(() => withAgentFormat(preset, f.format, f.thinking === 'on'));
           }
+          if (opts.loraRank !== undefined || opts.loraAlpha !== undefined) preset = withLoraFlags(preset, opts);
         }
         if (opts.actor === 'expert')
           process.stderr.write(
@@ -177,6 +195,21 @@ export function registerReproduceCommand(program: Command): void {
         process.stdout.write(`${JSON.stringify(summary)}\n`);
       },
     );
+}
+
+const LoraFlagsSchema = z.object({
+  rank: z.coerce.number().int().positive(),
+  alpha: z.coerce.number().positive().optional(),
+});
+
+function withLoraFlags(preset: Preset, opts: { loraRank?: string; loraAlpha?: string }): Preset {
+  if (opts.loraRank === undefined) throw new CliError('--lora-alpha needs --lora-rank');
+  const flags = LoraFlagsSchema.safeParse({ rank: opts.loraRank, alpha: opts.loraAlpha });
+  if (!flags.success)
+    throw new CliError(
+      `--lora-rank: expected a whole number >= 1, --lora-alpha a number > 0; got ${opts.loraRank}${opts.loraAlpha === undefined ? '' : ` and ${opts.loraAlpha}`}`,
+    );
+  return withLora(preset, flags.data);
 }
 
 /**
