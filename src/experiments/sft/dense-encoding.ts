@@ -1,3 +1,4 @@
+import type { ChatMessage, Reasoner } from '../../contracts/index.ts';
 import type { DensePart } from '../../env/family.ts';
 import type { AgentProtocol } from '../../rollout/agent-format/agent-protocol.ts';
 import { toolsTurn } from '../../rollout/agent-format/tools-text-policy.ts';
@@ -18,8 +19,20 @@ import type { Example } from './sft-loss.ts';
  * (`<eot>`, `<|im_end|>`), supervised; a GLM-style layout has none, so there the reply's end is not
  * supervised here (episodes teach it). Parts that would pass maxTokens are left out, whole, with
  * everything after them.
+ *
+ * In the tools format a reply or summary is written as the family's expert writes it: its reasoning
+ * from `reasoner` (the family's, else the plain one) over the chat so far. With thinking on, an
+ * assistant turn that a summary follows in the same window is laid out as the template renders it
+ * once the summary request (a user query) comes after it: without its reasoning, as the runtime's
+ * summary context holds it (rollout/window.ts withoutReasoning). Such a reply is read, not
+ * supervised: supervised without its reasoning it would teach acting without thinking.
  */
-export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, maxTokens: number): Example {
+export function encodeDense(
+  parts: readonly DensePart[],
+  layout: ChatLayout,
+  maxTokens: number,
+  reasoner?: Reasoner,
+): Example {
   const { tokenizer, format } = layout;
   const t = format.turns;
   // A format without a prefix (Qwen3 has no BOS) starts with its system turn instead: a sequence
@@ -45,7 +58,10 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
   // Inside a run of context / target text. A leading context part reads as mid-text too (a subword
   // tokenizer's ` e`, as every key after it; the word vocabulary has no such difference).
   let inRun = true;
-  for (const p of parts) {
+  // The chat of the current window, as the family's reasoner reads it.
+  let messages: ChatMessage[] = [];
+  const reasoningDropped = dropsReasoning(parts, layout.agent);
+  for (const [i, p] of parts.entries()) {
     const text = p.text.trim();
     if (p.kind === 'context' || p.kind === 'target') {
       const enc = tokenizer.encode(inRun && !tokenizer.wordLevel ? ` ${text}` : text);
@@ -56,12 +72,27 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
       continue;
     }
     inRun = false;
-    // The tools format writes an assistant turn as its call and a summary as the template does.
     const agent = layout.agent;
+    if (p.kind === 'instruction') messages = [];
+    const stripped = reasoningDropped[i] ? withoutReasoning(layout, agent!, text) : null;
+    if (stripped) {
+      if (tokens.length + stripped.length > maxTokens) break;
+      tokens.push(...stripped);
+      messages.push({ role: 'assistant', content: text });
+      continue;
+    }
+    // The tools format writes an assistant turn as its call and a summary as the template does.
     const turnText =
       agent && (p.kind === 'reply' || p.kind === 'action' || p.kind === 'summary')
-        ? asToolsTurn(agent, p.kind === 'summary' ? 'summarize' : 'act', text)
+        ? asToolsTurn(agent, p.kind === 'summary' ? 'summarize' : 'act', text, {
+            messages: p.kind === 'summary' ? [...messages, { role: 'user', content: 'summarize' }] : messages,
+            reasoner,
+          })
         : text;
+    messages.push({
+      role: p.kind === 'instruction' ? 'user' : p.kind === 'observation' ? 'observation' : 'assistant',
+      content: text,
+    });
     const enc = encodeContent(layout, turnText);
     if (p.kind === 'reply') {
       if (tokens.length + layout.actionOpen.length + enc.length + t.assistant.close.length > maxTokens) break;
@@ -90,12 +121,49 @@ export function encodeDense(parts: readonly DensePart[], layout: ChatLayout, max
 }
 
 /** A dense part's turn in the tools format; text no tool expresses (an injected mistake) stays as it is. */
-function asToolsTurn(agent: AgentProtocol, stage: 'act' | 'summarize', text: string): string {
+function asToolsTurn(
+  agent: AgentProtocol,
+  stage: 'act' | 'summarize',
+  text: string,
+  chat: { messages: readonly ChatMessage[]; reasoner: Reasoner | undefined },
+): string {
   try {
-    return toolsTurn({ agent, stage, text, messages: [] });
+    return toolsTurn({ agent, stage, text, ...chat });
   } catch {
     return text;
   }
+}
+
+/**
+ * Per part: an assistant turn (reply or action) that a summary follows before the next window's
+ * instruction, in the tools format with thinking on, where the summary request drops its reasoning.
+ */
+function dropsReasoning(parts: readonly DensePart[], agent: AgentProtocol | null | undefined): boolean[] {
+  const out = parts.map(() => false);
+  if (!agent?.thinking) return out;
+  let summaryAhead = false;
+  for (let i = parts.length - 1; i >= 0; i--) {
+    const kind = parts[i]!.kind;
+    if (kind === 'summary') summaryAhead = true;
+    else if (kind === 'instruction') summaryAhead = false;
+    else if (kind === 'reply' || kind === 'action') out[i] = summaryAhead;
+  }
+  return out;
+}
+
+/**
+ * The ids of an assistant turn as the template renders it before a later user query, from its
+ * opening to the observation's (the runtime's stripped step, rollout/agent-format/tool-turns.ts);
+ * null for text no tool expresses, which is laid out as it is.
+ */
+function withoutReasoning(layout: ChatLayout, agent: AgentProtocol, text: string): number[] | null {
+  let call;
+  try {
+    call = agent.tools.toCall(text);
+  } catch {
+    return null;
+  }
+  return layout.tokenizer.encode(agent.historyText({ reasoning: null, content: '', call }, false));
 }
 
 /** Ids of a reply's first `words` words: a prefix of the whole reply's encoding (a family bug otherwise). */

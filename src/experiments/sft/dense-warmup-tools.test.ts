@@ -3,6 +3,12 @@ import { getFamily } from '../../env/registry.ts';
 import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { overFamilySizes, resolveRolloutConfig } from '../../rollout/config.ts';
 import { encodeDense } from './dense-encoding.ts';
+import { Rng } from '../../util/random.ts';
+import {
+  pythonJinjaAvailable,
+  qwen3Messages,
+  renderWithPython,
+} from '../../rollout/agent-format/testing/qwen3-messages.ts';
 
 const tokenizer = loadTokenizer('qwen3');
 const family = getFamily('kv-ledger');
@@ -39,4 +45,38 @@ describe('the dense warm-up in the tools format', () => {
     expect(starts(e.tokens, tools.systemTurn)).toBe(true);
     expect(tokenizer.tokenizer.decode(Array.from(e.tokens))).toContain('<tools>');
   });
+
+  // A dense summary teaches the lookup a real summary makes, so it must be supervised after the
+  // context a real summary is sampled after. The forms laid out each `read` with its reasoning,
+  // which the template drops once the summary request follows: after the warm-up, summaries of real
+  // windows were exact in 2% of held-out episodes (teacher-forced), against the forms' 0.997.
+  it.skipIf(!pythonJinjaAvailable())(
+    "lays an episode form's summary out after what the template renders before the summary request, with the family's reasoning",
+    () => {
+      const knobs = family.knobs.parse({ queries: 1, chunks: 12, valueWords: true });
+      let forms = 0;
+      for (let seed = 0; seed < 12; seed++) {
+        const parts = family.sft!.dense!({ rng: new Rng(seed), knobs, maxChunks: 8, probes: 8, summaryShare: 1 });
+        const e = encodeDense(parts, tools, 10_000, family.reasoner);
+        const start = e.answerAt[0]!;
+        const prefix = tokenizer.tokenizer.decode(Array.from(e.tokens.subarray(0, start)));
+        const { messages, tools: declared } = qwen3Messages(prefix);
+        expect(declared).not.toBeNull();
+        const rendered = renderWithPython({
+          template: tokenizer.chatTemplate,
+          messages,
+          tools: declared,
+          enableThinking: true,
+        });
+        expect(prefix, `seed ${seed}`).toBe(rendered);
+        expect(messages.filter((m) => m.role === 'assistant').length).toBeGreaterThan(0);
+        const summary = tokenizer.tokenizer.decode(Array.from(e.tokens.subarray(start)));
+        const reasoning = family.reasoner!({ stage: 'summarize', text: '', messages: [] });
+        expect(summary.startsWith(`<think>\n${reasoning}\n</think>\n\n`), summary).toBe(true);
+        forms++;
+      }
+      expect(forms).toBe(12);
+    },
+    60_000,
+  );
 });

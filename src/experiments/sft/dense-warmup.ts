@@ -105,7 +105,7 @@ export function denseReplay(options: {
   const generate = familyDense(options.family, options.knobs, options.config);
   if (!generate || options.n === 0) return [];
   return Array.from({ length: options.n }, () => {
-    const e = encodeDense(generate(options.rng), options.layout, options.maxTokens);
+    const e = encodeDense(generate(options.rng), options.layout, options.maxTokens, options.family.reasoner);
     return { tokens: e.tokens, mask: exampleMask(e) };
   });
 }
@@ -191,6 +191,7 @@ export async function runDenseWarmup(options: {
         recall || !dense ? recallForm({ rng, probes: config.probes, valueWords }) : dense(rng),
         layout,
         options.maxTokens ?? policy.config.maxSeqLen,
+        family.reasoner,
       ),
       policy,
       layout,

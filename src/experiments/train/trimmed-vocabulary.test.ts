@@ -32,7 +32,7 @@ describe('the trimmed vocabulary', () => {
           probes: 16,
           summaryShare: 0.5,
         });
-        const e = encodeDense(parts, layout, rollout.contextWindow);
+        const e = encodeDense(parts, layout, rollout.contextWindow, family.reasoner);
         for (const t of e.answerAt) {
           supervised++;
           if (!vocab.covers(e.tokens[t]!)) missed.add(tokenizer.tokenizer.decode([e.tokens[t]!]));

@@ -115,7 +115,7 @@ export async function chooseVocabulary(options: {
     // And as the warm-up lays them out: in the tools format a reply or summary part is a call or
     // a reasoning block whose ids the raw text never shows (the JSON around a value); those were
     // supervised onto the unknown slot, whose pinned logit made the warm-up's loss 1e29.
-    add(encodeDense(parts, layout, Number.MAX_SAFE_INTEGER).tokens);
+    add(encodeDense(parts, layout, Number.MAX_SAFE_INTEGER, family.reasoner).tokens);
   };
   const valueWords = recallValueWords(family, options.knobs);
   for (let i = 0; i < DENSE; i++) denseTexts(recallForm({ rng, probes: 8, valueWords }));
