@@ -3,9 +3,9 @@ import type { Environment } from '../../contracts/index.ts';
 import { getFamily } from '../../env/registry.ts';
 import type { TaskFamily } from '../../env/family.ts';
 import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
-import { resolveRolloutConfig } from '../../rollout/config.ts';
+import { overFamilySizes, resolveRolloutConfig } from '../../rollout/config.ts';
 import { Rng } from '../../util/random.ts';
-import { expertEpisodes } from './sft-data.ts';
+import { expertEpisodes, toSequences } from './sft-data.ts';
 
 /** chunk-sum whose environments count how many episodes are open at once (reset to close). */
 function countingFamily(limit: number | undefined): { family: TaskFamily; peak: () => number } {
@@ -60,4 +60,51 @@ describe('expertEpisodes', () => {
     expect(await run(2)).toBe(2);
     expect(await run(undefined)).toBe(8);
   });
+});
+
+describe('toSequences in the tools format', () => {
+  // The held-out rates (sft-heldout.ts) read these kinds: in the tools format the text format's
+  // `answer` word never occurs, so answers went unmeasured, and a summary's span held its thinking
+  // block, so no summary counted as exact.
+  it("labels each turn's thinking block, the answer tool's call and the summary after its thinking", async () => {
+    const tokenizer = loadTokenizer('qwen3');
+    const family = getFamily('kv-ledger');
+    const { config: rollout, layout } = resolveRolloutConfig({
+      input: overFamilySizes(family.rollout, { agentFormat: 'tools', thinking: true, maxWindows: 4 }),
+      tokenizer,
+      tools: family.tools!,
+    });
+    const { episodes: records } = await expertEpisodes({
+      family,
+      knobs: { chunks: 12, minChunks: 8 },
+      rollout,
+      layout,
+      tokenizer,
+      lossyP: 0,
+      episodes: 6,
+      seeds: family.evalSeeds,
+      rng: new Rng(3),
+      idPrefix: 't',
+    });
+    expect(records.reduce((n, r) => n + r.compactions, 0)).toBeGreaterThan(0);
+    const text = (ids: Int32Array) => tokenizer.tokenizer.decode(Array.from(ids));
+    const spans = { answer: [] as string[], summary: [] as string[], reasoning: [] as string[] };
+    for (const s of toSequences({ records, layout })) {
+      let at = 0;
+      while (at < s.tokens.length) {
+        const kind = s.kinds![at]!;
+        let end = at;
+        while (end < s.tokens.length && s.kinds![end] === kind) end++;
+        if (kind === 'answer' || kind === 'summary' || kind === 'reasoning')
+          spans[kind].push(text(s.tokens.subarray(at, end)));
+        at = end;
+      }
+    }
+    expect(spans.answer).toHaveLength(records.length);
+    for (const a of spans.answer)
+      expect(a).toMatch(/^<tool_call>\n\{"name": "answer", "arguments": \{"values": \[.+\]\}\}\n<\/tool_call>$/);
+    expect(spans.summary.length).toBeGreaterThan(0);
+    for (const x of spans.summary) expect(x).toMatch(/^queries [^<]*<\|im_end\|>$/);
+    expect(spans.reasoning.every((x) => x.startsWith('<think>\n') && x.endsWith('</think>\n\n'))).toBe(true);
+  }, 60_000);
 });

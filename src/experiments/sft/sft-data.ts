@@ -2,7 +2,7 @@ import type { TaskFamily } from '../../env/family.ts';
 import { slippingExpert } from '../../env/slip.ts';
 import type { ChatLayout } from '../../rollout/chat-layout.ts';
 import type { RolloutConfig } from '../../rollout/config.ts';
-import type { EpisodeRecord } from '../../rollout/record.ts';
+import type { EpisodeRecord, TurnRecord } from '../../rollout/record.ts';
 import { runEpisodes } from '../../rollout/runner.ts';
 import {
   describeFault,
@@ -24,8 +24,12 @@ export interface SftSequence {
   kinds?: TokenKind[];
 }
 
-/** Generated-token kinds: 'action' (action words and their <eot>), 'answer' (values after `answer`), 'summary'. */
-export type TokenKind = 'none' | 'action' | 'answer' | 'summary';
+/**
+ * Generated-token kinds: 'action' (action words and their <eot>), 'answer' (values after `answer`;
+ * in the tools format the call of the `answer` tool), 'summary' (in the tools format the text after
+ * its thinking block), 'reasoning' (a thinking block, tools format).
+ */
+export type TokenKind = 'none' | 'action' | 'answer' | 'summary' | 'reasoning';
 
 /** Expert episodes split as training splits a batch (docs/faults.md): only `episodes` are trained on. */
 export interface ExpertEpisodes {
@@ -149,31 +153,58 @@ export function toSequences(options: { records: readonly EpisodeRecord[]; layout
     for (let i = 0; i < segs.length; i++) {
       const s = segs[i]!;
       const next = segs[i + 1];
+      // A tools-format record says where each turn's reasoning, call and summary lie.
+      const turnsOf = (...segments: number[]) =>
+        options.layout && r.turns ? r.turns.filter((t) => segments.includes(t.segment)) : null;
       if (s.kind === 'execution' && next && next.kind === 'summary' && isPrefix(s.tokens, next.tokens)) {
         const mask = Uint8Array.from(next.lossMask);
         for (let t = 0; t < s.lossMask.length; t++) mask[t] = mask[t]! | s.lossMask[t]!;
+        const tokens = Int32Array.from(next.tokens);
+        const turns = turnsOf(i, i + 1);
         out.push(
-          withKinds({
-            tokens: Int32Array.from(next.tokens),
-            mask,
-            summaryFrom: s.tokens.length,
-            layout: options.layout,
-          }),
+          turns
+            ? turnKinds({ tokens, mask, turns })
+            : withKinds({ tokens, mask, summaryFrom: s.tokens.length, layout: options.layout }),
         );
         i++;
         continue;
       }
+      const tokens = Int32Array.from(s.tokens);
+      const mask = Uint8Array.from(s.lossMask);
+      const turns = turnsOf(i);
       out.push(
-        withKinds({
-          tokens: Int32Array.from(s.tokens),
-          mask: Uint8Array.from(s.lossMask),
-          summaryFrom: s.kind === 'summary' ? 0 : s.tokens.length,
-          layout: options.layout,
-        }),
+        turns
+          ? turnKinds({ tokens, mask, turns })
+          : withKinds({
+              tokens,
+              mask,
+              summaryFrom: s.kind === 'summary' ? 0 : s.tokens.length,
+              layout: options.layout,
+            }),
       );
     }
   }
   return out;
+}
+
+/**
+ * Kinds from a tools-format record's turns (docs/agent-format.md): a turn's thinking block is
+ * 'reasoning'; an execution turn's call of the `answer` tool is 'answer', as the text format's
+ * `answer` action; a summary turn's text after its thinking block (the summary the next window
+ * sees, and its stop id) is 'summary'; every other generated token is 'action'.
+ */
+function turnKinds(o: { tokens: Int32Array; mask: Uint8Array; turns: readonly TurnRecord[] }): SftSequence {
+  const kinds: TokenKind[] = Array.from(o.mask, (m) => (m === 1 ? 'action' : 'none'));
+  const label = (from: number, to: number, kind: TokenKind) => {
+    for (let t = from; t < Math.min(to, kinds.length); t++) if (o.mask[t] === 1) kinds[t] = kind;
+  };
+  for (const turn of o.turns) {
+    const thought = turn.start + turn.reasoningTokens;
+    label(turn.start, thought, 'reasoning');
+    if (turn.stage === 'summarize') label(thought, turn.end, 'summary');
+    else if (turn.call?.name === 'answer' && turn.call.span) label(turn.call.span[0], turn.call.span[1], 'answer');
+  }
+  return { tokens: o.tokens, mask: o.mask, kinds };
 }
 
 function isPrefix(a: readonly number[], b: readonly number[]): boolean {

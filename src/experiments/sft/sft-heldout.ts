@@ -6,7 +6,8 @@ import type { SftSequence, TokenKind } from './sft-data.ts';
  * Teacher-forced accuracy on held-out expert episodes (evaluation seeds), by token kind. One wrong
  * token in the final answer fails the episode, so the whole-span rates matter more than the mean:
  * `answer_exact` is the share of answers whose every value token has p > 0.5 (so is the argmax),
- * `summary_exact` the same for whole summaries. p > 0.5 is a lower bound on argmax accuracy that
+ * `summary_exact` the same for whole summaries (in the tools format: the call of the `answer` tool,
+ * and the summary after its thinking block; the blocks are `acc_reasoning`). p > 0.5 is a lower bound on argmax accuracy that
  * needs only the target's logprob (all the policy's forward returns).
  */
 export function heldOutAccuracy(options: {
@@ -16,8 +17,8 @@ export function heldOutAccuracy(options: {
 }): Record<string, number> {
   const { policy, sequences } = options;
   const kinds: TokenKind[] = ['action', 'answer', 'summary'];
-  const hit = { none: 0, action: 0, answer: 0, summary: 0 };
-  const all = { none: 0, action: 0, answer: 0, summary: 0 };
+  const hit = { none: 0, action: 0, answer: 0, summary: 0, reasoning: 0 };
+  const all = { none: 0, action: 0, answer: 0, summary: 0, reasoning: 0 };
   const spans = { answer: { ok: 0, n: 0 }, summary: { ok: 0, n: 0 } };
   let nll = 0;
   let count = 0;
@@ -55,6 +56,8 @@ export function heldOutAccuracy(options: {
   }
   const out: Record<string, number> = { 'heldout/loss': count ? nll / count : Number.NaN };
   for (const k of kinds) out[`heldout/acc_${k}`] = all[k] ? hit[k] / all[k] : Number.NaN;
+  // Only the tools format with thinking on has reasoning tokens; other runs keep their keys.
+  if (all.reasoning > 0) out['heldout/acc_reasoning'] = hit.reasoning / all.reasoning;
   out['heldout/answer_exact'] = spans.answer.n ? spans.answer.ok / spans.answer.n : Number.NaN;
   out['heldout/summary_exact'] = spans.summary.n ? spans.summary.ok / spans.summary.n : Number.NaN;
   return out;
