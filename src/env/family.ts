@@ -130,7 +130,16 @@ export interface SftRecipe<Knobs extends Record<string, unknown> = Record<string
   /**
    * Dense warm-up generator: one sequence with many supervised lookups (seeded by rng,
    * at most maxChunks chunks of stream, `probes` lookups, a summaryShare of them as summaries).
-   * The recall stage before it is family independent (src/env/recall-form.ts).
+   * The recall stage before it is family independent (src/env/recall-form.ts). answerShare (default
+   * 0): the share of episode-form sequences that end with the expert's final answer instead of a
+   * summary, for a family that has such forms (kv-ledger).
    */
-  dense?(options: { rng: Rng; knobs: Knobs; maxChunks: number; probes: number; summaryShare: number }): DensePart[];
+  dense?(options: {
+    rng: Rng;
+    knobs: Knobs;
+    maxChunks: number;
+    probes: number;
+    summaryShare: number;
+    answerShare?: number;
+  }): DensePart[];
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { checkDenseDeterministicAndClosed } from '../../experiments/testing/dense-laws.ts';
 import { Rng } from '../../util/random.ts';
 import { words } from '../visible-window.ts';
-import { kvLedgerNeeded } from './expert.ts';
+import { kvLedgerExpert, kvLedgerNeeded } from './expert.ts';
+import type { ChatMessage } from '../../contracts/index.ts';
 import { kvLedger, kvLedgerKnobs } from './index.ts';
 
 const knobs = kvLedgerKnobs.parse({ queries: 1, keys: 4 });
@@ -68,6 +69,24 @@ describe('kv-ledger dense warm-up text', () => {
       expect(dense(seed, 0)[0]!.kind).toBe('context');
       expect(dense(seed, 1)[0]!.kind).toBe('instruction');
       expect(dense(seed, 1).filter((p) => p.kind === 'target' || p.kind === 'context')).toHaveLength(0);
+    }
+  });
+
+  it("answerShare: an episode form ends with the expert's answer on the chat so far; 0 leaves the forms as they were", () => {
+    const answering = (seed: number, answerShare: number) =>
+      kvLedger.sft!.dense!({ rng: new Rng(seed), knobs, maxChunks: 4, probes: 8, summaryShare: 1, answerShare });
+    for (let seed = 0; seed < 50; seed++) {
+      expect(answering(seed, 0)).toEqual(dense(seed, 1));
+      const parts = answering(seed, 1);
+      const last = parts[parts.length - 1]!;
+      expect(last.kind).toBe('reply');
+      expect(parts[parts.length - 2]).toEqual({ kind: 'observation', text: 'end' });
+      const messages: ChatMessage[] = parts.slice(0, -1).map((p) => ({
+        role: p.kind === 'instruction' ? 'user' : p.kind === 'action' ? 'assistant' : 'observation',
+        content: p.text,
+      }));
+      expect(last.text).toBe(kvLedgerExpert(messages, new Rng(0)));
+      expect(last.text).toMatch(/^answer /);
     }
   });
 });

@@ -22,6 +22,7 @@ export function kvLedgerDense(options: {
   maxChunks: number;
   probes: number;
   summaryShare: number;
+  answerShare?: number;
 }): DensePart[] {
   const { rng, knobs } = options;
   if (rng.next() < options.summaryShare) return episodeForm(options);
@@ -70,7 +71,12 @@ export function kvLedgerDense(options: {
  * needs. (Summary requests after every ~2 chunks taught only short lookups and copying from the
  * previous summary: first-summary value accuracy on real windows stayed 0, docs/sft.md.)
  */
-function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: number }): DensePart[] {
+function episodeForm(options: {
+  rng: Rng;
+  knobs: KvLedgerKnobs;
+  maxChunks: number;
+  answerShare?: number;
+}): DensePart[] {
   const { rng, knobs } = options;
   // 1-3 queries. (1..keys queries, d7 in docs/sft.md, learned to copy the key letters and left the
   // values at a uniform guess; the following episode SFT then failed to learn the answer too.)
@@ -85,10 +91,19 @@ function episodeForm(options: { rng: Rng; knobs: KvLedgerKnobs; maxChunks: numbe
     parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: chunkText(c, ops, knobs.valueWords) });
     for (const op of ops) applyOp(live, op);
   });
-  const ended = rng.next() < 0.5;
+  // No draw without answerShare, so the forms stay the same sequences they were before it.
+  const answers = (options.answerShare ?? 0) > 0 && rng.next() < options.answerShare!;
+  const ended = answers || rng.next() < 0.5;
   if (ended) parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
-  parts.push({ kind: 'summary', text: oracleSummary(task.queries, live, ended, knobs.valueWords) });
+  if (answers) parts.push({ kind: 'reply', text: expertAnswer(task.queries, live, knobs.valueWords) });
+  else parts.push({ kind: 'summary', text: oracleSummary(task.queries, live, ended, knobs.valueWords) });
   return parts;
+}
+
+/** The expert's answer at the end of the stream (expert.ts): each query's latest value, after its key with value words. */
+function expertAnswer(queries: readonly string[], live: ReadonlyMap<string, number>, valueWords: boolean): string {
+  const value = (k: string) => (live.has(k) ? valueText(live.get(k)!, valueWords) : 'none');
+  return `answer ${queries.map((q) => (valueWords ? `${q} ${value(q)}` : value(q))).join(' ')}`;
 }
 
 /** The oracle's summary for `queries` (the expert's clauses): `queries t e , set t 14 , end`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withAgentFormat } from './preset-agent-format.ts';
+import { TOOLS_ANSWER_SHARE, withAgentFormat } from './preset-agent-format.ts';
 import { getPreset } from './presets.ts';
 import { withTokenizer } from './preset-tokenizer.ts';
 
@@ -12,6 +12,9 @@ describe('a preset in the tools format', () => {
     expect(tools.train.rollout).toMatchObject({ agentFormat: 'tools', thinking: true });
     expect(tools.sft.rollout).toMatchObject({ agentFormat: 'tools', thinking: true });
     expect(tools.sft.model!.maxSeqLen!).toBeGreaterThan(qwen.sft.model!.maxSeqLen!);
+    // The dense warm-up's episode forms end with an answer a share of the time in this format only.
+    expect(tools.sft.dense?.answerShare).toBe(TOOLS_ANSWER_SHARE);
+    expect(qwen.sft.dense?.answerShare).toBeUndefined();
     expect(withAgentFormat(qwen, 'text', false)).toBe(qwen);
   });
 

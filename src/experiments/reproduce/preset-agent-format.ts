@@ -10,6 +10,9 @@ import type { Preset } from './preset-types.ts';
  * (rollout/agent-format/tools-sizing.ts), so the base's positions are widened to the largest window
  * any system asks for (the 2x-context system's doubled C, grown the same way).
  */
+/** The share of the dense warm-up's episode forms that end with an answer in the tools format. */
+export const TOOLS_ANSWER_SHARE = 0.3;
+
 export function withAgentFormat(preset: Preset, format: 'text' | 'tools', thinking: boolean): Preset {
   if (format === 'text' && !thinking) return preset;
   const tokenizer = loadTokenizer(preset.tokenizer ?? 'word');
@@ -17,7 +20,10 @@ export function withAgentFormat(preset: Preset, format: 'text' | 'tools', thinki
     throw new Error('--agent-format tools needs a subword tokenizer: add --tokenizer qwen3 (or a model directory)');
   const agent = { agentFormat: format, thinking };
   const train = { ...preset.train, rollout: { ...preset.train.rollout, ...agent } };
-  const sft = { ...preset.sft, rollout: { ...preset.sft.rollout, ...agent } };
+  // Answers are lookups across calls and their reasoning in this format: a share of the dense
+  // warm-up's episode forms end with one (dense-warmup.ts answerShare).
+  const dense = preset.sft.dense ? { ...preset.sft.dense, answerShare: TOOLS_ANSWER_SHARE } : undefined;
+  const sft = { ...preset.sft, rollout: { ...preset.sft.rollout, ...agent }, ...(dense ? { dense } : {}) };
   const given = preset.sft.model?.maxSeqLen;
   if (given !== undefined) {
     let widest = given;

@@ -79,4 +79,41 @@ describe('the dense warm-up in the tools format', () => {
     },
     60_000,
   );
+
+  // An answer form teaches the answer's lookup where a real answer makes it: after every earlier
+  // call with its reasoning (no user query after them, so the template keeps it).
+  it.skipIf(!pythonJinjaAvailable())(
+    "lays an answer form's reply out after what the template renders for the chat, with the expert's reasoning",
+    () => {
+      const knobs = family.knobs.parse({ queries: 1, chunks: 12, valueWords: true });
+      for (let seed = 0; seed < 8; seed++) {
+        const parts = family.sft!.dense!({
+          rng: new Rng(seed),
+          knobs,
+          maxChunks: 8,
+          probes: 8,
+          summaryShare: 1,
+          answerShare: 1,
+        });
+        const e = encodeDense(parts, tools, 10_000, family.reasoner);
+        const start = e.answerAt[0]!;
+        const prefix = tokenizer.tokenizer.decode(Array.from(e.tokens.subarray(0, start)));
+        const { messages, tools: declared } = qwen3Messages(prefix);
+        const rendered = renderWithPython({
+          template: tokenizer.chatTemplate,
+          messages,
+          tools: declared,
+          enableThinking: true,
+        });
+        expect(prefix, `seed ${seed}`).toBe(rendered);
+        expect(messages.filter((m) => m.role === 'assistant' && m.reasoning_content).length).toBeGreaterThan(0);
+        const reply = tokenizer.tokenizer.decode(Array.from(e.tokens.subarray(start)));
+        const value = / (\w+)$/.exec(parts[parts.length - 1]!.text)![1]!;
+        expect(reply).toMatch(/^<think>\nEvery chunk is read\. The queries are \w+(, \w+)*\.\n/);
+        expect(reply).toContain(`the latest is ${value}.\n</think>\n\n<tool_call>`);
+        expect(reply).toContain(`"${value}"]}}\n</tool_call><|im_end|>`);
+      }
+    },
+    60_000,
+  );
 });

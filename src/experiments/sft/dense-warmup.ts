@@ -52,6 +52,13 @@ export const DenseWarmupSchema = z
     /** Supervised lookups per sequence, and the share of them written as summaries. */
     probes: z.number().int().positive().max(16).default(8),
     summaryShare: z.number().min(0).max(1).default(0.5),
+    /**
+     * The share of episode forms that end with the expert's answer, its reasoning included, instead
+     * of a summary (kv-ledger). The tools format's presets set it (preset-agent-format.ts): its
+     * answer restates each queried key's updates before the call, a lookup across the window's
+     * calls and their reasoning that the forms otherwise never teach in that layout.
+     */
+    answerShare: z.number().min(0).max(1).default(0),
     /** Held-out loss/accuracy every this many steps (128 fixed sequences). */
     evalEvery: z.number().int().positive().default(500),
     /**
@@ -125,6 +132,7 @@ function familyDense(
       maxChunks: config.maxChunks,
       probes: config.probes,
       summaryShare: config.summaryShare,
+      answerShare: config.answerShare,
     });
 }
 
