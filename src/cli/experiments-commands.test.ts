@@ -304,7 +304,7 @@ describe('crl experiments commands (spawned)', () => {
     expect([unknown.code, changed.code]).toEqual([2, 2]);
     expect(unknown.stderr).toMatch(/--systems: unknown: nope, base; the RL systems: .*full-trajectory-gae/);
     expect(changed.stderr).toContain(
-      '--envs, --seeds, --systems, --tokenizer, --agent-format, --thinking and --lora-* cannot change it',
+      '--envs, --seeds, --systems, --tokenizer, --agent-format, --thinking, --lora-* and --policy-lr cannot change it',
     );
     expect(existsSync(join(out, 'x'))).toBe(false);
   });

@@ -87,6 +87,10 @@ export function registerReproduceCommand(program: Command): void {
     )
     .option('--lora-alpha <a>', 'with --lora-rank: the update is scaled by alpha / r (default 2 r)')
     .option(
+      '--policy-lr <lr>',
+      "the RL systems' policy learning rate instead of the preset's (e.g. a higher one for LoRA adapters)",
+    )
+    .option(
       '--allow-mixed',
       'reuse run directories and evaluations made with another config than the preset asks for (refused by default); the report marks every table they reach as mixed',
     )
@@ -112,6 +116,7 @@ export function registerReproduceCommand(program: Command): void {
         thinking?: string;
         loraRank?: string;
         loraAlpha?: string;
+        policyLr?: string;
         actor: ActorKind;
         allowMixed?: boolean;
         engineUrl?: string;
@@ -132,10 +137,11 @@ export function registerReproduceCommand(program: Command): void {
             opts.agentFormat ||
             opts.thinking ||
             opts.loraRank ||
-            opts.loraAlpha
+            opts.loraAlpha ||
+            opts.policyLr
           )
             throw new CliError(
-              '--resume continues the stored pipeline; --envs, --seeds, --systems, --tokenizer, --agent-format, --thinking and --lora-* cannot change it',
+              '--resume continues the stored pipeline; --envs, --seeds, --systems, --tokenizer, --agent-format, --thinking, --lora-* and --policy-lr cannot change it',
             );
           // The stored preset, as it was run (a later code change to the preset does not leak in).
           const {
@@ -174,6 +180,7 @@ export function registerReproduceCommand(program: Command): void {
             preset = asUserError(() => withAgentFormat(preset, f.format, f.thinking === 'on'));
           }
           if (opts.loraRank !== undefined || opts.loraAlpha !== undefined) preset = withLoraFlags(preset, opts);
+          if (opts.policyLr !== undefined) preset = withPolicyLr(preset, opts.policyLr);
         }
         if (opts.actor === 'expert')
           process.stderr.write(
@@ -210,6 +217,12 @@ function withLoraFlags(preset: Preset, opts: { loraRank?: string; loraAlpha?: st
       `--lora-rank: expected a whole number >= 1, --lora-alpha a number > 0; got ${opts.loraRank}${opts.loraAlpha === undefined ? '' : ` and ${opts.loraAlpha}`}`,
     );
   return withLora(preset, flags.data);
+}
+
+function withPolicyLr(preset: Preset, given: string): Preset {
+  const lr = z.coerce.number().positive().finite().safeParse(given);
+  if (!lr.success) throw new CliError(`--policy-lr: expected a number > 0, got ${given}`);
+  return { ...preset, train: { ...preset.train, optim: { ...preset.train.optim, policyLr: lr.data } } };
 }
 
 /**
