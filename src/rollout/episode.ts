@@ -1,8 +1,7 @@
-import { readActionTurn, readSummaryTurn } from './agent-format/tool-turns.ts';
+import { placeTurnRecord, readActionTurn, readSummaryTurn } from './agent-format/tool-turns.ts';
 import {
   afterAction,
   encodeObservationTurn,
-  encodeResumeTurn,
   encodeTaskTurn,
   maxResumeTurnLength,
   type ChatLayout,
@@ -18,7 +17,8 @@ import {
   type TurnRecord,
 } from './record.ts';
 import type { Environment, EnvReset, EnvStep, SampleRequest, SampleResult } from '../contracts/index.ts';
-import { chooseTailSteps, ContextWindow, copyStep } from './window.ts';
+import { compactWindow } from './compaction.ts';
+import { ContextWindow, rewriteLastStep } from './window.ts';
 import { checkResult, failDone, failNoRequest, InstructionTooLongError } from './episode-errors.ts';
 
 /** One episode to run: a fresh environment instance and the task seed for its reset. */
@@ -190,20 +190,9 @@ export class EpisodeRun {
       generated: result.tokens,
       stepIds: w.tokens.slice(start),
     });
-    this.turns.push({
-      ...turn.record,
-      segment: this.segments.length,
-      start: genStart,
-      end: genStart + result.tokens.length,
-      ...(turn.record.call?.span
-        ? {
-            call: {
-              ...turn.record.call,
-              span: [genStart + turn.record.call.span[0], genStart + turn.record.call.span[1]],
-            },
-          }
-        : {}),
-    });
+    this.turns.push(
+      placeTurnRecord(turn.record, { segment: this.segments.length, at: genStart, length: result.tokens.length }),
+    );
     this.pendingAction = turn.action ?? '';
     this.pendingError = turn.errorObservation;
     this.rebuilt = false;
@@ -214,13 +203,7 @@ export class EpisodeRun {
     // The template renders this turn differently in every later context than the ids the policy
     // generated after: the segment ends here, and the next one starts from the template's rendering.
     this.closeExecution();
-    const next = new ContextWindow();
-    next.pushContext(w.tokens.slice(0, w.stepStarts[0]));
-    for (let s = 0; s < w.stepCount - 1; s++) copyStep(w, s, next);
-    next.beginStep();
-    next.pushContext(turn.rewritten);
-    next.endAssistant(turn.stripped);
-    this.window = next;
+    this.window = rewriteLastStep(w, turn.rewritten, turn.stripped);
     this.windowVersion = null;
     this.rebuilt = true;
   }
@@ -236,7 +219,6 @@ export class EpisodeRun {
   }
 
   private acceptSummary(result: SampleResult, policyVersion: number): void {
-    const c = this.config;
     const old = this.window;
     const context = this.summaryContext();
     this.closeExecution();
@@ -257,35 +239,20 @@ export class EpisodeRun {
       logprobs: tokens.map((_, i) => (i >= summaryPrefix ? (result.logprobs[i - summaryPrefix] ?? null) : null)),
     });
 
-    // h' = s ⊕ [u] ⊕ u_resume(S) ⊕ whole tail steps, shrunk oldest first (method §2).
-    const head = [
-      ...this.layout.systemTurn,
-      ...(c.resume.includeTask ? this.taskTurn : []),
-      ...encodeResumeTurn(this.layout, summaryIds),
-    ];
-    const kept = chooseTailSteps({
-      headLength: head.length,
-      window: old,
-      tailSteps: c.tailSteps,
-      contextWindow: c.contextWindow,
-      compactThreshold: c.compactThreshold,
-    });
-    const next = new ContextWindow();
-    next.pushContext(head);
-    const firstKept = old.stepCount - kept;
-    for (let s = firstKept; s < old.stepCount; s++) copyStep(old, s, next);
+    // h' = s ⊕ [u] ⊕ u_resume(S) ⊕ whole tail steps (compaction.ts).
     this.compactions++;
-    this.events.push({
-      kind: 'compaction',
+    const { window, event } = compactWindow({
+      layout: this.layout,
+      config: this.config,
+      taskTurn: this.taskTurn,
+      old,
+      summaryIds,
       compaction: this.compactions,
       afterStep: this.steps,
-      windowTokensBefore: old.length,
-      windowTokensAfter: next.length,
       summaryTokens: result.tokens.length,
-      tailStepsKept: kept,
-      tailStepsDropped: Math.min(c.tailSteps, old.stepCount) - kept,
     });
-    this.window = next;
+    this.events.push(event);
+    this.window = window;
     this.windowVersion = null;
     this.rebuilt = false;
     this.decide();

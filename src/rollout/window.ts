@@ -122,3 +122,21 @@ export function copyStep(from: ContextWindow, s: number, to: ContextWindow): voi
     to.stripped[to.stepCount - 1] = from.stripped[s] ?? null;
   }
 }
+
+/**
+ * A copy of `w` whose newest step's assistant part is `rewritten` (as the template renders it in
+ * every later context), the observation's opening included; `stripped` as for endAssistant.
+ */
+export function rewriteLastStep(
+  w: ContextWindow,
+  rewritten: readonly number[],
+  stripped: readonly number[] | null,
+): ContextWindow {
+  const next = new ContextWindow();
+  next.pushContext(w.tokens.slice(0, w.stepStarts[0]));
+  for (let s = 0; s < w.stepCount - 1; s++) copyStep(w, s, next);
+  next.beginStep();
+  next.pushContext(rewritten);
+  next.endAssistant(stripped);
+  return next;
+}

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { writeVocabMap } from '../../model/formats/checkpoint.ts';
+import { writeVocabMap } from '../../model/formats/checkpoint-tokenizer.ts';
 import type { PolicyForward, TrainableCritic, TrainablePolicy } from '../../contracts/index.ts';
 import type { ModelConfig } from '../../model/network/config.ts';
 import type { CriticModel } from '../../model/network/critic.ts';

@@ -14,7 +14,7 @@ import {
 } from '../../model/formats/gguf-export.ts';
 import { hfArchitectureName, toHfConfig } from '../../model/formats/hf-config.ts';
 import { safetensorsChunks } from '../../model/formats/safetensors.ts';
-import { writeVocabMap } from '../../model/formats/checkpoint.ts';
+import { writeVocabMap } from '../../model/formats/checkpoint-tokenizer.ts';
 import { vocabMapMetadata } from '../../model/formats/gguf-vocab.ts';
 import { CheckpointFormatError } from '../../model/formats/safetensors.ts';
 import { tokenizerForCheckpoint } from '../../model/tokenizer/tokenizer-match.ts';

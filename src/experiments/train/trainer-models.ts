@@ -22,7 +22,8 @@ import type { TokenSampler, TrainableCritic, TrainablePolicy } from '../../contr
 import { EnginePool } from '../../adapters/engine-pool.ts';
 import type { Rng } from '../../util/random.ts';
 import { ConfigError } from '../../config/config-error.ts';
-import { engineUrls, type TrainConfig } from '../../config/train-config.ts';
+import { engineUrls } from '../../config/execution-config.ts';
+import type { TrainConfig } from '../../config/train-config.ts';
 
 /**
  * What the training loop holds: the policy and critic models, a sampler that follows the policy's

@@ -7,6 +7,7 @@
  *   critic-optimizer.safetensors  critic AdamW moments, if any
  *   crl_tokenizer.json            the tokenizer (name, content hash) and the vocabulary map
  *                                 (docs/decisions/0013); absent in older checkpoints: word, full
+ *                                 (checkpoint-tokenizer.ts)
  *   trainer_state.json            optimizer configs, the critic's layer count when it has fewer
  *                                 than the policy, free `meta`; written last, so its presence
  *                                 marks a complete checkpoint
@@ -24,17 +25,11 @@ import { criticConfig, CriticModel } from '../network/critic.ts';
 import { fromHfConfig, toHfConfig } from './hf-config.ts';
 import type { LlamaNetwork } from '../network/network.ts';
 import { PolicyModel } from '../network/policy.ts';
-import { VocabMap, type TokenizerRef } from '../tokenizer/vocab-map.ts';
 import { paramCount, tensorSpecs, type HeadKind } from '../network/weights.ts';
 import type { ModelConfig } from '../network/config.ts';
-import {
-  CheckpointFormatError,
-  openSafetensors,
-  readTensorInto,
-  safetensorsChunks,
-  type NamedTensor,
-  type SafetensorsFile,
-} from './safetensors.ts';
+import { loadOptimizer, loadWeights, optimizerTensors, weightTensors } from './checkpoint-tensors.ts';
+import { readVocabMap, writeVocabMap } from './checkpoint-tokenizer.ts';
+import { CheckpointFormatError, openSafetensors, safetensorsChunks, type SafetensorsFile } from './safetensors.ts';
 
 const FILES = {
   config: 'config.json',
@@ -43,19 +38,7 @@ const FILES = {
   critic: 'critic.safetensors',
   criticOptimizer: 'critic-optimizer.safetensors',
   state: 'trainer_state.json',
-  tokenizer: 'crl_tokenizer.json',
 } as const;
-
-const TokenizerFileSchema = z
-  .object({
-    format: z.literal('compaction-rl-tokenizer'),
-    version: z.literal(1),
-    name: z.string().min(1),
-    sha256: z.string().optional(),
-    /** 'full': the tokenizer's ids are the model's (identity); else the real id of each index. */
-    vocabulary: z.union([z.literal('full'), z.object({ ids: z.array(z.number().int().min(0)) }).strict()]),
-  })
-  .strict();
 
 const TrainerStateSchema = z
   .object({
@@ -70,29 +53,6 @@ const TrainerStateSchema = z
     meta: z.unknown(),
   })
   .strict();
-
-/**
- * The network's tensors, each read when its bytes are wanted: a LoRA policy on a bf16 base
- * (lora/merged-layers.ts) materializes one layer at a time into one buffer, so the chunks must be
- * written one by one (writeChunksAtomic), never gathered.
- */
-function weightTensors(net: LlamaNetwork): NamedTensor[] {
-  return net.specs.map((s) => ({
-    name: s.name,
-    shape: s.shape,
-    get data() {
-      return net.tensor(s);
-    },
-  }));
-}
-
-function optimizerTensors(net: LlamaNetwork): NamedTensor[] {
-  const { m, v } = net.optimizer.state;
-  return net.specs.flatMap((s) => [
-    { name: `${s.name}.exp_avg`, shape: s.shape, data: m.subarray(s.offset, s.offset + s.size) },
-    { name: `${s.name}.exp_avg_sq`, shape: s.shape, data: v.subarray(s.offset, s.offset + s.size) },
-  ]);
-}
 
 /** A policy's adapters: they write their own files, which hold the policy's optimizer state. */
 export interface CheckpointAdapter {
@@ -158,53 +118,6 @@ async function readJson(dir: string, name: string): Promise<unknown> {
   } catch {
     throw new CheckpointFormatError(`${join(dir, name)} is not valid JSON`);
   }
-}
-
-/** Loads weights into net; every expected tensor must be present with its shape, and nothing else. */
-function loadWeights(net: LlamaNetwork, file: SafetensorsFile, what: string): void {
-  const expected = new Set(net.specs.map((s) => s.name));
-  for (const name of file.tensors.keys()) {
-    if (!expected.has(name))
-      throw new CheckpointFormatError(`${what}: unexpected tensor ${name} (does the config match the weights?)`);
-  }
-  for (const s of net.specs)
-    readTensorInto({ file, name: s.name, shape: s.shape, dst: net.params.subarray(s.offset, s.offset + s.size), what });
-  // A diverged run can save NaN or infinite weights; nothing sampled or trained from them means
-  // anything, so they are refused here, once, for every consumer (run, eval, serve, resume).
-  for (const s of net.specs) {
-    const t = net.params.subarray(s.offset, s.offset + s.size);
-    let bad = 0;
-    for (let i = 0; i < t.length; i++) if (!Number.isFinite(t[i]!)) bad++;
-    if (bad > 0)
-      throw new CheckpointFormatError(
-        `${what}: tensor ${s.name} holds ${bad} non-finite values (NaN or infinity); the run that wrote it diverged, use an earlier checkpoint`,
-      );
-  }
-  net.markWeightsChanged(); // caches derived from the weights (KV cache, packed weights) start over
-}
-
-function loadOptimizer(net: LlamaNetwork, file: SafetensorsFile, what: string): void {
-  const { m, v } = net.optimizer.state;
-  for (const s of net.specs) {
-    readTensorInto({
-      file,
-      name: `${s.name}.exp_avg`,
-      shape: s.shape,
-      dst: m.subarray(s.offset, s.offset + s.size),
-      what,
-    });
-    readTensorInto({
-      file,
-      name: `${s.name}.exp_avg_sq`,
-      shape: s.shape,
-      dst: v.subarray(s.offset, s.offset + s.size),
-      what,
-    });
-  }
-  const step = Number(file.metadata.step);
-  if (!Number.isInteger(step) || step < 0)
-    throw new CheckpointFormatError(`${what}: metadata.step is missing or not a non-negative integer`);
-  net.optimizer.state.step = step;
 }
 
 async function readTrainerState(dir: string): Promise<z.infer<typeof TrainerStateSchema>> {
@@ -302,52 +215,6 @@ export async function restoreCheckpoint(
     ...(critic ? { critic: critic.net } : {}),
     adapterOptimizer: models.adapter !== undefined,
   });
-}
-
-/** The tokenizer a checkpoint's model speaks (word for checkpoints that predate the record). */
-export async function readCheckpointTokenizer(dir: string): Promise<TokenizerRef> {
-  return (await readVocabMap(dir, null)).tokenizer;
-}
-
-/** Writes crl_tokenizer.json: the tokenizer a model speaks and its vocabulary map. */
-export function writeVocabMap(dir: string, vocab: VocabMap): void {
-  const tokenizerFile: z.infer<typeof TokenizerFileSchema> = {
-    format: 'compaction-rl-tokenizer',
-    version: 1,
-    name: vocab.tokenizer.name,
-    ...(vocab.tokenizer.sha256 ? { sha256: vocab.tokenizer.sha256 } : {}),
-    vocabulary: vocab.ids ? { ids: [...vocab.ids] } : 'full',
-  };
-  writeFileAtomic(join(dir, FILES.tokenizer), JSON.stringify(tokenizerFile) + '\n');
-}
-
-/** crl_tokenizer.json as a VocabMap over `size` indices (null: any); absent = the word vocabulary. */
-export async function readVocabMap(dir: string, size: number | null): Promise<VocabMap> {
-  const path = join(dir, FILES.tokenizer);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    return VocabMap.identity(size ?? 0, { name: 'word' });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new CheckpointFormatError(`${path} is not valid JSON`);
-  }
-  const r = TokenizerFileSchema.safeParse(json);
-  if (!r.success)
-    throw new CheckpointFormatError(
-      `${path}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-    );
-  const ref: TokenizerRef = { name: r.data.name, ...(r.data.sha256 ? { sha256: r.data.sha256 } : {}) };
-  const v = r.data.vocabulary;
-  const map = v === 'full' ? VocabMap.identity(size ?? 0, ref) : VocabMap.trimmed(v.ids, ref);
-  if (size !== null && map.size !== size)
-    throw new CheckpointFormatError(`${path} maps ${map.size} indices, but the model's vocabulary has ${size}`);
-  return map;
 }
 
 /** The shape of a checkpoint's critic: the policy's, with trainer_state.json's criticLayers. */

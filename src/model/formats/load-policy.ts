@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { OptimizerConfig } from '../../optim/config.ts';
-import { loadCheckpoint, readVocabMap } from './checkpoint.ts';
+import { loadCheckpoint } from './checkpoint.ts';
+import { readVocabMap } from './checkpoint-tokenizer.ts';
 import type { CriticModel } from '../network/critic.ts';
 import { isHfModelDir, loadHfModel } from './hf-import.ts';
 import { loadTokenizer } from '../tokenizer/load-tokenizer.ts';

@@ -83,6 +83,28 @@ export function readActionTurn(options: {
   };
 }
 
+/** An action turn's record at its place in segment `segment`: its generated ids start at `at`. */
+export function placeTurnRecord(
+  record: Omit<TurnRecord, 'segment'>,
+  options: { segment: number; at: number; length: number },
+): TurnRecord {
+  const { segment, at, length } = options;
+  return {
+    ...record,
+    segment,
+    start: at,
+    end: at + length,
+    ...(record.call?.span
+      ? {
+          call: {
+            ...record.call,
+            span: [at + record.call.span[0], at + record.call.span[1]],
+          },
+        }
+      : {}),
+  };
+}
+
 /** A generated summary turn: the ids of the summary the next window sees, and the turn's record. */
 export function readSummaryTurn(options: { layout: ChatLayout; agent: AgentProtocol; generated: readonly number[] }): {
   summaryIds: readonly number[];
