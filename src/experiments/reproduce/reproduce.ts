@@ -15,6 +15,7 @@ import { evalRequests, type PolicyRef } from './reproduce-evals.ts';
 import type { Preset } from './preset-types.ts';
 import { createProgress, SFT_FIELDS } from '../runs/progress.ts';
 import { createReuseGuard } from '../runs/reuse-guard.ts';
+import { readRunConfig } from '../runs/run-dir.ts';
 import { SftConfigSchema } from '../sft/sft-config.ts';
 import { runSft } from '../sft/sft.ts';
 import { contextWindowOf, DOUBLE_CONTEXT_SYSTEM, systemOverrides, type SystemName } from './systems.ts';
@@ -83,7 +84,15 @@ export async function reproduce(options: {
           seed: baseSeed,
         }),
       );
-      guard.run({ dir: sftDir, config: sftConfig, what: 'SFT base', env, seed: baseSeed, system: 'base' });
+      guard.run({
+        dir: sftDir,
+        config: sftConfig,
+        what: 'SFT base',
+        env,
+        seed: baseSeed,
+        system: 'base',
+        parse: (c) => SftConfigSchema.parse(c),
+      });
       log(`sft base ${env}--s${baseSeed}`);
       const base = await runSft({
         runDir: sftDir,
@@ -103,7 +112,7 @@ export async function reproduce(options: {
       const rlEnv = sets ? taskSet('train', sets.train) : env;
       const evalEnv = sets ? taskSet('eval', sets.eval) : env;
       const policies: Partial<Record<SystemName, PolicyRef>> = {
-        base: { dir: sftDir, configHash: configHash(sftConfig, root) },
+        base: { dir: sftDir, configHash: configHash(trainedWith(sftDir, sftConfig), root) },
       };
       for (const system of preset.systems) {
         const runDir = join(outDir, RUN_FILES.systems, `${system}--${tag}`);
@@ -120,7 +129,15 @@ export async function reproduce(options: {
           }),
         );
         const config = parseTrainConfig(raw, `${system} config`);
-        guard.run({ dir: runDir, config, what: `${system} training`, env, seed, system });
+        guard.run({
+          dir: runDir,
+          config,
+          what: `${system} training`,
+          env,
+          seed,
+          system,
+          parse: (c) => parseTrainConfig(c),
+        });
         log(`train ${system} ${tag}`);
         const queue = config.queue
           ? await queueSampling({ config, actor: options.actor, runDir, log: (l) => log(`${system} ${tag}: ${l}`) })
@@ -139,7 +156,7 @@ export async function reproduce(options: {
         } finally {
           await queue?.close();
         }
-        policies[system] = { dir: runDir, configHash: configHash(learningConfig(config), root) };
+        policies[system] = { dir: runDir, configHash: configHash(learningConfig(trainedWith(runDir, config)), root) };
       }
       for (const req of evalRequests({
         preset,
@@ -231,4 +248,17 @@ function openPipelineFile(o: { outDir: string; presetName: string; actor: ActorK
       write();
     },
   };
+}
+
+/**
+ * The config a run directory was trained with, as its config.json stores it: an evaluation names
+ * its policy by this hash, so a run reused from before a defaulted field was added (the reuse guard
+ * reads it as equal) keeps the hash its evaluations were recorded with.
+ */
+function trainedWith(dir: string, fallback: unknown): unknown {
+  try {
+    return readRunConfig(dir).config;
+  } catch {
+    return fallback;
+  }
 }

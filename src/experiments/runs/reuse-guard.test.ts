@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { MixedNote } from '../../report/run-files.ts';
 import { createReuseGuard, MixedRunError } from './reuse-guard.ts';
 import { createRunDir } from './run-dir.ts';
@@ -75,4 +76,28 @@ describe('reuse guard (crl reproduce reuses only what the preset would make)', (
       ['e.json', 'eval', expect.stringContaining('records no request')],
     ]);
   });
+
+  // A field added to a schema with a default that is what runs did before it existed must not
+  // make every earlier run directory "another config" (reuse then needed --allow-mixed).
+  it("reads a stored config with today's schema when given one, so a field added since with its default compares equal", () => {
+    const { root, guard } = setup(false);
+    const dir = join(root, 'systems', 'base');
+    const schema = z.object({ lr: z.number(), answerShare: z.number().default(0) }).strict();
+    createRunDir({ dir, system: 'base', config: { lr: 1e-3 }, root });
+    const wanted = schema.parse({ lr: 1e-3 });
+    const parse = (c: unknown) => schema.parse(c);
+    guard.run({ dir, config: wanted, what: 'SFT base', ...where, parse });
+    expect(() => guard.run({ dir, config: wanted, what: 'SFT base', ...where })).toThrow(
+      /answerShare: \(absent\) -> 0/,
+    );
+    // A value other than the default is still another config.
+    expect(() =>
+      guard.run({ dir, config: schema.parse({ lr: 1e-3, answerShare: 0.3 }), what: 'SFT base', ...where, parse }),
+    ).toThrow(MixedRunError);
+    // A stored config the schema no longer reads is compared as it is stored.
+    expect(() =>
+      guard.run({ dir, config: wanted, what: 'SFT base', ...where, parse: () => { throw new Error('old'); } }),
+    ).toThrow(MixedRunError);
+  });
 });
+

@@ -21,8 +21,21 @@ export class MixedRunError extends Error {
 }
 
 export interface ReuseGuard {
-  /** A run directory (SFT base or RL system) that may already exist. */
-  run(options: { dir: string; config: unknown; what: string; env: string; seed: number; system: string }): void;
+  /**
+   * A run directory (SFT base or RL system) that may already exist. `parse` reads a stored config
+   * with today's schema: a field added since, whose default is what runs did before it existed,
+   * then compares equal instead of refusing every run made before it (a stored config the schema
+   * no longer reads is compared as stored).
+   */
+  run(options: {
+    dir: string;
+    config: unknown;
+    what: string;
+    env: string;
+    seed: number;
+    system: string;
+    parse?: (stored: unknown) => unknown;
+  }): void;
   /** An evaluation file that may already exist; `request` is what evaluatePolicy records. */
   evalFile(options: { path: string; request: unknown; env: string; seed: number; system: string }): void;
 }
@@ -48,7 +61,7 @@ export function createReuseGuard(options: {
     options.onMixed({ path: rel(o.path), differs: o.differs, ...o.note });
   };
   return {
-    run({ dir, config, what, env, seed, system }) {
+    run({ dir, config, what, env, seed, system, parse }) {
       let stored;
       try {
         stored = readRunConfig(dir);
@@ -57,7 +70,7 @@ export function createReuseGuard(options: {
       }
       // Where the episodes ran (engines, a queue) is not what the run learned.
       const wanted = learningConfig(JSON.parse(JSON.stringify(config)));
-      const have = learningConfig(stored.config);
+      const have = learningConfig(JSON.parse(JSON.stringify(readWithSchema(stored.config, parse))));
       if (configHash(have, root) === configHash(wanted, root)) return;
       mismatch({
         path: dir,
@@ -83,4 +96,13 @@ export function createReuseGuard(options: {
       });
     },
   };
+}
+
+function readWithSchema(stored: unknown, parse: ((stored: unknown) => unknown) | undefined): unknown {
+  if (!parse) return stored;
+  try {
+    return parse(stored);
+  } catch {
+    return stored;
+  }
 }
