@@ -65,6 +65,18 @@ export const EvalResultSchema = z
   .strict();
 export type EvalResult = z.infer<typeof EvalResultSchema>;
 
+/**
+ * The C an evaluation was asked for (its request), else the one it ran at. The tools format grows
+ * a window by the format's cost (rollout/agent-format/tools-sizing.ts), per family, so evaluations
+ * asked at one C run at another; tables compare systems at the C they were asked for.
+ */
+export function askedContextWindow(e: EvalResult): number {
+  const rollout = e.request?.['rollout'];
+  const asked =
+    typeof rollout === 'object' && rollout !== null ? (rollout as Record<string, unknown>)['contextWindow'] : undefined;
+  return typeof asked === 'number' ? asked : e.contextWindow;
+}
+
 /** Reads and validates an eval file; throws an error naming the file and the first problems. */
 export function readEvalResult(path: string): EvalResult {
   const raw = JSON.parse(readFileSync(path, 'utf8')) as unknown;

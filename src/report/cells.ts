@@ -1,4 +1,4 @@
-import type { EvalResult } from '../eval/eval-result.ts';
+import { askedContextWindow, type EvalResult } from '../eval/eval-result.ts';
 import { pairedDifference, pooledPassAt1, stableSeed, type PairedEstimate, type Unit } from './statistics.ts';
 
 /**
@@ -42,7 +42,7 @@ export function matchEvals(evals: readonly EvalResult[], q: CellQuery): EvalResu
     (e) =>
       e.system === q.system &&
       (q.env === undefined || e.env === q.env) &&
-      (q.contextWindow === undefined || e.contextWindow === q.contextWindow) &&
+      (q.contextWindow === undefined || askedContextWindow(e) === q.contextWindow) &&
       e.variant === q.variant &&
       e.summaryWriter === q.writer &&
       e.modes[q.mode] !== undefined,

@@ -192,6 +192,24 @@ describe('report', () => {
     expect(label(join(tmpdir(), 'a', 'systems', 'x'))).toBe('../systems/x');
   });
 
+  // A tools-format pipeline asks every evaluation for the preset's C and each runs at the format's
+  // larger window: the pipeline's own report and last JSON line looked for the asked C and were empty.
+  it('tabulates evaluations at the C they were asked for when the format ran them at another', () => {
+    const asked = (e: EvalResult): EvalResult => ({
+      ...e,
+      contextWindow: 986,
+      request: { rollout: { contextWindow: 461 } },
+    });
+    const evals = [evalFile({ system: 'base', p: 0.25 }), evalFile({ system: 'compaction-rl', p: 0.75 })].map(asked);
+    for (const contextWindow of [461, undefined]) {
+      const t2 = buildTables(evals, { trainingWindows: 4, contextWindow }).find((t) => t.id === 'table2')!;
+      const row = t2.rows.find((r) => r.label === 'CompactionRL')!;
+      expect(row.cells.filter((c) => c !== null && c !== 'n/a').length, String(contextWindow)).toBe(2);
+    }
+    const atRan = buildTables(evals, { trainingWindows: 4, contextWindow: 986 }).find((t) => t.id === 'table2')!;
+    expect(atRan.rows.find((r) => r.label === 'CompactionRL')!.cells.every((c) => c === null)).toBe(true);
+  });
+
   it('shows a system evaluated under its own name as its own row of the main table', () => {
     const t2 = buildTables([
       evalFile({ system: 'compaction-rl', p: 0.5 }),

@@ -1,4 +1,4 @@
-import type { EvalResult } from '../eval/eval-result.ts';
+import { askedContextWindow, type EvalResult } from '../eval/eval-result.ts';
 import { ASYNC_SYSTEMS, CREDIT_SYSTEMS } from '../eval/system-names.ts';
 import { cellFor, diffCell, type CellQuery, type TableCell } from './cells.ts';
 import { tableNotes, type ProvenanceContext } from './provenance-notes.ts';
@@ -107,7 +107,7 @@ function systemTable(
 export function buildTables(evals: readonly EvalResult[], options: TableOptions | number = 4): Table[] {
   const o: TableOptions = typeof options === 'number' ? { trainingWindows: options } : options;
   const envs = [...new Set(evals.map((e) => e.env))].sort();
-  const C = o.contextWindow ?? (evals.length ? Math.min(...evals.map((e) => e.contextWindow)) : 256);
+  const C = o.contextWindow ?? (evals.length ? Math.min(...evals.map(askedContextWindow)) : 256);
   const ctx: Ctx = { evals, envs: envs.length ? envs : ['(no env evaluated)'], xk: `x${o.trainingWindows}`, C };
   const { xk } = ctx;
   const has2x = evals.some((e) => e.system === DOUBLE);
@@ -229,7 +229,7 @@ function writersTable(ctx: Ctx): Omit<Table, 'notes'> {
   const pairs = [
     ...new Set(
       evals
-        .filter((e) => e.variant === 'default' && e.contextWindow === ctx.C)
+        .filter((e) => e.variant === 'default' && askedContextWindow(e) === ctx.C)
         .map((e) => `${e.system}\u0000${e.summaryWriter}`),
     ),
   ]
