@@ -3,6 +3,8 @@ import type { Rng } from '../../util/random.ts';
 import { applyOp, chunkText, generateKvLedger } from './generate.ts';
 import type { KvLedgerKnobs } from './knobs.ts';
 import { valueText } from '../value-words.ts';
+import type { ChatMessage } from '../../contracts/index.ts';
+import { kvLedgerExpert } from './expert.ts';
 
 /**
  * Dense warm-up text for kv-ledger (docs/sft.md, "Dense warm-up in crl sft"). Two forms (after the
@@ -95,15 +97,17 @@ function episodeForm(options: {
   const answers = (options.answerShare ?? 0) > 0 && rng.next() < options.answerShare!;
   const ended = answers || rng.next() < 0.5;
   if (ended) parts.push({ kind: 'action', text: 'read' }, { kind: 'observation', text: 'end' });
-  if (answers) parts.push({ kind: 'reply', text: expertAnswer(task.queries, live, knobs.valueWords) });
+  if (answers) parts.push({ kind: 'reply', text: kvLedgerExpert(chatOf(parts), rng) });
   else parts.push({ kind: 'summary', text: oracleSummary(task.queries, live, ended, knobs.valueWords) });
   return parts;
 }
 
-/** The expert's answer at the end of the stream (expert.ts): each query's latest value, after its key with value words. */
-function expertAnswer(queries: readonly string[], live: ReadonlyMap<string, number>, valueWords: boolean): string {
-  const value = (k: string) => (live.has(k) ? valueText(live.get(k)!, valueWords) : 'none');
-  return `answer ${queries.map((q) => (valueWords ? `${q} ${value(q)}` : value(q))).join(' ')}`;
+/** The chat an episode form's parts stand for, as the expert reads it. */
+function chatOf(parts: readonly DensePart[]): ChatMessage[] {
+  return parts.map((p) => ({
+    role: p.kind === 'instruction' ? 'user' : p.kind === 'action' ? 'assistant' : 'observation',
+    content: p.text,
+  }));
 }
 
 /** The oracle's summary for `queries` (the expert's clauses): `queries t e , set t 14 , end`. */
